@@ -1,0 +1,48 @@
+// Bundles the extension and the CLI, and puts the parser's WebAssembly where the code looks for it.
+// Type checking is separate (`npm run typecheck`): esbuild strips types without checking them.
+import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const root = path.dirname(new URL(import.meta.url).pathname);
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const production = process.argv.includes('--production');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: !production,
+  minify: production,
+  // vscode is provided by the editor; onnxruntime-node is a native addon loaded from node_modules.
+  external: ['vscode', 'onnxruntime-node'],
+  define: { PACKAGE_VERSION: JSON.stringify(pkg.version) },
+  // The ESM build of web-tree-sitter finds itself through import.meta.url, which a CommonJS
+  // bundle does not have; its CommonJS build uses __dirname instead.
+  alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
+  logLevel: 'warning',
+};
+
+function copyAssets() {
+  mkdirSync(path.join(root, 'dist'), { recursive: true });
+  copyFileSync(require.resolve('web-tree-sitter/web-tree-sitter.wasm'), path.join(root, 'dist', 'web-tree-sitter.wasm'));
+
+  const pin = JSON.parse(readFileSync(path.join(root, 'grammars', 'tree-sitter-python.json'), 'utf8'));
+  const grammar = path.join(path.dirname(require.resolve('tree-sitter-python/package.json')), 'tree-sitter-python.wasm');
+  const sha256 = createHash('sha256').update(readFileSync(grammar)).digest('hex');
+  if (sha256 !== pin.sha256) {
+    throw new Error(`tree-sitter-python.wasm (sha256 ${sha256}) differs from the pinned grammar ${pin.version} (${pin.sha256}); update grammars/tree-sitter-python.json deliberately`);
+  }
+  copyFileSync(grammar, path.join(root, 'grammars', 'tree-sitter-python.wasm'));
+}
+
+copyAssets();
+await Promise.all([
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),
+  build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+]);
+chmodSync(path.join(root, 'dist', 'cli.js'), 0o755);

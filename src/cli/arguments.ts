@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+
+export interface CliArguments {
+  readonly file?: string;
+  readonly gpu?: string;
+  readonly batchSize?: number;
+  readonly json: boolean;
+  readonly failOnOom: boolean;
+  readonly safetyMarginPercent: number;
+  readonly listGpus: boolean;
+  readonly help: boolean;
+  readonly version: boolean;
+}
+
+export class UsageError extends Error {}
+
+export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom]
+
+Estimates the peak GPU memory of the PyTorch training script FILE.py without running it.
+
+Options:
+  --gpu ID              GPU profile to check against (default a100-40gb; see --list-gpus)
+  --batch-size N        use this batch size instead of the one in the script
+  --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
+  --json                print one JSON object instead of a table
+  --fail-on-oom         exit with 3 when a model is estimated not to fit the GPU
+  --list-gpus           print the known GPU profiles
+  -h, --help            print this help
+  -v, --version         print the version
+
+Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom).`;
+
+export function parseCliArguments(argv: readonly string[]): CliArguments {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        gpu: { type: 'string' },
+        'batch-size': { type: 'string' },
+        'safety-margin': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'fail-on-oom': { type: 'boolean', default: false },
+        'list-gpus': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'v', default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')}`);
+  return {
+    file: positionals[0],
+    gpu: values.gpu,
+    batchSize: values['batch-size'] === undefined ? undefined : positiveInteger('--batch-size', values['batch-size']),
+    json: values.json ?? false,
+    failOnOom: values['fail-on-oom'] ?? false,
+    safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
+    listGpus: values['list-gpus'] ?? false,
+    help: values.help ?? false,
+    version: values.version ?? false,
+  };
+}
+
+function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} needs a positive whole number, got "${text}"`);
+  return value;
+}
+
+function percentage(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value >= 100) throw new UsageError(`--safety-margin needs a percentage from 0 to 99, got "${text}"`);
+  return value;
+}

@@ -1,0 +1,69 @@
+import { estimateSource } from '../core/estimateSource';
+import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
+import { formatMiB } from '../core/format/units';
+import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
+import { createPythonParser } from '../core/parsing/pythonParser';
+import { USAGE, UsageError, parseCliArguments } from './arguments';
+import { humanReport } from './humanReport';
+import { InputError, readPythonSource } from './readSource';
+
+declare const PACKAGE_VERSION: string;
+
+export const EXIT_OK = 0;
+export const EXIT_BAD_INPUT = 2;
+export const EXIT_OOM = 3;
+
+/** The `gpu-estimate` command. Returns the exit code; writes only through the given streams. */
+export async function main(argv: readonly string[], stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
+  const fail = (message: string): number => {
+    stderr.write(`gpu-estimate: ${message}\n`);
+    return EXIT_BAD_INPUT;
+  };
+  let args;
+  try {
+    args = parseCliArguments(argv);
+  } catch (error) {
+    if (error instanceof UsageError) return fail(`${error.message} (see --help)`);
+    throw error;
+  }
+  if (args.help) {
+    stdout.write(`${USAGE}\n`);
+    return EXIT_OK;
+  }
+  if (args.version) {
+    stdout.write(`${typeof PACKAGE_VERSION === 'string' ? PACKAGE_VERSION : 'development'}\n`);
+    return EXIT_OK;
+  }
+  if (args.listGpus) {
+    for (const gpu of GPU_PROFILES) stdout.write(`${gpu.id.padEnd(14)} ${gpu.name.padEnd(15)} ${formatMiB(gpu.memoryMiB)}\n`);
+    return EXIT_OK;
+  }
+  if (!args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
+  const gpu = findGpuProfile(args.gpu ?? DEFAULT_GPU_ID);
+  if (!gpu) return fail(`unknown GPU "${args.gpu}"; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
+
+  let source: string;
+  try {
+    source = await readPythonSource(args.file);
+  } catch (error) {
+    if (error instanceof InputError) return fail(error.message);
+    throw error;
+  }
+  const parser = await createPythonParser(packagedParserAssets(findPackageRoot(__dirname)));
+  const estimate = estimateSource(args.file, source, parser, { gpu, batchSize: args.batchSize, safetyMargin: args.safetyMarginPercent / 100 });
+  stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanReport(estimate)}\n`);
+  return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), process.stdout, process.stderr).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`gpu-estimate: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (process.env.GPU_ESTIMATE_DEBUG) process.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

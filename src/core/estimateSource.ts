@@ -1,0 +1,126 @@
+import { analyzeSource } from './analysis/analyzeSource';
+import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced } from './analysis/modelDescription';
+import { analyticalEstimate } from './estimators/analytical';
+import { modelFamily } from './estimators/family';
+import { horusMiB } from './estimators/horus';
+import type { TrainingJob } from './estimators/trainingJob';
+import type { GpuProfile } from './gpus/gpuProfiles';
+import { buildLayerTable } from './layerTable/buildLayerTable';
+import type { PythonParser } from './parsing/pythonParser';
+import type { Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
+
+export interface EstimateOptions {
+  readonly gpu: GpuProfile;
+  /** Replaces the batch size found in the source (the CLI's --batch-size, a what-if in the editor). */
+  readonly batchSize?: number;
+  /** Share of the GPU's memory kept free before an estimate counts as fitting comfortably (0..1). */
+  readonly safetyMargin: number;
+}
+
+/** Beyond this many characters a file is not a training script worth parsing while typing. */
+export const MAX_SOURCE_CHARS = 2_000_000;
+/** Batch sizes beyond this are not searched; a model that fits this many samples fits any real batch. */
+const MAX_BATCH_SEARCHED = 1 << 24;
+
+/** The whole flow for one file: source -> syntax tree -> models -> layer tables -> estimates. */
+export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
+  const gpu = { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB };
+  if (source.length > MAX_SOURCE_CHARS) {
+    return { file, gpu, models: [], warnings: [`The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed; no estimate.`] };
+  }
+  const tree = parser.parse(source);
+  try {
+    const analysis = analyzeSource(tree);
+    const models = analysis.models.map((model) => estimateModel(model, analysis, options));
+    return { file, gpu, models, warnings: analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote) };
+  } finally {
+    tree.delete();
+  }
+}
+
+function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions): ModelEstimate {
+  const { setup } = analysis;
+  const { table, inputShape, notes } = buildLayerTable(model, setup);
+  const warnings = [...analysis.notes.filter((note) => ownedBy(note, model)), ...notes].map(describeNote);
+  const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;
+  const optimizer: OptimizerKind = setup.optimizer?.value ?? 'adam';
+  const precision: Precision = setup.precision?.value ?? 'fp32';
+  if (batchSize === null) warnings.push('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
+  if (!setup.optimizer) warnings.push('No torch.optim optimizer found; Adam is assumed.');
+  if (table.incomplete) warnings.push('Some layers could not be sized; the estimate is a lower bound.');
+
+  const job = (b: number): TrainingJob => ({ table, batchSize: b, optimizer, precision });
+  const analytical = batchSize === null ? undefined : analyticalEstimate(job(batchSize));
+  const estimateMiB = analytical ? Math.round(analytical.totalMiB) : null;
+  const memoryMiB = options.gpu.memoryMiB;
+  return {
+    name: model.name,
+    line: model.range.startLine + 1,
+    params: table.totals.params,
+    batchSize,
+    family: modelFamily(table),
+    inputShape: table.inputShape,
+    optimizer,
+    precision,
+    memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: analytical ? 'analytical' : null, breakdown: analytical?.breakdown ?? null },
+    horusMiB: batchSize === null ? null : Math.round(horusMiB(job(batchSize))),
+    utilization: { smact: null, smocc: null, drama: null },
+    fits: estimateMiB === null ? null : estimateMiB <= memoryMiB,
+    risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
+    maxBatchSize: analytical ? largestFittingBatch((b) => analyticalEstimate(job(b)).totalMiB, memoryMiB) : null,
+    assumptions: assumptions(options.batchSize, setup.batchSize, inputShape, setup.optimizer, setup.precision),
+    layerTable: table,
+    warnings,
+  };
+}
+
+function riskOf(estimateMiB: number, memoryMiB: number, safetyMargin: number): Risk {
+  if (estimateMiB > memoryMiB) return 'oom';
+  return estimateMiB > memoryMiB * (1 - safetyMargin) ? 'tight' : 'fits';
+}
+
+/** Binary search over a memory curve that grows with the batch size; 0 when even one sample fails. */
+export function largestFittingBatch(memoryAt: (batchSize: number) => number, limitMiB: number): number {
+  if (memoryAt(1) > limitMiB) return 0;
+  let low = 1;
+  let high = 2;
+  while (high < MAX_BATCH_SEARCHED && memoryAt(high) <= limitMiB) {
+    low = high;
+    high *= 2;
+  }
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (memoryAt(middle) <= limitMiB) low = middle;
+    else high = middle;
+  }
+  return low;
+}
+
+function assumptions(
+  override: number | undefined,
+  batchSize: Sourced<number> | undefined,
+  inputShape: Sourced<readonly number[]> | undefined,
+  optimizer: Sourced<OptimizerKind> | undefined,
+  precision: Sourced<Precision> | undefined,
+): Assumption[] {
+  const line = (found: Sourced<unknown> | undefined) => (found ? found.range.startLine + 1 : null);
+  const list: Assumption[] = [];
+  if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null });
+  else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, line: line(batchSize) });
+  if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, line: line(inputShape) });
+  list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', line: line(optimizer) });
+  list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', line: line(precision) });
+  return list;
+}
+
+function ownedBy(note: AnalysisNote, model: ModelDescription): boolean {
+  return note.range !== undefined && note.range.startLine >= model.range.startLine && note.range.endLine <= model.range.endLine;
+}
+
+function ownedByModel(note: AnalysisNote, models: readonly ModelDescription[]): boolean {
+  return models.some((model) => ownedBy(note, model));
+}
+
+function describeNote(note: AnalysisNote): string {
+  return note.range ? `line ${note.range.startLine + 1}: ${note.message}` : note.message;
+}

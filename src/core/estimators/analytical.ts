@@ -1,0 +1,102 @@
+import type { OptimizerKind, Precision } from '../analysis/modelDescription';
+import { BYTES_PER_MIB } from '../format/units';
+import { layerSpec } from '../layers/layerCatalog';
+import type { TrainingJob } from './trainingJob';
+
+/**
+ * Memory the CUDA context, the kernels PyTorch loads and the caching allocator's first segments
+ * take before any tensor of the model exists, as nvidia-smi sees it. Calibrated on the reference
+ * A100 measurements (PyTorch 2.4.1, CUDA 12.2) by `npm run evaluate` (scripts/evaluate.ts): the
+ * median of measured minus modelled tensors. Other GPUs are assumed alike until measured.
+ */
+export const RUNTIME_OVERHEAD_MIB = 1440;
+
+export interface MemoryBreakdown {
+  readonly weightsMiB: number;
+  readonly gradientsMiB: number;
+  readonly optimizerMiB: number;
+  readonly activationsMiB: number;
+  readonly overheadMiB: number;
+}
+
+export interface AnalyticalEstimate {
+  readonly totalMiB: number;
+  readonly breakdown: MemoryBreakdown;
+}
+
+/** Bytes per element of weights, gradients and saved activations under each precision. */
+const PRECISION_BYTES: Readonly<Record<Precision, { weights: number; activations: number }>> = {
+  fp32: { weights: 4, activations: 4 },
+  // Autocast keeps fp32 master weights and gradients; most saved activations are half precision.
+  'fp16-mixed': { weights: 4, activations: 2 },
+  'bf16-mixed': { weights: 4, activations: 2 },
+  fp16: { weights: 2, activations: 2 },
+  bf16: { weights: 2, activations: 2 },
+};
+
+/**
+ * Optimizer state in copies of the weights. Adam's two moments plus the temporary that the
+ * multi-tensor (foreach) step allocates; SGD with momentum keeps one buffer.
+ */
+const OPTIMIZER_COPIES: Readonly<Record<OptimizerKind, number>> = {
+  sgd: 0,
+  'sgd-momentum': 1,
+  adam: 3,
+  adamw: 3,
+  rmsprop: 1,
+  adagrad: 1,
+  other: 3,
+};
+
+/** The caching allocator hands out 512-byte blocks, and 2 MiB ones for anything above 1 MiB. */
+export function allocatedBytes(bytes: number): number {
+  if (bytes <= 0) return 0;
+  const granularity = bytes > BYTES_PER_MIB ? 2 * BYTES_PER_MIB : 512;
+  return Math.ceil(bytes / granularity) * granularity;
+}
+
+/**
+ * Our analytical model of a training step's peak: weights, gradients and optimizer state by
+ * optimizer and precision, the activations autograd keeps for backward (by layer type), the
+ * transient gradients of the largest activation during backward, and the runtime overhead.
+ */
+export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
+  const { table, batchSize, optimizer, precision } = job;
+  const bytes = PRECISION_BYTES[precision];
+  const perLayerParams = table.rows.map((row) => row.params ?? 0).filter((p) => p > 0);
+  const weightBytes = perLayerParams.reduce((sum, p) => sum + allocatedBytes(p * bytes.weights), 0);
+  const optimizerBytes = weightBytes * OPTIMIZER_COPIES[optimizer];
+
+  const rows = table.rows;
+  let savedBytes = table.inputShape ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
+  let largest = 0;
+  rows.forEach((row, index) => {
+    if (row.activations === null) return;
+    const spec = layerSpec(row.type);
+    const next = rows[index + 1];
+    const nextSpec = next && layerSpec(next.type);
+    const isLast = index === rows.length - 1;
+    const kept = isLast || spec?.savesOutput === true || nextSpec?.savesInput === true;
+    const elements = batchSize * row.activations;
+    if (kept) savedBytes += allocatedBytes(elements * bytes.activations);
+    savedBytes += allocatedBytes(elements * (spec?.extraBytesPerElement ?? 0));
+    largest = Math.max(largest, elements);
+  });
+  // During backward the gradient flowing in and the one flowing out coexist.
+  const backwardBytes = 2 * allocatedBytes(largest * bytes.activations);
+
+  const toMiB = (b: number): number => Math.round((b / BYTES_PER_MIB) * 10) / 10;
+  const breakdown: MemoryBreakdown = {
+    weightsMiB: toMiB(weightBytes),
+    gradientsMiB: toMiB(weightBytes),
+    optimizerMiB: toMiB(optimizerBytes),
+    activationsMiB: toMiB(savedBytes + backwardBytes),
+    overheadMiB: RUNTIME_OVERHEAD_MIB,
+  };
+  const totalMiB = (2 * weightBytes + optimizerBytes + savedBytes + backwardBytes) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
+  return { totalMiB, breakdown };
+}
+
+function product(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
+}

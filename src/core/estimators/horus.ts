@@ -1,0 +1,13 @@
+import { BYTES_PER_MIB } from '../format/units';
+import type { TrainingJob } from './trainingJob';
+
+/**
+ * The Horus formula (Yeung et al., TPDS 2022) exactly as the GPUMemNet study evaluated it:
+ * 4 bytes x (B x A + P + B x P) + 800 MiB, with A activations per sample, P parameters and B the
+ * batch size. Kept as published, errors included, because it is the baseline users compare with.
+ */
+export function horusMiB(job: TrainingJob): number {
+  const { batchSize: b } = job;
+  const { params: p, activations: a } = job.table.totals;
+  return (4 * (b * a + p + b * p)) / BYTES_PER_MIB + 800;
+}

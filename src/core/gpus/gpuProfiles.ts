@@ -1,0 +1,25 @@
+import data from './gpuProfiles.json';
+
+export interface GpuProfile {
+  readonly id: string;
+  /** Short name for status bars and tables: "A100 40GB". */
+  readonly name: string;
+  /** The name nvidia-smi prints. */
+  readonly fullName: string;
+  readonly architecture: string;
+  readonly memoryMiB: number;
+}
+
+export const GPU_PROFILES: readonly GpuProfile[] = data.profiles;
+
+/** The GPU of the reference measurements, and so the one estimates are calibrated on. */
+export const DEFAULT_GPU_ID = 'a100-40gb';
+
+export function findGpuProfile(id: string): GpuProfile | undefined {
+  const wanted = id.trim().toLowerCase();
+  return GPU_PROFILES.find((profile) => profile.id === wanted);
+}
+
+export function defaultGpuProfile(): GpuProfile {
+  return findGpuProfile(DEFAULT_GPU_ID)!;
+}

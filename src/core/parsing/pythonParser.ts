@@ -1,0 +1,45 @@
+import { Language, Parser, type Tree } from 'web-tree-sitter';
+
+/** Where the two WebAssembly files live: the tree-sitter runtime and the Python grammar. */
+export interface ParserAssets {
+  /** Path of `web-tree-sitter.wasm`. */
+  readonly runtimeWasm: string;
+  /** Path of `tree-sitter-python.wasm`. */
+  readonly grammarWasm: string;
+}
+
+/** A ready Python parser. One per process is enough: parsing is synchronous and cheap. */
+export interface PythonParser {
+  parse(source: string): Tree;
+}
+
+let runtimeReady: Promise<void> | undefined;
+
+/**
+ * Loads the runtime once per process (Emscripten modules are global), then the grammar.
+ * Fails with a plain message naming the file when an asset is missing.
+ */
+export async function createPythonParser(assets: ParserAssets): Promise<PythonParser> {
+  runtimeReady ??= Parser.init({ locateFile: () => assets.runtimeWasm }).catch((error: unknown) => {
+    runtimeReady = undefined;
+    throw new Error(`cannot load the tree-sitter runtime from ${assets.runtimeWasm}: ${String(error)}`);
+  });
+  await runtimeReady;
+  let python: Language;
+  try {
+    python = await Language.load(assets.grammarWasm);
+  } catch (error) {
+    throw new Error(`cannot load the Python grammar from ${assets.grammarWasm}: ${String(error)}`);
+  }
+  const parser = new Parser();
+  parser.setLanguage(python);
+  return {
+    parse(source: string): Tree {
+      const tree = parser.parse(source);
+      if (!tree) {
+        throw new Error('tree-sitter returned no tree');
+      }
+      return tree;
+    },
+  };
+}

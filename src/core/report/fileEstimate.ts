@@ -1,0 +1,64 @@
+import type { OptimizerKind, Precision } from '../analysis/modelDescription';
+import type { MemoryBreakdown } from '../estimators/analytical';
+import type { ModelFamily } from '../estimators/family';
+import type { LayerTable } from '../layerTable/layerTable';
+
+/**
+ * The estimate of one file: what the CLI prints with --json and what the editor presents.
+ * A value an estimator cannot provide yet is null, never a guess.
+ */
+export interface FileEstimate {
+  readonly file: string;
+  readonly gpu: { readonly id: string; readonly name: string; readonly memoryMiB: number };
+  readonly models: readonly ModelEstimate[];
+  /** Problems with the file as a whole (syntax errors, no model found). */
+  readonly warnings: readonly string[];
+}
+
+export type Risk = 'fits' | 'tight' | 'oom';
+
+export interface MemoryEstimate {
+  /** Peak GPU memory of a training step as nvidia-smi would show it. */
+  readonly estimateMiB: number | null;
+  readonly lowMiB: number | null;
+  readonly highMiB: number | null;
+  /** The ensemble's most probable memory bin; null until an ensemble covers this family. */
+  readonly bin: { readonly lowMiB: number; readonly highMiB: number; readonly probability: number } | null;
+  /** Which estimator produced `estimateMiB`. */
+  readonly method: 'analytical' | null;
+  readonly breakdown: MemoryBreakdown | null;
+}
+
+/** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
+export interface Assumption {
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision';
+  readonly value: string;
+  readonly origin: string;
+  readonly line: number | null;
+}
+
+export type UtilizationClass = 'low' | 'medium' | 'high';
+
+export interface ModelEstimate {
+  readonly name: string;
+  /** 1-based line of the construction (or class definition). */
+  readonly line: number;
+  readonly params: number;
+  readonly batchSize: number | null;
+  readonly family: ModelFamily;
+  readonly inputShape: readonly number[] | null;
+  readonly optimizer: OptimizerKind;
+  readonly precision: Precision;
+  readonly memory: MemoryEstimate;
+  /** The Horus formula as published, for comparison; null without a batch size. */
+  readonly horusMiB: number | null;
+  readonly utilization: { readonly smact: UtilizationClass | null; readonly smocc: UtilizationClass | null; readonly drama: UtilizationClass | null };
+  /** Whether the estimate fits the GPU's memory; null when there is no estimate. */
+  readonly fits: boolean | null;
+  readonly risk: Risk | null;
+  /** Largest batch size whose estimate fits the GPU; null without an estimate. */
+  readonly maxBatchSize: number | null;
+  readonly assumptions: readonly Assumption[];
+  readonly layerTable: LayerTable;
+  readonly warnings: readonly string[];
+}

@@ -1,0 +1,36 @@
+import * as vscode from 'vscode';
+import { EstimationService } from './estimationService';
+import { estimateMemoryCommand } from './estimateCommand';
+import { EstimateHoverProvider } from './hoverProvider';
+import { ErrorReporter, createLogger } from './logger';
+import { ReportPanel } from './report/reportPanel';
+import { SettingsStore } from './settings';
+import { EstimateStatusBar } from './statusBar';
+
+const PYTHON: vscode.DocumentSelector = [{ language: 'python' }];
+
+export function activate(context: vscode.ExtensionContext): void {
+  const logger = createLogger();
+  context.subscriptions.push(logger);
+  try {
+    const settings = new SettingsStore();
+    const errors = new ErrorReporter(logger);
+    const service = new EstimationService(context.extensionUri, settings, logger);
+    const report = new ReportPanel(context.extensionUri);
+    logger.info(`GPU Estimator ${String(context.extension.packageJSON.version)} activated; GPU ${settings.settings.gpu.id}, safety margin ${settings.settings.safetyMargin * 100}%`);
+    context.subscriptions.push(
+      settings,
+      service,
+      report,
+      new EstimateStatusBar(service, settings, errors),
+      vscode.languages.registerHoverProvider(PYTHON, new EstimateHoverProvider(service, settings, errors)),
+      vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors)),
+      vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
+    );
+  } catch (error) {
+    logger.error(`activation failed: ${String(error)}`);
+    void vscode.window.showErrorMessage(`GPU Estimator could not start: ${String(error)}`);
+  }
+}
+
+export function deactivate(): void {}

@@ -1,0 +1,79 @@
+import * as vscode from 'vscode';
+import { formatMiB } from '../core/format/units';
+import { describeVerdict, largestModel } from '../core/report/describe';
+import type { FileEstimate } from '../core/report/fileEstimate';
+import type { EstimationService } from './estimationService';
+import type { ErrorReporter } from './logger';
+import type { SettingsStore } from './settings';
+
+const DEBOUNCE_MS = 300;
+
+/** The largest estimate of the active Python file, coloured when it nears or passes the GPU's memory. */
+export class EstimateStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('gpuEstimator.status', vscode.StatusBarAlignment.Right, 100);
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private generation = 0;
+
+  constructor(
+    private readonly service: EstimationService,
+    private readonly settings: SettingsStore,
+    private readonly errors: ErrorReporter,
+  ) {
+    this.item.name = 'GPU Estimator';
+    this.item.command = 'gpuEstimator.estimateMemory';
+    this.subscriptions.push(
+      vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)),
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (event.document === vscode.window.activeTextEditor?.document) this.schedule(DEBOUNCE_MS);
+      }),
+      settings.onDidChange(() => this.schedule(0)),
+    );
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.update(), delay);
+  }
+
+  private async update(): Promise<void> {
+    const generation = ++this.generation;
+    const document = vscode.window.activeTextEditor?.document;
+    if (!document || document.languageId !== 'python' || !this.settings.settings.statusBarEnabled) {
+      this.item.hide();
+      return;
+    }
+    try {
+      const estimate = await this.service.estimate(document);
+      if (generation === this.generation) this.render(estimate);
+    } catch (error) {
+      this.item.hide();
+      this.errors.report('cannot estimate this file', error);
+    }
+  }
+
+  private render(estimate: FileEstimate): void {
+    const model = largestModel(estimate);
+    if (!model || model.memory.estimateMiB === null) {
+      this.item.hide();
+      return;
+    }
+    const icon = model.risk === 'fits' ? '$(pulse)' : '$(warning)';
+    this.item.text = `${icon} ${formatMiB(model.memory.estimateMiB)} / ${estimate.gpu.name}`;
+    this.item.backgroundColor =
+      model.risk === 'oom' ? new vscode.ThemeColor('statusBarItem.errorBackground') : model.risk === 'tight' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    const others = estimate.models.length > 1 ? ` (largest of ${estimate.models.length} models)` : '';
+    this.item.tooltip = new vscode.MarkdownString(
+      `**GPU Estimator**: \`${model.name}\`${others} needs about ${formatMiB(model.memory.estimateMiB)}: ${describeVerdict(model, estimate.gpu.name)}.\n\nClick for the full report.`,
+    );
+    this.item.accessibilityInformation = { label: `Estimated GPU memory ${formatMiB(model.memory.estimateMiB)} on ${estimate.gpu.name}` };
+    this.item.show();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.item.dispose();
+    for (const subscription of this.subscriptions) subscription.dispose();
+  }
+}
