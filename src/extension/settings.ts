@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { DEFAULT_GPU_ID, defaultGpuProfile, findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
+import { defaultGpuProfile, findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
+import { SETTING_DEFAULTS, type SettingKey, type SettingValues } from './settingsSchema';
 
 export const SECTION = 'gpuEstimator';
 
@@ -15,12 +16,13 @@ export interface Settings {
 /** The one place that reads `gpuEstimator.*`; invalid values fall back to the defaults. */
 export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
-  const margin = config.get<number>('safetyMarginPercent', 10);
+  const get = <K extends SettingKey>(key: K): SettingValues[K] => config.get(key, SETTING_DEFAULTS[key]);
+  const margin = Number(get('safetyMarginPercent'));
   return {
-    gpu: findGpuProfile(config.get<string>('gpu', DEFAULT_GPU_ID)) ?? defaultGpuProfile(),
-    safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : 0.1,
-    hoverEnabled: config.get<boolean>('hover.enabled', true),
-    statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
+    gpu: findGpuProfile(String(get('gpu'))) ?? defaultGpuProfile(),
+    safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : SETTING_DEFAULTS.safetyMarginPercent / 100,
+    hoverEnabled: get('hover.enabled') !== false,
+    statusBarEnabled: get('statusBar.enabled') !== false,
   };
 }
 

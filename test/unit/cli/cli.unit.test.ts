@@ -1,0 +1,104 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../fixtures';
+
+const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
+
+function run(...args: string[]) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('gpu-estimate (the built CLI, as a process)', () => {
+  const examples = readdirSync(path.join(REPO_ROOT, 'examples')).filter((f) => f.endsWith('.py'));
+
+  it('has examples to run', () => assert.ok(examples.length >= 3, examples.join(', ')));
+
+  for (const example of examples) {
+    it(`prints the JSON contract for examples/${example}`, () => {
+      const { code, stdout, stderr } = run(`examples/${example}`, '--json');
+      assert.equal(code, 0, stderr);
+      const report = JSON.parse(stdout);
+      assert.equal(report.file, `examples/${example}`);
+      assert.deepEqual(Object.keys(report.gpu).sort(), ['id', 'memoryMiB', 'name']);
+      assert.ok(report.models.length >= 1);
+      for (const model of report.models) {
+        for (const key of ['name', 'line', 'params', 'batchSize', 'family', 'memory', 'horusMiB', 'utilization', 'fits', 'warnings']) {
+          assert.ok(key in model, `${key} in ${example}`);
+        }
+        for (const key of ['estimateMiB', 'lowMiB', 'highMiB', 'bin']) assert.ok(key in model.memory, key);
+        assert.deepEqual(Object.keys(model.utilization).sort(), ['drama', 'smact', 'smocc']);
+        assert.ok(model.params > 0);
+        assert.equal(typeof model.memory.estimateMiB, 'number');
+        assert.equal(typeof model.fits, 'boolean');
+      }
+    });
+  }
+
+  it('prints a readable table by default', () => {
+    const { code, stdout } = run('examples/mlp_mnist.py');
+    assert.equal(code, 0);
+    assert.match(stdout, /^GPU memory estimate for examples\/mlp_mnist.py on A100 40GB/);
+    assert.match(stdout, /model\s+line\s+family\s+params\s+batch\s+estimate\s+Horus\s+fits/);
+    assert.match(stdout, /model\s+11\s+MLP\s+535\.8K\s+128\s+~1\.\d GiB/);
+  });
+
+  it('checks against another GPU and batch size, and exits 3 on OOM only with --fail-on-oom', () => {
+    const ok = run('examples/mlp_mnist.py', '--json', '--gpu', 't4-16gb');
+    assert.equal(JSON.parse(ok.stdout).gpu.memoryMiB, 15360);
+    const huge = ['examples/mlp_mnist.py', '--json', '--gpu', 't4-16gb', '--batch-size', '10000000'];
+    const warned = run(...huge);
+    assert.equal(warned.code, 0);
+    assert.equal(JSON.parse(warned.stdout).models[0].fits, false);
+    assert.equal(run(...huge, '--fail-on-oom').code, 3);
+    assert.equal(run('examples/mlp_mnist.py', '--fail-on-oom').code, 0);
+  });
+
+  describe('bad input: exit 2 and one clear line, never a stack trace', () => {
+    const scratch = mkdtempSync(path.join(tmpdir(), 'gpu-estimate-'));
+    const binary = path.join(scratch, 'weights.py');
+    writeFileSync(binary, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 3]));
+    const text = path.join(scratch, 'notes.txt');
+    writeFileSync(text, 'hello');
+    for (const [what, args, message] of [
+      ['no file argument', [], /no file given/],
+      ['a missing file', ['missing.py'], /missing\.py: no such file/],
+      ['a binary file', [binary], /binary file/],
+      ['a file that is not Python', [text], /not a Python file/],
+      ['an unknown GPU', ['examples/mlp_mnist.py', '--gpu', 'tpu-v5'], /unknown GPU "tpu-v5"/],
+      ['a bad batch size', ['examples/mlp_mnist.py', '--batch-size', '0'], /positive whole number/],
+      ['an unknown option', ['examples/mlp_mnist.py', '--frobnicate'], /Unknown option/],
+    ] as const) {
+      it(what, () => {
+        const { code, stdout, stderr } = run(...args);
+        assert.equal(code, 2, stdout + stderr);
+        assert.match(stderr, message);
+        assert.equal(stderr.trim().split('\n').length, 1, stderr);
+        assert.doesNotMatch(stderr, /\bat .*\.js:\d+/);
+      });
+    }
+
+    it('a real directory named like a script', () => {
+      const dir = path.join(scratch, 'pkg.py');
+      mkdirSync(dir);
+      const { code, stderr } = run(dir);
+      assert.equal(code, 2);
+      assert.match(stderr, /is a directory/);
+    });
+  });
+
+  it('gives a syntax-error file a model-less or partial result with a warning, exit 0', () => {
+    const { code, stdout } = run('test/fixtures/scripts/half_typed.py', '--json');
+    assert.equal(code, 0);
+    const report = JSON.parse(stdout);
+    assert.ok(report.warnings.some((w: string) => /syntax errors/.test(w)));
+  });
+
+  it('lists GPUs and prints help', () => {
+    assert.match(run('--list-gpus').stdout, /h100-80gb\s+H100 80GB\s+79\.6 GiB/);
+    assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit/);
+  });
+});

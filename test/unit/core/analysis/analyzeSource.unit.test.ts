@@ -1,0 +1,97 @@
+import * as assert from 'node:assert/strict';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import type { SourceAnalysis } from '../../../../src/core/analysis/modelDescription';
+import { fixture, realParser } from '../../fixtures';
+
+async function analyze(source: string): Promise<SourceAnalysis> {
+  const tree = (await realParser()).parse(source);
+  try {
+    return analyzeSource(tree);
+  } finally {
+    tree.delete();
+  }
+}
+
+const layerSummary = (analysis: SourceAnalysis, index = 0) => analysis.models[index]?.layers.map((l) => `${l.path}:${l.type}`);
+
+describe('analyzeSource', () => {
+  it('reads an nn.Sequential MLP with module constants and its training set-up', async () => {
+    const analysis = await analyze(fixture('import_styles'));
+    assert.equal(analysis.models.length, 1);
+    const [model] = analysis.models;
+    assert.equal(model?.name, 'encoder');
+    assert.equal(model?.kind, 'sequential');
+    assert.deepEqual(layerSummary(analysis), ['0:Linear', '1:ReLU', '2:Linear', '3:Tanh']);
+    assert.deepEqual(model?.layers[0]?.args, [100, 1024]);
+    assert.deepEqual(model?.layers[2]?.kwargs, { bias: false });
+    assert.equal(analysis.setup.batchSize?.value, 64);
+    assert.deepEqual(analysis.setup.inputShape?.value, [100]);
+    assert.equal(analysis.setup.optimizer?.value, 'sgd');
+    assert.equal(analysis.hasSyntaxErrors, false);
+  });
+
+  for (const [style, header, layer] of [
+    ['import torch.nn as nn', 'import torch.nn as nn', 'nn.Linear'],
+    ['from torch import nn', 'from torch import nn', 'nn.Linear'],
+    ['import torch', 'import torch', 'torch.nn.Linear'],
+    ['from torch.nn import Linear', 'from torch.nn import Linear, Sequential as Seq', 'Linear'],
+    ['from torch.nn import *', 'from torch.nn import *', 'Linear'],
+  ] as const) {
+    it(`recognises layers under \`${style}\``, async () => {
+      const sequential = header.includes('Seq') ? 'Seq' : layer.replace('Linear', 'Sequential');
+      const analysis = await analyze(`${header}\nm = ${sequential}(${layer}(4, 8), ${layer}(8, 2))\n`);
+      assert.deepEqual(layerSummary(analysis), ['0:Linear', '1:Linear']);
+    });
+  }
+
+  it('numbers nested Sequential layers as PyTorch does and sees through .to(device)', async () => {
+    const analysis = await analyze(fixture('nested_sequential'));
+    assert.deepEqual(layerSummary(analysis), ['0.0:Linear', '0.1:GELU', '1:LayerNorm', '2:Linear']);
+    assert.equal(analysis.setup.optimizer?.value, 'rmsprop');
+  });
+
+  it('reads an nn.Module subclass with call-site arguments overriding __init__ defaults', async () => {
+    const analysis = await analyze(fixture('module_mlp'));
+    assert.equal(analysis.models.length, 1);
+    const [model] = analysis.models;
+    assert.equal(model?.name, 'model');
+    assert.equal(model?.kind, 'module');
+    assert.deepEqual(layerSummary(analysis), ['fc1:Linear', 'bn1:BatchNorm1d', 'fc2:Linear', 'drop:Dropout', 'head:Linear']);
+    assert.deepEqual(model?.layers[0]?.args, [256, 1024], 'in_dim from the constant, hidden from MLP(hidden=1024)');
+    assert.deepEqual(model?.layers[2]?.args, [1024, 512]);
+    assert.equal(analysis.setup.batchSize?.value, 512);
+    assert.equal(analysis.setup.batchSize?.origin, 'DataLoader(batch_size=...)');
+    assert.equal(analysis.setup.optimizer?.value, 'adamw');
+    assert.equal(analysis.setup.precision?.value, 'fp16-mixed');
+  });
+
+  it('records where each set-up value came from', async () => {
+    const analysis = await analyze(fixture('module_mlp'));
+    assert.equal(analysis.setup.batchSize?.range.startLine, 27, 'the DataLoader line, 28 counting from one');
+    assert.equal(analysis.setup.optimizer?.range.startLine, 29);
+  });
+
+  it('keeps what parses in a half-typed file and says it has syntax errors', async () => {
+    const analysis = await analyze(fixture('half_typed'));
+    assert.equal(analysis.hasSyntaxErrors, true);
+    assert.match(analysis.notes[0]?.message ?? '', /syntax errors/);
+    assert.equal(analysis.setup.batchSize?.value, 32);
+  });
+
+  it('says so when there is no model', async () => {
+    const analysis = await analyze(fixture('no_model'));
+    assert.equal(analysis.models.length, 0);
+    assert.ok(analysis.notes.some((n) => /No PyTorch model found/.test(n.message)));
+  });
+
+  it('explains arguments it cannot resolve', async () => {
+    const analysis = await analyze('import torch.nn as nn\nimport sys\nm = nn.Sequential(nn.Linear(int(sys.argv[1]), 4))\n');
+    const arg = analysis.models[0]?.layers[0]?.args[0];
+    assert.ok(arg && typeof arg === 'object' && 'reason' in arg, 'unresolved with a reason');
+  });
+
+  it('ignores assignments that only move a model', async () => {
+    const analysis = await analyze('import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 4))\nmodel = model.to("cuda")\n');
+    assert.equal(analysis.models.length, 1);
+  });
+});

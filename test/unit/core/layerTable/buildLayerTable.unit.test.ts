@@ -1,0 +1,75 @@
+import * as assert from 'node:assert/strict';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import { buildLayerTable, type LayerTableResult } from '../../../../src/core/layerTable/buildLayerTable';
+import { fixture, realParser } from '../../fixtures';
+
+async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
+  const tree = (await realParser()).parse(source);
+  try {
+    const analysis = analyzeSource(tree);
+    const model = analysis.models[index];
+    assert.ok(model, 'a model');
+    return buildLayerTable(model, analysis.setup);
+  } finally {
+    tree.delete();
+  }
+}
+
+// Parameter counts and shapes below were printed by PyTorch 1.13 for the same fixtures.
+describe('buildLayerTable', () => {
+  it('sizes a CIFAR CNN: shapes through conv, pooling and flatten, parameters as PyTorch counts them', async () => {
+    const { table, inputShape } = await tableOf(fixture('cnn_cifar'));
+    assert.deepEqual(inputShape?.value, [3, 32, 32]);
+    assert.deepEqual(
+      table.rows.map((r) => [r.type, r.outputShape]),
+      [
+        ['Conv2d', [32, 32, 32]],
+        ['BatchNorm2d', [32, 32, 32]],
+        ['ReLU', [32, 32, 32]],
+        ['MaxPool2d', [32, 16, 16]],
+        ['Conv2d', [64, 16, 16]],
+        ['ReLU', [64, 16, 16]],
+        ['MaxPool2d', [64, 8, 8]],
+        ['Flatten', [4096]],
+        ['Linear', [256]],
+        ['ReLU', [256]],
+        ['Dropout', [256]],
+        ['Linear', [10]],
+      ],
+    );
+    assert.equal(table.totals.params, 1070858);
+    assert.equal(table.incomplete, false);
+  });
+
+  it('counts parameters of the module MLP, bias=False and nested Sequentials like PyTorch', async () => {
+    assert.equal((await tableOf(fixture('module_mlp'))).table.totals.params, 795146);
+    assert.equal((await tableOf(fixture('import_styles'))).table.totals.params, 365568);
+    assert.equal((await tableOf(fixture('nested_sequential'))).table.totals.params, 2760);
+  });
+
+  it('sums activations per sample the way the reference data does (every layer output)', async () => {
+    const { table } = await tableOf(fixture('import_styles'));
+    assert.equal(table.totals.activations, 1024 + 1024 + 256 + 256);
+  });
+
+  it('infers the sample shape from a leading Linear when the script shows no input', async () => {
+    const { table, inputShape } = await tableOf('import torch.nn as nn\nm = nn.Sequential(nn.Linear(20, 5), nn.Sigmoid())\n');
+    assert.deepEqual(table.inputShape, [20]);
+    assert.match(inputShape?.origin ?? '', /first layer/);
+  });
+
+  it('flags an unknown layer, leaves it unsized and resumes at the next Linear', async () => {
+    const { table, notes } = await tableOf(fixture('unknown_layer'));
+    assert.equal(table.rows[1]?.params, null);
+    assert.equal(table.rows[1]?.outputShape, null);
+    assert.deepEqual(table.rows[2]?.outputShape, [10]);
+    assert.equal(table.incomplete, true);
+    assert.ok(notes.some((n) => /FancyNewLayer is not understood/.test(n.message)));
+  });
+
+  it('reports a shape mismatch instead of inventing a shape', async () => {
+    const { table, notes } = await tableOf('import torch\nimport torch.nn as nn\nx = torch.randn(8, 30)\nm = nn.Sequential(nn.Linear(20, 5))\n');
+    assert.equal(table.rows[0]?.outputShape, null);
+    assert.ok(notes.some((n) => /expects 20 input features but receives 30/.test(n.message)));
+  });
+});
