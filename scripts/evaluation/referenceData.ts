@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../src/core/layerTable/layerTable';
+
+/** One successful run of the published GPUMemNet measurements (A100 40 GB, PyTorch 2.4.1). */
+export interface ReferenceRun {
+  readonly file: string;
+  readonly family: 'mlp' | 'cnn';
+  readonly table: LayerTable;
+  readonly batchSize: number;
+  readonly measuredMiB: number;
+}
+
+/** The generator's layer names in the `Activations-Params` column, as torch.nn class names. */
+const LAYER_TYPES: Readonly<Record<string, string>> = {
+  linear: 'Linear',
+  batch_normalization: 'BatchNorm1d',
+  batchnorm2d: 'BatchNorm2d',
+  dropout: 'Dropout',
+  conv2d: 'Conv2d',
+  adaptive_avg_pool2d: 'AdaptiveAvgPool2d',
+  softmax: 'Softmax',
+  gelu: 'GELU',
+};
+
+/** Where the reference CSVs are: GPUMEMNET_DATA, else ../shared/data/gpumemnet-a100 beside the repo. */
+export function referenceDataDir(repoRoot: string): string {
+  return process.env.GPUMEMNET_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data', 'gpumemnet-a100');
+}
+
+/** RFC 4180 rows: quoted fields may hold commas and doubled quotes. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field);
+      if (row.some((f) => f !== '')) rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+  }
+  if (field !== '' || row.length) rows.push([...row, field]);
+  return rows;
+}
+
+function layerTable(file: string, layers: string, inputShape: number[]): LayerTable {
+  const rows: LayerRow[] = [];
+  for (const match of layers.matchAll(/\('([^']+)',\s*(\d+),\s*(\d+)\)/g)) {
+    const [, name = '', activations = '0', params = '0'] = match;
+    rows.push({ path: String(rows.length), type: LAYER_TYPES[name] ?? name, outputShape: null, activations: Number(activations), params: Number(params), trainable: true });
+  }
+  const sum = (key: 'params' | 'activations') => rows.reduce((s, r) => s + (r[key] ?? 0), 0);
+  return { schemaVersion: LAYER_TABLE_SCHEMA_VERSION, model: file, inputShape, rows, totals: { params: sum('params'), trainableParams: sum('params'), activations: sum('activations') }, incomplete: false };
+}
+
+/** The sample shape the generator used, read from the settings encoded in the file name. */
+function inputShape(family: 'mlp' | 'cnn', file: string): number[] {
+  const setting = (name: string) => Number(new RegExp(`(?:^|_)${name}:(\\d+)`).exec(file)?.[1]);
+  if (family === 'mlp') return [setting('input')];
+  const size = setting('input_size');
+  return [setting('input_channels'), size, size];
+}
+
+/** Successful runs with a usable layer list (OOM rows are lower bounds; Depth 0 rows failed to parse). */
+export function loadReferenceRuns(dir: string, family: 'mlp' | 'cnn'): ReferenceRun[] {
+  const [header, ...records] = parseCsv(readFileSync(path.join(dir, `${family}.csv`), 'utf8'));
+  const column = (name: string) => header!.indexOf(name);
+  const [file, depth, layers, batch, memory, status] = ['Filename', 'Depth', 'Activations-Params', 'Batch Size', 'Max GPU Memory (MiB)', 'Status'].map(column);
+  return records
+    .filter((r) => Number(r[depth!]) > 0 && (status === -1 || r[status!] === 'SUCCESSFUL'))
+    .map((r) => ({
+      file: r[file!]!,
+      family,
+      table: layerTable(r[file!]!, r[layers!]!, inputShape(family, r[file!]!)),
+      batchSize: Number(r[batch!]),
+      measuredMiB: Number(r[memory!]),
+    }));
+}
