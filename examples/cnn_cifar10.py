@@ -9,14 +9,6 @@ import torchvision.transforms as transforms
 BATCH_SIZE = 256
 
 
-def conv_block(in_channels, out_channels):
-    return nn.Sequential(
-        nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1),
-        nn.BatchNorm2d(out_channels),
-        nn.ReLU(inplace=True),
-    )
-
-
 model = nn.Sequential(
     nn.Conv2d(3, 64, kernel_size=3, padding=1),
     nn.BatchNorm2d(64),
