@@ -39,8 +39,15 @@ export class EstimateStatusBar implements vscode.Disposable {
 
   private async update(): Promise<void> {
     const generation = ++this.generation;
-    const document = vscode.window.activeTextEditor?.document;
-    if (!document || document.languageId !== 'python' || !this.settings.settings.statusBarEnabled) {
+    const editor = vscode.window.activeTextEditor;
+    if (!this.settings.settings.statusBarEnabled) {
+      this.item.hide();
+      return;
+    }
+    // With the report or another non-text view focused, the last Python file's estimate stays.
+    if (!editor) return;
+    const document = editor.document;
+    if (document.languageId !== 'python') {
       this.item.hide();
       return;
     }

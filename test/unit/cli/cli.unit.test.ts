@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../fixtures';
@@ -63,6 +63,7 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     writeFileSync(binary, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 3]));
     const text = path.join(scratch, 'notes.txt');
     writeFileSync(text, 'hello');
+    after(() => rmSync(scratch, { recursive: true, force: true }));
     for (const [what, args, message] of [
       ['no file argument', [], /no file given/],
       ['a missing file', ['missing.py'], /missing\.py: no such file/],

@@ -1,0 +1,161 @@
+// Phase A: drives the workbench like a user and checks what the DOM shows.
+// Every wait is on the DOM (with a timeout); the only pauses are short settle times
+// before screenshots and between mouse moves, never a condition for a check.
+import fs from 'node:fs';
+import path from 'node:path';
+import { env, launchBrowser, logger, recordConsole, workbenchUrl } from './browser.mjs';
+
+const FILE = 'train_mlp.py';
+const HOVER_TITLE = 'Estimated peak GPU memory';
+const SIZE = /\d+(\.\d+)?\s(GiB|MiB)/;
+const STATUS = /\d+(\.\d+)?\s(GiB|MiB) \/ A100 40GB/;
+const COMMAND = 'GPU Estimator: Estimate GPU memory';
+const REPORT_TITLE = 'GPU estimate';
+
+const outDir = env('E2E_OUT_DIR');
+const log = logger('ui');
+const checks = [];
+function check(name, ok, detail = '') {
+  checks.push({ name, ok, detail: String(detail) });
+  log(`${ok ? 'PASS' : 'FAIL'} ${name} :: ${String(detail).replace(/\s+/g, ' ').slice(0, 200)}`);
+}
+// Monaco and the status bar may render spaces as U+00A0.
+const clean = (s) => (s ?? '').replace(/\u00a0/g, ' ');
+const untilTrue = (promise) => promise.then(() => true, () => false);
+
+const { context, page, blocked } = await launchBrowser();
+const closeConsole = recordConsole(page);
+const screenshot = (name, locator) =>
+  (locator ?? page).screenshot({ path: path.join(outDir, name) }).catch((e) => log(`screenshot ${name} failed: ${e.message}`));
+const statusText = async () => clean(await page.locator('.part.statusbar').innerText().catch(() => ''));
+
+async function openWithQuickOpen(name) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } }).catch(() => {});
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await input.fill(name);
+    await page.waitForSelector('.quick-input-list .monaco-list-row', { timeout: 15000 }).catch(() => {});
+    await page.keyboard.press('Enter');
+    const opened = await untilTrue(page.waitForFunction(
+      () => document.querySelector('.editor-instance .view-lines')?.textContent.includes('nn.Sequential'),
+      null, { timeout: 15000 }));
+    if (opened) return true;
+  }
+  return false;
+}
+
+/** Screen box of `word` at the start of the first editor line matching `lineRe` (a DOM Range, so tokenisation does not matter). */
+function findWord(word, lineRe) {
+  return page.evaluate(([w, src]) => {
+    const re = new RegExp(src);
+    for (const line of document.querySelectorAll('.editor-instance .view-lines .view-line')) {
+      if (!re.test(line.textContent.replace(/\u00a0/g, ' '))) continue;
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const at = n.textContent.indexOf(w);
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(n, at);
+        range.setEnd(n, at + w.length);
+        const b = range.getBoundingClientRect();
+        return { x: b.x, y: b.y, w: b.width, h: b.height };
+      }
+    }
+    return null;
+  }, [word, lineRe.source]);
+}
+
+async function hoverText(word, lineRe, expected) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const box = await findWord(word, lineRe);
+    if (!box) throw new Error(`\`${word}\` not found on a line matching ${lineRe} in the editor DOM`);
+    // Leave, then come back: each arrival starts a new hover request.
+    await page.mouse.move(box.x - 60, box.y + 160);
+    await page.waitForTimeout(150);
+    await page.mouse.move(box.x + box.w / 2, box.y + box.h / 2, { steps: 5 });
+    const text = await page.waitForFunction((e) => {
+      const hit = [...document.querySelectorAll('.monaco-hover')].find((h) => h.textContent.includes(e));
+      return hit ? hit.textContent : null;
+    }, expected, { timeout: 8000 }).then((h) => h.jsonValue(), () => '');
+    if (text) return clean(text);
+  }
+  const seen = await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')].map((h) => h.textContent).filter(Boolean));
+  return `no hover with "${expected}"; hovers seen: ${JSON.stringify(seen)}`;
+}
+
+async function runFromPalette(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 15000 });
+  await row.click();
+}
+
+const tabLabels = () => page.evaluate(() => [...document.querySelectorAll('.tabs-container .tab')].map((t) =>
+  (t.querySelector('.label-name')?.textContent || t.getAttribute('aria-label') || t.textContent || '').trim()));
+
+/** Text of the webview's content frame, once it shows a size (the report renders asynchronously). */
+async function webviewText(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let text = '';
+  while (Date.now() < deadline) {
+    const frames = page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/'));
+    const texts = await Promise.all(frames.map((f) => f.evaluate(() => document.body?.innerText ?? '').catch(() => '')));
+    text = clean(texts.sort((a, b) => b.length - a.length)[0] ?? '').trim();
+    if (SIZE.test(text)) break;
+    await page.waitForTimeout(250);
+  }
+  return text;
+}
+
+let crashed = false;
+try {
+  const ext = process.env.E2E_EXT_DIR;
+  await page.goto(workbenchUrl(ext ? { extensionDevelopmentPath: ext } : {}));
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90000 });
+  log(`workbench loaded (${ext ? `development extension ${ext}` : 'installed .vsix'})`);
+
+  const opened = await openWithQuickOpen(FILE);
+  check(`${FILE} opens with Quick Open`, opened, await page.locator('.tabs-container .tab.active').first().innerText().catch(() => ''));
+  if (!opened) throw new Error(`${FILE} did not open`);
+
+  // The status item appears once the extension (onLanguage:python) has analysed the file.
+  const statusOk = await untilTrue(page.waitForFunction((src) =>
+    new RegExp(src).test((document.querySelector('.part.statusbar')?.innerText ?? '').replace(/\u00a0/g, ' ')),
+  STATUS.source, { timeout: 60000 }));
+  check(`status bar matches ${STATUS}`, statusOk, await statusText());
+  await screenshot('statusbar.png', page.locator('.part.statusbar'));
+
+  const hover = await hoverText('model', /^model\s*=\s*nn\.Sequential\(/, HOVER_TITLE);
+  check(`hover on \`model\` (line 6) shows "${HOVER_TITLE}" and a size`, hover.includes(HOVER_TITLE) && SIZE.test(hover), hover);
+  await page.waitForTimeout(300);  // let the hover finish fading in for the picture
+  await screenshot('hover.png');
+
+  await page.keyboard.press('Escape');
+  await page.mouse.move(900, 700);
+  await runFromPalette(COMMAND);
+  const reportOk = await untilTrue(page.waitForFunction((title) =>
+    [...document.querySelectorAll('.tabs-container .tab')].some((t) =>
+      [t.querySelector('.label-name')?.textContent, t.getAttribute('aria-label')].some((l) => l?.trim().startsWith(title))),
+  REPORT_TITLE, { timeout: 30000 }));
+  check(`"${COMMAND}" opens a tab titled "${REPORT_TITLE}…"`, reportOk, JSON.stringify(await tabLabels()));
+  if (reportOk) log(`report webview text: ${(await webviewText(15000)).replace(/\s+/g, ' ').slice(0, 300) || '(none)'}`);
+  await screenshot('report.png');
+  await screenshot('workbench.png');
+} catch (e) {
+  crashed = true;
+  check('ui driver ran to the end', false, e?.stack ?? e);
+  await screenshot('failure.png');
+} finally {
+  if (blocked.size) log(`blocked non-loopback requests: ${[...blocked].join(' ')}`);
+  await closeConsole();
+  await context.close().catch(() => {});
+  const passed = checks.filter((c) => c.ok).length;
+  fs.writeFileSync(env('E2E_RESULT_FILE'), JSON.stringify({ passed, failed: checks.length - passed, checks }, null, 2));
+  log(`ui: ${passed} passed, ${checks.length - passed} failed`);
+  process.exit(crashed || passed < checks.length ? 1 : 0);
+}

@@ -1,0 +1,110 @@
+// Runs inside a real VS Code extension host (see test/e2e/run.sh and electron.ts), with a
+// copy of test/fixtures/workspace open as the workspace folder.
+import * as assert from 'assert';
+import * as vscode from 'vscode';
+
+const EXTENSION_ID = 'gpu-estimator.gpu-estimator';
+const FIXTURE = 'train_mlp.py';
+const MODEL_POSITION = new vscode.Position(5, 2);  // inside `model` of `model = nn.Sequential(` (line 6)
+// nn.Linear(1024, 4096) + nn.Linear(4096, 4096) + nn.Linear(4096, 10), weights and biases.
+const MLP_PARAMS = 1024 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10;
+
+/** What `gpuEstimator.estimateMemory` resolves to (only the fields these tests rely on). */
+interface EstimateResult {
+  file: string;
+  gpu: { id: string; memoryMiB: number };
+  models: Array<{
+    name: string;
+    line: number;
+    params: number;
+    batchSize: number;
+    memory: { estimateMiB: number };
+    horusMiB: number;
+    fits: boolean;
+    warnings: unknown[];
+  }>;
+}
+
+function fixtureUri(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'a copy of test/fixtures/workspace should be open as the workspace folder');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+/** Calls `probe` until `done` accepts its value or `timeoutMs` passes; returns the last value. */
+async function poll<T>(probe: () => T | PromiseLike<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function hoverMarkdown(hovers: vscode.Hover[] | undefined): string {
+  return (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n---\n');
+}
+
+function estimate(uri: vscode.Uri): Thenable<EstimateResult | undefined> {
+  return vscode.commands.executeCommand<EstimateResult | undefined>('gpuEstimator.estimateMemory', uri);
+}
+
+describe('GPU Estimator in a real VS Code', () => {
+  let uri: vscode.Uri;
+
+  before(async () => {
+    uri = fixtureUri(FIXTURE);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+  });
+
+  it('is installed and activates when a Python file opens', async () => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} should be loaded from extensionDevelopmentPath`);
+    // onLanguage:python activation is asynchronous; the test does not call activate() itself.
+    const active = await poll(() => extension.isActive, (isActive) => isActive, 30000);
+    assert.ok(active, `${EXTENSION_ID} did not activate within 30 s of opening ${FIXTURE}`);
+    // isActive is also true after activate() threw; activate() rethrows that error.
+    await extension.activate();
+  });
+
+  it('shows the estimate when hovering over `model`', async () => {
+    const markdown = await poll(
+      async () => hoverMarkdown(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, MODEL_POSITION)),
+      (text) => text.includes('Estimated peak GPU memory'),
+      20000,
+    );
+    assert.ok(markdown.includes('Estimated peak GPU memory'), `hover markdown was:\n${markdown || '(no hover)'}`);
+  });
+
+  it('estimateMemory returns the estimate for the file and the configured GPU', async () => {
+    const result = await estimate(uri);
+    assert.ok(result, 'gpuEstimator.estimateMemory resolved to nothing');
+    assert.strictEqual(typeof result.file, 'string');
+    assert.ok(result.file.endsWith(FIXTURE), `file: ${result.file}`);
+    assert.strictEqual(result.gpu.id, 'a100-40gb');
+    assert.strictEqual(result.gpu.memoryMiB, 40960);
+    assert.deepStrictEqual(result.models.map((m) => m.name), ['model']);
+
+    const [model] = result.models;
+    assert.strictEqual(model.line, 6);
+    assert.strictEqual(model.params, MLP_PARAMS);
+    assert.strictEqual(model.batchSize, 256);
+    assert.strictEqual(typeof model.memory.estimateMiB, 'number');
+    assert.ok(model.memory.estimateMiB > 0, `memory.estimateMiB: ${model.memory.estimateMiB}`);
+    assert.strictEqual(typeof model.horusMiB, 'number');
+    assert.strictEqual(model.fits, true);
+    assert.ok(Array.isArray(model.warnings), `warnings: ${JSON.stringify(model.warnings)}`);
+  });
+
+  it('follows the gpuEstimator.gpu setting without a reload', async () => {
+    const config = vscode.workspace.getConfiguration('gpuEstimator');
+    await config.update('gpu', 't4-16gb', vscode.ConfigurationTarget.Global);
+    try {
+      // The configuration change reaches the extension host as an event; allow it a moment.
+      const result = await poll(() => estimate(uri), (r) => r?.gpu.id === 't4-16gb', 10000);
+      assert.strictEqual(result?.gpu.id, 't4-16gb');
+    } finally {
+      await config.update('gpu', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+});
