@@ -10,7 +10,8 @@ export interface ParserAssets {
 
 /** A ready Python parser. One per process is enough: parsing is synchronous and cheap. */
 export interface PythonParser {
-  parse(source: string): Tree;
+  /** Parses `source`; with `previous` (already edited, see incrementalParse.ts) reuses its unchanged parts. */
+  parse(source: string, previous?: Tree): Tree;
 }
 
 let runtimeReady: Promise<void> | undefined;
@@ -34,8 +35,8 @@ export async function createPythonParser(assets: ParserAssets): Promise<PythonPa
   const parser = new Parser();
   parser.setLanguage(python);
   return {
-    parse(source: string): Tree {
-      const tree = parser.parse(source);
+    parse(source: string, previous?: Tree): Tree {
+      const tree = parser.parse(source, previous ?? null);
       if (!tree) {
         throw new Error('tree-sitter returned no tree');
       }
