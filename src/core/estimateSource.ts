@@ -32,7 +32,7 @@ export function estimateSource(file: string, source: string, parser: PythonParse
   try {
     const analysis = analyzeSource(tree);
     const models = analysis.models.map((model) => estimateModel(model, analysis, options));
-    return { file, gpu, models, warnings: analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote) };
+    return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
   } finally {
     tree.delete();
   }
@@ -40,8 +40,8 @@ export function estimateSource(file: string, source: string, parser: PythonParse
 
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions): ModelEstimate {
   const { setup } = analysis;
-  const { table, inputShape, notes } = buildLayerTable(model, setup);
-  const warnings = [...analysis.notes.filter((note) => ownedBy(note, model)), ...notes].map(describeNote);
+  const { table, inputShape, notes } = buildLayerTable(model, setup, analysis.context);
+  const warnings = unique([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes].map(describeNote));
   const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;
   const optimizer: OptimizerKind = setup.optimizer?.value ?? 'adam';
   const precision: Precision = setup.precision?.value ?? 'fp32';
@@ -119,6 +119,10 @@ function ownedBy(note: AnalysisNote, model: ModelDescription): boolean {
 
 function ownedByModel(note: AnalysisNote, models: readonly ModelDescription[]): boolean {
   return models.some((model) => ownedBy(note, model));
+}
+
+function unique(messages: string[]): string[] {
+  return [...new Set(messages)];
 }
 
 function describeNote(note: AnalysisNote): string {

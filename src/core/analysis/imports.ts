@@ -27,6 +27,18 @@ export class ImportTable {
     return written;
   }
 
+  /**
+   * The qualified name behind a bare name the script did not assign itself, or undefined when
+   * no import binds it (`nn` -> `torch.nn`; with `from torch.nn import *`, `Linear` -> `torch.nn.Linear`).
+   */
+  resolve(name: string): string | undefined {
+    const target = this.aliases.get(name);
+    if (target !== undefined) return target;
+    if (this.wildcards.includes('torch.nn') && /^[A-Z]/.test(name)) return `torch.nn.${name}`;
+    if (this.wildcards.includes('torch.nn.functional')) return `torch.nn.functional.${name}`;
+    return undefined;
+  }
+
   private add(statement: SyntaxNode): void {
     if (statement.type === 'import_statement') {
       for (const item of statementsOf(statement)) this.addImported(item, '');

@@ -1,3 +1,8 @@
+import type { SyntaxNode } from '../parsing/syntax';
+import type { ImportTable } from './imports';
+import type { ModuleObject } from './interpreter/moduleObject';
+import type { Scope } from './interpreter/scope';
+
 /**
  * The analyzer's output: what a training script says about each model and its training set-up,
  * before any shape or memory arithmetic. Every value remembers where in the source it came from.
@@ -25,7 +30,28 @@ export interface Unresolved {
   readonly reason: string;
 }
 
-export type Value = number | string | boolean | null | readonly Value[] | Unresolved;
+/**
+ * A value that is itself a `torch.nn` layer construction: the `encoder_layer` of
+ * `nn.TransformerEncoder(nn.TransformerEncoderLayer(512, 8), num_layers=6)`, its `norm=nn.LayerNorm(512)`,
+ * `nn.Transformer(custom_encoder=...)`. `type`, `args` and `kwargs` mean what they mean in a
+ * LayerCall (type is the torch.nn class name, without `nn.`); `range` is where the construction is
+ * written (for a layer built earlier and passed by name, where it was built). The layer catalog
+ * reads it with `LayerArgs.layer(position, name)`.
+ */
+export interface LayerValue {
+  readonly layer: {
+    readonly type: string;
+    readonly args: readonly Value[];
+    readonly kwargs: Readonly<Record<string, Value>>;
+    readonly range?: SourceRange;
+  };
+}
+
+export type Value = number | string | boolean | null | readonly Value[] | Unresolved | LayerValue;
+
+export function isLayerValue(value: Value | undefined): value is LayerValue {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'layer' in value;
+}
 
 export function isUnresolved(value: Value | undefined): value is Unresolved {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && 'unresolved' in value;
@@ -42,18 +68,18 @@ export interface LayerCall {
   readonly range: SourceRange;
 }
 
-export type ModelKind = 'sequential' | 'module';
+export type ModelKind = 'sequential' | 'module' | 'layer';
 
 export interface ModelDescription {
-  /** The variable the model is bound to, or the class name. */
+  /** The variable the model is bound to, or the class name when the file never builds it. */
   readonly name: string;
   readonly kind: ModelKind;
   /** Where the model is constructed (or the class defined, when it is never constructed). */
   readonly range: SourceRange;
-  /** Layers in execution order. */
-  readonly layers: readonly LayerCall[];
-  /** True when the order is declaration order rather than a followed `forward()`. */
-  readonly orderFromDeclaration: boolean;
+  /** The module tree as the script builds it: layers, containers, user modules, parameters. */
+  readonly root: ModuleObject;
+  /** The construction (or class definition) node; the tree must be alive while it is used. */
+  readonly node: SyntaxNode;
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
@@ -61,10 +87,16 @@ export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'fp16' | 'bf16';
 
 export interface TrainingSetup {
   readonly batchSize?: Sourced<number>;
-  /** Shape of one sample, without the batch dimension. */
+  /** Shape of one sample, without the batch dimension: the first of `inputCandidates`. */
   readonly inputShape?: Sourced<readonly number[]>;
+  /** Every sample shape the script suggests (example tensors, datasets), best first; each model takes the first its layers accept. */
+  readonly inputCandidates: readonly Sourced<readonly number[]>[];
+  /** Tokens per sample for models that start with an embedding (tokenizer max_length, SEQ_LEN constants). */
+  readonly sequenceLength?: Sourced<number>;
   readonly optimizer?: Sourced<OptimizerKind>;
   readonly precision?: Sourced<Precision>;
+  readonly gradientCheckpointing?: Sourced<boolean>;
+  readonly compiled?: Sourced<boolean>;
 }
 
 export interface AnalysisNote {
@@ -73,9 +105,16 @@ export interface AnalysisNote {
   readonly range?: SourceRange;
 }
 
+/** What `forward()` interpretation needs from the file: its imports and module-level names. */
+export interface AnalysisContext {
+  readonly imports: ImportTable;
+  readonly scope: Scope;
+}
+
 /** Everything the analyzer read from one file. */
 export interface SourceAnalysis {
   readonly models: readonly ModelDescription[];
+  readonly context: AnalysisContext;
   readonly setup: TrainingSetup;
   readonly notes: readonly AnalysisNote[];
   /** True when tree-sitter found syntax errors; the analysis is then best effort. */

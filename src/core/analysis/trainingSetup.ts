@@ -1,13 +1,15 @@
-import { callParts, rangeOf, type CallParts, type SyntaxNode } from '../parsing/syntax';
-import type { ImportTable } from './imports';
+import { rangeOf, type SyntaxNode } from '../parsing/syntax';
+import type { CallEvent } from './interpreter/interpreter';
+import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
+import type { Scope } from './interpreter/scope';
+import { sizeArguments } from './interpreter/tensorOps';
 import type { OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
-import { assignmentOf } from './moduleScope';
-import { Scope, asCount, evaluate } from './values';
 
-const BATCH_SIZE_NAMES = /^(batch_size|batchsize|bs|train_batch_size|per_device_train_batch_size)$/i;
-const TENSOR_FACTORIES = new Set(['torch.randn', 'torch.rand', 'torch.zeros', 'torch.ones', 'torch.empty', 'torch.randint']);
+const BATCH_SIZE_NAMES = /^(batch_size|batchsize|bs|train_batch_size|per_device_train_batch_size|micro_batch_size)$/i;
+const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
+const TENSOR_FACTORIES = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 
-/** Sample shapes of the datasets people train on, as torchvision delivers them. */
+/** Sample shapes of the datasets people train on, as torchvision delivers them (before transforms). */
 const DATASET_SHAPES: Readonly<Record<string, readonly number[]>> = {
   MNIST: [1, 28, 28],
   FashionMNIST: [1, 28, 28],
@@ -19,14 +21,11 @@ const DATASET_SHAPES: Readonly<Record<string, readonly number[]>> = {
   SVHN: [3, 32, 32],
   STL10: [3, 96, 96],
 };
+/** Datasets of arbitrary image sizes: the sample shape comes from the crop or resize transform. */
+const FOLDER_DATASETS = new Set(['ImageFolder', 'ImageNet', 'DatasetFolder', 'Places365', 'CelebA', 'VOCDetection', 'Caltech101', 'Food101', 'Flowers102', 'OxfordIIITPet']);
+const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resize'];
 
-const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = {
-  SGD: 'sgd',
-  Adam: 'adam',
-  AdamW: 'adamw',
-  RMSprop: 'rmsprop',
-  Adagrad: 'adagrad',
-};
+const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
 interface Found<T> {
   value: T;
@@ -34,108 +33,213 @@ interface Found<T> {
   origin: string;
 }
 
-const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined =>
-  found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
+const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
+const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
-/** Reads batch size, input shape, optimizer and precision from the training code around the model. */
-export function findTrainingSetup(root: SyntaxNode, imports: ImportTable, scope: Scope): TrainingSetup {
-  const calls = root.descendantsOfType('call').flatMap((node) => {
-    const parts = node ? callParts(node) : undefined;
-    return node && parts ? [{ node, parts, qualified: imports.qualify(parts.callee) }] : [];
-  });
-  const tensor = explicitInputTensor(calls, scope);
-  const batchSize = dataLoaderBatchSize(calls, scope) ?? batchSizeConstant(root, scope) ?? (tensor && { value: tensor.value[0] as number, node: tensor.node, origin: 'first dimension of an example tensor' });
-  const inputShape = (tensor && { ...tensor, value: tensor.value.slice(1) }) ?? datasetShape(calls);
-  return {
-    batchSize: sourced(batchSize),
-    inputShape: sourced(inputShape),
-    optimizer: sourced(optimizer(calls, scope)),
-    precision: sourced(precision(root, calls)),
-  };
+/**
+ * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
+ * script makes (recorded while it was followed) and its module-level names.
+ */
+export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>): TrainingSetup {
+  const batchSize = dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
+  const tensors = exampleTensors(events, batchSize?.value);
+  const inputs = [...tensors, ...datasetShapes(events)];
+  if (!batchSize && tensors[0]) {
+    // With no loader and no constant, the example tensor's first dimension is the batch.
+    const first = tensors[0];
+    const size = first.batch;
+    if (size) return build({ value: size, node: first.node, origin: 'first dimension of an example tensor' });
+  }
+  return build(batchSize);
+
+  function build(batch: Found<number> | undefined): TrainingSetup {
+    const candidates = inputs.map((input) => sourced(input)!);
+    return {
+      batchSize: sourced(batch),
+      inputShape: candidates[0],
+      inputCandidates: candidates,
+      sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
+      optimizer: sourced(optimizer(events)),
+      precision: sourced(precision(root, events)),
+      gradientCheckpointing: sourced(checkpointing(root, events)),
+      compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
+    };
+  }
 }
 
-interface Call {
-  node: SyntaxNode;
-  parts: CallParts;
-  qualified: string;
+function positiveInteger(value: PyValue | undefined): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
-function dataLoaderBatchSize(calls: Call[], scope: Scope): Found<number> | undefined {
-  for (const { parts, qualified } of calls) {
-    if (qualified !== 'torch.utils.data.DataLoader' && parts.callee !== 'DataLoader') continue;
-    const node = parts.keywords.get('batch_size') ?? parts.positional[1];
-    const value = node && asCount(evaluate(node, scope));
-    if (node && value) return { value, node, origin: 'DataLoader(batch_size=...)' };
+/** The node behind an argument: the argparse option it reads (`args.batch_size`), else the argument itself. */
+function originNode(call: CallEvent, keyword: string, argumentNodes: ReadonlyMap<string, SyntaxNode>): SyntaxNode {
+  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === keyword);
+  const value = argument?.childForFieldName('value');
+  const option = value?.type === 'attribute' ? argumentNodes.get(value.childForFieldName('attribute')?.text ?? '') : undefined;
+  return option ?? argument ?? call.node;
+}
+
+function dataLoaderBatchSize(events: readonly CallEvent[], argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+  for (const call of events) {
+    if (!/(^|\.)DataLoader$/.test(call.qualified)) continue;
+    const value = positiveInteger(call.kwargs.get('batch_size') ?? call.args[1]);
+    if (value) return { value, node: originNode(call, 'batch_size', argumentNodes), origin: 'DataLoader(batch_size=...)' };
   }
   return undefined;
 }
 
-function batchSizeConstant(root: SyntaxNode, scope: Scope): Found<number> | undefined {
+/** `BATCH_SIZE = 128`, `args.batch_size` (an argparse default), `config.batch_size`. */
+function batchSizeName(scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+  for (const name of scope.ownNames()) {
+    const value = scope.get(name);
+    if (BATCH_SIZE_NAMES.test(name) && positiveInteger(value)) return { value: value as number, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
+  }
+  for (const [name, node] of argumentNodes) {
+    if (!BATCH_SIZE_NAMES.test(name)) continue;
+    const value = namespaceValue(scope, name);
+    if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
+  }
+  for (const name of scope.ownNames()) {
+    const value = scope.get(name);
+    if (kindOf(value) !== 'instance') continue;
+    for (const [field, fieldValue] of (value as InstanceValue).attrs) {
+      if (BATCH_SIZE_NAMES.test(field) && positiveInteger(fieldValue)) return { value: fieldValue as number, node: assignmentNode(root, name) ?? root, origin: `${name}.${field}` };
+    }
+  }
+  return undefined;
+}
+
+function namespaceValue(scope: Scope, field: string): number | undefined {
+  for (const name of scope.ownNames()) {
+    const value = scope.get(name);
+    if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'Namespace') return positiveInteger((value as InstanceValue).attrs.get(field));
+  }
+  return undefined;
+}
+
+function assignmentNode(root: SyntaxNode, name: string): SyntaxNode | undefined {
   for (const statement of root.namedChildren) {
-    const assignment = assignmentOf(statement);
-    const left = assignment?.childForFieldName('left');
-    if (left?.type !== 'identifier' || !BATCH_SIZE_NAMES.test(left.text)) continue;
-    const value = asCount(scope.get(left.text));
-    if (value) return { value, node: assignment!, origin: `constant ${left.text}` };
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === name) return assignment;
   }
   return undefined;
 }
 
-/** `torch.randn(64, 3, 224, 224)`: the first dimension is the batch, the rest one sample. */
-function explicitInputTensor(calls: Call[], scope: Scope): Found<number[]> | undefined {
-  for (const { node, parts, qualified } of calls) {
-    if (!TENSOR_FACTORIES.has(qualified)) continue;
-    // torch.randint(low, high, size) takes its shape third; it makes labels, not inputs, when 1-D.
-    const shapeNodes = qualified === 'torch.randint' ? parts.positional.slice(2, 3) : parts.positional;
-    const values = shapeNodes.length === 1 ? evaluate(shapeNodes[0]!, scope) : shapeNodes.map((n) => evaluate(n, scope));
-    const dims = Array.isArray(values) ? values.map(asCount) : [];
-    if (dims.length >= 2 && dims.every((d): d is number => d !== undefined)) {
-      return { value: dims, node, origin: `${parts.callee}(...)` };
-    }
-  }
-  return undefined;
+interface ExampleTensor extends Found<number[]> {
+  batch?: number;
 }
 
-function datasetShape(calls: Call[]): Found<number[]> | undefined {
-  for (const { node, parts, qualified } of calls) {
-    const name = qualified.split('.').pop() ?? '';
+/** `torch.randn(64, 3, 224, 224)`: at least two dimensions, the first the batch. Labels (1-D) are skipped. */
+function exampleTensors(events: readonly CallEvent[], batchSize: number | undefined): ExampleTensor[] {
+  const found: ExampleTensor[] = [];
+  for (const call of events) {
+    if (!TENSOR_FACTORIES.test(call.qualified)) continue;
+    const isRandint = call.qualified.endsWith('randint');
+    const sizeArgument = isRandint ? (call.kwargs.get('size') ?? call.args[call.args.length - 1]) : undefined;
+    const dims = isRandint ? (sizeArgument === undefined ? undefined : sizeArguments([sizeArgument])) : sizeArguments(call.qualified.endsWith('full') ? call.args.slice(0, 1) : call.args);
+    if (!dims || dims.length < 2 || !dims.every((d): d is number => typeof d === 'number' && d > 0)) continue;
+    const [first, ...sample] = dims as number[];
+    if (batchSize !== undefined && first !== batchSize) continue;
+    found.push({ value: sample, node: call.node, origin: `${simpleName(call.qualified)}(...)`, batch: first });
+  }
+  return found;
+}
+
+function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {
+  const found: Found<number[]>[] = [];
+  const size = transformSize(events);
+  for (const call of events) {
+    const name = simpleName(call.qualified);
     const shape = DATASET_SHAPES[name];
-    if (shape && (qualified.startsWith('torchvision.datasets.') || parts.callee === name)) {
-      return { value: [...shape], node, origin: `${name} samples` };
+    if (shape) {
+      const [channels, ...spatial] = shape;
+      found.push({ value: size ? [channels!, size.value, size.value] : [channels!, ...spatial], node: size?.node ?? call.node, origin: size ? `${name} samples after ${size.origin}` : `${name} samples` });
+    } else if (FOLDER_DATASETS.has(name) && size) {
+      found.push({ value: [3, size.value, size.value], node: size.node, origin: `${name} images after ${size.origin}` });
+    }
+  }
+  return found;
+}
+
+/** The image size the transforms produce: a crop wins over a resize (it comes last in the pipeline). */
+function transformSize(events: readonly CallEvent[]): Found<number> | undefined {
+  for (const transform of SIZE_TRANSFORMS) {
+    for (const call of events) {
+      if (simpleName(call.qualified) !== transform) continue;
+      const value = call.kwargs.get('size') ?? call.args[0];
+      const side = positiveInteger(value) ?? (isList(value) && positiveInteger(value[0]) === positiveInteger(value[1]) ? positiveInteger(value[0]) : undefined);
+      if (side) return { value: side, node: call.node, origin: `${transform}(${side})` };
     }
   }
   return undefined;
 }
 
-function optimizer(calls: Call[], scope: Scope): Found<OptimizerKind> | undefined {
-  for (const { node, parts, qualified } of calls) {
-    if (!qualified.startsWith('torch.optim.')) continue;
-    const name = qualified.slice('torch.optim.'.length);
-    if (name.includes('.')) continue; // lr_scheduler and friends
+function sequenceLength(events: readonly CallEvent[], scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+  for (const call of events) {
+    const value = positiveInteger(call.kwargs.get('max_length'));
+    if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '')) return { value, node: call.node, origin: 'tokenizer max_length' };
+  }
+  for (const name of scope.ownNames()) {
+    const value = positiveInteger(scope.get(name));
+    if (value && SEQUENCE_NAMES.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
+  }
+  for (const [name, node] of argumentNodes) {
+    const value = SEQUENCE_NAMES.test(name) ? namespaceValue(scope, name) : undefined;
+    if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
+  }
+  return undefined;
+}
+
+function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {
+  for (const call of events) {
+    if (!call.qualified.startsWith('torch.optim.')) continue;
+    const name = call.qualified.slice('torch.optim.'.length);
+    if (name.includes('.') || !/^[A-Z]/.test(name)) continue;
     let kind = OPTIMIZERS[name] ?? 'other';
     if (kind === 'sgd') {
-      const momentum = parts.keywords.get('momentum');
-      const value = momentum ? evaluate(momentum, scope) : 0;
-      if (typeof value !== 'number' || value !== 0) kind = 'sgd-momentum';
+      const momentum = call.kwargs.get('momentum') ?? call.args[2];
+      if (momentum !== undefined && momentum !== 0) kind = 'sgd-momentum';
     }
-    return { value: kind, node, origin: `${parts.callee}(...)` };
+    return { value: kind, node: call.node, origin: `${simpleName(call.qualified)}(...)` };
   }
   return undefined;
 }
 
-function precision(root: SyntaxNode, calls: Call[]): Found<Precision> | undefined {
-  for (const { node, parts, qualified } of calls) {
-    if (!/^torch\.(cuda\.amp\.|amp\.|cpu\.amp\.)?autocast$/.test(qualified)) continue;
-    const dtype = parts.keywords.get('dtype')?.text ?? '';
-    return { value: dtype.endsWith('bfloat16') ? 'bf16-mixed' : 'fp16-mixed', node, origin: 'autocast' };
+function dtypeName(value: PyValue | undefined): string {
+  return kindOf(value) === 'external' ? (value as ExternalValue).name : typeof value === 'string' ? value : '';
+}
+
+function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precision> | undefined {
+  for (const call of events) {
+    if (!/^torch\.(cuda\.amp\.|amp\.|cpu\.amp\.)?autocast$/.test(call.qualified)) continue;
+    const dtype = dtypeName(call.kwargs.get('dtype'));
+    return { value: /bfloat16|bf16/.test(dtype) ? 'bf16-mixed' : 'fp16-mixed', node: call.node, origin: 'autocast' };
   }
-  const scaler = calls.find(({ qualified }) => /GradScaler$/.test(qualified));
+  const scaler = events.find((call) => /GradScaler$/.test(call.qualified));
   if (scaler) return { value: 'fp16-mixed', node: scaler.node, origin: 'GradScaler' };
-  for (const attribute of root.descendantsOfType('attribute')) {
-    const name = attribute?.childForFieldName('attribute')?.text;
-    if (attribute && (name === 'half' || name === 'bfloat16') && attribute.parent?.type === 'call') {
-      return { value: name === 'half' ? 'fp16' : 'bf16', node: attribute.parent, origin: `.${name}()` };
+  // A model cast to half precision: `.half()`, `.bfloat16()`, `.to(torch.bfloat16)`.
+  for (const call of root.descendantsOfType('call')) {
+    const fn = call.childForFieldName('function');
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+    if (method === 'half' || method === 'bfloat16') return { value: method === 'half' ? 'fp16' : 'bf16', node: call, origin: `.${method}()` };
+    if (method === 'to') {
+      const text = call.childForFieldName('arguments')?.text ?? '';
+      if (/\b(torch\.)?(bfloat16)\b/.test(text)) return { value: 'bf16', node: call, origin: '.to(torch.bfloat16)' };
+      if (/\b(torch\.)?(float16|half)\b/.test(text)) return { value: 'fp16', node: call, origin: '.to(torch.float16)' };
     }
   }
   return undefined;
 }
+
+function checkpointing(root: SyntaxNode, events: readonly CallEvent[]): Found<boolean> | undefined {
+  const call = event(events, /^torch\.utils\.checkpoint\.(checkpoint|checkpoint_sequential)$/, true, 'torch.utils.checkpoint');
+  if (call) return call;
+  const enable = root.descendantsOfType('identifier').find((n) => n.text === 'gradient_checkpointing_enable');
+  return enable ? { value: true, node: enable, origin: 'gradient_checkpointing_enable()' } : undefined;
+}
+
+function event<T>(events: readonly CallEvent[], pattern: RegExp, value: T, origin: string): Found<T> | undefined {
+  const call = events.find((e) => pattern.test(e.qualified));
+  return call ? { value, node: call.node, origin } : undefined;
+}
+

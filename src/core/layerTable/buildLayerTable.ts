@@ -1,80 +1,289 @@
-import type { AnalysisNote, LayerCall, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
+import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
+import { BudgetExceeded, Interpreter, isLoss } from '../analysis/interpreter/interpreter';
+import type { ModuleObject } from '../analysis/interpreter/moduleObject';
+import { kindOf, tuple, type PyValue } from '../analysis/interpreter/pyValues';
+import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
-import { layerSpec, type Shape } from '../layers/layerCatalog';
+import { layerSpec } from '../layers/layerCatalog';
+import { batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
+import type { SyntaxNode } from '../parsing/syntax';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from './layerTable';
 
 export interface LayerTableResult {
   readonly table: LayerTable;
   /** The sample shape used and where it came from. */
   readonly inputShape?: Sourced<readonly number[]>;
+  /** True when forward() could not be followed and the rows are in declaration order. */
+  readonly orderFromDeclaration: boolean;
   readonly notes: readonly AnalysisNote[];
 }
 
-const product = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
+const FORWARD_STEPS = 200_000;
+const MAX_INPUT_TRIALS = 4;
 
-/** Propagates the sample shape through the layers in order and counts parameters and activations. */
-export function buildLayerTable(model: ModelDescription, setup: TrainingSetup): LayerTableResult {
+/**
+ * Follows the model's `forward()` with the sample shape the script suggests, one row per layer
+ * call (the schema in docs/layer-table.md). Where several sample shapes are suggested (an example
+ * tensor, a dataset), the first the model accepts wins. Falls back to declaration order, and says
+ * so, where forward() cannot be followed.
+ */
+export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
+  const inputs = inputCandidates(model, setup);
+  let best: (LayerTableResult & { score: number }) | undefined;
+  for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
+    const result = followForward(model, input, context);
+    const score = result.table.rows.filter((r) => r.outputShape !== null).length - (result.orderFromDeclaration ? 0.5 : 0);
+    if (!best || score > best.score) best = { ...result, score };
+    if (!result.table.incomplete && !result.orderFromDeclaration) break;
+  }
+  if (!best) {
+    const result = followForward(model, undefined, context);
+    return {
+      ...result,
+      notes: [{ severity: 'warning', message: `${model.name}: input shape unknown, so activations are not counted. Add an example tensor such as torch.randn(batch_size, ...).`, range: model.range }, ...result.notes],
+    };
+  }
+  const { score: _score, ...result } = best;
+  return result;
+}
+
+/** The sample shapes to try: the script's suggestions, then what the first layer declares. */
+function inputCandidates(model: ModelDescription, setup: TrainingSetup): Sourced<readonly number[]>[] {
+  const candidates = [...setup.inputCandidates];
+  const first = firstLayer(model.root);
+  if (first?.layer) {
+    const args = new LayerArgs(first.layer);
+    const attempt = (shape: () => number[]) => {
+      try {
+        candidates.push({ value: shape(), range: first.range, origin: `the first layer (nn.${first.className})` });
+      } catch {
+        // The first layer does not say; the remaining candidates decide.
+      }
+    };
+    const sequence = setup.sequenceLength?.value;
+    if (first.className === 'Linear') attempt(() => [args.int(0, 'in_features')]);
+    if ((first.className === 'Embedding' || first.className === 'EmbeddingBag') && sequence) attempt(() => [sequence]);
+    if (/^(LSTM|GRU|RNN)$/.test(first.className) && sequence) attempt(() => [sequence, args.int(0, 'input_size')]);
+  }
+  return candidates;
+}
+
+function firstLayer(root: ModuleObject): ModuleObject | undefined {
+  if (root.kind === 'layer') return root;
+  return root.namedModules().find(([, m]) => m.kind === 'layer')?.[1];
+}
+
+function followForward(model: ModelDescription, input: Sourced<readonly number[]> | undefined, context: AnalysisContext): LayerTableResult {
+  const recorder = new RowRecorder(model.root);
+  const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, FORWARD_STEPS);
+  interpreter.forwardMode = true;
+  let orderFromDeclaration = false;
   const notes: AnalysisNote[] = [];
-  const inputShape = setup.inputShape ?? inferInputShape(model);
-  if (!inputShape) {
-    notes.push({ severity: 'warning', message: `${model.name}: input shape unknown, so activations are not counted. Add an example tensor such as torch.randn(batch_size, ...).`, range: model.range });
-  }
-  let shape: Shape | undefined = inputShape?.value;
-  const rows: LayerRow[] = [];
-  for (const layer of model.layers) {
-    const spec = layerSpec(layer.type);
-    const args = new LayerArgs(layer);
-    if (!spec) {
-      notes.push({ severity: 'warning', message: `${layer.path}: nn.${layer.type} is not understood yet; its parameters and activations are not counted.`, range: layer.range });
-      rows.push({ path: layer.path, type: layer.type, outputShape: null, activations: null, params: null, trainable: true });
-      shape = undefined;
-      continue;
+  if (input) {
+    try {
+      const value = tensor(batched([...input.value]));
+      const arity = forwardArity(model.root, interpreter);
+      interpreter.callValue({ kind: 'module', module: model.root }, Array.from({ length: arity }, () => value), new Map(), model.node);
+    } catch (error) {
+      if (!(error instanceof BudgetExceeded)) throw error;
+      notes.push({ severity: 'warning', message: `${model.name}: forward() takes too long to follow (${error.message}).`, range: model.range });
+      orderFromDeclaration = true;
     }
-    shape ??= restartShape(layer);
-    const params = attempt(() => spec.params(args, shape), layer, notes);
-    const output: Shape | undefined = shape && attempt(() => spec.output(shape!, args), layer, notes);
-    rows.push({ path: layer.path, type: layer.type, outputShape: output ? [...output] : null, activations: output ? product(output) : null, params: params ?? null, trainable: true });
-    shape = output;
+    if (recorder.calls.length === 0 && model.root.kind !== 'layer') orderFromDeclaration = true;
+  } else orderFromDeclaration = true;
+  if (orderFromDeclaration) {
+    if (input) notes.push({ severity: 'warning', message: `${model.name}: forward() could not be followed; layers are listed in declaration order.`, range: model.range });
+    recorder.declarationOrder(input?.value, interpreter, model.node);
   }
-  const known = (values: (number | null)[]) => values.reduce<number>((sum, v) => sum + (v ?? 0), 0);
-  const totalParams = known(rows.map((r) => r.params));
-  return {
-    table: {
+  notes.push(...interpreter.notes);
+  return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes };
+}
+
+/** How many tensors forward() takes: its parameters without defaults (src and tgt for a Transformer). */
+function forwardArity(root: ModuleObject, interpreter: Interpreter): number {
+  if (root.kind !== 'user' || !root.classValue) return 1;
+  const forward = interpreter.classAttribute(root.classValue, 'forward');
+  if (kindOf(forward) !== 'function') return 1;
+  const parameters = (forward as { node: { childForFieldName(n: string): { namedChildren: { type: string }[] } | null } }).node.childForFieldName('parameters')?.namedChildren ?? [];
+  return Math.max(1, parameters.filter((p) => p.type === 'identifier').length - 1);
+}
+
+/** Collects rows as forward() calls layers, counting each parameter once (tied weights, reused layers). */
+class RowRecorder {
+  readonly calls: LayerRow[] = [];
+  private readonly paths = new Map<number, string>();
+  private readonly counted = new Set<string>();
+  private readonly called = new Set<number>();
+
+  constructor(private readonly root: ModuleObject) {
+    this.paths.set(root.id, '');
+    for (const [path, module] of root.namedModules()) this.paths.set(module.id, path);
+  }
+
+  call(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
+    if (module.kind === 'sequential') {
+      let value: PyValue = inputs[0] ?? null;
+      for (const child of module.children.values()) value = interpreter.callValue({ kind: 'module', module: child }, [value], new Map(), node);
+      return value;
+    }
+    if (module.kind === 'user') return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
+    if (module.kind !== 'layer' || !module.layer) {
+      interpreter.note(node, `${module.className} is a container and cannot be called`);
+      return tensor(null);
+    }
+    // A loss inside forward() returns a scalar and is no layer of the model.
+    if (isLoss(module.layer.type)) return tensor([]);
+    this.called.add(module.id);
+    const path = this.paths.get(module.id) ?? module.className;
+    const spec = layerSpec(module.layer.type);
+    const args = new LayerArgs(module.layer);
+    const shapes = inputs.map(shapeOf);
+    const params = this.countParams(module, shapes.every((s): s is TensorShape => !!s) ? shapes : undefined, interpreter, node);
+    if (!spec) {
+      this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
+      return tensor(null);
+    }
+    if (!shapes.length || shapes.some((s) => !s)) {
+      this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
+      return tensor(null);
+    }
+    let output: LayerOutput;
+    try {
+      output = spec.forward(shapes as TensorShape[], args, { kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, typeof v === 'object' ? null : v])) });
+    } catch (error) {
+      if (!(error instanceof LayerArgumentError)) throw error;
+      interpreter.note(node, `${path}: ${error.message}`);
+      this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
+      return tensor(null);
+    }
+    const tensors = outputTensors(output);
+    const first = tensors[0];
+    this.calls.push({
+      path,
+      type: module.layer.type,
+      outputShape: first ? perSampleShape(first) : null,
+      activations: tensors.reduce((sum, t) => sum + perSampleElements(t), 0),
+      params,
+      trainable: true,
+    });
+    return toPyValue(output);
+  }
+
+  /** When forward() cannot be followed: every layer once, in registration order, shapes chained. */
+  declarationOrder(sample: readonly number[] | undefined, interpreter: Interpreter, node: SyntaxNode): void {
+    this.calls.length = 0;
+    this.called.clear();
+    let value: PyValue = sample ? tensor(batched([...sample])) : tensor(null);
+    const layers = this.root.kind === 'layer' ? [this.root] : this.root.namedModules().map(([, m]) => m).filter((m) => m.kind === 'layer');
+    for (const layer of layers) {
+      if (shapeOf(value) === null && layer.className === 'Linear' && layer.layer) {
+        try {
+          value = tensor(batched([new LayerArgs(layer.layer).int(0, 'in_features')]));
+        } catch {
+          // Leave the shape unknown.
+        }
+      }
+      const result = this.call(layer, [value], new Map(), node, interpreter);
+      value = outputTensorsOf(result)[0] ?? tensor(null);
+    }
+  }
+
+  private countParams(module: ModuleObject, shapes: TensorShape[] | undefined, interpreter: Interpreter, node: SyntaxNode): number | null {
+    const spec = module.layer && layerSpec(module.layer.type);
+    if (!spec || !module.layer) return null;
+    let total: number;
+    try {
+      total = spec.params(new LayerArgs(module.layer), shapes);
+    } catch (error) {
+      if (!(error instanceof LayerArgumentError)) throw error;
+      interpreter.note(node, `${this.paths.get(module.id) ?? module.className}: ${error.message}`);
+      return null;
+    }
+    const weight = tiedWeightNumel(module);
+    const weightKey = `${(module.tiedWeightOf ?? module).id}.weight`;
+    const restKey = `${module.id}.rest`;
+    let count = 0;
+    if (weight > 0) {
+      if (!this.counted.has(weightKey)) count += weight;
+      this.counted.add(weightKey);
+    }
+    if (!this.counted.has(restKey)) count += total - weight;
+    this.counted.add(restKey);
+    return count;
+  }
+
+  table(model: string, sample: readonly number[] | undefined): LayerTable {
+    const parameterRows: LayerRow[] = [];
+    for (const [path, module] of [['', this.root] as [string, ModuleObject], ...this.root.namedModules()]) {
+      if (module.kind === 'layer') continue;
+      for (const [name, parameter] of module.parameters) {
+        parameterRows.push({ path: path ? `${path}.${name}` : name, type: 'Parameter', outputShape: null, activations: 0, params: parameter.numel, trainable: parameter.trainable });
+      }
+    }
+    const unused: LayerRow[] = [];
+    const layers = this.root.kind === 'layer' ? [['', this.root] as [string, ModuleObject]] : this.root.namedModules();
+    for (const [path, module] of layers) {
+      if (module.kind !== 'layer' || this.called.has(module.id) || isLoss(module.className)) continue;
+      unused.push({ path, type: module.layer?.type ?? module.className, outputShape: null, activations: 0, params: this.unusedParams(module), trainable: true });
+    }
+    const rows = [...parameterRows, ...this.calls, ...unused];
+    const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
+    return {
       schemaVersion: LAYER_TABLE_SCHEMA_VERSION,
-      model: model.name,
-      inputShape: inputShape ? [...inputShape.value] : null,
+      model,
+      inputShape: sample ? [...sample] : null,
       rows,
-      totals: { params: totalParams, trainableParams: known(rows.filter((r) => r.trainable).map((r) => r.params)), activations: known(rows.map((r) => r.activations)) },
+      totals: {
+        params: sum(rows.map((r) => r.params)),
+        trainableParams: sum(rows.filter((r) => r.trainable).map((r) => r.params)),
+        activations: sum(rows.map((r) => r.activations)),
+      },
       incomplete: rows.some((r) => r.params === null || r.activations === null),
-    },
-    inputShape,
-    notes,
-  };
+    };
+  }
+
+  private unusedParams(module: ModuleObject): number | null {
+    const spec = module.layer && layerSpec(module.layer.type);
+    if (!spec || !module.layer) return null;
+    try {
+      const total = spec.params(new LayerArgs(module.layer));
+      const weight = tiedWeightNumel(module);
+      const weightKey = `${(module.tiedWeightOf ?? module).id}.weight`;
+      let count = this.counted.has(`${module.id}.rest`) ? 0 : total - weight;
+      if (weight > 0 && !this.counted.has(weightKey)) count += weight;
+      this.counted.add(weightKey);
+      this.counted.add(`${module.id}.rest`);
+      return count;
+    } catch {
+      return null;
+    }
+  }
 }
 
-/** With no example input, a leading Linear or Embedding still pins the sample shape down. */
-function inferInputShape(model: ModelDescription): Sourced<readonly number[]> | undefined {
-  const first = model.layers[0];
-  const shape = first && restartShape(first);
-  return shape && first ? { value: shape, range: first.range, origin: `in_features of the first layer (${first.path})` } : undefined;
-}
-
-/** The input shape a layer declares by itself, used to resume after an unknown layer. */
-function restartShape(layer: LayerCall): Shape | undefined {
-  if (layer.type !== 'Linear') return undefined;
+/** Elements of a layer's `weight`, for the layers whose weights scripts tie (language-model heads). */
+function tiedWeightNumel(module: ModuleObject): number {
+  const layer = module.layer;
+  if (!layer) return 0;
+  const args = new LayerArgs(layer);
   try {
-    return [new LayerArgs(layer).int(0, 'in_features')];
+    if (layer.type === 'Linear') return args.int(0, 'in_features') * args.int(1, 'out_features');
+    if (layer.type === 'Embedding') return args.int(0, 'num_embeddings') * args.int(1, 'embedding_dim');
   } catch {
-    return undefined;
+    return 0;
   }
+  return 0;
 }
 
-function attempt<T>(compute: () => T, layer: LayerCall, notes: AnalysisNote[]): T | undefined {
-  try {
-    return compute();
-  } catch (error) {
-    if (!(error instanceof LayerArgumentError)) throw error;
-    notes.push({ severity: 'warning', message: `${layer.path}: ${error.message}`, range: layer.range });
-    return undefined;
+function toPyValue(output: LayerOutput): PyValue {
+  if (output === null) return null;
+  if (output.length === 0 || typeof output[0] === 'number' || (typeof output[0] === 'object' && output[0] !== null && !Array.isArray(output[0]) && 'batch' in output[0])) {
+    return tensor(output as TensorShape);
   }
+  return tuple((output as readonly LayerOutput[]).map(toPyValue));
+}
+
+function outputTensorsOf(value: PyValue): PyValue[] {
+  if (kindOf(value) === 'tensor') return [value];
+  if (Array.isArray(value)) return value.flatMap(outputTensorsOf);
+  return [];
 }

@@ -12,7 +12,12 @@ async function analyze(source: string): Promise<SourceAnalysis> {
   }
 }
 
-const layerSummary = (analysis: SourceAnalysis, index = 0) => analysis.models[index]?.layers.map((l) => `${l.path}:${l.type}`);
+const layerSummary = (analysis: SourceAnalysis, index = 0) =>
+  analysis.models[index]?.root
+    .namedModules()
+    .filter(([, m]) => m.kind === 'layer')
+    .map(([path, m]) => `${path}:${m.className}`);
+const layerArgs = (analysis: SourceAnalysis, path: string) => analysis.models[0]?.root.namedModules().find(([p]) => p === path)?.[1].layer;
 
 describe('analyzeSource', () => {
   it('reads an nn.Sequential MLP with module constants and its training set-up', async () => {
@@ -22,8 +27,8 @@ describe('analyzeSource', () => {
     assert.equal(model?.name, 'encoder');
     assert.equal(model?.kind, 'sequential');
     assert.deepEqual(layerSummary(analysis), ['0:Linear', '1:ReLU', '2:Linear', '3:Tanh']);
-    assert.deepEqual(model?.layers[0]?.args, [100, 1024]);
-    assert.deepEqual(model?.layers[2]?.kwargs, { bias: false });
+    assert.deepEqual(layerArgs(analysis, '0')?.args, [100, 1024]);
+    assert.deepEqual(layerArgs(analysis, '2')?.kwargs, { bias: false });
     assert.equal(analysis.setup.batchSize?.value, 64);
     assert.deepEqual(analysis.setup.inputShape?.value, [100]);
     assert.equal(analysis.setup.optimizer?.value, 'sgd');
@@ -57,8 +62,8 @@ describe('analyzeSource', () => {
     assert.equal(model?.name, 'model');
     assert.equal(model?.kind, 'module');
     assert.deepEqual(layerSummary(analysis), ['fc1:Linear', 'bn1:BatchNorm1d', 'fc2:Linear', 'drop:Dropout', 'head:Linear']);
-    assert.deepEqual(model?.layers[0]?.args, [256, 1024], 'in_dim from the constant, hidden from MLP(hidden=1024)');
-    assert.deepEqual(model?.layers[2]?.args, [1024, 512]);
+    assert.deepEqual(layerArgs(analysis, 'fc1')?.args, [256, 1024], 'in_dim from the constant, hidden from MLP(hidden=1024)');
+    assert.deepEqual(layerArgs(analysis, 'fc2')?.args, [1024, 512]);
     assert.equal(analysis.setup.batchSize?.value, 512);
     assert.equal(analysis.setup.batchSize?.origin, 'DataLoader(batch_size=...)');
     assert.equal(analysis.setup.optimizer?.value, 'adamw');
@@ -86,7 +91,7 @@ describe('analyzeSource', () => {
 
   it('explains arguments it cannot resolve', async () => {
     const analysis = await analyze('import torch.nn as nn\nimport sys\nm = nn.Sequential(nn.Linear(int(sys.argv[1]), 4))\n');
-    const arg = analysis.models[0]?.layers[0]?.args[0];
+    const arg = layerArgs(analysis, '0')?.args[0];
     assert.ok(arg && typeof arg === 'object' && 'reason' in arg, 'unresolved with a reason');
   });
 

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
-import type { Value } from '../../../../src/core/analysis/modelDescription';
-import { moduleScope } from '../../../../src/core/analysis/moduleScope';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import type { PyValue } from '../../../../src/core/analysis/interpreter/pyValues';
 import { realParser } from '../../fixtures';
 
-async function constants(source: string): Promise<(name: string) => Value | undefined> {
+async function constants(source: string): Promise<(name: string) => PyValue | undefined> {
   const tree = (await realParser()).parse(source);
-  const scope = moduleScope(tree.rootNode);
+  const { scope } = analyzeSource(tree).context;
   tree.delete();
   return (name) => scope.get(name);
 }

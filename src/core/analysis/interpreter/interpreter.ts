@@ -1,0 +1,1182 @@
+import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
+import { layerSpec } from '../../layers/layerCatalog';
+import type { ImportTable } from '../imports';
+import type { AnalysisNote } from '../modelDescription';
+import { callTensorFunction, callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
+import { ModuleObject } from './moduleObject';
+import {
+  asModule,
+  isList,
+  isUnresolvedValue,
+  kindOf,
+  truthy,
+  tuple,
+  unresolved,
+  toValue,
+  type ClassValue,
+  type DictValue,
+  type ExternalValue,
+  type FunctionValue,
+  type InstanceValue,
+  type ModuleValue,
+  type ParameterValue,
+  type PyList,
+  type PyValue,
+} from './pyValues';
+import { Scope } from './scope';
+import { isTensorLike } from './tensorOps';
+
+/** Raised when a script takes more steps than an analysis may spend; the caller falls back. */
+export class BudgetExceeded extends Error {}
+
+type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
+
+/** An external call seen while running the script: the training set-up is read from these. */
+export interface CallEvent {
+  readonly qualified: string;
+  readonly node: SyntaxNode;
+  readonly args: readonly PyValue[];
+  readonly kwargs: ReadonlyMap<string, PyValue>;
+}
+
+export interface InterpreterHooks {
+  /** Every call of a library function or class (torch.optim.Adam, DataLoader, autocast...). */
+  onExternalCall?(event: CallEvent): void;
+  /** `name = value` in the body being discovered (not inside the functions it calls). */
+  onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
+  /** `module(*inputs)` in forward mode; undefined means "not handled". */
+  onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
+}
+
+const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
+  'torch.nn.Sequential': 'sequential',
+  'torch.nn.ModuleList': 'list',
+  'torch.nn.ModuleDict': 'dict',
+  'torch.nn.ParameterList': 'list',
+};
+const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
+const MAX_RANGE = 10_000;
+const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
+const MAX_DEPTH = 40;
+/** Layer attributes scripts read back (`model.fc.in_features`): constructor argument names by position. */
+const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
+  Linear: ['in_features', 'out_features'],
+  Conv1d: ['in_channels', 'out_channels', 'kernel_size'],
+  Conv2d: ['in_channels', 'out_channels', 'kernel_size'],
+  Conv3d: ['in_channels', 'out_channels', 'kernel_size'],
+  Embedding: ['num_embeddings', 'embedding_dim'],
+  BatchNorm1d: ['num_features'],
+  BatchNorm2d: ['num_features'],
+  LayerNorm: ['normalized_shape'],
+  LSTM: ['input_size', 'hidden_size', 'num_layers'],
+  GRU: ['input_size', 'hidden_size', 'num_layers'],
+  MultiheadAttention: ['embed_dim', 'num_heads'],
+};
+
+/**
+ * A small, bounded Python interpreter over the syntax tree: enough of the language to build
+ * the modules a script constructs (constructors, helpers, loops, comprehensions, configs,
+ * argparse defaults) and to follow `forward()` with tensor shapes. It never throws for the
+ * script's sake: what it cannot follow becomes `Unresolved` with a reason.
+ */
+export class Interpreter {
+  readonly notes: AnalysisNote[] = [];
+  /** Where each argparse option was declared, by destination name. */
+  readonly argumentNodes = new Map<string, SyntaxNode>();
+  private steps = 0;
+  private depth = 0;
+  /** True while running `forward`: module calls are layers, not objects to build. */
+  forwardMode = false;
+
+  constructor(
+    private readonly imports: ImportTable,
+    private readonly hooks: InterpreterHooks = {},
+    private readonly maxSteps = 200_000,
+  ) {}
+
+  note(node: SyntaxNode | undefined, message: string): void {
+    if (this.notes.length < 200) this.notes.push({ severity: 'warning', message, range: node ? rangeOf(node) : undefined });
+  }
+
+  private tick(): void {
+    if (++this.steps > this.maxSteps) throw new BudgetExceeded(`analysis stopped after ${this.maxSteps} steps`);
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  execBlock(block: SyntaxNode | null, scope: Scope, discovering = false): Flow {
+    if (!block) return undefined;
+    for (const statement of block.namedChildren) {
+      const flow = this.exec(statement, scope, discovering);
+      if (flow) return flow;
+    }
+    return undefined;
+  }
+
+  exec(node: SyntaxNode, scope: Scope, discovering = false): Flow {
+    this.tick();
+    switch (node.type) {
+      case 'expression_statement':
+        for (const child of node.namedChildren) {
+          if (child.type === 'assignment' || child.type === 'augmented_assignment') this.assign(child, scope, discovering);
+          else this.evaluate(child, scope);
+        }
+        return undefined;
+      case 'return_statement': {
+        const value = node.namedChildren[0];
+        return { kind: 'return', value: value ? this.evaluate(value, scope) : null };
+      }
+      case 'if_statement':
+        return this.execIf(node, scope, discovering);
+      case 'for_statement':
+        return this.execFor(node, scope, discovering);
+      case 'while_statement': {
+        const condition = truthy(this.evaluate(node.childForFieldName('condition')!, scope));
+        if (condition === false) return undefined;
+        // The iteration count is rarely known statically: follow the body once.
+        const flow = this.execBlock(node.childForFieldName('body'), scope, discovering);
+        return flow?.kind === 'return' ? flow : undefined;
+      }
+      case 'with_statement': {
+        for (const item of node.descendantsOfType('with_item')) {
+          const value = item.childForFieldName('value');
+          const evaluated = value ? this.evaluate(value.type === 'as_pattern' ? value.namedChildren[0]! : value, scope) : null;
+          const alias = value?.type === 'as_pattern' ? value.childForFieldName('alias') : null;
+          const target = alias?.namedChildren[0] ?? alias;
+          if (target?.type === 'identifier') scope.set(target.text, evaluated);
+        }
+        return this.execBlock(node.childForFieldName('body'), scope, discovering);
+      }
+      case 'try_statement':
+        return this.execBlock(node.childForFieldName('body'), scope, discovering);
+      case 'function_definition':
+        this.defineFunction(node, scope);
+        return undefined;
+      case 'class_definition':
+        this.defineClass(node, scope, []);
+        return undefined;
+      case 'decorated_definition': {
+        const definition = node.childForFieldName('definition');
+        const decorators = node.namedChildren.filter((c) => c.type === 'decorator');
+        if (definition?.type === 'class_definition') this.defineClass(definition, scope, decorators);
+        else if (definition?.type === 'function_definition') this.defineFunction(definition, scope);
+        return undefined;
+      }
+      case 'break_statement':
+        return { kind: 'break' };
+      case 'continue_statement':
+        return { kind: 'continue' };
+      default:
+        return undefined;
+    }
+  }
+
+  private execIf(node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
+    const condition = truthy(this.evaluate(node.childForFieldName('condition')!, scope));
+    const alternatives = node.childrenForFieldName('alternative');
+    if (condition === true) return this.execBlock(node.childForFieldName('consequence'), scope, discovering);
+    if (condition === undefined) {
+      // Unknown condition: take the first branch; while discovering, look at every branch.
+      const flow = this.execBlock(node.childForFieldName('consequence'), scope, discovering);
+      if (!discovering) return flow;
+      for (const alternative of alternatives) this.execBlock(alternative.childForFieldName('body'), scope, discovering);
+      return flow?.kind === 'return' ? flow : undefined;
+    }
+    for (const alternative of alternatives) {
+      if (alternative.type === 'else_clause') return this.execBlock(alternative.childForFieldName('body'), scope, discovering);
+      const taken = truthy(this.evaluate(alternative.childForFieldName('condition')!, scope));
+      if (taken !== false) return this.execBlock(alternative.childForFieldName('consequence'), scope, discovering);
+    }
+    return undefined;
+  }
+
+  private execFor(node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
+    const left = node.childForFieldName('left')!;
+    const iterable = this.evaluate(node.childForFieldName('right')!, scope);
+    const items = this.iterate(iterable);
+    const body = node.childForFieldName('body');
+    if (!items) {
+      // Unknown iterable (a data loader): follow the body once with unknown loop variables.
+      this.bind(left, unresolved(left.text, 'loop variable'), scope, discovering);
+      const flow = this.execBlock(body, scope, discovering);
+      return flow?.kind === 'return' ? flow : undefined;
+    }
+    for (const item of items) {
+      this.bind(left, item, scope, discovering);
+      const flow = this.execBlock(body, scope, discovering);
+      if (flow?.kind === 'break') break;
+      if (flow?.kind === 'return') return flow;
+    }
+    return undefined;
+  }
+
+  /** The items a `for` loop visits, when they are known. */
+  iterate(value: PyValue): PyValue[] | undefined {
+    if (isList(value)) return [...value];
+    if (typeof value === 'string') return [...value];
+    const module = asModule(value);
+    if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }) as ModuleValue);
+    if (kindOf(value) === 'dict') return [...(value as DictValue).entries.keys()];
+    return undefined;
+  }
+
+  private assign(node: SyntaxNode, scope: Scope, discovering: boolean): void {
+    const left = node.childForFieldName('left')!;
+    const right = node.childForFieldName('right');
+    if (!right) {
+      // `n_embd: int` in a class body: a declaration without a value.
+      return;
+    }
+    if (node.type === 'augmented_assignment') {
+      const operator = node.childForFieldName('operator')?.text.slice(0, -1) ?? '+';
+      const current = this.evaluate(left, scope);
+      const value = this.evaluate(right, scope);
+      if (isList(current) && operator === '+' && isList(value)) {
+        current.push(...value);
+        return;
+      }
+      this.bind(left, this.binary(operator, current, value, node), scope, discovering);
+      return;
+    }
+    // a = b = value
+    const value = right.type === 'assignment' ? (this.assign(right, scope, discovering), this.evaluate(right.childForFieldName('left')!, scope)) : this.evaluate(right, scope);
+    this.bind(left, value, scope, discovering);
+  }
+
+  bind(target: SyntaxNode, value: PyValue, scope: Scope, discovering = false): void {
+    switch (target.type) {
+      case 'identifier':
+        scope.set(target.text, value);
+        if (discovering && this.depth === 0) this.hooks.onAssign?.(target.text, value, target);
+        return;
+      case 'pattern_list':
+      case 'tuple_pattern':
+      case 'list_pattern':
+      case 'tuple':
+      case 'list':
+      case 'parenthesized_expression': {
+        const targets = target.namedChildren.filter((c) => c.type !== 'comment');
+        if (target.type === 'parenthesized_expression') {
+          if (targets[0]) this.bind(targets[0], value, scope, discovering);
+          return;
+        }
+        const items = isList(value) ? value : undefined;
+        targets.forEach((t, i) => {
+          if (t.type === 'list_splat_pattern') this.bind(t.namedChildren[0]!, items ? items.slice(i) : unresolved(t.text, 'unpacked'), scope, discovering);
+          else this.bind(t, items?.[i] ?? unresolved(t.text, `cannot unpack ${value === null ? 'None' : 'this value'}`), scope, discovering);
+        });
+        return;
+      }
+      case 'attribute':
+        this.setAttribute(this.evaluate(target.childForFieldName('object')!, scope), target.childForFieldName('attribute')!.text, value, target);
+        return;
+      case 'subscript': {
+        const container = this.evaluate(target.childForFieldName('value')!, scope);
+        const key = this.evaluate(target.childForFieldName('subscript')!, scope);
+        if (kindOf(container) === 'dict' && typeof key === 'string') (container as DictValue).entries.set(key, value);
+        else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
+        else {
+          const module = asModule(container);
+          const child = asModule(value);
+          if (module && child && (typeof key === 'string' || typeof key === 'number')) module.setChild(String(key), child);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** `self.fc = nn.Linear(...)` registers a child, `self.pos = nn.Parameter(...)` a parameter; `head.weight = emb.weight` ties them. */
+  setAttribute(object: PyValue, name: string, value: PyValue, node: SyntaxNode): void {
+    const module = asModule(object);
+    if (module) {
+      const child = asModule(value);
+      if (child && module.kind !== 'layer') module.setChild(name, child);
+      else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
+      else if (module.kind === 'layer' && name === 'weight' && kindOf(value) === 'external' && (value as ExternalValue).name === 'weight-of') {
+        const owner = asModule((value as ExternalValue).self);
+        if (owner) module.tiedWeightOf = owner.tiedWeightOf ?? owner;
+      } else module.attrs.set(name, value);
+      return;
+    }
+    if (kindOf(object) === 'instance') (object as InstanceValue).attrs.set(name, value);
+    else if (kindOf(object) === 'class') (object as ClassValue).attrs.set(name, value);
+    else if (!isUnresolvedValue(object) && !isTensorLike(object)) this.note(node, `cannot follow the assignment to \`${node.text}\``);
+  }
+
+  // ---------------------------------------------------------------- definitions
+
+  defineFunction(node: SyntaxNode, scope: Scope, classValue?: ClassValue): FunctionValue {
+    const name = node.childForFieldName('name')?.text ?? '<lambda>';
+    const fn: FunctionValue = { kind: 'function', name, node, closure: scope, classValue };
+    if (!classValue) scope.set(name, fn);
+    return fn;
+  }
+
+  defineClass(node: SyntaxNode, scope: Scope, decorators: readonly SyntaxNode[]): ClassValue {
+    const name = node.childForFieldName('name')?.text ?? '<class>';
+    const bases: ClassValue[] = [];
+    let isModule = false;
+    for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
+      if (base.type === 'keyword_argument') continue;
+      const value = this.evaluate(base, scope);
+      if (kindOf(value) === 'class') {
+        bases.push(value as ClassValue);
+        isModule ||= (value as ClassValue).isModule;
+      } else if (kindOf(value) === 'external' && /^torch\.nn\.(modules\.module\.)?Module$/.test((value as ExternalValue).name)) isModule = true;
+    }
+    const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
+    const attrs = new Map<string, PyValue>();
+    const fields: string[] = [];
+    const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields };
+    const classScope = scope.child();
+    for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
+      const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+      if (inner?.type === 'function_definition') {
+        attrs.set(inner.childForFieldName('name')?.text ?? '', this.defineFunction(inner, scope, classValue));
+      } else if (statement.type === 'expression_statement' && statement.namedChildren[0]?.type === 'assignment') {
+        const assignment = statement.namedChildren[0];
+        const left = assignment.childForFieldName('left');
+        const right = assignment.childForFieldName('right');
+        if (left?.type !== 'identifier') continue;
+        if (assignment.childForFieldName('type')) fields.push(left.text);
+        const value = right ? this.evaluate(right, classScope) : unresolved(left.text, 'declared without a default');
+        classScope.set(left.text, value);
+        attrs.set(left.text, value);
+      }
+    }
+    scope.set(name, classValue);
+    return classValue;
+  }
+
+  /** An attribute of a class, looked up through its bases (method resolution order, simplified). */
+  classAttribute(classValue: ClassValue, name: string): PyValue | undefined {
+    if (classValue.attrs.has(name)) return classValue.attrs.get(name);
+    for (const base of classValue.bases) {
+      const found = this.classAttribute(base, name);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  evaluate(node: SyntaxNode, scope: Scope): PyValue {
+    this.tick();
+    switch (node.type) {
+      case 'integer':
+        return Number(node.text.replace(/_/g, '').replace(/[lL]$/, ''));
+      case 'float':
+        return Number(node.text.replace(/_/g, ''));
+      case 'true':
+        return true;
+      case 'false':
+        return false;
+      case 'none':
+        return null;
+      case 'string':
+        return stringValue(node) ?? unresolved(node.text, 'formatted string');
+      case 'concatenated_string':
+        return unresolved(node.text, 'concatenated string');
+      case 'ellipsis':
+        return { kind: 'external', name: '...' };
+      case 'identifier':
+        return this.lookup(node.text, scope, node);
+      case 'parenthesized_expression': {
+        const inner = node.namedChildren.find((c) => c.type !== 'comment');
+        return inner ? this.evaluate(inner, scope) : tuple([]);
+      }
+      case 'tuple':
+      case 'expression_list':
+        return tuple(this.evaluateItems(node, scope));
+      case 'list':
+        return this.evaluateItems(node, scope);
+      case 'set':
+        return this.evaluateItems(node, scope);
+      case 'dictionary':
+        return this.evaluateDict(node, scope);
+      case 'list_comprehension':
+      case 'generator_expression':
+      case 'set_comprehension':
+        return this.comprehension(node, scope);
+      case 'dictionary_comprehension':
+        return unresolved(node.text, 'dict comprehension');
+      case 'attribute':
+        return this.attribute(this.evaluate(node.childForFieldName('object')!, scope), node.childForFieldName('attribute')!.text, node);
+      case 'subscript':
+        return this.subscript(node, scope);
+      case 'slice': {
+        const parts: (SyntaxNode | null)[] = [null, null, null];
+        let index = 0;
+        for (const child of node.children) {
+          if (child.type === ':') index += 1;
+          else if (child.isNamed) parts[index] = child;
+        }
+        const value = (n: SyntaxNode | null) => (n ? this.evaluate(n, scope) : null);
+        return { kind: 'slice', start: value(parts[0]!), stop: value(parts[1]!), step: value(parts[2]!) };
+      }
+      case 'call':
+        return this.call(node, scope);
+      case 'unary_operator': {
+        const value = this.evaluate(node.childForFieldName('argument')!, scope);
+        const operator = node.childForFieldName('operator')?.text;
+        if (typeof value === 'number') return operator === '-' ? -value : operator === '~' ? ~value : value;
+        if (isTensorLike(value)) return value;
+        return unresolved(node.text, 'not a number');
+      }
+      case 'binary_operator':
+        return this.binary(node.childForFieldName('operator')?.text ?? '', this.evaluate(node.childForFieldName('left')!, scope), this.evaluate(node.childForFieldName('right')!, scope), node);
+      case 'not_operator': {
+        const value = truthy(this.evaluate(node.childForFieldName('argument')!, scope));
+        return value === undefined ? unresolved(node.text, 'unknown condition') : !value;
+      }
+      case 'boolean_operator': {
+        const left = this.evaluate(node.childForFieldName('left')!, scope);
+        const test = truthy(left);
+        if (test === undefined) return unresolved(node.text, 'unknown condition');
+        const isAnd = node.childForFieldName('operator')?.text === 'and';
+        if (isAnd ? !test : test) return left;
+        return this.evaluate(node.childForFieldName('right')!, scope);
+      }
+      case 'comparison_operator':
+        return this.compare(node, scope);
+      case 'conditional_expression': {
+        const [consequence, condition, alternative] = node.namedChildren;
+        const test = condition ? truthy(this.evaluate(condition, scope)) : undefined;
+        return test === false && alternative ? this.evaluate(alternative, scope) : consequence ? this.evaluate(consequence, scope) : null;
+      }
+      case 'lambda':
+        return unresolved(node.text, 'lambda');
+      case 'await':
+      case 'named_expression':
+        return unresolved(node.text, node.type.replace(/_/g, ' '));
+      default:
+        return unresolved(node.text, `${node.type.replace(/_/g, ' ')} is not followed`);
+    }
+  }
+
+  private evaluateItems(node: SyntaxNode, scope: Scope): PyList {
+    const items: PyList = [];
+    for (const child of node.namedChildren) {
+      if (child.type === 'comment') continue;
+      if (child.type === 'list_splat') {
+        const spread = this.iterate(this.evaluate(child.namedChildren[0]!, scope));
+        if (spread) items.push(...spread);
+        else items.push(unresolved(child.text, 'unpacked value is unknown'));
+      } else items.push(this.evaluate(child, scope));
+    }
+    return items;
+  }
+
+  private evaluateDict(node: SyntaxNode, scope: Scope): DictValue {
+    const entries = new Map<string, PyValue>();
+    for (const pair of node.namedChildren) {
+      if (pair.type !== 'pair') continue;
+      const key = this.evaluate(pair.childForFieldName('key')!, scope);
+      if (typeof key === 'string' || typeof key === 'number') entries.set(String(key), this.evaluate(pair.childForFieldName('value')!, scope));
+    }
+    return { kind: 'dict', entries };
+  }
+
+  private comprehension(node: SyntaxNode, scope: Scope): PyValue {
+    const body = node.childForFieldName('body');
+    const clauses = node.namedChildren.filter((c) => c.type === 'for_in_clause' || c.type === 'if_clause');
+    if (!body) return unresolved(node.text, 'comprehension');
+    const results: PyList = [];
+    const run = (index: number, inner: Scope): boolean => {
+      const clause = clauses[index];
+      if (!clause) {
+        results.push(this.evaluate(body, inner));
+        return true;
+      }
+      if (clause.type === 'if_clause') {
+        const test = truthy(this.evaluate(clause.namedChildren[0]!, inner));
+        return test === false ? true : run(index + 1, inner);
+      }
+      const items = this.iterate(this.evaluate(clause.childForFieldName('right')!, inner));
+      if (!items) return false;
+      for (const item of items) {
+        this.bind(clause.childForFieldName('left')!, item, inner);
+        if (!run(index + 1, inner)) return false;
+      }
+      return true;
+    };
+    return run(0, scope.child()) ? results : unresolved(node.text, 'comprehension over an unknown sequence');
+  }
+
+  lookup(name: string, scope: Scope, node: SyntaxNode): PyValue {
+    const value = scope.get(name);
+    if (value !== undefined) return value;
+    const qualified = this.imports.resolve(name);
+    if (qualified) return { kind: 'external', name: qualified };
+    if (BUILTINS.has(name)) return { kind: 'external', name: `builtins.${name}` };
+    return unresolved(node.text, `\`${name}\` has no value known to the analysis`);
+  }
+
+  attribute(object: PyValue, name: string, node: SyntaxNode): PyValue {
+    const kind = kindOf(object);
+    if (kind === 'external') {
+      const external = object as ExternalValue;
+      if (external.self !== undefined) return unresolved(node.text, 'attribute of a library value');
+      return { kind: 'external', name: `${external.name}.${name}` };
+    }
+    if (kind === "module") return this.moduleAttribute((object as ModuleValue).module, name, object);
+    if (kind === 'instance') {
+      const instance = object as InstanceValue;
+      if (instance.argparse) return { kind: 'external', name: `argparse.${name}`, self: object };
+      if (instance.attrs.has(name)) return instance.attrs.get(name)!;
+      const fromClass = instance.classValue && this.classAttribute(instance.classValue, name);
+      if (fromClass !== undefined) return bindMethod(fromClass, object);
+      return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
+    }
+    if (kind === 'class') {
+      const found = this.classAttribute(object as ClassValue, name);
+      return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
+    }
+    if (kind === 'tensor' || kind === 'parameter') return tensorAttribute(object, name, node);
+    if (kind === 'dict' || isList(object) || typeof object === 'string') return { kind: 'external', name: `method.${name}`, self: object };
+    if (isUnresolvedValue(object)) return object;
+    return unresolved(node.text, `cannot read \`${name}\` here`);
+  }
+
+  private moduleAttribute(module: ModuleObject, name: string, self: PyValue): PyValue {
+    const child = module.children.get(name);
+    if (child) return { kind: 'module', module: child };
+    if (module.parameters.has(name)) return module.parameters.get(name)!;
+    if (module.attrs.has(name)) return module.attrs.get(name)!;
+    if (name === 'training') return true;
+    if (module.classValue) {
+      const found = this.classAttribute(module.classValue, name);
+      if (found !== undefined) return bindMethod(found, self);
+    }
+    if (module.layer) {
+      if (name === 'weight' || name === 'bias') return { kind: 'external', name: 'weight-of', self };
+      const names = LAYER_ARGUMENT_NAMES[module.layer.type] ?? [];
+      if (name in module.layer.kwargs) return module.layer.kwargs[name] as PyValue;
+      const position = names.indexOf(name);
+      if (position >= 0 && position < module.layer.args.length) return module.layer.args[position] as PyValue;
+    }
+    return { kind: 'external', name: `module.${name}`, self };
+  }
+
+  private subscript(node: SyntaxNode, scope: Scope): PyValue {
+    const container = this.evaluate(node.childForFieldName('value')!, scope);
+    const indexNodes = node.childrenForFieldName('subscript');
+    const indices = indexNodes.map((n) => this.evaluate(n, scope));
+    const key = indices.length === 1 ? indices[0]! : tuple(indices);
+    if (isTensorLike(container)) return callTensorMethod(this, container, '__getitem__', isList(key) && (key as PyList).tuple ? [...key] : [key], new Map(), node);
+    if (isList(container)) {
+      if (typeof key === 'number') {
+        const item = container[key < 0 ? container.length + key : key];
+        return item === undefined ? unresolved(node.text, 'index out of range') : item;
+      }
+      if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
+    }
+    if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
+      return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
+    }
+    const module = asModule(container);
+    if (module && module.kind !== 'layer') {
+      const children = [...module.children.entries()];
+      if (typeof key === 'number') {
+        const entry = children[key < 0 ? children.length + key : key];
+        return entry ? { kind: 'module', module: entry[1] } : unresolved(node.text, 'index out of range');
+      }
+      if (typeof key === 'string') {
+        const child = module.children.get(key);
+        return child ? { kind: 'module', module: child } : unresolved(node.text, `no module named ${key}`);
+      }
+      if (kindOf(key) === 'slice') {
+        const slice = new ModuleObject('sequential', 'Sequential', rangeOf(node));
+        for (const [name, child] of sliceList(children as unknown as PyValue[], key as never) as unknown as [string, ModuleObject][]) slice.setChild(name, child);
+        return { kind: 'module', module: slice };
+      }
+    }
+    if (isUnresolvedValue(container)) return container;
+    return unresolved(node.text, 'cannot index this value');
+  }
+
+  private compare(node: SyntaxNode, scope: Scope): PyValue {
+    const operands = node.namedChildren.filter((c) => c.type !== 'comment');
+    const operators = node.children.filter((c) => !c.isNamed).map((c) => c.text);
+    // `is not` and `not in` come as two tokens.
+    const ops: string[] = [];
+    for (let i = 0; i < operators.length; i++) {
+      const op = operators[i]!;
+      if ((op === 'is' && operators[i + 1] === 'not') || (op === 'not' && operators[i + 1] === 'in')) {
+        ops.push(`${op} ${operators[i + 1]}`);
+        i++;
+      } else ops.push(op);
+    }
+    let left = this.evaluate(operands[0]!, scope);
+    for (let i = 0; i < ops.length; i++) {
+      const right = this.evaluate(operands[i + 1]!, scope);
+      const result = compareValues(ops[i]!, left, right);
+      if (result === undefined) return unresolved(node.text, 'unknown comparison');
+      if (!result) return false;
+      left = right;
+    }
+    return true;
+  }
+
+  binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
+    if (isTensorLike(a) || isTensorLike(b)) return tensorBinary(this, operator, a, b, node);
+    if (typeof a === 'number' && typeof b === 'number') {
+      const result = arithmetic(operator, a, b);
+      return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : result;
+    }
+    if (kindOf(a) === 'batch' || kindOf(b) === 'batch') return batchArithmetic(operator, a, b, node);
+    if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple }) as PyList;
+    if (operator === '*' && isList(a) && typeof b === 'number') return Array.from({ length: Math.max(0, b) }, () => a).flat() as PyList;
+    if (operator === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
+    if (operator === '%' && typeof a === 'string') return unresolved(node.text, 'formatted string');
+    if (isUnresolvedValue(a)) return a;
+    if (isUnresolvedValue(b)) return b;
+    return unresolved(node.text, `cannot compute \`${operator}\` here`);
+  }
+
+  // ---------------------------------------------------------------- calls
+
+  private call(node: SyntaxNode, scope: Scope): PyValue {
+    const fnNode = node.childForFieldName('function')!;
+    const argumentList = node.childForFieldName('arguments');
+    // `super().__init__(...)`: run the base class's __init__ on the same object.
+    if (fnNode.type === 'attribute' && fnNode.childForFieldName('object')?.type === 'call' && fnNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
+      return this.callSuper(fnNode.childForFieldName('attribute')!.text, node, scope);
+    }
+    const callee = this.evaluate(fnNode, scope);
+    const args: PyValue[] = [];
+    const kwargs = new Map<string, PyValue>();
+    if (argumentList?.type === 'generator_expression') args.push(this.evaluate(argumentList, scope));
+    for (const argument of argumentList?.type === 'argument_list' ? argumentList.namedChildren : []) {
+      if (argument.type === 'comment') continue;
+      if (argument.type === 'keyword_argument') {
+        kwargs.set(argument.childForFieldName('name')!.text, this.evaluate(argument.childForFieldName('value')!, scope));
+      } else if (argument.type === 'list_splat') {
+        const spread = this.iterate(this.evaluate(argument.namedChildren[0]!, scope));
+        if (spread) args.push(...spread);
+        else {
+          this.note(argument, `\`${argument.text}\` could not be expanded`);
+          args.push(unresolved(argument.text, 'unknown *args'));
+        }
+      } else if (argument.type === 'dictionary_splat') {
+        const spread = this.evaluate(argument.namedChildren[0]!, scope);
+        if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
+      } else args.push(this.evaluate(argument, scope));
+    }
+    return this.callValue(callee, args, kwargs, node);
+  }
+
+  callValue(callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    switch (kindOf(callee)) {
+      case 'function':
+        return this.callFunction(callee as FunctionValue, args, kwargs, node);
+      case 'class':
+        return this.instantiate(callee as ClassValue, args, kwargs, node);
+      case 'module':
+        return this.callModule((callee as ModuleValue).module, args, kwargs, node);
+      case 'external':
+        return this.callExternal(callee as ExternalValue, args, kwargs, node);
+      default:
+        return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
+    }
+  }
+
+  private withDepth<T>(node: SyntaxNode, run: () => T, fallback: () => T): T {
+    if (this.depth >= MAX_DEPTH) {
+      this.note(node, 'calls nest too deeply (recursion?); not followed further');
+      return fallback();
+    }
+    this.depth += 1;
+    try {
+      return run();
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  callFunction(fn: FunctionValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    return this.withDepth(
+      node,
+      () => {
+        const scope = fn.closure.child();
+        this.bindParameters(fn, fn.self === undefined ? args : [fn.self, ...args], kwargs, scope);
+        const flow = this.execBlock(fn.node.childForFieldName('body'), scope);
+        return flow?.kind === 'return' ? flow.value : null;
+      },
+      () => unresolved(node.text, 'recursion'),
+    );
+  }
+
+  bindParameters(fn: FunctionValue, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, scope: Scope): void {
+    let position = 0;
+    for (const parameter of fn.node.childForFieldName('parameters')?.namedChildren ?? []) {
+      if (parameter.type === 'list_splat_pattern') {
+        scope.set(parameter.namedChildren[0]?.text ?? 'args', tuple(args.slice(position)));
+        position = args.length;
+        continue;
+      }
+      if (parameter.type === 'dictionary_splat_pattern') {
+        scope.set(parameter.namedChildren[0]?.text ?? 'kwargs', { kind: 'dict', entries: new Map(kwargs) });
+        continue;
+      }
+      if (parameter.type === 'keyword_separator' || parameter.type === 'positional_separator') continue;
+      const name = parameter.type === 'identifier' ? parameter.text : parameter.type === 'typed_parameter' ? parameter.namedChildren[0]?.text : parameter.childForFieldName('name')?.text;
+      if (!name) continue;
+      const fallback = parameter.childForFieldName('value');
+      let value: PyValue | undefined = kwargs.get(name);
+      if (value === undefined && position < args.length) value = args[position];
+      position += 1;
+      if (value === undefined) value = fallback ? this.evaluate(fallback, fn.closure) : unresolved(name, `argument \`${name}\` was not passed`);
+      scope.set(name, value);
+    }
+  }
+
+  instantiate(classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    if (classValue.isModule) {
+      const module = new ModuleObject('user', classValue.name, rangeOf(node), undefined, classValue);
+      const self: ModuleValue = { kind: 'module', module };
+      const init = this.classAttribute(classValue, '__init__');
+      if (kindOf(init) === 'function') this.callFunction({ ...(init as FunctionValue), self }, args, kwargs, node);
+      return self;
+    }
+    const instance: InstanceValue = { kind: 'instance', className: classValue.name, attrs: new Map(), classValue };
+    if (classValue.isDataclass) {
+      const fields = collectFields(classValue);
+      fields.forEach((field, i) => {
+        const value = kwargs.get(field) ?? args[i] ?? this.classAttribute(classValue, field);
+        instance.attrs.set(field, value ?? unresolved(field, 'no default'));
+      });
+    }
+    const init = this.classAttribute(classValue, '__init__');
+    if (kindOf(init) === 'function') this.callFunction({ ...(init as FunctionValue), self: instance }, args, kwargs, node);
+    const post = this.classAttribute(classValue, '__post_init__');
+    if (classValue.isDataclass && kindOf(post) === 'function') this.callFunction({ ...(post as FunctionValue), self: instance }, [], new Map(), node);
+    return instance;
+  }
+
+  private callSuper(method: string, node: SyntaxNode, scope: Scope): PyValue {
+    const self = scope.get('self');
+    const owner = this.enclosingClass(node, scope);
+    if (!self || !owner) return null;
+    const args: PyValue[] = [];
+    const kwargs = new Map<string, PyValue>();
+    for (const argument of node.childForFieldName('arguments')?.namedChildren ?? []) {
+      if (argument.type === 'keyword_argument') kwargs.set(argument.childForFieldName('name')!.text, this.evaluate(argument.childForFieldName('value')!, scope));
+      else if (argument.type !== 'comment') args.push(this.evaluate(argument, scope));
+    }
+    for (const base of owner.bases) {
+      const fn = this.classAttribute(base, method);
+      if (kindOf(fn) === 'function') return this.callFunction({ ...(fn as FunctionValue), self }, args, kwargs, node);
+    }
+    return null;
+  }
+
+  private enclosingClass(node: SyntaxNode, scope: Scope): ClassValue | undefined {
+    for (let parent = node.parent; parent; parent = parent.parent) {
+      if (parent.type === 'class_definition') {
+        const value = scope.get(parent.childForFieldName('name')?.text ?? '');
+        if (kindOf(value) === 'class' && (value as ClassValue).node.id === parent.id) return value as ClassValue;
+        // The class may be shadowed or nested: find it by node among known classes of the receiver.
+        const self = scope.get('self');
+        const start = asModule(self)?.classValue ?? (kindOf(self) === 'instance' ? (self as InstanceValue).classValue : undefined);
+        return start && findClassByNode(start, parent);
+      }
+    }
+    return undefined;
+  }
+
+  private callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    if (!this.forwardMode) return unresolved(node.text, 'model output');
+    const handled = this.hooks.onModuleCall?.(module, args, kwargs, node);
+    return handled === undefined ? unresolved(node.text, 'module call not followed') : handled;
+  }
+
+  /** Runs `module.forward(*args)` of a user module (used by the forward hook). */
+  runForward(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    const forward = module.classValue && this.classAttribute(module.classValue, 'forward');
+    if (kindOf(forward) !== 'function') {
+      this.note(node, `${module.className} has no forward() in this file`);
+      return unresolved(node.text, 'no forward()');
+    }
+    return this.callFunction({ ...(forward as FunctionValue), self: { kind: 'module', module } }, args, kwargs, node);
+  }
+
+  private callExternal(callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    const name = callee.name;
+    if (callee.self !== undefined) return this.callMethod(callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
+    this.hooks.onExternalCall?.({ qualified: name, node, args, kwargs });
+    if (name.startsWith('builtins.')) return callBuiltin(this, name.slice('builtins.'.length), args, kwargs, node);
+    const container = CONTAINERS[name];
+    if (container) return this.buildContainer(container, name.slice('torch.nn.'.length), args, node);
+    if (name === 'torch.nn.Parameter' || name === 'torch.nn.parameter.Parameter') return parameterFrom(args[0], kwargs);
+    // Wrappers that return the model they wrap.
+    if (MODEL_WRAPPERS.test(name)) return args[0] ?? null;
+    if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
+      return this.buildLayer(name.slice('torch.nn.'.length), args, kwargs, node);
+    }
+    if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
+    if (name === 'dataclasses.field' || name === 'field') {
+      const value = kwargs.get('default');
+      return value ?? unresolved(node.text, 'field(default_factory=...)');
+    }
+    if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
+    return callTensorFunction(this, name, args, kwargs, node);
+  }
+
+  private buildContainer(kind: 'sequential' | 'list' | 'dict', className: string, args: PyValue[], node: SyntaxNode): PyValue {
+    const module = new ModuleObject(kind, className, rangeOf(node));
+    const items: PyValue[] = kind === 'sequential' && !(args.length === 1 && kindOf(args[0]) === 'external') ? args : (args[0] === undefined ? [] : (this.iterate(args[0]) ?? []));
+    if (kind === 'dict' || (kind === 'sequential' && args.length === 1 && kindOf(args[0]) === 'dict')) {
+      const dict = args[0];
+      if (kindOf(dict) === 'dict') for (const [key, value] of (dict as DictValue).entries) this.addChild(module, key, value, node);
+      return { kind: 'module', module };
+    }
+    if (kind === 'sequential' && args.length === 1 && isOrderedDictPairs(args[0])) {
+      for (const pair of args[0] as PyList) this.addChild(module, String((pair as PyList)[0]), (pair as PyList)[1]!, node);
+      return { kind: 'module', module };
+    }
+    items.forEach((item, i) => this.addChild(module, String(i), item, node));
+    return { kind: 'module', module };
+  }
+
+  private addChild(module: ModuleObject, name: string, value: PyValue, node: SyntaxNode): void {
+    const child = asModule(value);
+    if (child) module.setChild(name, child);
+    else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
+    else {
+      const placeholder = new ModuleObject('layer', 'Unknown', rangeOf(node), { type: '?', path: '', args: [], kwargs: {}, range: rangeOf(node) });
+      placeholder.attrs.set('reason', isUnresolvedValue(value) ? value.reason : 'not a module');
+      module.setChild(name, placeholder);
+      this.note(node, `item ${name} of ${module.className} is not a module the analysis can follow${isUnresolvedValue(value) ? ` (${value.reason})` : ''}`);
+    }
+  }
+
+  private buildLayer(type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    const range = rangeOf(node);
+    const layer = {
+      type,
+      path: '',
+      args: args.map((a, i) => toValue(a, node.childForFieldName('arguments')?.namedChildren[i]?.text ?? node.text)),
+      kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, toValue(v, k)])),
+      range,
+    };
+    if (!layerSpec(type) && !isLoss(type)) this.note(node, `nn.${type} is not understood yet; its parameters and activations are not counted`);
+    return { kind: 'module', module: new ModuleObject('layer', type, range, layer) };
+  }
+
+  private callMethod(self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    if (isList(self)) return listMethod(self, method, args, node);
+    if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return this.argparseMethod(self as InstanceValue, method, args, kwargs, node);
+    if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
+    const module = asModule(self);
+    if (module) return this.moduleMethod(module, self, method, args, kwargs, node);
+    if (isTensorLike(self)) return callTensorMethod(this, self, method, args, kwargs, node);
+    return unresolved(node.text, `\`.${method}()\` is not followed`);
+  }
+
+  /** `add_argument('--batch-size', type=int, default=64)` records the default under `batch_size`; parse_args() returns them. */
+  private argparseMethod(parser: InstanceValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    if (method === 'add_argument') {
+      const flags = args.filter((a): a is string => typeof a === 'string');
+      const long = flags.find((f) => f.startsWith('--')) ?? flags[0];
+      const dest = kwargs.get('dest');
+      const name = typeof dest === 'string' ? dest : long?.replace(/^-+/, '').replace(/-/g, '_');
+      if (!name) return null;
+      const action = kwargs.get('action');
+      const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
+      parser.attrs.set(name, kwargs.has('default') ? kwargs.get('default')! : fallback);
+      this.argumentNodes.set(name, node);
+      return null;
+    }
+    if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
+    if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
+    if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+    return null;
+  }
+
+  private moduleMethod(module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    if (MODULE_PASS_THROUGH.has(method)) return self;
+    if (method === 'add_module' || method === 'register_module') {
+      const child = asModule(args[1]);
+      if (typeof args[0] === 'string' && child) module.setChild(args[0], child);
+      return null;
+    }
+    if (method === 'register_parameter') {
+      if (typeof args[0] === 'string' && kindOf(args[1]) === 'parameter') module.parameters.set(args[0], args[1] as ParameterValue);
+      return null;
+    }
+    if (method === 'register_buffer') {
+      if (typeof args[0] === 'string') module.attrs.set(args[0], args[1] ?? null);
+      return null;
+    }
+    if (module.kind === 'list' && (method === 'append' || method === 'extend' || method === 'insert')) {
+      const items = method === 'extend' ? (this.iterate(args[0] ?? null) ?? []) : [method === 'insert' ? args[1]! : args[0]!];
+      for (const item of items) this.addChild(module, String(module.children.size), item, node);
+      return null;
+    }
+    if (module.kind === 'dict' && method === 'items') return [...module.children].map(([k, m]) => tuple([k, { kind: 'module', module: m }]));
+    if (module.kind === 'dict' && (method === 'values' || method === 'keys')) return [...module.children].map(([k, m]) => (method === 'keys' ? k : { kind: 'module', module: m }));
+    if (method === 'forward' && this.forwardMode) return this.callModule(module, args, kwargs, node);
+    if (method === 'parameters' || method === 'named_parameters' || method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
+    return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
+  }
+}
+
+// -------------------------------------------------------------------- helpers
+
+/** Loss modules (`nn.CrossEntropyLoss()`) are torch.nn modules but neither models nor layers of one. */
+export function isLoss(type: string): boolean {
+  return /Loss$/.test(type);
+}
+
+const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod']);
+
+function callBuiltin(interpreter: Interpreter, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const numbers = args.every((a): a is number => typeof a === 'number');
+  switch (name) {
+    case 'range': {
+      if (!numbers || args.length === 0) return unresolved(node.text, 'range of unknown length');
+      const [start, stop, step] = args.length === 1 ? [0, args[0]!, 1] : [args[0]!, args[1]!, args[2] ?? 1];
+      const count = step === 0 ? 0 : Math.max(0, Math.ceil((stop - start) / step));
+      if (count > MAX_RANGE) return unresolved(node.text, `range of ${count} items`);
+      return Array.from({ length: count }, (_, i) => start + i * step);
+    }
+    case 'len': {
+      const items = interpreter.iterate(args[0] ?? null);
+      return items ? items.length : unresolved(node.text, 'length unknown');
+    }
+    case 'int':
+      return typeof args[0] === 'number' ? Math.trunc(args[0]) : typeof args[0] === 'string' && /^-?\d+$/.test(args[0]) ? Number(args[0]) : (args[0] ?? 0);
+    case 'float':
+      return typeof args[0] === 'number' ? args[0] : unresolved(node.text, 'not a number');
+    case 'round':
+      return typeof args[0] === 'number' ? Math.round(args[0]) : unresolved(node.text, 'not a number');
+    case 'abs':
+      return typeof args[0] === 'number' ? Math.abs(args[0]) : unresolved(node.text, 'not a number');
+    case 'min':
+    case 'max': {
+      const values = args.length === 1 ? (interpreter.iterate(args[0]!) ?? []) : args;
+      if (values.length && values.every((v): v is number => typeof v === 'number')) return name === 'min' ? Math.min(...values) : Math.max(...values);
+      return unresolved(node.text, `${name} of unknown values`);
+    }
+    case 'sum': {
+      const values = interpreter.iterate(args[0] ?? null);
+      return values?.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : unresolved(node.text, 'sum of unknown values');
+    }
+    case 'list':
+    case 'tuple':
+    case 'sorted':
+    case 'set': {
+      const items = args.length ? interpreter.iterate(args[0]!) : [];
+      if (!items) return unresolved(node.text, `${name} of unknown values`);
+      return name === 'tuple' ? tuple(items) : items;
+    }
+    case 'reversed': {
+      const items = interpreter.iterate(args[0] ?? null);
+      return items ? items.reverse() : unresolved(node.text, 'unknown sequence');
+    }
+    case 'enumerate': {
+      const items = interpreter.iterate(args[0] ?? null);
+      const start = typeof args[1] === 'number' ? args[1] : 0;
+      return items ? items.map((item, i) => tuple([start + i, item])) : unresolved(node.text, 'unknown sequence');
+    }
+    case 'zip': {
+      const lists = args.map((a) => interpreter.iterate(a));
+      if (lists.some((l) => !l)) return unresolved(node.text, 'unknown sequence');
+      const length = Math.min(...lists.map((l) => l!.length));
+      return Array.from({ length }, (_, i) => tuple(lists.map((l) => l![i]!)));
+    }
+    case 'bool': {
+      const value = truthy(args[0] ?? false);
+      return value ?? unresolved(node.text, 'unknown');
+    }
+    case 'str':
+      return typeof args[0] === 'number' ? String(args[0]) : unresolved(node.text, 'string');
+    case 'getattr': {
+      const fallback = args[2];
+      if (typeof args[1] !== 'string') return fallback ?? unresolved(node.text, 'getattr');
+      const value = interpreter.attribute(args[0] ?? null, args[1], node);
+      return isUnresolvedValue(value) && fallback !== undefined ? fallback : value;
+    }
+    case 'hasattr':
+      return unresolved(node.text, 'hasattr');
+    case 'dict':
+      return { kind: 'dict', entries: new Map(kwargs) };
+    case 'pow':
+      return numbers && args.length === 2 ? args[0]! ** args[1]! : unresolved(node.text, 'pow');
+    case 'print':
+      return null;
+    default:
+      return unresolved(node.text, `${name}() is not followed`);
+  }
+}
+
+function arithmetic(operator: string, a: number, b: number): number | undefined {
+  switch (operator) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return b === 0 ? undefined : a / b;
+    case '//':
+      return b === 0 ? undefined : Math.floor(a / b);
+    case '%':
+      return b === 0 ? undefined : a - b * Math.floor(a / b);
+    case '**':
+      return a ** b;
+    case '<<':
+      return a << b;
+    case '>>':
+      return a >> b;
+    case '&':
+      return a & b;
+    case '|':
+      return a | b;
+    default:
+      return undefined;
+  }
+}
+
+function batchArithmetic(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
+  const factor = (v: PyValue) => (kindOf(v) === 'batch' ? (v as { dim: { batch: number } }).dim.batch : undefined);
+  const fa = factor(a);
+  const fb = factor(b);
+  if (operator === '*' && fa !== undefined && typeof b === 'number') return { kind: 'batch', dim: { batch: fa * b } };
+  if (operator === '*' && fb !== undefined && typeof a === 'number') return { kind: 'batch', dim: { batch: fb * a } };
+  if ((operator === '//' || operator === '/') && fa !== undefined && typeof b === 'number' && Number.isInteger(fa / b)) return { kind: 'batch', dim: { batch: fa / b } };
+  return unresolved(node.text, 'depends on the batch size');
+}
+
+function compareValues(op: string, a: PyValue, b: PyValue): boolean | undefined {
+  if (op === 'is' || op === 'is not') {
+    const known = (v: PyValue) => v === null || typeof v === 'boolean' || (kindOf(v) !== undefined && kindOf(v) !== 'external') || isList(v);
+    if (isUnresolvedValue(a) || isUnresolvedValue(b)) return undefined;
+    if (!known(a) || !known(b)) return undefined;
+    const same = a === b || (asModule(a) !== undefined && asModule(a) === asModule(b));
+    return op === 'is' ? same : !same;
+  }
+  if (op === 'in' || op === 'not in') {
+    if (isList(b) && (typeof a === 'number' || typeof a === 'string')) return b.includes(a) === (op === 'in');
+    if (typeof b === 'string' && typeof a === 'string') return b.includes(a) === (op === 'in');
+    return undefined;
+  }
+  const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;
+  if (!plain(a) || !plain(b)) return undefined;
+  switch (op) {
+    case '==':
+      return a === b;
+    case '!=':
+      return a !== b;
+    case '<':
+      return (a as number) < (b as number);
+    case '>':
+      return (a as number) > (b as number);
+    case '<=':
+      return (a as number) <= (b as number);
+    case '>=':
+      return (a as number) >= (b as number);
+    default:
+      return undefined;
+  }
+}
+
+function sliceList(items: PyValue[], slice: { start: PyValue; stop: PyValue; step: PyValue }): PyList {
+  const n = items.length;
+  const norm = (v: PyValue, fallback: number) => (typeof v === 'number' ? (v < 0 ? Math.max(0, n + v) : Math.min(v, n)) : fallback);
+  const step = typeof slice.step === 'number' && slice.step !== 0 ? slice.step : 1;
+  if (step < 0) return [...items].reverse();
+  const result: PyList = [];
+  for (let i = norm(slice.start, 0); i < norm(slice.stop, n); i += step) result.push(items[i]!);
+  return result;
+}
+
+function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxNode): PyValue {
+  switch (method) {
+    case 'append':
+      list.push(args[0] ?? null);
+      return null;
+    case 'extend':
+      if (isList(args[0])) list.push(...args[0]);
+      return null;
+    case 'insert':
+      if (typeof args[0] === 'number') list.splice(args[0], 0, args[1] ?? null);
+      return null;
+    case 'pop':
+      return list.pop() ?? unresolved(node.text, 'pop from an empty list');
+    case 'copy':
+      return [...list];
+    case 'index':
+      return list.indexOf(args[0] ?? null);
+    default:
+      return unresolved(node.text, `list.${method}()`);
+  }
+}
+
+function dictMethod(dict: DictValue, method: string, args: PyValue[], node: SyntaxNode): PyValue {
+  switch (method) {
+    case 'items':
+      return [...dict.entries].map(([k, v]) => tuple([k, v]));
+    case 'keys':
+      return [...dict.entries.keys()];
+    case 'values':
+      return [...dict.entries.values()];
+    case 'get':
+      return typeof args[0] === 'string' ? (dict.entries.get(args[0]) ?? args[1] ?? null) : unresolved(node.text, 'dict.get');
+    case 'pop':
+      if (typeof args[0] === 'string') {
+        const value = dict.entries.get(args[0]) ?? args[1] ?? null;
+        dict.entries.delete(args[0]);
+        return value;
+      }
+      return unresolved(node.text, 'dict.pop');
+    case 'update':
+      if (kindOf(args[0]) === 'dict') for (const [k, v] of (args[0] as DictValue).entries) dict.entries.set(k, v);
+      return null;
+    default:
+      return unresolved(node.text, `dict.${method}()`);
+  }
+}
+
+function bindMethod(value: PyValue, self: PyValue): PyValue {
+  if (kindOf(value) !== 'function') return value;
+  const fn = value as FunctionValue;
+  const decorated = fn.node.parent?.type === 'decorated_definition' ? fn.node.parent.text : '';
+  if (/@staticmethod/.test(decorated)) return fn;
+  return { ...fn, self };
+}
+
+function collectFields(classValue: ClassValue): string[] {
+  const inherited = classValue.bases.flatMap(collectFields);
+  return [...inherited, ...classValue.fields.filter((f) => !inherited.includes(f))];
+}
+
+function findClassByNode(start: ClassValue, node: SyntaxNode): ClassValue | undefined {
+  if (start.node.id === node.id) return start;
+  for (const base of start.bases) {
+    const found = findClassByNode(base, node);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function isOrderedDictPairs(value: PyValue | undefined): boolean {
+  return isList(value) && value.length > 0 && value.every((p) => isList(p) && p.length === 2 && typeof p[0] === 'string');
+}
+
+function parameterFrom(data: PyValue | undefined, kwargs: Map<string, PyValue>): ParameterValue {
+  const shape = asShape(data);
+  const trainable = kwargs.get('requires_grad') !== false;
+  return { kind: 'parameter', numel: shape ? shape.reduce((a, b) => a * b, 1) : null, shape, trainable };
+}
+
+function asShape(value: PyValue | undefined): number[] | null {
+  const t = value && kindOf(value) === 'tensor' ? (value as { shape: readonly unknown[] | null }).shape : null;
+  if (!t || !t.every((d) => typeof d === 'number')) return null;
+  return t as number[];
+}
+

@@ -1,0 +1,46 @@
+import type { LayerCall, SourceRange } from '../modelDescription';
+import type { ClassValue, ParameterValue, PyValue } from './pyValues';
+
+export type ModuleKind = 'layer' | 'sequential' | 'list' | 'dict' | 'user';
+
+let nextId = 1;
+
+/**
+ * An `nn.Module` built by the analyzed script: a torch.nn layer with its constructor arguments,
+ * a container, or an instance of the script's own class with its registered children (in
+ * registration order, as `named_modules()` lists them) and parameters.
+ */
+export class ModuleObject {
+  readonly id = nextId++;
+  readonly children = new Map<string, ModuleObject>();
+  readonly parameters = new Map<string, ParameterValue>();
+  readonly attrs = new Map<string, PyValue>();
+  /** For a layer whose `weight` was assigned another layer's (weight tying). */
+  tiedWeightOf?: ModuleObject;
+
+  constructor(
+    readonly kind: ModuleKind,
+    readonly className: string,
+    readonly range: SourceRange,
+    readonly layer?: Omit<LayerCall, 'path'> & { path: string },
+    readonly classValue?: ClassValue,
+  ) {}
+
+  /** Registers a child the way `nn.Module.__setattr__` does: a new name is appended, an old one keeps its place. */
+  setChild(name: string, child: ModuleObject): void {
+    this.children.set(name, child);
+    this.attrs.delete(name);
+  }
+
+  /** Every module below this one with its dotted path, depth first in registration order; a shared module keeps its first path. */
+  namedModules(prefix = '', seen = new Set<number>()): [string, ModuleObject][] {
+    const result: [string, ModuleObject][] = [];
+    for (const [name, child] of this.children) {
+      if (seen.has(child.id)) continue;
+      seen.add(child.id);
+      const path = prefix ? `${prefix}.${name}` : name;
+      result.push([path, child], ...child.namedModules(path, seen));
+    }
+    return result;
+  }
+}

@@ -1,0 +1,120 @@
+/** MultiheadAttention, also used inside the Transformer layers. */
+import type { LayerArgs } from './layerArgs';
+import type { ForwardCall, LayerSpec } from './layerSpec';
+import { checkFeatures } from './linear';
+import { callFlag, fail, formatDim, inputAt, sameDim, withLast, type LayerFamily } from './shapes';
+import { formatShape, isBatchDim, type Dim, type LayerOutput, type TensorShape } from './tensorShape';
+
+export interface AttentionConfig {
+  readonly embed: number;
+  readonly heads: number;
+  readonly bias: boolean;
+  readonly addBiasKv: boolean;
+  readonly addZeroAttn: boolean;
+  readonly kdim: number;
+  readonly vdim: number;
+  readonly batchFirst: boolean;
+}
+
+/**
+ * MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+ * add_zero_attn=False, kdim=None, vdim=None, batch_first=False).
+ */
+function attentionConfig(args: LayerArgs): AttentionConfig {
+  const embed = args.int(0, 'embed_dim');
+  const heads = args.int(1, 'num_heads');
+  if (embed <= 0 || heads <= 0) fail(`${args.type}: embed_dim and num_heads must be greater than zero`);
+  if (embed % heads !== 0) fail(`${args.type}: embed_dim (${embed}) must be divisible by num_heads (${heads})`);
+  return {
+    embed,
+    heads,
+    bias: args.bool(3, 'bias', true),
+    addBiasKv: args.bool(4, 'add_bias_kv', false),
+    addZeroAttn: args.bool(5, 'add_zero_attn', false),
+    kdim: args.optionalInt(6, 'kdim') ?? embed,
+    vdim: args.optionalInt(7, 'vdim') ?? embed,
+    batchFirst: args.bool(8, 'batch_first', false),
+  };
+}
+
+/** in_proj (one packed weight, or q/k/v weights when kdim or vdim differ), in_proj_bias, out_proj, bias_k/bias_v. */
+export function attentionParams(c: AttentionConfig): number {
+  const inProj = c.embed * (c.embed + c.kdim + c.vdim) + (c.bias ? 3 * c.embed : 0);
+  const outProj = c.embed * c.embed + (c.bias ? c.embed : 0);
+  return inProj + outProj + (c.addBiasKv ? 2 * c.embed : 0);
+}
+
+/** The batch dimension of a (L, N, E) or batch-first (N, L, E) input; none for an unbatched (L, E). */
+function batchOf(input: TensorShape, batchFirst: boolean): Dim | undefined {
+  return input.length === 3 ? input[batchFirst ? 0 : 1] : undefined;
+}
+
+/** The sequence length of a (L, N, E), (N, L, E) or (L, E) input. */
+function sequenceOf(input: TensorShape, batchFirst: boolean): Dim {
+  return input.length === 3 && batchFirst ? input[1]! : input[0]!;
+}
+
+/** Inputs of a sequence layer: (L, E), or (L, N, E) / (N, L, E) by batch_first. */
+export function checkSequence(input: TensorShape, layer: string, batchFirst: boolean, what = 'input'): void {
+  if (input.length !== 2 && input.length !== 3) {
+    fail(`${layer} expects a 2-D (L, E) or 3-D (${batchFirst ? 'N, L' : 'L, N'}, E) ${what}, got ${formatShape(input)}`);
+  }
+}
+
+/** Checks that `other` has the rank and batch of `first`. */
+export function checkSameBatch(first: TensorShape, other: TensorShape, layer: string, batchFirst: boolean, names: [string, string]): void {
+  if (first.length !== other.length) {
+    fail(`${layer}: ${names[0]} ${formatShape(first)} and ${names[1]} ${formatShape(other)} should both be batched (3-D) or both unbatched (2-D)`);
+  }
+  const a = batchOf(first, batchFirst);
+  const b = batchOf(other, batchFirst);
+  if (a !== undefined && !sameDim(a, b)) {
+    fail(`${layer}: ${names[0]} ${formatShape(first)} and ${names[1]} ${formatShape(other)} have different batch sizes`);
+  }
+}
+
+/**
+ * module(query, key, value, need_weights=True, average_attn_weights=True): (attn_output,
+ * attn_weights), the weights averaged over heads (N, L, S), per head (N, heads, L, S), or None.
+ */
+function attentionForward(query: TensorShape, key: TensorShape, value: TensorShape, c: AttentionConfig, layer: string, call: ForwardCall): LayerOutput {
+  checkSequence(query, layer, c.batchFirst, 'query');
+  checkSequence(key, layer, c.batchFirst, 'key');
+  checkSequence(value, layer, c.batchFirst, 'value');
+  checkFeatures(query, c.embed, layer, 'features in the query');
+  checkFeatures(key, c.kdim, layer, 'features in the key');
+  checkFeatures(value, c.vdim, layer, 'features in the value');
+  checkSameBatch(query, key, layer, c.batchFirst, ['query', 'key']);
+  checkSameBatch(query, value, layer, c.batchFirst, ['query', 'value']);
+  const source = sequenceOf(key, c.batchFirst);
+  if (!sameDim(source, sequenceOf(value, c.batchFirst))) fail(`${layer}: key ${formatShape(key)} and value ${formatShape(value)} have different lengths`);
+  const output = withLast(query, c.embed);
+  if (!callFlag(call, 'need_weights', true)) return [output, null];
+  // bias_k/bias_v and the zero attention each add one key position.
+  const extra = (c.addBiasKv ? 1 : 0) + (c.addZeroAttn ? 1 : 0);
+  if (extra > 0 && isBatchDim(source)) fail(`${layer}: the key length ${formatDim(source)} plus ${extra} is not a shape`);
+  const keys: Dim = extra > 0 ? (source as number) + extra : source;
+  const target = sequenceOf(query, c.batchFirst);
+  const batch = batchOf(query, c.batchFirst);
+  const heads = callFlag(call, 'average_attn_weights', true) ? [] : [c.heads];
+  return [output, [...(batch === undefined ? [] : [batch]), ...heads, target, keys]];
+}
+
+const multiheadAttention: LayerSpec = {
+  category: 'attention',
+  params: (args) => attentionParams(attentionConfig(args)),
+  forward(inputs, args, call) {
+    const query = inputAt(inputs, 0, args.type, 3);
+    const key = inputAt(inputs, 1, args.type, 3);
+    const value = inputAt(inputs, 2, args.type, 3);
+    return attentionForward(query, key, value, attentionConfig(args), args.type, call);
+  },
+  // Backward keeps the inputs, the q/k/v projections and the attention output before out_proj
+  // (about four fp32 values per output element), plus the (N, heads, L, S) attention
+  // probabilities, which do not scale with the output and are not counted here.
+  savesInput: true,
+  savesOutput: false,
+  extraBytesPerElement: 16,
+};
+
+export const attentionLayers: LayerFamily = { MultiheadAttention: multiheadAttention };
