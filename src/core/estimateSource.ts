@@ -30,7 +30,7 @@ export function estimateSource(file: string, source: string, parser: PythonParse
   }
   const tree = parser.parse(source);
   try {
-    const analysis = analyzeSource(tree);
+    const analysis = analyzeSource(tree, source);
     const models = analysis.models.map((model) => estimateModel(model, analysis, options));
     return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
   } finally {

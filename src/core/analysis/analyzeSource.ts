@@ -1,5 +1,6 @@
 import type { Tree } from 'web-tree-sitter';
 import { rangeOf, type SyntaxNode } from '../parsing/syntax';
+import { copySyntaxTree } from '../parsing/syntaxTree';
 import { ImportTable } from './imports';
 import { BudgetExceeded, Interpreter, isLoss, type CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/moduleObject';
@@ -23,8 +24,8 @@ interface Candidate {
  * body and each top-level function body symbolically (see interpreter/), recording the models
  * bound to names and the library calls made (optimizers, data loaders, autocast). Never runs Python.
  */
-export function analyzeSource(tree: Tree): SourceAnalysis {
-  const root = tree.rootNode;
+export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAnalysis {
+  const root = copySyntaxTree(tree, source);
   const imports = ImportTable.fromModule(root);
   const events: CallEvent[] = [];
   const candidates: Candidate[] = [];
@@ -43,6 +44,7 @@ export function analyzeSource(tree: Tree): SourceAnalysis {
   );
   const scope = new Scope();
   const notes: AnalysisNote[] = [];
+  interpreter.scriptLevel = true;
   discover(() => interpreter.execBlock(root, scope, true), notes);
   for (const fn of topLevelFunctions(root, scope)) {
     discover(

@@ -91,6 +91,18 @@ function followForward(model: ModelDescription, input: Sourced<readonly number[]
     }
     if (recorder.calls.length === 0 && model.root.kind !== 'layer') orderFromDeclaration = true;
   } else orderFromDeclaration = true;
+  if (!orderFromDeclaration && input && recorder.calls.some((row) => row.outputShape === null)) {
+    // Part of forward() was lost (a library call, an unknown layer): see whether declaration order sizes more.
+    const fallback = new RowRecorder(model.root);
+    const fallbackInterpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => fallback.call(module, args, kwargs, node, fallbackInterpreter) }, FORWARD_STEPS);
+    fallbackInterpreter.forwardMode = true;
+    fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
+    const known = (rows: readonly LayerRow[]) => rows.filter((row) => row.outputShape !== null).length;
+    if (known(fallback.calls) > known(recorder.calls)) {
+      notes.push({ severity: 'warning', message: `${model.name}: forward() could not be followed throughout; layers are listed in declaration order.`, range: model.range });
+      return { table: fallback.table(model.name, input.value), inputShape: input, orderFromDeclaration: true, notes: [...notes, ...fallbackInterpreter.notes] };
+    }
+  }
   if (orderFromDeclaration) {
     if (input) notes.push({ severity: 'warning', message: `${model.name}: forward() could not be followed; layers are listed in declaration order.`, range: model.range });
     recorder.declarationOrder(input?.value, interpreter, model.node);
@@ -121,12 +133,13 @@ class RowRecorder {
   }
 
   call(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
-    if (module.kind === 'sequential') {
+    const ownForward = module.classValue && kindOf(interpreter.classAttribute(module.classValue, 'forward')) === 'function';
+    if (module.kind === 'sequential' && !ownForward) {
       let value: PyValue = inputs[0] ?? null;
       for (const child of module.children.values()) value = interpreter.callValue({ kind: 'module', module: child }, [value], new Map(), node);
       return value;
     }
-    if (module.kind === 'user') return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
+    if (module.kind === 'user' || ownForward) return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
     if (module.kind !== 'layer' || !module.layer) {
       interpreter.note(node, `${module.className} is a container and cannot be called`);
       return tensor(null);

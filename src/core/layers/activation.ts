@@ -46,10 +46,10 @@ function elementwise(type: string, savesInput: boolean): LayerSpec {
 // PReLU(num_parameters=1, init=0.25): one slope, or one per channel (dimension 1).
 const prelu: LayerSpec = {
   category: 'activation',
-  params: (args) => args.int(0, 'num_parameters', 1),
+  params: (args) => args.positive(0, 'num_parameters', 1),
   forward(inputs, args) {
     const input = inputAt(inputs, 0, args.type);
-    const count = args.int(0, 'num_parameters', 1);
+    const count = args.positive(0, 'num_parameters', 1);
     if (count !== 1) {
       // An input of fewer than 2 dimensions has no channel dimension: one channel.
       const channels = input.length >= 2 ? sizeOf(input[1], args.type, 'channel dimension', input) : 1;

@@ -21,9 +21,8 @@ export interface AttentionConfig {
  * add_zero_attn=False, kdim=None, vdim=None, batch_first=False).
  */
 function attentionConfig(args: LayerArgs): AttentionConfig {
-  const embed = args.int(0, 'embed_dim');
-  const heads = args.int(1, 'num_heads');
-  if (embed <= 0 || heads <= 0) fail(`${args.type}: embed_dim and num_heads must be greater than zero`);
+  const embed = args.positive(0, 'embed_dim');
+  const heads = args.positive(1, 'num_heads');
   if (embed % heads !== 0) fail(`${args.type}: embed_dim (${embed}) must be divisible by num_heads (${heads})`);
   return {
     embed,
@@ -31,8 +30,8 @@ function attentionConfig(args: LayerArgs): AttentionConfig {
     bias: args.bool(3, 'bias', true),
     addBiasKv: args.bool(4, 'add_bias_kv', false),
     addZeroAttn: args.bool(5, 'add_zero_attn', false),
-    kdim: args.optionalInt(6, 'kdim') ?? embed,
-    vdim: args.optionalInt(7, 'vdim') ?? embed,
+    kdim: args.has(6, 'kdim') ? args.positive(6, 'kdim') : embed,
+    vdim: args.has(7, 'vdim') ? args.positive(7, 'vdim') : embed,
     batchFirst: args.bool(8, 'batch_first', false),
   };
 }

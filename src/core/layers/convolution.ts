@@ -48,7 +48,7 @@ interface ConvConfig {
 }
 
 function inChannels(args: LayerArgs, config: ConvConfig, input: TensorShape | undefined): number {
-  if (!config.lazy) return args.int(0, 'in_channels');
+  if (!config.lazy) return args.positive(0, 'in_channels');
   if (!input) fail(`${args.type} takes in_channels from its first input, which is not known`);
   checkInput(input, config.dims, args.type);
   return channelsOf(input, config.dims, args.type);
@@ -57,16 +57,15 @@ function inChannels(args: LayerArgs, config: ConvConfig, input: TensorShape | un
 function convParams(args: LayerArgs, config: ConvConfig, inputs?: readonly TensorShape[]): number {
   const at = positions(config.transposed, config.lazy);
   const inCh = inChannels(args, config, inputs?.[0]);
-  const outCh = args.int(at.out, 'out_channels');
+  const outCh = args.positive(at.out, 'out_channels');
   const groups = checkGroups(args, at, inCh, outCh);
-  const kernel = product(args.ints(at.kernel, 'kernel_size', config.dims));
+  const kernel = product(args.positives(at.kernel, 'kernel_size', config.dims));
   // Weight: (out, in/groups, *k) for Conv, (in, out/groups, *k) for ConvTranspose; both in*out*k/groups.
   return (inCh * outCh * kernel) / groups + (args.bool(at.bias, 'bias', true) ? outCh : 0);
 }
 
 function checkGroups(args: LayerArgs, at: Positions, inCh: number, outCh: number): number {
-  const groups = args.int(at.groups, 'groups', 1);
-  if (groups <= 0) fail(`${args.type}: groups must be a positive integer`);
+  const groups = args.positive(at.groups, 'groups', 1);
   if (inCh % groups !== 0) fail(`${args.type}: in_channels (${inCh}) must be divisible by groups (${groups})`);
   if (outCh % groups !== 0) fail(`${args.type}: out_channels (${outCh}) must be divisible by groups (${groups})`);
   return groups;
@@ -81,11 +80,11 @@ function convForward(inputs: readonly TensorShape[], args: LayerArgs, call: Forw
   const channels = channelsOf(input, dims, layer);
   const inCh = inChannels(args, config, input);
   if (channels !== inCh) fail(`${layer} expects ${inCh} input channels but receives ${channels} (input ${formatShape(input)})`);
-  const outCh = args.int(at.out, 'out_channels');
+  const outCh = args.positive(at.out, 'out_channels');
   checkGroups(args, at, inCh, outCh);
-  const kernel = args.ints(at.kernel, 'kernel_size', dims);
-  const stride = args.ints(at.stride, 'stride', dims, 1);
-  const dilation = args.ints(at.dilation, 'dilation', dims, 1);
+  const kernel = args.positives(at.kernel, 'kernel_size', dims);
+  const stride = args.positives(at.stride, 'stride', dims, 1);
+  const dilation = args.positives(at.dilation, 'dilation', dims, 1);
   const sizes = spatialSizes(input, dims, layer);
   const spatial = transposed
     ? transposedSizes(sizes, kernel, stride, dilation, args, at, call)
@@ -102,7 +101,7 @@ function convSizes(sizes: number[], kernel: number[], stride: number[], dilation
     if (stride.some((s) => s !== 1)) fail(`${args.type}: padding='same' is not supported for strided convolutions`);
     return sizes;
   }
-  const pads = padding === 'valid' ? sizes.map(() => 0) : args.ints(at.padding, 'padding', sizes.length, 0);
+  const pads = padding === 'valid' ? sizes.map(() => 0) : args.counts(at.padding, 'padding', sizes.length, 0);
   return sizes.map((size, i) => windowOutput(size, kernel[i]!, stride[i]!, pads[i]!, dilation[i]!));
 }
 
@@ -116,8 +115,8 @@ function transposedSizes(
   call: ForwardCall,
 ): number[] {
   if (typeof args.value(at.padding, 'padding') === 'string') fail(`${args.type} only supports zero padding given as numbers`);
-  const padding = args.ints(at.padding, 'padding', sizes.length, 0);
-  const outputPadding = args.ints(at.outputPadding, 'output_padding', sizes.length, 0);
+  const padding = args.counts(at.padding, 'padding', sizes.length, 0);
+  const outputPadding = args.counts(at.outputPadding, 'output_padding', sizes.length, 0);
   outputPadding.forEach((p, i) => {
     if (p >= stride[i]! && p >= dilation[i]!) fail(`${args.type}: output_padding must be smaller than either stride or dilation`);
   });

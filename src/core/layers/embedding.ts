@@ -8,8 +8,8 @@ import { formatShape, isBatchDim, type TensorShape } from './tensorShape';
 // give S + (embedding_dim,). Backward needs the indices (int64), which it keeps.
 const embedding: LayerSpec = {
   category: 'embedding',
-  params: (args) => args.int(0, 'num_embeddings') * args.int(1, 'embedding_dim'),
-  forward: (inputs, args) => [...inputAt(inputs, 0, args.type), args.int(1, 'embedding_dim')],
+  params: (args) => args.count(0, 'num_embeddings') * args.count(1, 'embedding_dim'),
+  forward: (inputs, args) => [...inputAt(inputs, 0, args.type), args.count(1, 'embedding_dim')],
   savesInput: true,
   savesOutput: false,
 };
@@ -20,10 +20,10 @@ const embedding: LayerSpec = {
 // cut into bags by a 1-D `offsets` (the second input).
 const embeddingBag: LayerSpec = {
   category: 'embedding',
-  params: (args) => args.int(0, 'num_embeddings') * args.int(1, 'embedding_dim'),
+  params: (args) => args.count(0, 'num_embeddings') * args.count(1, 'embedding_dim'),
   forward(inputs, args): TensorShape {
     const input = inputAt(inputs, 0, args.type);
-    const dim = args.int(1, 'embedding_dim');
+    const dim = args.count(1, 'embedding_dim');
     const mode = args.string(5, 'mode', 'mean');
     if (!['sum', 'mean', 'max'].includes(mode)) fail(`${args.type}: mode should be 'sum', 'mean' or 'max', not '${mode}'`);
     const offsets = inputs[1];

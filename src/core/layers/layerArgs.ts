@@ -35,6 +35,16 @@ export class LayerArgs {
     return this.toInt(value, name);
   }
 
+  /** A size that may be zero (features, embeddings). */
+  count(position: number, name: string, fallback?: number): number {
+    return this.atLeast(this.int(position, name, fallback), 0, name);
+  }
+
+  /** A size of at least one (channels, kernel sizes, strides, layers). */
+  positive(position: number, name: string, fallback?: number): number {
+    return this.atLeast(this.int(position, name, fallback), 1, name);
+  }
+
   /** An int, or undefined where the argument is absent or None. */
   optionalInt(position: number, name: string): number | undefined {
     const value = this.resolved(position, name);
@@ -73,6 +83,16 @@ export class LayerArgs {
     return result as number[];
   }
 
+  /** `ints` of at least one each (kernel_size, stride, dilation). */
+  positives(position: number, name: string, dims: number, fallback?: number | readonly number[]): number[] {
+    return this.ints(position, name, dims, fallback).map((v) => this.atLeast(v, 1, name));
+  }
+
+  /** `ints` of at least zero each (padding). */
+  counts(position: number, name: string, dims: number, fallback?: number | readonly number[]): number[] {
+    return this.ints(position, name, dims, fallback).map((v) => this.atLeast(v, 0, name));
+  }
+
   /**
    * An int or a tuple of `dims` entries, each an int or None (`AdaptiveAvgPool2d((None, 7))`);
    * undefined where the whole argument is absent or None.
@@ -92,14 +112,14 @@ export class LayerArgs {
     throw new LayerArgumentError(`${this.type} \`${name}\` should be a number or ${dims} numbers`);
   }
 
-  /** `normalized_shape`-style arguments: an int or a list of ints of any length. */
-  shape(position: number, name: string): number[] {
+  /** `normalized_shape`-style arguments: an int or a list of ints of any length, each at least `minimum`. */
+  shape(position: number, name: string, minimum = -Infinity): number[] {
     const value = this.resolved(position, name);
-    if (typeof value === 'number') return [this.toInt(value, name)];
+    if (typeof value === 'number') return [this.atLeast(this.toInt(value, name), minimum, name)];
     if (Array.isArray(value)) {
       const unresolved = value.find(isUnresolved);
       if (unresolved) throw this.unresolvedError(name, unresolved);
-      if (value.every((v) => typeof v === 'number')) return value.map((v) => this.toInt(v as number, name));
+      if (value.every((v) => typeof v === 'number')) return value.map((v) => this.atLeast(this.toInt(v as number, name), minimum, name));
     }
     throw new LayerArgumentError(`${this.type} needs \`${name}\` as an int or a list of ints`);
   }
@@ -124,6 +144,11 @@ export class LayerArgs {
 
   private unresolvedError(name: string, value: { reason: string } | undefined): LayerArgumentError {
     return new LayerArgumentError(`${this.type} \`${name}\`: ${value?.reason ?? 'unknown'}`);
+  }
+
+  private atLeast(value: number, minimum: number, name: string): number {
+    if (value < minimum) throw new LayerArgumentError(`${this.type} \`${name}\` must be at least ${minimum}, not ${value}`);
+    return value;
   }
 
   private toInt(value: Value, name: string): number {

@@ -25,13 +25,13 @@ function lastSize(input: TensorShape, layer: string): number {
 const linear: LayerSpec = {
   category: 'linear',
   params(args) {
-    const outFeatures = args.int(1, 'out_features');
-    return args.int(0, 'in_features') * outFeatures + (args.bool(2, 'bias', true) ? outFeatures : 0);
+    const outFeatures = args.count(1, 'out_features');
+    return args.count(0, 'in_features') * outFeatures + (args.bool(2, 'bias', true) ? outFeatures : 0);
   },
   forward(inputs, args) {
     const input = inputAt(inputs, 0, args.type);
-    checkFeatures(input, args.int(0, 'in_features'), args.type);
-    return withLast(input, args.int(1, 'out_features'));
+    checkFeatures(input, args.count(0, 'in_features'), args.type);
+    return withLast(input, args.count(1, 'out_features'));
   },
   savesInput: true,
   savesOutput: false,
@@ -43,13 +43,13 @@ const lazyLinear: LayerSpec = {
   params(args: LayerArgs, inputs?: readonly TensorShape[]) {
     const input = inputs?.[0];
     if (!input) fail(`${args.type} takes in_features from its first input, which is not known`);
-    const outFeatures = args.int(0, 'out_features');
+    const outFeatures = args.count(0, 'out_features');
     return lastSize(input, args.type) * outFeatures + (args.bool(1, 'bias', true) ? outFeatures : 0);
   },
   forward(inputs, args) {
     const input = inputAt(inputs, 0, args.type);
     lastSize(input, args.type);
-    return withLast(input, args.int(0, 'out_features'));
+    return withLast(input, args.count(0, 'out_features'));
   },
   savesInput: true,
   savesOutput: false,
@@ -60,19 +60,19 @@ const lazyLinear: LayerSpec = {
 const bilinear: LayerSpec = {
   category: 'linear',
   params(args) {
-    const outFeatures = args.int(2, 'out_features');
-    return args.int(0, 'in1_features') * args.int(1, 'in2_features') * outFeatures + (args.bool(3, 'bias', true) ? outFeatures : 0);
+    const outFeatures = args.count(2, 'out_features');
+    return args.count(0, 'in1_features') * args.count(1, 'in2_features') * outFeatures + (args.bool(3, 'bias', true) ? outFeatures : 0);
   },
   forward(inputs, args) {
     const first = inputAt(inputs, 0, args.type, 2);
     const second = inputAt(inputs, 1, args.type, 2);
-    checkFeatures(first, args.int(0, 'in1_features'), args.type, 'features in its first input');
-    checkFeatures(second, args.int(1, 'in2_features'), args.type, 'features in its second input');
+    checkFeatures(first, args.count(0, 'in1_features'), args.type, 'features in its first input');
+    checkFeatures(second, args.count(1, 'in2_features'), args.type, 'features in its second input');
     const lead = first.slice(0, -1);
     if (lead.length !== second.length - 1 || !lead.every((d, i) => sameDim(d, second[i]))) {
       fail(`${args.type}: the inputs ${formatShape(first)} and ${formatShape(second)} differ before the last dimension`);
     }
-    return withLast(first, args.int(2, 'out_features'));
+    return withLast(first, args.count(2, 'out_features'));
   },
   // Backward needs both inputs; the second one is not this spec's "input" in the layer table.
   savesInput: true,

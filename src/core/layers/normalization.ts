@@ -48,10 +48,10 @@ function batchNormRanks(dims: number): { ranks: number[]; text: string } {
 function batchNorm(dims: number): LayerSpec {
   const { ranks, text } = batchNormRanks(dims);
   return norm(
-    (args) => (args.bool(3, 'affine', true) ? 2 * args.int(0, 'num_features') : 0),
+    (args) => (args.bool(3, 'affine', true) ? 2 * args.count(0, 'num_features') : 0),
     (input, args) => {
       expectRank(input, ranks, args.type, text);
-      if (args.bool(3, 'affine', true) || args.bool(4, 'track_running_stats', true)) checkChannels(input, 1, args.int(0, 'num_features'), args.type);
+      if (args.bool(3, 'affine', true) || args.bool(4, 'track_running_stats', true)) checkChannels(input, 1, args.count(0, 'num_features'), args.type);
     },
   );
 }
@@ -67,10 +67,10 @@ function lazyBatchNorm(dims: number): LayerSpec {
 
 // SyncBatchNorm(num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, process_group=None).
 const syncBatchNorm = norm(
-  (args) => (args.bool(3, 'affine', true) ? 2 * args.int(0, 'num_features') : 0),
+  (args) => (args.bool(3, 'affine', true) ? 2 * args.count(0, 'num_features') : 0),
   (input, args) => {
     if (input.length < 2) fail(`${args.type} expects an input with at least 2 dimensions (N, C, ...), got ${formatShape(input)}`);
-    checkChannels(input, 1, args.int(0, 'num_features'), args.type);
+    checkChannels(input, 1, args.count(0, 'num_features'), args.type);
   },
 );
 
@@ -83,12 +83,12 @@ function instanceRanks(dims: number): { ranks: number[]; text: string } {
 function instanceNorm(dims: number): LayerSpec {
   const { ranks, text } = instanceRanks(dims);
   return norm(
-    (args) => (args.bool(3, 'affine', false) ? 2 * args.int(0, 'num_features') : 0),
+    (args) => (args.bool(3, 'affine', false) ? 2 * args.count(0, 'num_features') : 0),
     (input, args) => {
       expectRank(input, ranks, args.type, text);
       // Without affine weights or running statistics PyTorch only warns about a channel mismatch.
       if (args.bool(3, 'affine', false) || args.bool(4, 'track_running_stats', false)) {
-        checkChannels(input, input.length - dims - 1, args.int(0, 'num_features'), args.type);
+        checkChannels(input, input.length - dims - 1, args.count(0, 'num_features'), args.type);
       }
     },
   );
@@ -115,20 +115,20 @@ function checkTrailing(input: TensorShape, normalized: readonly number[], layer:
 const layerNorm = norm(
   (args) => {
     if (!args.bool(2, 'elementwise_affine', true)) return 0;
-    return product(args.shape(0, 'normalized_shape')) * (args.bool(3, 'bias', true) ? 2 : 1);
+    return product(args.shape(0, 'normalized_shape', 0)) * (args.bool(3, 'bias', true) ? 2 : 1);
   },
-  (input, args) => checkTrailing(input, args.shape(0, 'normalized_shape'), args.type),
+  (input, args) => checkTrailing(input, args.shape(0, 'normalized_shape', 0), args.type),
 );
 
 // RMSNorm(normalized_shape, eps=None, elementwise_affine=True): a weight, no bias.
 const rmsNorm = norm(
-  (args) => (args.bool(2, 'elementwise_affine', true) ? product(args.shape(0, 'normalized_shape')) : 0),
-  (input, args) => checkTrailing(input, args.shape(0, 'normalized_shape'), args.type),
+  (args) => (args.bool(2, 'elementwise_affine', true) ? product(args.shape(0, 'normalized_shape', 0)) : 0),
+  (input, args) => checkTrailing(input, args.shape(0, 'normalized_shape', 0), args.type),
 );
 
 function groupNormArgs(args: LayerArgs): { groups: number; channels: number; affine: boolean } {
-  const groups = args.int(0, 'num_groups');
-  const channels = args.int(1, 'num_channels');
+  const groups = args.positive(0, 'num_groups');
+  const channels = args.count(1, 'num_channels');
   if (groups <= 0 || channels % groups !== 0) fail(`${args.type}: num_channels (${channels}) must be divisible by num_groups (${groups})`);
   return { groups, channels, affine: args.bool(3, 'affine', true) };
 }

@@ -25,9 +25,9 @@ function withSpatial(input: TensorShape, dims: number, sizes: readonly number[],
 
 /** kernel_size, stride (None: the kernel) and padding of a pooling window. */
 function window(args: LayerArgs, dims: number, at: { kernel: number; stride: number; padding: number }): { kernel: number[]; stride: number[]; padding: number[] } {
-  const kernel = args.ints(at.kernel, 'kernel_size', dims);
-  const stride = args.has(at.stride, 'stride') ? args.ints(at.stride, 'stride', dims) : kernel;
-  const padding = at.padding < 0 ? kernel.map(() => 0) : args.ints(at.padding, 'padding', dims, 0);
+  const kernel = args.positives(at.kernel, 'kernel_size', dims);
+  const stride = args.has(at.stride, 'stride') ? args.positives(at.stride, 'stride', dims) : kernel;
+  const padding = at.padding < 0 ? kernel.map(() => 0) : args.counts(at.padding, 'padding', dims, 0);
   padding.forEach((p, i) => {
     if (p > Math.floor(kernel[i]! / 2)) fail(`${args.type}: padding (${p}) should be at most half of kernel_size (${kernel[i]})`);
   });
@@ -45,7 +45,7 @@ function maxPool(dims: number): LayerSpec {
     (inputs, args): LayerOutput => {
       const { input, sizes } = spatialInput(inputs, dims, args.type);
       const { kernel, stride, padding } = window(args, dims, { kernel: 0, stride: 1, padding: 2 });
-      const dilation = args.ints(3, 'dilation', dims, 1);
+      const dilation = args.positives(3, 'dilation', dims, 1);
       const ceil = args.bool(5, 'ceil_mode', false);
       const output = withSpatial(input, dims, sizes.map((s, i) => windowOutput(s, kernel[i]!, stride[i]!, padding[i]!, dilation[i]!, ceil)), args.type);
       return args.bool(4, 'return_indices', false) ? [output, output] : output;
@@ -98,7 +98,7 @@ function fractionalMaxPool(dims: number): LayerSpec {
   return pool(
     (inputs, args): LayerOutput => {
       const { input, sizes } = spatialInput(inputs, dims, args.type);
-      const kernel = args.ints(0, 'kernel_size', dims);
+      const kernel = args.positives(0, 'kernel_size', dims);
       const size = args.intsOrNone(1, 'output_size', dims);
       const ratio = args.floats(2, 'output_ratio', dims);
       if (!size === !ratio) fail(`${args.type} needs exactly one of \`output_size\` and \`output_ratio\``);
@@ -120,9 +120,9 @@ function fractionalMaxPool(dims: number): LayerSpec {
 function maxUnpool(dims: number): LayerSpec {
   return pool((inputs: readonly TensorShape[], args: LayerArgs, call: ForwardCall) => {
     const { input, sizes } = spatialInput(inputs, dims, args.type);
-    const kernel = args.ints(0, 'kernel_size', dims);
-    const stride = args.has(1, 'stride') ? args.ints(1, 'stride', dims) : kernel;
-    const padding = args.ints(2, 'padding', dims, 0);
+    const kernel = args.positives(0, 'kernel_size', dims);
+    const stride = args.has(1, 'stride') ? args.positives(1, 'stride', dims) : kernel;
+    const padding = args.counts(2, 'padding', dims, 0);
     const defaults = sizes.map((s, i) => (s - 1) * stride[i]! - 2 * padding[i]! + kernel[i]!);
     const requested = call.kwargs.output_size;
     if (requested === undefined || requested === null) return withSpatial(input, dims, defaults, args.type);

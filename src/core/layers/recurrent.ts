@@ -30,9 +30,9 @@ interface RnnConfig {
 function rnnConfig(args: LayerArgs, mode: Mode): RnnConfig {
   const s = mode === 'RNN' ? 1 : 0;
   const config = {
-    inputSize: args.int(0, 'input_size'),
-    hidden: args.int(1, 'hidden_size'),
-    layers: args.int(2, 'num_layers', 1),
+    inputSize: args.count(0, 'input_size'),
+    hidden: args.positive(1, 'hidden_size'),
+    layers: args.positive(2, 'num_layers', 1),
     bias: args.bool(3 + s, 'bias', true),
     batchFirst: args.bool(4 + s, 'batch_first', false),
     directions: args.bool(6 + s, 'bidirectional', false) ? 2 : 1,
@@ -40,8 +40,6 @@ function rnnConfig(args: LayerArgs, mode: Mode): RnnConfig {
   };
   if (mode !== 'LSTM' && args.has(-1, 'proj_size')) fail(`${args.type}: proj_size is only supported for LSTM`);
   if (mode === 'RNN' && !['tanh', 'relu'].includes(args.string(3, 'nonlinearity', 'tanh'))) fail(`${args.type}: nonlinearity should be 'tanh' or 'relu'`);
-  if (config.hidden <= 0) fail(`${args.type}: hidden_size must be greater than zero`);
-  if (config.layers <= 0) fail(`${args.type}: num_layers must be greater than zero`);
   if (config.proj < 0 || (config.proj > 0 && config.proj >= config.hidden)) fail(`${args.type}: proj_size (${config.proj}) must be between 0 and hidden_size (${config.hidden})`);
   return config;
 }
@@ -49,13 +47,10 @@ function rnnConfig(args: LayerArgs, mode: Mode): RnnConfig {
 function rnnParams(config: RnnConfig, mode: Mode): number {
   const gate = GATES[mode] * config.hidden;
   const out = config.proj || config.hidden;
-  let total = 0;
-  for (let layer = 0; layer < config.layers; layer++) {
-    const layerInput = layer === 0 ? config.inputSize : out * config.directions;
-    const perDirection = gate * layerInput + gate * out + (config.bias ? 2 * gate : 0) + (config.proj ? config.proj * config.hidden : 0);
-    total += perDirection * config.directions;
-  }
-  return total;
+  // Per direction: w_ih (gate x layer input), w_hh (gate x out), b_ih and b_hh, w_hr (proj x hidden).
+  const perDirection = (layerInput: number) => gate * layerInput + gate * out + (config.bias ? 2 * gate : 0) + (config.proj ? config.proj * config.hidden : 0);
+  // The first layer reads the input; the others read the previous layer's output, both directions.
+  return config.directions * (perDirection(config.inputSize) + (config.layers - 1) * perDirection(out * config.directions));
 }
 
 function rnnForward(inputs: readonly TensorShape[], args: LayerArgs, mode: Mode): LayerOutput {
@@ -95,15 +90,15 @@ function cell(mode: Mode): LayerSpec {
   return {
     category: 'recurrent',
     params(args) {
-      const inputSize = args.int(0, 'input_size');
-      const hidden = args.int(1, 'hidden_size');
+      const inputSize = args.count(0, 'input_size');
+      const hidden = args.positive(1, 'hidden_size');
       return gates * hidden * (inputSize + hidden) + (args.bool(2, 'bias', true) ? 2 * gates * hidden : 0);
     },
     forward(inputs, args): LayerOutput {
       const input = inputAt(inputs, 0, args.type);
       if (input.length !== 1 && input.length !== 2) fail(`${args.type} expects a 1-D (H_in) or 2-D (N, H_in) input, got ${formatShape(input)}`);
-      checkFeatures(input, args.int(0, 'input_size'), args.type);
-      const h = withLast(input, args.int(1, 'hidden_size'));
+      checkFeatures(input, args.count(0, 'input_size'), args.type);
+      const h = withLast(input, args.positive(1, 'hidden_size'));
       return mode === 'LSTM' ? [h, h] : h;
     },
     savesInput: true,

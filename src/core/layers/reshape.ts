@@ -55,7 +55,7 @@ function lastThree(input: TensorShape, layer: string): { lead: TensorShape; chan
 // PixelShuffle(upscale_factor): (*, C*r^2, H, W) -> (*, C, H*r, W*r).
 const pixelShuffle = reshape((inputs, args) => {
   const input = inputAt(inputs, 0, args.type);
-  const r = args.int(0, 'upscale_factor');
+  const r = args.positive(0, 'upscale_factor');
   const { lead, channels, height, width } = lastThree(input, args.type);
   return [...lead, divideDim(channels, r * r, args.type, 'the channel count'), height * r, width * r];
 });
@@ -63,7 +63,7 @@ const pixelShuffle = reshape((inputs, args) => {
 // PixelUnshuffle(downscale_factor): (*, C, H*r, W*r) -> (*, C*r^2, H, W).
 const pixelUnshuffle = reshape((inputs, args) => {
   const input = inputAt(inputs, 0, args.type);
-  const r = args.int(0, 'downscale_factor');
+  const r = args.positive(0, 'downscale_factor');
   const { lead, channels, height, width } = lastThree(input, args.type);
   const c = sizeOf(channels, args.type, 'channel dimension', input);
   return [...lead, c * r * r, divideDim(height, r, args.type, 'the height'), divideDim(width, r, args.type, 'the width')];
@@ -73,16 +73,16 @@ const pixelUnshuffle = reshape((inputs, args) => {
 const channelShuffle = reshape((inputs, args) => {
   const input = inputAt(inputs, 0, args.type);
   if (input.length < 3) fail(`${args.type} expects an input of at least 3 dimensions (N, C, *), got ${formatShape(input)}`);
-  divideDim(input[1]!, args.int(0, 'groups'), args.type, 'the channel count');
+  divideDim(input[1]!, args.positive(0, 'groups'), args.type, 'the channel count');
   return input;
 });
 
 /** The sliding blocks of Unfold and Fold over a (H, W) image: blocks per dimension, and values per block. */
 function blocks(args: LayerArgs, at: number, sizes: readonly number[]): { counts: number[]; kernel: number } {
-  const kernel = args.ints(at, 'kernel_size', 2);
-  const dilation = args.ints(at + 1, 'dilation', 2, 1);
-  const padding = args.ints(at + 2, 'padding', 2, 0);
-  const stride = args.ints(at + 3, 'stride', 2, 1);
+  const kernel = args.positives(at, 'kernel_size', 2);
+  const dilation = args.positives(at + 1, 'dilation', 2, 1);
+  const padding = args.counts(at + 2, 'padding', 2, 0);
+  const stride = args.positives(at + 3, 'stride', 2, 1);
   const counts = sizes.map((size, i) => windowOutput(size, kernel[i]!, stride[i]!, padding[i]!, dilation[i]!));
   if (counts.some((c) => c < 1)) fail(`${args.type}: kernel_size (${kernel.join(', ')}) does not fit in (${sizes.join(', ')})`);
   return { counts, kernel: product(kernel) };
@@ -104,7 +104,7 @@ const fold = reshape((inputs, args) => {
   const input = inputAt(inputs, 0, args.type);
   expectRank(input, [2, 3], args.type, 'a 2-D (C * prod(kernel_size), L) or 3-D (N, C * prod(kernel_size), L)');
   const n = input.length;
-  const output = args.ints(0, 'output_size', 2);
+  const output = args.positives(0, 'output_size', 2);
   const { counts, kernel } = blocks(args, 1, output);
   const channels = divideDim(input[n - 2]!, kernel, args.type, 'the channel count');
   const length = sizeOf(input[n - 1], args.type, 'block count', input);

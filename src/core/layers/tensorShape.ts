@@ -15,7 +15,7 @@ export type TensorShape = readonly Dim[];
 export const BATCH: BatchDim = { batch: 1 };
 
 export function isBatchDim(dim: Dim | undefined): dim is BatchDim {
-  return typeof dim === 'object' && dim !== null;
+  return typeof dim === 'object' && dim !== null && !Array.isArray(dim);
 }
 
 /** What a layer returns: one tensor, a (possibly nested) tuple, or None. */

@@ -8,7 +8,7 @@ import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
 import { attentionParams, checkSameBatch, checkSequence, type AttentionConfig } from './attention';
 import { checkFeatures } from './linear';
-import { fail, inputAt, type LayerFamily } from './shapes';
+import { fail, inputAt, sameDim, type LayerFamily } from './shapes';
 import { isTensorShape, type TensorShape } from './tensorShape';
 
 /** Looks a layer type up in the catalog (passed in to keep the modules free of import cycles). */
@@ -28,9 +28,9 @@ interface LayerConfig {
  */
 function layerConfig(args: LayerArgs): LayerConfig {
   return {
-    dModel: args.int(0, 'd_model'),
-    heads: args.int(1, 'nhead'),
-    feedforward: args.int(2, 'dim_feedforward', 2048),
+    dModel: args.positive(0, 'd_model'),
+    heads: args.positive(1, 'nhead'),
+    feedforward: args.positive(2, 'dim_feedforward', 2048),
     batchFirst: args.bool(6, 'batch_first', false),
     bias: args.bool(8, 'bias', true),
   };
@@ -109,6 +109,10 @@ const decoderLayer: LayerSpec = {
   extraBytesPerElement: DECODER_LAYER_BYTES,
 };
 
+function sameShape(a: TensorShape, b: TensorShape): boolean {
+  return a.length === b.length && a.every((d, i) => sameDim(d, b[i]));
+}
+
 /** A nested layer's spec and arguments. */
 function nested(args: LayerArgs, position: number, name: string, resolve: SpecResolver): { spec: LayerSpec; args: LayerArgs } | undefined {
   const inner = args.layer(position, name);
@@ -132,9 +136,17 @@ function run(layer: { spec: LayerSpec; args: LayerArgs }, inputs: readonly Tenso
 }
 
 function stackLayers(args: LayerArgs): number {
-  const count = args.int(1, 'num_layers');
-  if (count < 0) fail(`${args.type}: num_layers must not be negative`);
-  return count;
+  return args.count(1, 'num_layers');
+}
+
+/** Applies a cloned layer `count` times; once it keeps the shape, the rest would too. */
+function repeat(count: number, x: TensorShape, step: (x: TensorShape) => TensorShape): TensorShape {
+  for (let i = 0; i < count; i++) {
+    const y = step(x);
+    if (sameShape(x, y)) return y;
+    x = y;
+  }
+  return x;
 }
 
 // TransformerEncoder(encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
@@ -151,7 +163,7 @@ function transformerEncoder(resolve: SpecResolver): LayerSpec {
       const layer = required(args, 0, 'encoder_layer', resolve);
       const norm = nested(args, 2, 'norm', resolve);
       let x = inputAt(inputs, 0, args.type);
-      for (let i = 0; i < stackLayers(args); i++) x = run(layer, [x], args.type);
+      x = repeat(stackLayers(args), x, (y) => run(layer, [y], args.type));
       return norm ? run(norm, [x], args.type) : x;
     },
     savesInput: true,
@@ -174,7 +186,7 @@ function transformerDecoder(resolve: SpecResolver): LayerSpec {
       const norm = nested(args, 2, 'norm', resolve);
       let x = inputAt(inputs, 0, args.type, 2);
       const memory = inputAt(inputs, 1, args.type, 2);
-      for (let i = 0; i < stackLayers(args); i++) x = run(layer, [x, memory], args.type);
+      x = repeat(stackLayers(args), x, (y) => run(layer, [y, memory], args.type));
       return norm ? run(norm, [x], args.type) : x;
     },
     savesInput: true,
@@ -191,11 +203,11 @@ function transformerDecoder(resolve: SpecResolver): LayerSpec {
  */
 function transformerConfig(args: LayerArgs): LayerConfig & { encoders: number; decoders: number } {
   return {
-    dModel: args.int(0, 'd_model', 512),
-    heads: args.int(1, 'nhead', 8),
-    encoders: args.int(2, 'num_encoder_layers', 6),
-    decoders: args.int(3, 'num_decoder_layers', 6),
-    feedforward: args.int(4, 'dim_feedforward', 2048),
+    dModel: args.positive(0, 'd_model', 512),
+    heads: args.positive(1, 'nhead', 8),
+    encoders: args.count(2, 'num_encoder_layers', 6),
+    decoders: args.count(3, 'num_decoder_layers', 6),
+    feedforward: args.positive(4, 'dim_feedforward', 2048),
     batchFirst: args.bool(10, 'batch_first', false),
     bias: args.bool(12, 'bias', true),
   };

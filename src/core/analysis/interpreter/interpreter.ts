@@ -87,6 +87,8 @@ export class Interpreter {
   private depth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */
   forwardMode = false;
+  /** True while running the script's own code (module body, main(), train()), false inside constructors. */
+  scriptLevel = false;
 
   constructor(
     private readonly imports: ImportTable,
@@ -201,11 +203,15 @@ export class Interpreter {
       const flow = this.execBlock(body, scope, discovering);
       return flow?.kind === 'return' ? flow : undefined;
     }
-    for (const item of items) {
+    for (const [i, item] of items.entries()) {
+      const modulesBefore = ModuleObject.created;
       this.bind(left, item, scope, discovering);
       const flow = this.execBlock(body, scope, discovering);
       if (flow?.kind === 'break') break;
       if (flow?.kind === 'return') return flow;
+      // In script code (not a constructor), a loop that builds no module, such as a training
+      // loop, has shown what it does after two rounds.
+      if (this.scriptLevel && !this.forwardMode && i >= 1 && ModuleObject.created === modulesBefore) break;
     }
     return undefined;
   }
@@ -318,18 +324,27 @@ export class Interpreter {
     const name = node.childForFieldName('name')?.text ?? '<class>';
     const bases: ClassValue[] = [];
     let isModule = false;
+    let container: ClassValue['container'];
     for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
       if (base.type === 'keyword_argument') continue;
       const value = this.evaluate(base, scope);
       if (kindOf(value) === 'class') {
         bases.push(value as ClassValue);
         isModule ||= (value as ClassValue).isModule;
-      } else if (kindOf(value) === 'external' && /^torch\.nn\.(modules\.module\.)?Module$/.test((value as ExternalValue).name)) isModule = true;
+        container ??= (value as ClassValue).container;
+      } else if (kindOf(value) === 'external') {
+        const name = (value as ExternalValue).name;
+        if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
+        if (CONTAINERS[name]) {
+          isModule = true;
+          container ??= CONTAINERS[name];
+        }
+      }
     }
     const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
     const attrs = new Map<string, PyValue>();
     const fields: string[] = [];
-    const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields };
+    const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container };
     const classScope = scope.child();
     for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
       const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
@@ -553,9 +568,12 @@ export class Interpreter {
     if (module.layer) {
       if (name === 'weight' || name === 'bias') return { kind: 'external', name: 'weight-of', self };
       const names = LAYER_ARGUMENT_NAMES[module.layer.type] ?? [];
-      if (name in module.layer.kwargs) return module.layer.kwargs[name] as PyValue;
       const position = names.indexOf(name);
-      if (position >= 0 && position < module.layer.args.length) return module.layer.args[position] as PyValue;
+      const value = name in module.layer.kwargs ? (module.layer.kwargs[name] as PyValue) : position >= 0 ? (module.layer.args[position] as PyValue | undefined) : undefined;
+      // Convolutions store kernel_size, stride, padding and dilation as tuples.
+      const convolution = /^Conv(Transpose)?([123])d$/.exec(module.layer.type);
+      if (convolution && typeof value === 'number' && ['kernel_size', 'stride', 'padding', 'dilation'].includes(name)) return tuple(Array.from({ length: Number(convolution[2]) }, () => value));
+      if (value !== undefined) return value;
     }
     return { kind: 'external', name: `module.${name}`, self };
   }
@@ -734,8 +752,18 @@ export class Interpreter {
   }
 
   instantiate(classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+    const scriptLevel = this.scriptLevel;
+    this.scriptLevel = false;
+    try {
+      return this.construct(classValue, args, kwargs, node);
+    } finally {
+      this.scriptLevel = scriptLevel;
+    }
+  }
+
+  private construct(classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
     if (classValue.isModule) {
-      const module = new ModuleObject('user', classValue.name, rangeOf(node), undefined, classValue);
+      const module = new ModuleObject(classValue.container ?? 'user', classValue.name, rangeOf(node), undefined, classValue);
       const self: ModuleValue = { kind: 'module', module };
       const init = this.classAttribute(classValue, '__init__');
       if (kindOf(init) === 'function') this.callFunction({ ...(init as FunctionValue), self }, args, kwargs, node);
@@ -770,6 +798,9 @@ export class Interpreter {
       const fn = this.classAttribute(base, method);
       if (kindOf(fn) === 'function') return this.callFunction({ ...(fn as FunctionValue), self }, args, kwargs, node);
     }
+    // nn.Sequential.__init__(*layers) and friends, for subclasses of the containers.
+    const module = asModule(self);
+    if (method === '__init__' && module && owner.container) this.fillContainer(module, owner.container, args, node);
     return null;
   }
 
@@ -827,18 +858,23 @@ export class Interpreter {
 
   private buildContainer(kind: 'sequential' | 'list' | 'dict', className: string, args: PyValue[], node: SyntaxNode): PyValue {
     const module = new ModuleObject(kind, className, rangeOf(node));
+    this.fillContainer(module, kind, args, node);
+    return { kind: 'module', module };
+  }
+
+  private fillContainer(module: ModuleObject, kind: 'sequential' | 'list' | 'dict', args: PyValue[], node: SyntaxNode): void {
     const items: PyValue[] = kind === 'sequential' && !(args.length === 1 && kindOf(args[0]) === 'external') ? args : (args[0] === undefined ? [] : (this.iterate(args[0]) ?? []));
     if (kind === 'dict' || (kind === 'sequential' && args.length === 1 && kindOf(args[0]) === 'dict')) {
       const dict = args[0];
       if (kindOf(dict) === 'dict') for (const [key, value] of (dict as DictValue).entries) this.addChild(module, key, value, node);
-      return { kind: 'module', module };
+      else if (isOrderedDictPairs(dict)) for (const pair of dict as PyList) this.addChild(module, String((pair as PyList)[0]), (pair as PyList)[1]!, node);
+      return;
     }
     if (kind === 'sequential' && args.length === 1 && isOrderedDictPairs(args[0])) {
       for (const pair of args[0] as PyList) this.addChild(module, String((pair as PyList)[0]), (pair as PyList)[1]!, node);
-      return { kind: 'module', module };
+      return;
     }
     items.forEach((item, i) => this.addChild(module, String(i), item, node));
-    return { kind: 'module', module };
   }
 
   private addChild(module: ModuleObject, name: string, value: PyValue, node: SyntaxNode): void {

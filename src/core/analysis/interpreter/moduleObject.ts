@@ -11,6 +11,11 @@ let nextId = 1;
  * registration order, as `named_modules()` lists them) and parameters.
  */
 export class ModuleObject {
+  /** How many modules were built so far in this process (lets loops tell whether they build any). */
+  static get created(): number {
+    return nextId - 1;
+  }
+
   readonly id = nextId++;
   readonly children = new Map<string, ModuleObject>();
   readonly parameters = new Map<string, ParameterValue>();

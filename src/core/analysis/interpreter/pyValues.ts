@@ -84,6 +84,8 @@ export interface ClassValue {
   /** Derives from torch.nn.Module (directly or through another class of this file). */
   readonly isModule: boolean;
   readonly isDataclass: boolean;
+  /** For subclasses of nn.Sequential, nn.ModuleList or nn.ModuleDict: which one. */
+  readonly container?: 'sequential' | 'list' | 'dict';
   /** Names declared in the class body with annotations, in order (dataclass fields). */
   readonly fields: readonly string[];
 }

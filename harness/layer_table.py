@@ -1,0 +1,231 @@
+"""The layer table of a PyTorch model, measured by running it.
+
+This is the reference the static analyzer (src/core/layerTable) is tested against: the same
+schema (schema/layer-table.schema.json), the same row rules (docs/layer-table.md), but every
+number comes from PyTorch itself. The model runs forward twice on CPU, with batch sizes 2 and 3,
+in train mode with autograd on (dropout and batch norm behave as in training); forward hooks on
+the layer modules record what each call returns.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+SCHEMA_VERSION = 1
+
+#: The two batch sizes the model runs with; a dimension that is 2k in the first run and 3k in the
+#: second is a batch dimension of factor k.
+BATCH_SIZES = (2, 3)
+
+#: torch.nn classes that only hold other modules (or parameters): never rows, always expanded.
+CONTAINERS: Tuple[type, ...] = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
+
+Shape = List[int]
+InputFactory = Callable[[int], Any]
+
+
+class LayerTableError(RuntimeError):
+    """The model does something the table cannot describe (e.g. a batch-dependent shape that is
+    not a multiple of the batch size, or different layer calls for different batch sizes)."""
+
+
+def is_layer_module(module: nn.Module) -> bool:
+    """A class defined in torch.nn, other than a container: one row per call, never expanded."""
+    return type(module).__module__.startswith("torch.nn.") and not isinstance(module, CONTAINERS)
+
+
+def layer_modules(model: nn.Module) -> List[Tuple[str, nn.Module]]:
+    """The layer modules of `model` with their first `named_modules()` name, in that order.
+
+    A torch.nn module inside another layer module (the Linear inside a MultiheadAttention, the
+    layers of an nn.TransformerEncoder) belongs to the outer row and is not listed."""
+    leaves: List[Tuple[str, nn.Module]] = []
+    for name, module in model.named_modules():
+        if any(_inside(name, leaf) for leaf, _ in leaves):
+            continue
+        if is_layer_module(module):
+            leaves.append((name, module))
+    return leaves
+
+
+def _inside(name: str, ancestor: str) -> bool:
+    return ancestor == "" or name.startswith(ancestor + ".")
+
+
+def flatten_tensors(value: Any) -> List[torch.Tensor]:
+    """Every tensor in a module's output, depth first: tuples, lists, dict values (and
+    namedtuples) are flattened; None and non-tensors are skipped."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [tensor for item in value for tensor in flatten_tensors(item)]
+    return []
+
+
+def per_sample_shape(small: Sequence[int], large: Sequence[int], where: str = "") -> Shape:
+    """The per-sample shape from the shapes of the same tensor at batch sizes 2 and 3.
+
+    A dimension that is 2k in the first run and 3k in the second carries the batch with factor k:
+    it is dropped when k == 1 and replaced by k otherwise (`x.view(-1, C)` on (B, 35, C) gives
+    [35, C]). A tensor with no such dimension keeps its whole shape."""
+    small_batch, large_batch = BATCH_SIZES
+    if len(small) != len(large):
+        raise LayerTableError(f"{where}: rank changes with the batch size: {list(small)} vs {list(large)}")
+    shape: Shape = []
+    batch_dims = 0
+    for a, b in zip(small, large):
+        if a == b:
+            shape.append(int(a))
+        elif a % small_batch == 0 and b * small_batch == a * large_batch:
+            batch_dims += 1
+            factor = a // small_batch
+            if factor != 1:
+                shape.append(int(factor))
+        else:
+            raise LayerTableError(f"{where}: dimension {a} -> {b} is not a multiple of the batch size")
+    if batch_dims > 1:
+        raise LayerTableError(f"{where}: more than one dimension carries the batch: {list(small)} vs {list(large)}")
+    return shape
+
+
+def _normalize_inputs(value: Any) -> Tuple[Any, ...]:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]]):
+    """Runs forward once; returns (calls, input shapes): calls are (module, [tensor shapes])."""
+    calls: List[Tuple[nn.Module, List[Tuple[int, ...]]]] = []
+    handles = []
+
+    def hook(module: nn.Module, _inputs: Any, output: Any) -> None:
+        calls.append((module, [tuple(t.shape) for t in flatten_tensors(output)]))
+
+    for _, module in leaves:
+        handles.append(module.register_forward_hook(hook))
+    try:
+        torch.manual_seed(0)
+        inputs = _normalize_inputs(make_input(batch_size))
+        with torch.enable_grad():
+            model(*inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    input_shapes = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
+    return calls, input_shapes
+
+
+def layer_table(model: nn.Module, make_input: InputFactory, name: str) -> Dict[str, Any]:
+    """The layer table of `model` as a JSON-ready dict (docs/layer-table.md has the rules).
+
+    `make_input(batch_size)` returns the positional arguments of `model.forward` (a tuple, or a
+    single tensor)."""
+    model.train()
+    leaves = layer_modules(model)
+    first_name: Dict[int, str] = {}
+    for path, module in model.named_modules():
+        first_name.setdefault(id(module), path)
+
+    small_calls, small_inputs = _trace(model, make_input, BATCH_SIZES[0], leaves)
+    large_calls, large_inputs = _trace(model, make_input, BATCH_SIZES[1], leaves)
+    if [id(m) for m, _ in small_calls] != [id(m) for m, _ in large_calls]:
+        raise LayerTableError(f"{name}: forward calls different layers for batch sizes {BATCH_SIZES}")
+
+    counted: set = set()
+
+    def new_params(params: Iterable[nn.Parameter]) -> int:
+        total = 0
+        for p in params:
+            if id(p) not in counted:
+                counted.add(id(p))
+                total += p.numel()
+        return total
+
+    rows: List[Dict[str, Any]] = []
+
+    # Parameters registered on user modules (not inside any layer module) come first.
+    in_leaves = {id(p) for _, module in leaves for p in module.parameters()}
+    for path, param in model.named_parameters():
+        if id(param) in in_leaves:
+            continue
+        rows.append(_row(path, "Parameter", None, 0, new_params([param]), param.requires_grad))
+
+    # One row per call, in call order.
+    called = set()
+    for index, ((module, small), (_, large)) in enumerate(zip(small_calls, large_calls)):
+        path = first_name[id(module)]
+        where = f"{name}: call {index} of {path or '<root>'} ({type(module).__name__})"
+        if len(small) != len(large):
+            raise LayerTableError(f"{where}: the number of output tensors changes with the batch size")
+        shapes = [per_sample_shape(s, l, where) for s, l in zip(small, large)]
+        output_shape = shapes[0] if shapes else None
+        activations = sum(math.prod(shape) for shape in shapes)
+        params = list(module.parameters())
+        called.add(id(module))
+        rows.append(_row(path, type(module).__name__, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
+
+    # Layer modules forward never calls come last.
+    for path, module in leaves:
+        if id(module) in called:
+            continue
+        params = list(module.parameters())
+        rows.append(_row(path, type(module).__name__, None, 0, new_params(params), all(p.requires_grad for p in params)))
+
+    total_params = sum(row["params"] for row in rows)
+    expected = sum(p.numel() for p in model.parameters())
+    if total_params != expected:  # a parameter outside every row: a bug in the rules above
+        raise LayerTableError(f"{name}: rows hold {total_params} parameters, the model {expected}")
+
+    input_shape: Optional[Shape] = None
+    if small_inputs and large_inputs:
+        input_shape = per_sample_shape(small_inputs[0], large_inputs[0], f"{name}: input")
+
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "model": name,
+        "inputShape": input_shape,
+        "rows": rows,
+        "totals": {
+            "params": total_params,
+            "trainableParams": sum(row["params"] for row in rows if row["trainable"]),
+            "activations": sum(row["activations"] for row in rows),
+        },
+        "incomplete": False,
+    }
+
+
+def _row(path: str, type_name: str, output_shape: Optional[Shape], activations: int, params: int, trainable: bool) -> Dict[str, Any]:
+    return {
+        "path": path,
+        "type": type_name,
+        "outputShape": output_shape,
+        "activations": int(activations),
+        "params": int(params),
+        "trainable": bool(trainable),
+    }
+
+
+def make_input_factory(inputs: Sequence[Dict[str, Any]], seed: int = 1234) -> InputFactory:
+    """`make_input` for the corpus manifest's `inputs`: per-sample `shape`, `dtype` "float" (randn)
+    or "long" (randint in [low, high)), and the batch dimension's place `batchDim` (default 0)."""
+
+    def make(batch_size: int) -> Tuple[torch.Tensor, ...]:
+        generator = torch.Generator().manual_seed(seed)
+        tensors = []
+        for spec in inputs:
+            shape = list(spec["shape"])
+            shape.insert(spec.get("batchDim", 0), batch_size)
+            dtype = spec.get("dtype", "float")
+            if dtype == "float":
+                tensors.append(torch.randn(shape, generator=generator))
+            elif dtype == "long":
+                tensors.append(torch.randint(spec.get("low", 0), spec["high"], shape, generator=generator))
+            else:
+                raise ValueError(f"unknown input dtype {dtype!r}")
+        return tuple(tensors)
+
+    return make
