@@ -6,7 +6,8 @@ import { BudgetExceeded, Interpreter, isLoss, type CallEvent } from './interpret
 import type { ModuleObject } from './interpreter/moduleObject';
 import { asModule, kindOf, type ClassValue, type FunctionValue, type PyValue } from './interpreter/pyValues';
 import { Scope } from './interpreter/scope';
-import type { AnalysisNote, ModelDescription, ModelKind, SourceAnalysis } from './modelDescription';
+import type { AnalysisNote, ModelDescription, ModelKind, SourceAnalysis, Sourced } from './modelDescription';
+import { shapeOf } from './interpreter/tensorOps';
 import { findTrainingSetup } from './trainingSetup';
 
 /** Steps one file's discovery may take: enough for thousands of lines, bounded for hostile input. */
@@ -29,11 +30,16 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
   const imports = ImportTable.fromModule(root);
   const events: CallEvent[] = [];
   const candidates: Candidate[] = [];
+  const invocations = new Map<number, Sourced<readonly (readonly number[])[]>>();
   const interpreter = new Interpreter(
     imports,
     {
       onExternalCall: (event) => {
         if (events.length < MAX_EVENTS) events.push(event);
+      },
+      onModelInvocation: (module, inputs, node) => {
+        const samples = exampleSamples(inputs);
+        if (samples && !invocations.has(module.id)) invocations.set(module.id, { value: samples, range: rangeOf(node), origin: `the tensors passed in ${node.text.split('\n')[0]}` });
       },
       onAssign: (name, value, node) => {
         const module = asModule(value);
@@ -56,7 +62,10 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
       notes,
     );
   }
-  const models = [...uniqueModels(candidates), ...unbuiltModuleClasses(interpreter, scope, candidates, notes)];
+  const models = [...uniqueModels(candidates), ...unbuiltModuleClasses(interpreter, scope, candidates, notes)].map((model) => {
+    const exampleInputs = invocations.get(model.root.id);
+    return exampleInputs ? { ...model, exampleInputs } : model;
+  });
   notes.push(...interpreter.notes.filter((note) => !isNoise(note)));
   if (root.hasError) notes.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
   if (models.length === 0) notes.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
@@ -67,6 +76,17 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
     notes,
     hasSyntaxErrors: root.hasError,
   };
+}
+
+/** Sample shapes of example tensors, `torch.randn(B, ...)`: the first dimension is the batch. */
+function exampleSamples(inputs: readonly PyValue[]): number[][] | undefined {
+  const samples: number[][] = [];
+  for (const input of inputs) {
+    const shape = shapeOf(input);
+    if (!shape || shape.length < 2 || !shape.every((d): d is number => typeof d === 'number')) return undefined;
+    samples.push(shape.slice(1));
+  }
+  return samples.length ? samples : undefined;
 }
 
 function discover(run: () => void, notes: AnalysisNote[]): void {

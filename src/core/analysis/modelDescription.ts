@@ -80,6 +80,8 @@ export interface ModelDescription {
   readonly root: ModuleObject;
   /** The construction (or class definition) node; the tree must be alive while it is used. */
   readonly node: SyntaxNode;
+  /** Sample shapes of the tensors the script passes to the model (`model(x, y)` with example tensors), when known. */
+  readonly exampleInputs?: Sourced<readonly (readonly number[])[]>;
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
@@ -93,6 +95,8 @@ export interface TrainingSetup {
   readonly inputCandidates: readonly Sourced<readonly number[]>[];
   /** Tokens per sample for models that start with an embedding (tokenizer max_length, SEQ_LEN constants). */
   readonly sequenceLength?: Sourced<number>;
+  /** Side of the square images the transforms produce (Resize, CenterCrop...), for models whose channels come from their first layer. */
+  readonly imageSize?: Sourced<number>;
   readonly optimizer?: Sourced<OptimizerKind>;
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;

@@ -20,6 +20,9 @@ const DATASET_SHAPES: Readonly<Record<string, readonly number[]>> = {
   CIFAR100: [3, 32, 32],
   SVHN: [3, 32, 32],
   STL10: [3, 96, 96],
+  Omniglot: [1, 105, 105],
+  USPS: [1, 16, 16],
+  GTSRB: [3, 32, 32],
 };
 /** Datasets of arbitrary image sizes: the sample shape comes from the crop or resize transform. */
 const FOLDER_DATASETS = new Set(['ImageFolder', 'ImageNet', 'DatasetFolder', 'Places365', 'CelebA', 'VOCDetection', 'Caltech101', 'Food101', 'Flowers102', 'OxfordIIITPet']);
@@ -59,6 +62,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputShape: candidates[0],
       inputCandidates: candidates,
       sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
+      imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events)),
       precision: sourced(precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, events)),
@@ -161,15 +165,28 @@ function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {
   return found;
 }
 
-/** The image size the transforms produce: a crop wins over a resize (it comes last in the pipeline). */
+/**
+ * The image size a transform pipeline produces: the last resize or crop of the first
+ * `Compose([...])` that has one (the training pipeline comes first in most scripts).
+ */
 function transformSize(events: readonly CallEvent[]): Found<number> | undefined {
-  for (const transform of SIZE_TRANSFORMS) {
-    for (const call of events) {
-      if (simpleName(call.qualified) !== transform) continue;
-      const value = call.kwargs.get('size') ?? call.args[0];
-      const side = positiveInteger(value) ?? (isList(value) && positiveInteger(value[0]) === positiveInteger(value[1]) ? positiveInteger(value[0]) : undefined);
-      if (side) return { value: side, node: call.node, origin: `${transform}(${side})` };
-    }
+  const groups = new Map<number, CallEvent[]>();
+  const sideOf = (call: CallEvent) => {
+    const value = call.kwargs.get('size') ?? call.args[0];
+    return positiveInteger(value) ?? (isList(value) && positiveInteger(value[0]) === positiveInteger(value[1]) ? positiveInteger(value[0]) : undefined);
+  };
+  for (const call of events) {
+    // A helper building the pipeline is also followed on its own, with unknown sizes: skip those.
+    if (!SIZE_TRANSFORMS.includes(simpleName(call.qualified)) || sideOf(call) === undefined) continue;
+    let compose = call.node.parent;
+    while (compose && !(compose.type === 'call' && /Compose$/.test(compose.childForFieldName('function')?.text ?? ''))) compose = compose.parent;
+    const key = compose?.id ?? -call.node.id;
+    groups.set(key, [...(groups.get(key) ?? []), call]);
+  }
+  for (const calls of groups.values()) {
+    const last = [...calls].sort((a, b) => b.node.startIndex - a.node.startIndex)[0]!;
+    const side = sideOf(last)!;
+    return { value: side, node: last.node, origin: `${simpleName(last.qualified)}(${side})` };
   }
   return undefined;
 }

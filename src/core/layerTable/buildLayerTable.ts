@@ -1,7 +1,7 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import { BudgetExceeded, Interpreter, isLoss } from '../analysis/interpreter/interpreter';
 import type { ModuleObject } from '../analysis/interpreter/moduleObject';
-import { kindOf, tuple, type PyValue } from '../analysis/interpreter/pyValues';
+import { isUnresolvedValue, kindOf, toValue, tuple, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerCatalog';
@@ -28,7 +28,10 @@ const MAX_INPUT_TRIALS = 4;
  * so, where forward() cannot be followed.
  */
 export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
-  const inputs = inputCandidates(model, setup);
+  const inputs: Sourced<readonly (readonly number[])[]>[] = [
+    ...(model.exampleInputs ? [model.exampleInputs] : []),
+    ...inputCandidates(model, setup).map((candidate) => ({ ...candidate, value: [candidate.value] })),
+  ];
   let best: (LayerTableResult & { score: number }) | undefined;
   for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
     const result = followForward(model, input, context);
@@ -64,16 +67,21 @@ function inputCandidates(model: ModelDescription, setup: TrainingSetup): Sourced
     if (first.className === 'Linear') attempt(() => [args.int(0, 'in_features')]);
     if ((first.className === 'Embedding' || first.className === 'EmbeddingBag') && sequence) attempt(() => [sequence]);
     if (/^(LSTM|GRU|RNN)$/.test(first.className) && sequence) attempt(() => [sequence, args.int(0, 'input_size')]);
+    const image = setup.imageSize?.value;
+    if (first.className === 'Conv2d' && image) attempt(() => [args.int(0, 'in_channels'), image, image]);
   }
   return candidates;
 }
 
+/** The first layer that declares the size of its input (activations and norms do not). */
 function firstLayer(root: ModuleObject): ModuleObject | undefined {
-  if (root.kind === 'layer') return root;
-  return root.namedModules().find(([, m]) => m.kind === 'layer')?.[1];
+  const declaresInput = (m: ModuleObject) => m.kind === 'layer' && /^(Linear|Conv[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN)$/.test(m.className);
+  if (declaresInput(root)) return root;
+  return root.namedModules().find(([, m]) => declaresInput(m))?.[1];
 }
 
-function followForward(model: ModelDescription, input: Sourced<readonly number[]> | undefined, context: AnalysisContext): LayerTableResult {
+function followForward(model: ModelDescription, sources: Sourced<readonly (readonly number[])[]> | undefined, context: AnalysisContext): LayerTableResult {
+  const input = sources && { ...sources, value: sources.value[0]! };
   const recorder = new RowRecorder(model.root);
   const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, FORWARD_STEPS);
   interpreter.forwardMode = true;
@@ -81,9 +89,10 @@ function followForward(model: ModelDescription, input: Sourced<readonly number[]
   const notes: AnalysisNote[] = [];
   if (input) {
     try {
-      const value = tensor(batched([...input.value]));
-      const arity = forwardArity(model.root, interpreter);
-      interpreter.callValue({ kind: 'module', module: model.root }, Array.from({ length: arity }, () => value), new Map(), model.node);
+      // Each tensor parameter of forward() gets the matching example input, else the first one.
+      const arity = Math.max(forwardArity(model.root, interpreter), sources!.value.length);
+      const values = Array.from({ length: arity }, (_, i) => tensor(batched([...(sources!.value[i] ?? input.value)])));
+      interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
       notes.push({ severity: 'warning', message: `${model.name}: forward() takes too long to follow (${error.message}).`, range: model.range });
@@ -150,7 +159,16 @@ class RowRecorder {
     const path = this.paths.get(module.id) ?? module.className;
     const spec = layerSpec(module.layer.type);
     const args = new LayerArgs(module.layer);
-    const shapes = inputs.map(shapeOf);
+    // Tensors are the layer's inputs; other positional values are options (`mha(q, k, v, None, False)`).
+    const tensorInputs = inputs.filter((value) => shapeOf(value) !== undefined || isUnresolvedValue(value));
+    const shapes = tensorInputs.map(shapeOf);
+    const options = new Map(kwargs);
+    if (module.layer.type === 'MultiheadAttention') {
+      ['key_padding_mask', 'need_weights', 'attn_mask', 'average_attn_weights'].forEach((name, i) => {
+        const value = inputs[3 + i];
+        if (value !== undefined && !options.has(name)) options.set(name, value);
+      });
+    }
     const params = this.countParams(module, shapes.every((s): s is TensorShape => !!s) ? shapes : undefined, interpreter, node);
     if (!spec) {
       this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
@@ -162,7 +180,7 @@ class RowRecorder {
     }
     let output: LayerOutput;
     try {
-      output = spec.forward(shapes as TensorShape[], args, { kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, typeof v === 'object' ? null : v])) });
+      output = spec.forward(shapes as TensorShape[], args, { kwargs: Object.fromEntries([...options].map(([k, v]) => [k, toValue(v, k)])) });
     } catch (error) {
       if (!(error instanceof LayerArgumentError)) throw error;
       interpreter.note(node, `${path}: ${error.message}`);

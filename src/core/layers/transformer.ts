@@ -162,8 +162,7 @@ function transformerEncoder(resolve: SpecResolver): LayerSpec {
     forward(inputs, args) {
       const layer = required(args, 0, 'encoder_layer', resolve);
       const norm = nested(args, 2, 'norm', resolve);
-      let x = inputAt(inputs, 0, args.type);
-      x = repeat(stackLayers(args), x, (y) => run(layer, [y], args.type));
+      const x = repeat(stackLayers(args), inputAt(inputs, 0, args.type), (y) => run(layer, [y], args.type));
       return norm ? run(norm, [x], args.type) : x;
     },
     savesInput: true,
@@ -184,9 +183,9 @@ function transformerDecoder(resolve: SpecResolver): LayerSpec {
     forward(inputs, args) {
       const layer = required(args, 0, 'decoder_layer', resolve);
       const norm = nested(args, 2, 'norm', resolve);
-      let x = inputAt(inputs, 0, args.type, 2);
+      const tgt = inputAt(inputs, 0, args.type, 2);
       const memory = inputAt(inputs, 1, args.type, 2);
-      x = repeat(stackLayers(args), x, (y) => run(layer, [y, memory], args.type));
+      const x = repeat(stackLayers(args), tgt, (y) => run(layer, [y, memory], args.type));
       return norm ? run(norm, [x], args.type) : x;
     },
     savesInput: true,

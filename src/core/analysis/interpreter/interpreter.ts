@@ -44,6 +44,8 @@ export interface InterpreterHooks {
   onExternalCall?(event: CallEvent): void;
   /** `name = value` in the body being discovered (not inside the functions it calls). */
   onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
+  /** `model(x)` in script code: what the script feeds its model. */
+  onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */
   onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
 }
@@ -415,8 +417,13 @@ export class Interpreter {
       case 'generator_expression':
       case 'set_comprehension':
         return this.comprehension(node, scope);
-      case 'dictionary_comprehension':
-        return unresolved(node.text, 'dict comprehension');
+      case 'dictionary_comprehension': {
+        const pairs = this.comprehension(node, scope);
+        if (!isList(pairs)) return pairs;
+        const entries = new Map<string, PyValue>();
+        for (const pair of pairs) if (isList(pair) && (typeof pair[0] === 'string' || typeof pair[0] === 'number')) entries.set(String(pair[0]), pair[1]!);
+        return { kind: 'dict', entries };
+      }
       case 'attribute':
         return this.attribute(this.evaluate(node.childForFieldName('object')!, scope), node.childForFieldName('attribute')!.text, node);
       case 'subscript':
@@ -502,7 +509,8 @@ export class Interpreter {
     const run = (index: number, inner: Scope): boolean => {
       const clause = clauses[index];
       if (!clause) {
-        results.push(this.evaluate(body, inner));
+        // A dict comprehension's body is a `key: value` pair.
+        results.push(body.type === 'pair' ? tuple([this.evaluate(body.childForFieldName('key')!, inner), this.evaluate(body.childForFieldName('value')!, inner)]) : this.evaluate(body, inner));
         return true;
       }
       if (clause.type === 'if_clause') {
@@ -819,7 +827,10 @@ export class Interpreter {
   }
 
   private callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-    if (!this.forwardMode) return unresolved(node.text, 'model output');
+    if (!this.forwardMode) {
+      this.hooks.onModelInvocation?.(module, args, node);
+      return unresolved(node.text, 'model output');
+    }
     const handled = this.hooks.onModuleCall?.(module, args, kwargs, node);
     return handled === undefined ? unresolved(node.text, 'module call not followed') : handled;
   }
