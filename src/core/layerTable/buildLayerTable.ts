@@ -5,7 +5,7 @@ import { isUnresolvedValue, kindOf, toValue, tuple, type PyValue } from '../anal
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerCatalog';
-import { batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
+import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from './layerTable';
 
@@ -28,16 +28,16 @@ const MAX_INPUT_TRIALS = 4;
  * so, where forward() cannot be followed.
  */
 export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
-  const inputs: Sourced<readonly (readonly number[])[]>[] = [
+  const inputs: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean })[] = [
     ...(model.exampleInputs ? [model.exampleInputs] : []),
-    ...inputCandidates(model, setup).map((candidate) => ({ ...candidate, value: [candidate.value] })),
+    ...inputCandidates(model, setup).map((candidate) => ({ ...candidate, value: [candidate.value], seqFirst: candidate.seqFirst })),
   ];
-  let best: (LayerTableResult & { score: number }) | undefined;
+  let best: (LayerTableResult & { score: number; layoutMismatches: number }) | undefined;
   for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
     const result = followForward(model, input, context);
-    const score = result.table.rows.filter((r) => r.outputShape !== null).length - (result.orderFromDeclaration ? 0.5 : 0);
+    const score = result.table.rows.filter((r) => r.outputShape !== null).length - (result.orderFromDeclaration ? 0.5 : 0) - result.layoutMismatches;
     if (!best || score > best.score) best = { ...result, score };
-    if (!result.table.incomplete && !result.orderFromDeclaration) break;
+    if (!result.table.incomplete && !result.orderFromDeclaration && result.layoutMismatches === 0) break;
   }
   if (!best) {
     const result = followForward(model, undefined, context);
@@ -46,19 +46,26 @@ export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, c
       notes: [{ severity: 'warning', message: `${model.name}: input shape unknown, so activations are not counted. Add an example tensor such as torch.randn(batch_size, ...).`, range: model.range }, ...result.notes],
     };
   }
-  const { score: _score, ...result } = best;
+  const { score: _score, layoutMismatches: _mismatches, ...result } = best;
   return result;
 }
 
 /** The sample shapes to try: the script's suggestions, then what the first layer declares. */
-function inputCandidates(model: ModelDescription, setup: TrainingSetup): Sourced<readonly number[]>[] {
-  const candidates = [...setup.inputCandidates];
+type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean };
+
+function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCandidate[] {
+  const candidates: InputCandidate[] = [...setup.inputCandidates];
   const first = firstLayer(model.root);
   if (first?.layer) {
     const args = new LayerArgs(first.layer);
+    // A sequence built from a length constant may be fed (batch, seq) or (seq, batch): try both
+    // where the model has recurrent layers, and keep the layout its layers accept.
+    const recurrent = hasSequenceLayers(model.root);
     const attempt = (shape: () => number[]) => {
       try {
-        candidates.push({ value: shape(), range: first.range, origin: `the first layer (nn.${first.className})` });
+        const value = shape();
+        candidates.push({ value, range: first.range, origin: `the first layer (nn.${first.className})` });
+        if (recurrent && first.className !== 'Linear') candidates.push({ value, range: first.range, origin: `the first layer (nn.${first.className}), sequence first`, seqFirst: true });
       } catch {
         // The first layer does not say; the remaining candidates decide.
       }
@@ -73,6 +80,11 @@ function inputCandidates(model: ModelDescription, setup: TrainingSetup): Sourced
   return candidates;
 }
 
+function hasSequenceLayers(root: ModuleObject): boolean {
+  const layers = root.kind === 'layer' ? [root] : root.namedModules().map(([, m]) => m);
+  return layers.some((m) => m.layer && /^(LSTM|GRU|RNN|Transformer.*|MultiheadAttention)$/.test(m.className));
+}
+
 /** The first layer that declares the size of its input (activations and norms do not). */
 function firstLayer(root: ModuleObject): ModuleObject | undefined {
   const declaresInput = (m: ModuleObject) => m.kind === 'layer' && /^(Linear|Conv[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN)$/.test(m.className);
@@ -80,7 +92,7 @@ function firstLayer(root: ModuleObject): ModuleObject | undefined {
   return root.namedModules().find(([, m]) => declaresInput(m))?.[1];
 }
 
-function followForward(model: ModelDescription, sources: Sourced<readonly (readonly number[])[]> | undefined, context: AnalysisContext): LayerTableResult {
+function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
   const recorder = new RowRecorder(model.root);
   const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, FORWARD_STEPS);
@@ -91,7 +103,8 @@ function followForward(model: ModelDescription, sources: Sourced<readonly (reado
     try {
       // Each tensor parameter of forward() gets the matching example input, else the first one.
       const arity = Math.max(forwardArity(model.root, interpreter), sources!.value.length);
-      const values = Array.from({ length: arity }, (_, i) => tensor(batched([...(sources!.value[i] ?? input.value)])));
+      const full = (sample: readonly number[]): TensorShape => (sources!.seqFirst ? [sample[0]!, BATCH, ...sample.slice(1)] : batched([...sample]));
+      const values = Array.from({ length: arity }, (_, i) => tensor(full(sources!.value[i] ?? input.value)));
       interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
@@ -109,7 +122,7 @@ function followForward(model: ModelDescription, sources: Sourced<readonly (reado
     const known = (rows: readonly LayerRow[]) => rows.filter((row) => row.outputShape !== null).length;
     if (known(fallback.calls) > known(recorder.calls)) {
       notes.push({ severity: 'warning', message: `${model.name}: forward() could not be followed throughout; layers are listed in declaration order.`, range: model.range });
-      return { table: fallback.table(model.name, input.value), inputShape: input, orderFromDeclaration: true, notes: [...notes, ...fallbackInterpreter.notes] };
+      return { table: fallback.table(model.name, input.value), inputShape: input, orderFromDeclaration: true, notes: [...notes, ...fallbackInterpreter.notes], layoutMismatches: fallback.layoutMismatches };
     }
   }
   if (orderFromDeclaration) {
@@ -117,7 +130,7 @@ function followForward(model: ModelDescription, sources: Sourced<readonly (reado
     recorder.declarationOrder(input?.value, interpreter, model.node);
   }
   notes.push(...interpreter.notes);
-  return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes };
+  return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes, layoutMismatches: recorder.layoutMismatches };
 }
 
 /** How many tensors forward() takes: its parameters without defaults (src and tgt for a Transformer). */
@@ -132,6 +145,8 @@ function forwardArity(root: ModuleObject, interpreter: Interpreter): number {
 /** Collects rows as forward() calls layers, counting each parameter once (tied weights, reused layers). */
 class RowRecorder {
   readonly calls: LayerRow[] = [];
+  /** Sequence layers that received a tensor whose batch is not where their batch_first says. */
+  layoutMismatches = 0;
   private readonly paths = new Map<number, string>();
   private readonly counted = new Set<string>();
   private readonly called = new Set<number>();
@@ -178,6 +193,7 @@ class RowRecorder {
       this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
       return tensor(null);
     }
+    this.checkLayout(module, shapes[0]!);
     let output: LayerOutput;
     try {
       output = spec.forward(shapes as TensorShape[], args, { kwargs: Object.fromEntries([...options].map(([k, v]) => [k, toValue(v, k)])) });
@@ -198,6 +214,13 @@ class RowRecorder {
       trainable: true,
     });
     return toPyValue(output);
+  }
+
+  private checkLayout(module: ModuleObject, input: TensorShape): void {
+    if (!module.layer || !/^(LSTM|GRU|RNN|Transformer(Encoder|Decoder)?(Layer)?|MultiheadAttention)$/.test(module.layer.type) || input.length !== 3) return;
+    const batchAxis = module.layer.kwargs.batch_first === true ? 0 : 1;
+    const dim = input[batchAxis];
+    if (!(typeof dim === 'object' && dim !== null && (dim as { batch: number }).batch === 1)) this.layoutMismatches += 1;
   }
 
   /** When forward() cannot be followed: every layer once, in registration order, shapes chained. */

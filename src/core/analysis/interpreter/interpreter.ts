@@ -393,9 +393,11 @@ export class Interpreter {
       case 'none':
         return null;
       case 'string':
-        return stringValue(node) ?? unresolved(node.text, 'formatted string');
-      case 'concatenated_string':
-        return unresolved(node.text, 'concatenated string');
+        return this.stringLiteral(node, scope);
+      case 'concatenated_string': {
+        const parts = node.namedChildren.map((part) => this.stringLiteral(part, scope));
+        return parts.every((p): p is string => typeof p === 'string') ? parts.join('') : unresolved(node.text, 'formatted string');
+      }
       case 'ellipsis':
         return { kind: 'external', name: '...' };
       case 'identifier':
@@ -476,6 +478,23 @@ export class Interpreter {
       default:
         return unresolved(node.text, `${node.type.replace(/_/g, ' ')} is not followed`);
     }
+  }
+
+  /** A string literal, f-strings included where every interpolated value is known. */
+  private stringLiteral(node: SyntaxNode, scope: Scope): PyValue {
+    if (!node.namedChildren.some((c) => c.type === 'interpolation')) return stringValue(node) ?? unresolved(node.text, 'string');
+    let text = '';
+    for (const child of node.namedChildren) {
+      if (child.type === 'string_content') text += child.text;
+      else if (child.type === 'escape_sequence') text += unescape(child.text);
+      else if (child.type === 'interpolation') {
+        const expression = child.namedChildren.find((c) => c.type !== 'format_specifier' && c.type !== 'type_conversion');
+        const value = expression ? this.evaluate(expression, scope) : null;
+        if (typeof value !== 'number' && typeof value !== 'string') return unresolved(node.text, 'formatted string with unknown values');
+        text += String(value);
+      }
+    }
+    return text;
   }
 
   private evaluateItems(node: SyntaxNode, scope: Scope): PyList {
@@ -656,7 +675,7 @@ export class Interpreter {
     if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple }) as PyList;
     if (operator === '*' && isList(a) && typeof b === 'number') return Array.from({ length: Math.max(0, b) }, () => a).flat() as PyList;
     if (operator === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
-    if (operator === '%' && typeof a === 'string') return unresolved(node.text, 'formatted string');
+    if (operator === '%' && typeof a === 'string') return percentFormat(a, isList(b) ? b : [b]) ?? unresolved(node.text, 'formatted string');
     if (isUnresolvedValue(a)) return a;
     if (isUnresolvedValue(b)) return b;
     return unresolved(node.text, `cannot compute \`${operator}\` here`);
@@ -915,6 +934,7 @@ export class Interpreter {
 
   private callMethod(self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
     if (isList(self)) return listMethod(self, method, args, node);
+    if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
     if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return this.argparseMethod(self as InstanceValue, method, args, kwargs, node);
     if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
     const module = asModule(self);
@@ -1161,6 +1181,63 @@ function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxN
       return list.indexOf(args[0] ?? null);
     default:
       return unresolved(node.text, `list.${method}()`);
+  }
+}
+
+function unescape(sequence: string): string {
+  const simple: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"' };
+  return simple[sequence] ?? '';
+}
+
+function formatValue(value: PyValue | undefined): string | undefined {
+  return typeof value === 'number' || typeof value === 'string' ? String(value) : undefined;
+}
+
+/** `"conv%d" % i`, `"%s_%d" % (name, i)`. */
+function percentFormat(template: string, values: readonly PyValue[]): string | undefined {
+  let index = 0;
+  let failed = false;
+  const text = template.replace(/%[-+ 0#]*\d*(?:\.\d+)?[sdif%r]/g, (spec) => {
+    if (spec === '%%') return '%';
+    const value = formatValue(values[index++]);
+    if (value === undefined) failed = true;
+    return spec.endsWith('d') || spec.endsWith('i') ? String(Math.trunc(Number(value))) : (value ?? '');
+  });
+  return failed ? undefined : text;
+}
+
+function stringMethod(self: string, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  switch (method) {
+    case 'format': {
+      let next = 0;
+      let failed = false;
+      const text = self.replace(/\{([^{}:!]*)(?:[:!][^{}]*)?\}/g, (_, key: string) => {
+        const value = formatValue(key === '' ? args[next++] : /^\d+$/.test(key) ? args[Number(key)] : kwargs.get(key));
+        if (value === undefined) failed = true;
+        return value ?? '';
+      });
+      return failed ? unresolved(node.text, 'format with unknown values') : text;
+    }
+    case 'lower':
+      return self.toLowerCase();
+    case 'upper':
+      return self.toUpperCase();
+    case 'strip':
+      return self.trim();
+    case 'replace':
+      return typeof args[0] === 'string' && typeof args[1] === 'string' ? self.split(args[0]).join(args[1]) : unresolved(node.text, 'replace');
+    case 'startswith':
+      return typeof args[0] === 'string' ? self.startsWith(args[0]) : unresolved(node.text, 'startswith');
+    case 'endswith':
+      return typeof args[0] === 'string' ? self.endsWith(args[0]) : unresolved(node.text, 'endswith');
+    case 'split':
+      return self.split(typeof args[0] === 'string' ? args[0] : /\s+/);
+    case 'join': {
+      const items = isList(args[0]) ? args[0] : undefined;
+      return items?.every((i) => typeof i === 'string') ? items.join(self) : unresolved(node.text, 'join');
+    }
+    default:
+      return unresolved(node.text, `str.${method}()`);
   }
 }
 
