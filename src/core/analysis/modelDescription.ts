@@ -93,6 +93,8 @@ export interface TrainingSetup {
   readonly inputShape?: Sourced<readonly number[]>;
   /** Every sample shape the script suggests (example tensors, datasets), best first; each model takes the first its layers accept. */
   readonly inputCandidates: readonly Sourced<readonly number[]>[];
+  /** Sample shapes of a TensorDataset's tensors, for models that take several inputs. */
+  readonly datasetSamples?: Sourced<readonly (readonly number[])[]>;
   /** Tokens per sample for models that start with an embedding (tokenizer max_length, SEQ_LEN constants). */
   readonly sequenceLength?: Sourced<number>;
   /** Side of the square images the transforms produce (Resize, CenterCrop...), for models whose channels come from their first layer. */

@@ -2,7 +2,7 @@ import { rangeOf, type SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
 import type { Scope } from './interpreter/scope';
-import { sizeArguments } from './interpreter/tensorOps';
+import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
 
 const BATCH_SIZE_NAMES = /^(batch_size|batchsize|bs|train_batch_size|per_device_train_batch_size|micro_batch_size)$/i;
@@ -61,6 +61,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       batchSize: sourced(batch),
       inputShape: candidates[0],
       inputCandidates: candidates,
+      datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events)),
@@ -147,6 +148,16 @@ function exampleTensors(events: readonly CallEvent[], batchSize: number | undefi
     found.push({ value: sample, node: call.node, origin: `${simpleName(call.qualified)}(...)`, batch: first });
   }
   return found;
+}
+
+/** `TensorDataset(src, trg, labels)`: one sample is a row of each tensor; the multi-dimensional ones feed the model. */
+function tensorDatasetSamples(events: readonly CallEvent[]): Found<number[][]> | undefined {
+  for (const call of events) {
+    if (!/(^|\.)TensorDataset$/.test(call.qualified)) continue;
+    const samples = call.args.map((arg) => shapeOf(arg)).filter((shape): shape is number[] => !!shape && shape.length >= 2 && shape.every((d) => typeof d === 'number')).map((shape) => shape.slice(1));
+    if (samples.length) return { value: samples, node: call.node, origin: 'TensorDataset rows' };
+  }
+  return undefined;
 }
 
 function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {

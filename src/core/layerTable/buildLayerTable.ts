@@ -30,6 +30,7 @@ const MAX_INPUT_TRIALS = 4;
 export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
   const inputs: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean })[] = [
     ...(model.exampleInputs ? [model.exampleInputs] : []),
+    ...(setup.datasetSamples ? [setup.datasetSamples] : []),
     ...inputCandidates(model, setup).map((candidate) => ({ ...candidate, value: [candidate.value], seqFirst: candidate.seqFirst })),
   ];
   let best: (LayerTableResult & { score: number; layoutMismatches: number }) | undefined;

@@ -561,6 +561,7 @@ export class Interpreter {
     if (kind === 'external') {
       const external = object as ExternalValue;
       if (external.self !== undefined) return unresolved(node.text, 'attribute of a library value');
+      if (external.name === 'math' && (name === 'pi' || name === 'e' || name === 'inf')) return name === 'pi' ? Math.PI : name === 'e' ? Math.E : Infinity;
       return { kind: 'external', name: `${external.name}.${name}` };
     }
     if (kind === "module") return this.moduleAttribute((object as ModuleValue).module, name, object);
@@ -883,6 +884,7 @@ export class Interpreter {
       return value ?? unresolved(node.text, 'field(default_factory=...)');
     }
     if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
+    if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
     return callTensorFunction(this, name, args, kwargs, node);
   }
 
@@ -1182,6 +1184,31 @@ function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxN
     default:
       return unresolved(node.text, `list.${method}()`);
   }
+}
+
+const MATH: Readonly<Record<string, (...values: number[]) => number>> = {
+  sqrt: Math.sqrt,
+  log: Math.log,
+  log2: Math.log2,
+  log10: Math.log10,
+  exp: Math.exp,
+  ceil: Math.ceil,
+  floor: Math.floor,
+  pow: Math.pow,
+  prod: (...values) => values.reduce((a, b) => a * b, 1),
+  gcd: (a = 0, b = 0) => {
+    let [x, y] = [Math.abs(a), Math.abs(b)];
+    while (y) [x, y] = [y, x % y];
+    return x;
+  },
+};
+
+/** `math.sqrt(d_model)`, `math.ceil(n / 8)`: the numeric helpers model code uses. */
+function callMath(name: string, args: PyValue[], node: SyntaxNode): PyValue {
+  const fn = MATH[name];
+  const values = name === 'prod' && isList(args[0]) ? args[0] : args;
+  if (!fn || !values.every((v): v is number => typeof v === 'number')) return unresolved(node.text, `${name}() of unknown values`);
+  return fn(...values);
 }
 
 function unescape(sequence: string): string {
