@@ -8,6 +8,7 @@ import { asModule, kindOf, type ClassValue, type FunctionValue, type PyValue } f
 import { Scope } from './interpreter/scope';
 import type { AnalysisNote, ModelDescription, ModelKind, SourceAnalysis, Sourced } from './modelDescription';
 import { shapeOf } from './interpreter/tensorOps';
+import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
 
 /** Steps one file's discovery may take: enough for thousands of lines, bounded for hostile input. */
@@ -83,8 +84,10 @@ function exampleSamples(inputs: readonly PyValue[]): number[][] | undefined {
   const samples: number[][] = [];
   for (const input of inputs) {
     const shape = shapeOf(input);
-    if (!shape || shape.length < 2 || !shape.every((d): d is number => typeof d === 'number')) return undefined;
-    samples.push(shape.slice(1));
+    const sample = shape?.slice(1);
+    const batchFirst = shape && shape.length >= 2 && (typeof shape[0] === 'number' || (isBatchDim(shape[0]) && shape[0].batch === 1));
+    if (!batchFirst || !sample!.every((d): d is number => typeof d === 'number')) return undefined;
+    samples.push(sample as number[]);
   }
   return samples.length ? samples : undefined;
 }

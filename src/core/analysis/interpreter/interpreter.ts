@@ -225,6 +225,11 @@ export class Interpreter {
     const module = asModule(value);
     if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }) as ModuleValue);
     if (kindOf(value) === 'dict') return [...(value as DictValue).entries.keys()];
+    // A DataLoader over a TensorDataset: one batch stands for all of them.
+    if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'DataLoader') {
+      const batch = (value as InstanceValue).attrs.get('batch');
+      return batch ? [batch] : undefined;
+    }
     return undefined;
   }
 
@@ -885,6 +890,8 @@ export class Interpreter {
     }
     if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
     if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
+    if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
+    if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
     return callTensorFunction(this, name, args, kwargs, node);
   }
 
@@ -1184,6 +1191,20 @@ function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxN
     default:
       return unresolved(node.text, `list.${method}()`);
   }
+}
+
+/** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
+function dataLoader(dataset: PyValue | undefined): PyValue {
+  const tensors = kindOf(dataset) === 'instance' && (dataset as InstanceValue).className === 'TensorDataset' ? (dataset as InstanceValue).attrs.get('tensors') : undefined;
+  const attrs = new Map<string, PyValue>();
+  if (isList(tensors)) {
+    const batch = tensors.map((t) => {
+      const shape = kindOf(t) === 'tensor' ? (t as { shape: readonly unknown[] | null }).shape : null;
+      return shape && shape.length >= 1 ? ({ kind: 'tensor', shape: [{ batch: 1 }, ...shape.slice(1)] } as PyValue) : unresolved('batch', 'unknown tensor');
+    });
+    attrs.set('batch', tuple(batch));
+  }
+  return { kind: 'instance', className: 'DataLoader', attrs };
 }
 
 const MATH: Readonly<Record<string, (...values: number[]) => number>> = {
