@@ -32,6 +32,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
   const events: CallEvent[] = [];
   const candidates: Candidate[] = [];
   const invocations = new Map<number, Sourced<readonly (readonly number[])[]>>();
+  const arities = new Map<number, number>();
   const interpreter = new Interpreter(
     imports,
     {
@@ -39,6 +40,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
         if (events.length < MAX_EVENTS) events.push(event);
       },
       onModelInvocation: (module, inputs, node) => {
+        if (!arities.has(module.id)) arities.set(module.id, inputs.length);
         const samples = exampleSamples(inputs);
         if (samples && !invocations.has(module.id)) invocations.set(module.id, { value: samples, range: rangeOf(node), origin: `the tensors passed in ${node.text.split('\n')[0]}` });
       },
@@ -65,7 +67,8 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
   }
   const models = [...uniqueModels(candidates), ...unbuiltModuleClasses(interpreter, scope, candidates, notes)].map((model) => {
     const exampleInputs = invocations.get(model.root.id);
-    return exampleInputs ? { ...model, exampleInputs } : model;
+    const invocationArity = arities.get(model.root.id);
+    return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}) };
   });
   notes.push(...interpreter.notes.filter((note) => !isNoise(note)));
   if (root.hasError) notes.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });

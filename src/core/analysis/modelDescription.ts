@@ -82,6 +82,8 @@ export interface ModelDescription {
   readonly node: SyntaxNode;
   /** Sample shapes of the tensors the script passes to the model (`model(x, y)` with example tensors), when known. */
   readonly exampleInputs?: Sourced<readonly (readonly number[])[]>;
+  /** How many arguments the training code passes to the model (`model(x, targets)`), when it calls it. */
+  readonly invocationArity?: number;
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';

@@ -890,6 +890,9 @@ export class Interpreter {
     }
     if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
     if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
+    // Gradient checkpointing runs the function on the arguments (and again in backward).
+    if (name === 'torch.utils.checkpoint.checkpoint') return this.callValue(args[0] ?? null, args.slice(1), new Map(), node);
+    if (name === 'torch.utils.checkpoint.checkpoint_sequential') return this.callValue(args[0] ?? null, args.slice(2), new Map(), node);
     if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
     if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
     return callTensorFunction(this, name, args, kwargs, node);

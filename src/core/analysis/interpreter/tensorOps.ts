@@ -194,6 +194,11 @@ export function subscript(shape: TensorShape, indices: readonly PyValue[]): Tens
       position += skip;
     } else if (index === null) result.push(1);
     else if (typeof index === 'number' || kindOf(index) === 'batch') position += 1;
+    else if (isList(index) && index.every((i) => typeof i === 'number')) {
+      // `x[:, [-1], :]` keeps the dimension with the listed positions.
+      result.push(index.length);
+      position += 1;
+    }
     else if (kindOf(index) === 'slice') {
       const size = shape[position];
       if (size === undefined) throw new ShapeError(`too many indices for ${show(shape)}`);
