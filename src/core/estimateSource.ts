@@ -62,13 +62,15 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     inputShape: table.inputShape,
     optimizer,
     precision,
+    gradientCheckpointing: setup.gradientCheckpointing?.value ?? false,
+    compiled: setup.compiled?.value ?? false,
     memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: analytical ? 'analytical' : null, breakdown: analytical?.breakdown ?? null },
     horusMiB: batchSize === null ? null : Math.round(horusMiB(job(batchSize))),
     utilization: { smact: null, smocc: null, drama: null },
     fits: estimateMiB === null ? null : estimateMiB <= memoryMiB,
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
     maxBatchSize: analytical ? largestFittingBatch((b) => analyticalEstimate(job(b)).totalMiB, memoryMiB) : null,
-    assumptions: assumptions(options.batchSize, setup.batchSize, inputShape, setup.optimizer, setup.precision),
+    assumptions: assumptions(options.batchSize, setup, inputShape),
     layerTable: table,
     warnings,
   };
@@ -96,20 +98,17 @@ export function largestFittingBatch(memoryAt: (batchSize: number) => number, lim
   return low;
 }
 
-function assumptions(
-  override: number | undefined,
-  batchSize: Sourced<number> | undefined,
-  inputShape: Sourced<readonly number[]> | undefined,
-  optimizer: Sourced<OptimizerKind> | undefined,
-  precision: Sourced<Precision> | undefined,
-): Assumption[] {
+function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined): Assumption[] {
   const line = (found: Sourced<unknown> | undefined) => (found ? found.range.startLine + 1 : null);
+  const { batchSize, optimizer, precision } = setup;
   const list: Assumption[] = [];
   if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null });
   else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, line: line(batchSize) });
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, line: line(inputShape) });
   list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', line: line(optimizer) });
   list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', line: line(precision) });
+  if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, line: line(setup.gradientCheckpointing) });
+  if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, line: line(setup.compiled) });
   return list;
 }
 

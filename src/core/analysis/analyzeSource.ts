@@ -76,7 +76,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
   return {
     models,
     context: { imports, scope },
-    setup: findTrainingSetup(root, events, scope, interpreter.argumentNodes),
+    setup: findTrainingSetup(root, events, scope, interpreter.argumentNodes, imports),
     notes,
     hasSyntaxErrors: root.hasError,
   };

@@ -1,4 +1,5 @@
-import { rangeOf, type SyntaxNode } from '../parsing/syntax';
+import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
+import type { ImportTable } from './imports';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
 import type { Scope } from './interpreter/scope';
@@ -43,7 +44,7 @@ const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf(
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
  * script makes (recorded while it was followed) and its module-level names.
  */
-export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>): TrainingSetup {
+export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable): TrainingSetup {
   const batchSize = dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
   const tensors = exampleTensors(events, batchSize?.value);
   const inputs = [...tensors, ...datasetShapes(events)];
@@ -66,7 +67,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events)),
       precision: sourced(precision(root, events)),
-      gradientCheckpointing: sourced(checkpointing(root, events)),
+      gradientCheckpointing: sourced(checkpointing(root, imports)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
     };
   }
@@ -259,11 +260,15 @@ function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precis
   return undefined;
 }
 
-function checkpointing(root: SyntaxNode, events: readonly CallEvent[]): Found<boolean> | undefined {
-  const call = event(events, /^torch\.utils\.checkpoint\.(checkpoint|checkpoint_sequential)$/, true, 'torch.utils.checkpoint');
-  if (call) return call;
-  const enable = root.descendantsOfType('identifier').find((n) => n.text === 'gradient_checkpointing_enable');
-  return enable ? { value: true, node: enable, origin: 'gradient_checkpointing_enable()' } : undefined;
+/** Checkpointing usually happens inside forward(), which discovery does not run: look for the call itself. */
+function checkpointing(root: SyntaxNode, imports: ImportTable): Found<boolean> | undefined {
+  for (const call of root.descendantsOfType('call')) {
+    const callee = dottedName(call.childForFieldName('function'));
+    if (!callee) continue;
+    if (/^torch\.utils\.checkpoint\.checkpoint(_sequential)?$/.test(imports.qualify(callee))) return { value: true, node: call, origin: 'torch.utils.checkpoint' };
+    if (callee.endsWith('gradient_checkpointing_enable')) return { value: true, node: call, origin: 'gradient_checkpointing_enable()' };
+  }
+  return undefined;
 }
 
 function event<T>(events: readonly CallEvent[], pattern: RegExp, value: T, origin: string): Found<T> | undefined {

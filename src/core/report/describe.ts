@@ -21,7 +21,7 @@ export function describeVerdict(model: ModelEstimate, gpuName: string): string {
 }
 
 export function describeAssumption(assumption: Assumption): string {
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision' }[assumption.name];
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile' }[assumption.name];
   const where = assumption.line === null ? assumption.origin : `${assumption.origin}, line ${assumption.line}`;
   return `${label} ${assumption.value} (${where})`;
 }

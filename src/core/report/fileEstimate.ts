@@ -31,7 +31,7 @@ export interface MemoryEstimate {
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
 export interface Assumption {
-  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision';
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled';
   readonly value: string;
   readonly origin: string;
   readonly line: number | null;
@@ -49,6 +49,10 @@ export interface ModelEstimate {
   readonly inputShape: readonly number[] | null;
   readonly optimizer: OptimizerKind;
   readonly precision: Precision;
+  /** `torch.utils.checkpoint` or `gradient_checkpointing_enable()` in the script. */
+  readonly gradientCheckpointing: boolean;
+  /** `torch.compile(model)` in the script. */
+  readonly compiled: boolean;
   readonly memory: MemoryEstimate;
   /** The Horus formula as published, for comparison; null without a batch size. */
   readonly horusMiB: number | null;

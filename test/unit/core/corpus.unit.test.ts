@@ -164,11 +164,11 @@ describe('corpus: layer tables against PyTorch', () => {
           assert.deepEqual(got, want, describeDifference(got, want, expected.rows, `${label} output shapes`));
         });
 
-        it(`${label}: batch size, input shape, optimizer and precision read from the script`, async () => {
+        it(`${label}: batch size, input shape, optimizer, precision, checkpointing and torch.compile read from the script`, async () => {
           const model = await analyzedModel(entry.file, spec.name);
           assert.deepEqual(
-            { batchSize: model.batchSize, inputShape: model.inputShape, optimizer: model.optimizer, precision: model.precision },
-            { batchSize: setup.batchSize, inputShape: setup.inputShape, optimizer: setup.optimizer, precision: setup.precision },
+            { batchSize: model.batchSize, inputShape: model.inputShape, optimizer: model.optimizer, precision: model.precision, gradientCheckpointing: model.gradientCheckpointing, compiled: model.compiled },
+            { batchSize: setup.batchSize, inputShape: setup.inputShape, optimizer: setup.optimizer, precision: setup.precision, gradientCheckpointing: setup.gradientCheckpointing ?? false, compiled: setup.compiled ?? false },
             `${label}: set-up; assumptions: ${model.assumptions.map((a) => `${a.name}=${a.value} (${a.origin})`).join(', ')}`,
           );
         });
