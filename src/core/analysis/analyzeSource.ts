@@ -2,6 +2,7 @@ import type { Tree } from 'web-tree-sitter';
 import { rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { copySyntaxTree } from '../parsing/syntaxTree';
 import { ImportTable } from './imports';
+import { Budget } from './interpreter/budget';
 import { BudgetExceeded, Interpreter, isLoss, type CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/moduleObject';
 import { asModule, kindOf, type ClassValue, type FunctionValue, type PyValue } from './interpreter/pyValues';
@@ -11,8 +12,9 @@ import { shapeOf } from './interpreter/tensorOps';
 import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
 
-/** Steps one file's discovery may take: enough for thousands of lines, bounded for hostile input. */
-const DISCOVERY_STEPS = 400_000;
+/** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
+const DISCOVERY_STEPS = 200_000;
+const DISCOVERY_MILLIS = 150;
 const MAX_EVENTS = 5_000;
 
 interface Candidate {
@@ -26,7 +28,7 @@ interface Candidate {
  * body and each top-level function body symbolically (see interpreter/), recording the models
  * bound to names and the library calls made (optimizers, data loaders, autocast). Never runs Python.
  */
-export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAnalysis {
+export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = fileBudget()): SourceAnalysis {
   const root = copySyntaxTree(tree, source);
   const imports = ImportTable.fromModule(root);
   const events: CallEvent[] = [];
@@ -49,7 +51,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
         if (module) candidates.push({ name, module, node: constructionNode(node) });
       },
     },
-    DISCOVERY_STEPS,
+    budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS),
   );
   const scope = new Scope();
   const notes: AnalysisNote[] = [];
@@ -75,7 +77,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text): SourceAn
   if (models.length === 0) notes.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
   return {
     models,
-    context: { imports, scope },
+    context: { imports, scope, budget },
     setup: findTrainingSetup(root, events, scope, interpreter.argumentNodes, imports),
     notes,
     hasSyntaxErrors: root.hasError,
@@ -93,6 +95,11 @@ function exampleSamples(inputs: readonly PyValue[]): number[][] | undefined {
     samples.push(sample as number[]);
   }
   return samples.length ? samples : undefined;
+}
+
+/** Everything one file's analysis may spend, discovery and every model's forward() together. */
+export function fileBudget(): Budget {
+  return new Budget(600_000, 400);
 }
 
 function discover(run: () => void, notes: AnalysisNote[]): void {

@@ -1,6 +1,7 @@
 import type { SyntaxNode } from '../parsing/syntax';
 import type { ImportTable } from './imports';
 import type { ModuleObject } from './interpreter/moduleObject';
+import type { Budget } from './interpreter/budget';
 import type { Scope } from './interpreter/scope';
 
 /**
@@ -117,6 +118,8 @@ export interface AnalysisNote {
 export interface AnalysisContext {
   readonly imports: ImportTable;
   readonly scope: Scope;
+  /** What is left of the file's analysis budget for following the models' forward(). */
+  readonly budget: Budget;
 }
 
 /** Everything the analyzer read from one file. */

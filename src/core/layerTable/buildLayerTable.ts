@@ -18,7 +18,9 @@ export interface LayerTableResult {
   readonly notes: readonly AnalysisNote[];
 }
 
-const FORWARD_STEPS = 200_000;
+/** What one forward() trial may spend of the file's budget. */
+const FORWARD_STEPS = 100_000;
+const FORWARD_MILLIS = 60;
 const MAX_INPUT_TRIALS = 4;
 
 /**
@@ -96,7 +98,7 @@ function firstLayer(root: ModuleObject): ModuleObject | undefined {
 function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
   const recorder = new RowRecorder(model.root);
-  const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, FORWARD_STEPS);
+  const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS));
   interpreter.forwardMode = true;
   let orderFromDeclaration = false;
   const notes: AnalysisNote[] = [];
@@ -117,7 +119,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   if (!orderFromDeclaration && input && recorder.calls.some((row) => row.outputShape === null)) {
     // Part of forward() was lost (a library call, an unknown layer): see whether declaration order sizes more.
     const fallback = new RowRecorder(model.root);
-    const fallbackInterpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => fallback.call(module, args, kwargs, node, fallbackInterpreter) }, FORWARD_STEPS);
+    const fallbackInterpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => fallback.call(module, args, kwargs, node, fallbackInterpreter) }, context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS));
     fallbackInterpreter.forwardMode = true;
     fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
     const known = (rows: readonly LayerRow[]) => rows.filter((row) => row.outputShape !== null).length;
@@ -226,6 +228,15 @@ class RowRecorder {
 
   /** When forward() cannot be followed: every layer once, in registration order, shapes chained. */
   declarationOrder(sample: readonly number[] | undefined, interpreter: Interpreter, node: SyntaxNode): void {
+    try {
+      this.chainLayers(sample, interpreter, node);
+    } catch (error) {
+      // Out of budget: the rows recorded so far stand, the rest are listed unsized by table().
+      if (!(error instanceof BudgetExceeded)) throw error;
+    }
+  }
+
+  private chainLayers(sample: readonly number[] | undefined, interpreter: Interpreter, node: SyntaxNode): void {
     this.calls.length = 0;
     this.called.clear();
     let value: PyValue = sample ? tensor(batched([...sample])) : tensor(null);

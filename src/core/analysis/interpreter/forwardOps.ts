@@ -82,6 +82,7 @@ function pool(shape: TensorShape, dims: number, args: PyValue[], kwargs: Map<str
 
 function adaptivePool(shape: TensorShape, dims: number, size: PyValue | undefined): TensorShape {
   const sizes = typeof size === 'number' ? Array.from({ length: dims }, () => size) : isList(size) ? size : undefined;
+  if (sizes?.some((v) => typeof v === 'number' && (!Number.isInteger(v) || v < 0))) throw new ShapeError('adaptive pooling needs whole output sizes');
   if (!sizes || sizes.length !== dims) throw new ShapeError('adaptive pooling needs a constant output_size');
   const start = shape.length - dims;
   return shape.map((d, i) => (i < start ? d : typeof sizes[i - start] === 'number' ? (sizes[i - start] as number) : d));
@@ -304,6 +305,7 @@ export function callTensorMethod(interpreter: Interpreter, self: PyValue, method
       }
       case 'repeat': {
         const factors = args.length === 1 && isList(args[0]) ? (args[0] as number[]) : (args as number[]);
+        if (factors.length < shape.length || factors.length > 64 || !factors.every((f) => Number.isInteger(f) && f >= 0)) throw new ShapeError('repeat needs a constant factor per dimension');
         const padded = [...Array.from({ length: factors.length - shape.length }, () => 1), ...shape];
         return padded.map((d, i) => (isBatchDim(d) ? (factors[i] === 1 ? d : { batch: d.batch * factors[i]! }) : d * factors[i]!));
       }
@@ -312,7 +314,7 @@ export function callTensorMethod(interpreter: Interpreter, self: PyValue, method
         const dim = int(kwargs.get('dim') ?? args[1], 0)!;
         const index = dim < 0 ? shape.length + dim : dim;
         const size = shape[index];
-        if (chunks === undefined || size === undefined || isBatchDim(size)) throw new ShapeError('chunk of unknown size');
+        if (chunks === undefined || chunks < 1 || chunks > 4096 || size === undefined || isBatchDim(size) || size < 1) throw new ShapeError('chunk of unknown size');
         const piece = Math.ceil(size / chunks);
         return tuple(Array.from({ length: Math.ceil(size / piece) }, (_, i) => tensor(shape.map((d, j) => (j === index ? Math.min(piece, size - i * piece) : d)))));
       }
@@ -320,7 +322,7 @@ export function callTensorMethod(interpreter: Interpreter, self: PyValue, method
         const dim = int(kwargs.get('dim') ?? args[1], 0)!;
         const index = dim < 0 ? shape.length + dim : dim;
         const size = shape[index];
-        if (size === undefined || isBatchDim(size)) throw new ShapeError('split of unknown size');
+        if (size === undefined || isBatchDim(size) || (typeof args[0] === 'number' && (args[0] < 1 || size / args[0] > 4096))) throw new ShapeError('split of unknown size');
         const sizes = isList(args[0]) ? (args[0] as number[]) : typeof args[0] === 'number' ? Array.from({ length: Math.ceil(size / args[0]) }, (_, i) => Math.min(args[0] as number, size - i * (args[0] as number))) : undefined;
         if (!sizes) throw new ShapeError('split with unknown sizes');
         return tuple(sizes.map((s) => tensor(shape.map((d, j) => (j === index ? s : d)))));

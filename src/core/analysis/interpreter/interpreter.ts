@@ -3,6 +3,7 @@ import { layerSpec } from '../../layers/layerCatalog';
 import type { ImportTable } from '../imports';
 import type { AnalysisNote } from '../modelDescription';
 import { callTensorFunction, callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
+import { Budget } from './budget';
 import { ModuleObject } from './moduleObject';
 import {
   asModule,
@@ -26,8 +27,7 @@ import {
 import { Scope } from './scope';
 import { isTensorLike } from './tensorOps';
 
-/** Raised when a script takes more steps than an analysis may spend; the caller falls back. */
-export class BudgetExceeded extends Error {}
+export { BudgetExceeded } from './budget';
 
 type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
 
@@ -58,6 +58,15 @@ const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
 };
 const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
 const MAX_RANGE = 10_000;
+/** Lists longer than this are not built: no model definition needs them, and hostile input could. */
+export const MAX_LIST = 100_000;
+/** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
+const MAX_EXPRESSION_DEPTH = 150;
+
+/** Appends without spreading, so a long list cannot overflow the call stack. */
+function append(target: PyValue[], items: readonly PyValue[]): void {
+  for (const item of items) target.push(item);
+}
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
 /** Layer attributes scripts read back (`model.fc.in_features`): constructor argument names by position. */
@@ -85,8 +94,8 @@ export class Interpreter {
   readonly notes: AnalysisNote[] = [];
   /** Where each argparse option was declared, by destination name. */
   readonly argumentNodes = new Map<string, SyntaxNode>();
-  private steps = 0;
   private depth = 0;
+  private expressionDepth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */
   forwardMode = false;
   /** True while running the script's own code (module body, main(), train()), false inside constructors. */
@@ -95,7 +104,7 @@ export class Interpreter {
   constructor(
     private readonly imports: ImportTable,
     private readonly hooks: InterpreterHooks = {},
-    private readonly maxSteps = 200_000,
+    private readonly budget: Budget = new Budget(200_000, 1_000),
   ) {}
 
   note(node: SyntaxNode | undefined, message: string): void {
@@ -103,7 +112,7 @@ export class Interpreter {
   }
 
   private tick(): void {
-    if (++this.steps > this.maxSteps) throw new BudgetExceeded(`analysis stopped after ${this.maxSteps} steps`);
+    this.budget.tick();
   }
 
   // ---------------------------------------------------------------- statements
@@ -119,6 +128,7 @@ export class Interpreter {
 
   exec(node: SyntaxNode, scope: Scope, discovering = false): Flow {
     this.tick();
+    if (this.expressionDepth >= MAX_EXPRESSION_DEPTH) return undefined;
     switch (node.type) {
       case 'expression_statement':
         for (const child of node.namedChildren) {
@@ -245,7 +255,7 @@ export class Interpreter {
       const current = this.evaluate(left, scope);
       const value = this.evaluate(right, scope);
       if (isList(current) && operator === '+' && isList(value)) {
-        current.push(...value);
+        if (current.length + value.length <= MAX_LIST) append(current, value);
         return;
       }
       this.bind(left, this.binary(operator, current, value, node), scope, discovering);
@@ -386,6 +396,16 @@ export class Interpreter {
 
   evaluate(node: SyntaxNode, scope: Scope): PyValue {
     this.tick();
+    if (this.expressionDepth >= MAX_EXPRESSION_DEPTH) return unresolved(node.text, 'the expression nests too deeply to follow');
+    this.expressionDepth += 1;
+    try {
+      return this.evaluateNode(node, scope);
+    } finally {
+      this.expressionDepth -= 1;
+    }
+  }
+
+  private evaluateNode(node: SyntaxNode, scope: Scope): PyValue {
     switch (node.type) {
       case 'integer':
         return Number(node.text.replace(/_/g, '').replace(/[lL]$/, ''));
@@ -508,7 +528,7 @@ export class Interpreter {
       if (child.type === 'comment') continue;
       if (child.type === 'list_splat') {
         const spread = this.iterate(this.evaluate(child.namedChildren[0]!, scope));
-        if (spread) items.push(...spread);
+        if (spread) append(items, spread);
         else items.push(unresolved(child.text, 'unpacked value is unknown'));
       } else items.push(this.evaluate(child, scope));
     }
@@ -678,8 +698,11 @@ export class Interpreter {
       return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : result;
     }
     if (kindOf(a) === 'batch' || kindOf(b) === 'batch') return batchArithmetic(operator, a, b, node);
+    if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && a.length * b > MAX_LIST)) {
+      return unresolved(node.text, `a list of more than ${MAX_LIST} items`);
+    }
     if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple }) as PyList;
-    if (operator === '*' && isList(a) && typeof b === 'number') return Array.from({ length: Math.max(0, b) }, () => a).flat() as PyList;
+    if (operator === '*' && isList(a) && typeof b === 'number') return Object.assign(Array.from({ length: Math.max(0, Math.trunc(b)) }, () => a).flat(), { tuple: a.tuple }) as PyList;
     if (operator === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
     if (operator === '%' && typeof a === 'string') return percentFormat(a, isList(b) ? b : [b]) ?? unresolved(node.text, 'formatted string');
     if (isUnresolvedValue(a)) return a;
@@ -706,7 +729,7 @@ export class Interpreter {
         kwargs.set(argument.childForFieldName('name')!.text, this.evaluate(argument.childForFieldName('value')!, scope));
       } else if (argument.type === 'list_splat') {
         const spread = this.iterate(this.evaluate(argument.namedChildren[0]!, scope));
-        if (spread) args.push(...spread);
+        if (spread) append(args, spread);
         else {
           this.note(argument, `\`${argument.text}\` could not be expanded`);
           args.push(unresolved(argument.text, 'unknown *args'));
@@ -1180,7 +1203,7 @@ function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxN
       list.push(args[0] ?? null);
       return null;
     case 'extend':
-      if (isList(args[0])) list.push(...args[0]);
+      if (isList(args[0]) && list.length + args[0].length <= MAX_LIST) append(list, args[0]);
       return null;
     case 'insert':
       if (typeof args[0] === 'number') list.splice(args[0], 0, args[1] ?? null);

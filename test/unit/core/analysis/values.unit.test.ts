@@ -20,7 +20,7 @@ describe('module constants', () => {
     assert.equal(get('E'), 1000);
     assert.equal(get('F'), 25);
     assert.deepEqual(get('G'), [4, 33]);
-    assert.deepEqual(get('H'), [4, 4]);
+    assert.deepEqual([...(get('H') as number[])], [4, 4]);
     assert.equal(get('I'), 3);
     assert.equal(get('J'), 7);
   });

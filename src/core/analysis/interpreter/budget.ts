@@ -1,0 +1,33 @@
+/** Raised when an analysis has spent its steps or its time; the caller falls back and says so. */
+export class BudgetExceeded extends Error {}
+
+/**
+ * What one file's analysis may spend: interpreter steps (deterministic) and wall-clock time (the
+ * editor's guarantee). Shared by every interpreter of the file; `limit()` carves a smaller share
+ * out of it for one stage, so discovery cannot starve the models' forward passes.
+ */
+export class Budget {
+  private steps = 0;
+  private readonly deadline: number;
+
+  constructor(
+    private readonly maxSteps: number,
+    maxMillis: number,
+    private readonly parent?: Budget,
+  ) {
+    this.deadline = performance.now() + maxMillis;
+  }
+
+  /** A share of this budget: at most `maxSteps` and `maxMillis` of what is left. */
+  limit(maxSteps: number, maxMillis: number): Budget {
+    return new Budget(maxSteps, maxMillis, this);
+  }
+
+  tick(): void {
+    this.steps += 1;
+    if (this.steps > this.maxSteps) throw new BudgetExceeded(`analysis stopped after ${this.maxSteps} steps`);
+    // Reading the clock costs more than a step: look every 1,024 steps.
+    if ((this.steps & 1023) === 0 && performance.now() > this.deadline) throw new BudgetExceeded('analysis ran out of time');
+    this.parent?.tick();
+  }
+}
