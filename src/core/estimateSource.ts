@@ -41,13 +41,15 @@ export function estimateSource(file: string, source: string, parser: PythonParse
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions): ModelEstimate {
   const { setup } = analysis;
   const { table, inputShape, notes } = buildLayerTable(model, setup, analysis.context);
-  const warnings = unique([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes].map(describeNote));
+  const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
+
   const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;
   const optimizer: OptimizerKind = setup.optimizer?.value ?? 'adam';
   const precision: Precision = setup.precision?.value ?? 'fp32';
-  if (batchSize === null) warnings.push('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
-  if (!setup.optimizer) warnings.push('No torch.optim optimizer found; Adam is assumed.');
-  if (table.incomplete) warnings.push('Some layers could not be sized; the estimate is a lower bound.');
+  const warn = (message: string) => modelNotes.push({ severity: 'warning', message });
+  if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
+  if (!setup.optimizer) warn('No torch.optim optimizer found; Adam is assumed.');
+  if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
   const job = (b: number): TrainingJob => ({ table, batchSize: b, optimizer, precision });
   const analytical = batchSize === null ? undefined : analyticalEstimate(job(batchSize));
@@ -72,7 +74,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     maxBatchSize: analytical ? largestFittingBatch((b) => analyticalEstimate(job(b)).totalMiB, memoryMiB) : null,
     assumptions: assumptions(options.batchSize, setup, inputShape),
     layerTable: table,
-    warnings,
+    warnings: modelNotes.map(describeNote),
+    notes: modelNotes,
   };
 }
 
@@ -122,6 +125,16 @@ function ownedByModel(note: AnalysisNote, models: readonly ModelDescription[]): 
 
 function unique(messages: string[]): string[] {
   return [...new Set(messages)];
+}
+
+function uniqueNotes(notes: readonly AnalysisNote[]): AnalysisNote[] {
+  const seen = new Set<string>();
+  return notes.filter((note) => {
+    const key = describeNote(note);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function describeNote(note: AnalysisNote): string {

@@ -1,4 +1,4 @@
-import type { OptimizerKind, Precision } from '../analysis/modelDescription';
+import type { AnalysisNote, OptimizerKind, Precision } from '../analysis/modelDescription';
 import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
 import type { LayerTable } from '../layerTable/layerTable';
@@ -65,4 +65,6 @@ export interface ModelEstimate {
   readonly assumptions: readonly Assumption[];
   readonly layerTable: LayerTable;
   readonly warnings: readonly string[];
+  /** The same warnings with the source range each is about (zero-based), for editors. */
+  readonly notes: readonly AnalysisNote[];
 }
