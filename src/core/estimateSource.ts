@@ -6,7 +6,9 @@ import { horusMiB } from './estimators/horus';
 import type { TrainingJob } from './estimators/trainingJob';
 import type { GpuProfile } from './gpus/gpuProfiles';
 import { buildLayerTable } from './layerTable/buildLayerTable';
-import type { PythonParser } from './parsing/pythonParser';
+import type { Tree } from 'web-tree-sitter';
+import { parseableSource } from './parsing/parseableSource';
+import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
 import type { Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
 
 export interface EstimateOptions {
@@ -24,18 +26,46 @@ const MAX_BATCH_SEARCHED = 1 << 24;
 
 /** The whole flow for one file: source -> syntax tree -> models -> layer tables -> estimates. */
 export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
-  const gpu = { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB };
-  if (source.length > MAX_SOURCE_CHARS) {
-    return { file, gpu, models: [], warnings: [`The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed; no estimate.`] };
-  }
-  const tree = parser.parse(source);
+  const limited = withinLimit(source);
+  const analysed = parseableSource(limited.analysed);
+  const { warning } = limited;
+  let tree: Tree;
   try {
-    const analysis = analyzeSource(tree, source);
-    const models = analysis.models.map((model) => estimateModel(model, analysis, options));
-    return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
+    tree = parser.parse(analysed);
+  } catch (error) {
+    if (!(error instanceof ParseTimeout)) throw error;
+    return { file, gpu: gpuOf(options), models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
+  }
+  try {
+    const estimate = estimateTree(file, analysed, tree, options);
+    return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * The part of a source that is analysed: all of it up to MAX_SOURCE_CHARS, else the lines before
+ * that point (a partial result beats none), with a warning that says so.
+ */
+export function withinLimit(source: string): { analysed: string; warning?: string } {
+  if (source.length <= MAX_SOURCE_CHARS) return { analysed: source };
+  const cut = source.lastIndexOf('\n', MAX_SOURCE_CHARS);
+  const analysed = source.slice(0, cut > 0 ? cut + 1 : MAX_SOURCE_CHARS);
+  const lines = analysed.split('\n').length - 1;
+  return { analysed, warning: `The file has ${source.length} characters; only its first ${lines} lines (${analysed.length} characters) were analysed.` };
+}
+
+/** Estimates from an already parsed tree (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
+export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions): FileEstimate {
+  const gpu = gpuOf(options);
+  const analysis = analyzeSource(tree, source);
+  const models = analysis.models.map((model) => estimateModel(model, analysis, options));
+  return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
+}
+
+function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
+  return { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB };
 }
 
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions): ModelEstimate {

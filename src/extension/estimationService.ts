@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { estimateSource } from '../core/estimateSource';
+import { IncrementalEstimator } from '../core/incrementalEstimator';
 import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../core/parsing/pythonParser';
 import type { FileEstimate } from '../core/report/fileEstimate';
@@ -13,12 +13,13 @@ interface CacheEntry {
 }
 
 /**
- * Estimates open Python documents, at most once per document version and settings. The parser
- * loads on first use, so activation stays cheap.
+ * Estimates open Python documents, at most once per document version and settings, re-parsing
+ * only what each edit changed. The parser loads on first use, so activation stays cheap.
  */
 export class EstimationService implements vscode.Disposable {
   private parser: Promise<PythonParser> | undefined;
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly estimators = new Map<string, IncrementalEstimator>();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -26,7 +27,7 @@ export class EstimationService implements vscode.Disposable {
     private readonly settings: SettingsStore,
     private readonly logger: Logger,
   ) {
-    this.subscriptions = [vscode.workspace.onDidCloseTextDocument((document) => this.cache.delete(document.uri.toString()))];
+    this.subscriptions = [vscode.workspace.onDidCloseTextDocument((document) => this.forget(document.uri.toString()))];
   }
 
   async estimate(document: vscode.TextDocument): Promise<FileEstimate> {
@@ -36,9 +37,14 @@ export class EstimationService implements vscode.Disposable {
     const cached = this.cache.get(key);
     if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return cached.estimate;
     const parser = await this.loadParser();
+    let estimator = this.estimators.get(key);
+    if (!estimator) {
+      estimator = new IncrementalEstimator(parser);
+      this.estimators.set(key, estimator);
+    }
     const started = performance.now();
-    const estimate = estimateSource(vscode.workspace.asRelativePath(document.uri), document.getText(), parser, { gpu, safetyMargin });
-    this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms: ${estimate.models.length} model(s)`);
+    const estimate = estimator.estimate(vscode.workspace.asRelativePath(document.uri), document.getText(), { gpu, safetyMargin });
+    this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${estimate.models.length} model(s)`);
     this.cache.set(key, { version: document.version, settingsKey, estimate });
     return estimate;
   }
@@ -51,8 +57,16 @@ export class EstimationService implements vscode.Disposable {
     return this.parser;
   }
 
+  private forget(key: string): void {
+    this.cache.delete(key);
+    this.estimators.get(key)?.dispose();
+    this.estimators.delete(key);
+  }
+
   dispose(): void {
     this.cache.clear();
+    for (const estimator of this.estimators.values()) estimator.dispose();
+    this.estimators.clear();
     for (const subscription of this.subscriptions) subscription.dispose();
   }
 }

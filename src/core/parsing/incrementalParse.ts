@@ -46,3 +46,14 @@ export function reparse(parser: PythonParser, previous: Tree, oldSource: string,
   }
   return { tree: parser.parse(source, previous), source };
 }
+
+/** The one replacement that turns `before` into `after`: their common prefix and suffix stay. */
+export function changeBetween(before: string, after: string): TextChange | undefined {
+  if (before === after) return undefined;
+  const shorter = Math.min(before.length, after.length);
+  let prefix = 0;
+  while (prefix < shorter && before.charCodeAt(prefix) === after.charCodeAt(prefix)) prefix += 1;
+  let suffix = 0;
+  while (suffix < shorter - prefix && before.charCodeAt(before.length - 1 - suffix) === after.charCodeAt(after.length - 1 - suffix)) suffix += 1;
+  return { offset: prefix, length: before.length - prefix - suffix, text: after.slice(prefix, after.length - suffix) };
+}

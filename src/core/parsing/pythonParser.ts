@@ -8,9 +8,18 @@ export interface ParserAssets {
   readonly grammarWasm: string;
 }
 
+/** Thrown when tree-sitter needs longer than the parse time limit (pathological input). */
+export class ParseTimeout extends Error {}
+
+/** Longest a single parse may take; tree-sitter checks it as it goes. */
+export const PARSE_TIME_LIMIT_MS = 1_500;
+
 /** A ready Python parser. One per process is enough: parsing is synchronous and cheap. */
 export interface PythonParser {
-  /** Parses `source`; with `previous` (already edited, see incrementalParse.ts) reuses its unchanged parts. */
+  /**
+   * Parses `source`; with `previous` (already edited, see incrementalParse.ts) reuses its
+   * unchanged parts. Throws ParseTimeout past PARSE_TIME_LIMIT_MS.
+   */
   parse(source: string, previous?: Tree): Tree;
 }
 
@@ -36,9 +45,11 @@ export async function createPythonParser(assets: ParserAssets): Promise<PythonPa
   parser.setLanguage(python);
   return {
     parse(source: string, previous?: Tree): Tree {
-      const tree = parser.parse(source, previous ?? null);
+      const deadline = performance.now() + PARSE_TIME_LIMIT_MS;
+      const tree = parser.parse(source, previous ?? null, { progressCallback: () => performance.now() > deadline });
       if (!tree) {
-        throw new Error('tree-sitter returned no tree');
+        parser.reset();
+        throw new ParseTimeout(`parsing took longer than ${PARSE_TIME_LIMIT_MS / 1000} s`);
       }
       return tree;
     },

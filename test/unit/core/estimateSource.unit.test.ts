@@ -58,9 +58,18 @@ describe('estimateSource', () => {
     assert.ok(none.warnings.some((w) => /No PyTorch model/.test(w)));
     const huge = await estimate('#'.repeat(MAX_SOURCE_CHARS + 1));
     assert.deepEqual(huge.models, []);
-    assert.match(huge.warnings[0] ?? '', /more than the/);
+    assert.match(huge.warnings[0] ?? '', /were analysed/);
     const garbage = await estimate('\u0000\u0001 def ((( class :::\n\t\t)))');
     assert.deepEqual(garbage.models, []);
+  });
+
+  it('analyses the first lines of a file over the size limit, and says so', async () => {
+    const script = fixture('cnn_cifar');
+    const padding = '# a long comment line that pads the file well past the analyser limit\n'.repeat(Math.ceil(MAX_SOURCE_CHARS / 60));
+    const result = await estimate(script + padding);
+    assert.equal(result.models.length, 1, 'the model at the top is still estimated');
+    assert.equal(result.models[0]!.params, 1070858);
+    assert.match(result.warnings[0] ?? '', /only its first \d+ lines/);
   });
 
   it('finds the largest batch by bisection', () => {

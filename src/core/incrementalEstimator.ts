@@ -1,0 +1,64 @@
+import type { Tree } from 'web-tree-sitter';
+import { estimateTree, withinLimit, type EstimateOptions } from './estimateSource';
+import { changeBetween, reparse } from './parsing/incrementalParse';
+import { parseableSource } from './parsing/parseableSource';
+import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
+import type { FileEstimate } from './report/fileEstimate';
+
+/**
+ * Estimates one document as it is edited: keeps its last syntax tree and re-parses only what an
+ * edit changed (tree-sitter's incremental parsing). One per open document; dispose() frees the tree.
+ */
+export class IncrementalEstimator {
+  private tree: Tree | undefined;
+  private parsedText = '';
+
+  constructor(private readonly parser: PythonParser) {}
+
+  estimate(file: string, source: string, options: EstimateOptions): FileEstimate {
+    const { analysed, warning } = withinLimit(source);
+    const text = parseableSource(analysed);
+    try {
+      this.update(text);
+    } catch (error) {
+      if (!(error instanceof ParseTimeout)) throw error;
+      this.dispose();
+      return { file, gpu: { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB }, models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
+    }
+    const estimate = estimateTree(file, text, this.tree!, options);
+    return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
+  }
+
+  /** Whether the last estimate re-used the previous tree (for tests and logs). */
+  reusedTree = false;
+
+  private update(text: string): void {
+    this.reusedTree = false;
+    if (this.tree && text === this.parsedText) {
+      this.reusedTree = true;
+      return;
+    }
+    const change = this.tree && changeBetween(this.parsedText, text);
+    if (this.tree && change) {
+      const previous = this.tree;
+      this.tree = undefined;
+      try {
+        this.tree = reparse(this.parser, previous, this.parsedText, [change]).tree;
+        this.reusedTree = true;
+      } finally {
+        previous.delete();
+      }
+    } else {
+      this.tree?.delete();
+      this.tree = undefined;
+      this.tree = this.parser.parse(text);
+    }
+    this.parsedText = text;
+  }
+
+  dispose(): void {
+    this.tree?.delete();
+    this.tree = undefined;
+    this.parsedText = '';
+  }
+}
