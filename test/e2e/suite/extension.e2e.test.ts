@@ -107,4 +107,23 @@ describe('GPU Estimator in a real VS Code', () => {
       await config.update('gpu', undefined, vscode.ConfigurationTarget.Global);
     }
   });
+
+  it('re-estimates as the script is edited, and says when the new batch does not fit', async () => {
+    const document = await vscode.workspace.openTextDocument(uri);
+    assert.strictEqual(document.lineAt(3).text, 'batch_size = 256');
+    const edit = (text: string) => {
+      const change = new vscode.WorkspaceEdit();
+      change.replace(uri, document.lineAt(3).range, text);
+      return vscode.workspace.applyEdit(change);
+    };
+    assert.ok(await edit('batch_size = 2000000'));
+    try {
+      const result = await estimate(uri);
+      assert.strictEqual(result?.models[0]?.batchSize, 2000000);
+      assert.strictEqual(result?.models[0]?.fits, false);
+    } finally {
+      assert.ok(await edit('batch_size = 256'));
+    }
+    assert.strictEqual((await estimate(uri))?.models[0]?.batchSize, 256);
+  });
 });
