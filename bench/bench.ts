@@ -1,14 +1,22 @@
 /**
  * `npm run bench`: how long the core takes, outside VS Code. Loads the parser once (cold start),
  * then estimates each example and a generated 1,000-line training script many times and prints
- * p50/p95 latencies. Numbers, not assertions: the README records them with this command.
+ * p50/p95 latencies. Then the analysis speed table: parse + analyzeSource of realistic 1,000- and
+ * 10,000-line scripts (built from the fixture corpus, see generatedScripts.ts), from scratch and
+ * incrementally after a one-character edit in the middle. Numbers, not assertions: the README
+ * records them with this command, and the targets are read off the table.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
+import type { Tree } from 'web-tree-sitter';
+import { analyzeSource } from '../src/core/analysis/analyzeSource';
 import { estimateSource } from '../src/core/estimateSource';
 import { defaultGpuProfile } from '../src/core/gpus/gpuProfiles';
+import { reparse, type TextChange } from '../src/core/parsing/incrementalParse';
 import { findPackageRoot, packagedParserAssets } from '../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../src/core/parsing/pythonParser';
+import { realisticScript } from './generatedScripts';
 
 const ROOT = findPackageRoot(__dirname);
 const RUNS = 200;
@@ -23,10 +31,13 @@ function thousandLineScript(): string {
   return lines.join('\n');
 }
 
-function percentiles(samples: number[]): string {
+function quantile(samples: readonly number[], q: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return `p50 ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(2)} ms`;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function percentiles(samples: number[]): string {
+  return `p50 ${quantile(samples, 0.5).toFixed(2)} ms, p95 ${quantile(samples, 0.95).toFixed(2)} ms`;
 }
 
 function time(parser: PythonParser, name: string, source: string): void {
@@ -39,6 +50,113 @@ function time(parser: PythonParser, name: string, source: string): void {
   console.log(`  ${name.padEnd(32)} ${String(source.split('\n').length).padStart(5)} lines  ${percentiles(samples)}`);
 }
 
+interface Row {
+  readonly name: string;
+  readonly lines: number;
+  readonly runs: number;
+  readonly samples: readonly number[];
+  readonly target?: number;
+}
+
+/** Runs `body` `warmup` times untimed, then `runs` times timed. */
+function measure(runs: number, warmup: number, body: () => void): number[] {
+  for (let i = 0; i < warmup; i++) body();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    body();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+/**
+ * A one-character edit in the middle of the file, and its undo: a letter typed into the first
+ * identifier of the middle line, then deleted again, as a user typing there would send them.
+ */
+function middleEdits(source: string): [TextChange, TextChange] {
+  const lines = source.split('\n');
+  let offset = 0;
+  const middle = Math.floor(lines.length / 2);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[(middle + i) % lines.length]!;
+    const lineStart = lines.slice(0, (middle + i) % lines.length).reduce((sum, l) => sum + l.length + 1, 0);
+    const match = /^\s*(?!#)[A-Za-z_]\w*/.exec(line);
+    if (match) {
+      offset = lineStart + match[0].length;
+      break;
+    }
+  }
+  return [
+    { offset, length: 0, text: 'x' },
+    { offset, length: 1, text: '' },
+  ];
+}
+
+interface Completeness {
+  readonly models: number;
+  readonly complete: boolean;
+}
+
+function completeness(parser: PythonParser, source: string): Completeness {
+  const tree = parser.parse(source);
+  try {
+    const analysis = analyzeSource(tree, source);
+    return { models: analysis.models.length, complete: !analysis.notes.some((note) => note.message.startsWith('Analysis stopped')) };
+  } finally {
+    tree.delete();
+  }
+}
+
+/** Full parse + analyzeSource, and reparse + analyzeSource after a one-character edit, of one script. */
+function analysisRows(parser: PythonParser, label: string, source: string, runs: number, target: number): Row[] {
+  const lines = source.split('\n').length;
+  const full = measure(runs, 3, () => {
+    const tree = parser.parse(source);
+    try {
+      analyzeSource(tree, source);
+    } finally {
+      tree.delete();
+    }
+  });
+  const parseOnly = measure(runs, 3, () => parser.parse(source).delete());
+
+  // Typing in the middle: each run re-parses against the previous run's tree, alternately adding and removing a letter.
+  const [type, undo] = middleEdits(source);
+  let tree: Tree = parser.parse(source);
+  let text = source;
+  let step = 0;
+  const edit = (analyze: boolean) => () => {
+    const next = reparse(parser, tree, text, [step++ % 2 === 0 ? type : undo]);
+    tree.delete();
+    tree = next.tree;
+    text = next.source;
+    if (analyze) analyzeSource(tree, text);
+  };
+  const incremental = measure(runs, 4, edit(true));
+  const reparseOnly = measure(runs, 4, edit(false));
+  tree.delete();
+
+  return [
+    { name: `${label}: parse + analyze`, lines, runs, samples: full, target },
+    { name: `${label}: 1-char edit, reparse + analyze`, lines, runs, samples: incremental, target },
+    { name: `${label}: parse only`, lines, runs, samples: parseOnly },
+    { name: `${label}: 1-char edit, reparse only`, lines, runs, samples: reparseOnly },
+  ];
+}
+
+function printTable(rows: readonly Row[]): void {
+  const width = Math.max(...rows.map((row) => row.name.length));
+  const header = `  ${'case'.padEnd(width)}  ${'lines'.padStart(6)}  ${'runs'.padStart(4)}  ${'p50 ms'.padStart(7)}  ${'p95 ms'.padStart(7)}  target p95`;
+  console.log(header);
+  console.log(`  ${'-'.repeat(header.length - 2)}`);
+  for (const row of rows) {
+    const p95 = quantile(row.samples, 0.95);
+    const verdict = row.target === undefined ? '' : `<= ${row.target} ms ${p95 <= row.target ? 'met' : 'MISSED'}`;
+    console.log(`  ${row.name.padEnd(width)}  ${row.lines.toLocaleString('en-US').padStart(6)}  ${String(row.runs).padStart(4)}  ${quantile(row.samples, 0.5).toFixed(2).padStart(7)}  ${p95.toFixed(2).padStart(7)}  ${verdict}`);
+  }
+}
+
 async function main(): Promise<void> {
   const start = performance.now();
   const parser = await createPythonParser(packagedParserAssets(ROOT));
@@ -48,6 +166,18 @@ async function main(): Promise<void> {
     time(parser, `examples/${file}`, readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
   }
   time(parser, 'generated 1,000-line script', thousandLineScript());
+
+  const scripts = [
+    { label: '1,000 lines', source: realisticScript(ROOT, 1_000), runs: 100, target: 15 },
+    { label: '10,000 lines', source: realisticScript(ROOT, 10_000), runs: 20, target: 100 },
+  ];
+  console.log('');
+  console.log(`analysis speed: parse + analyzeSource of realistic scripts built from the fixture corpus (${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  for (const { label, source } of scripts) {
+    const { models, complete } = completeness(parser, source);
+    console.log(`  ${label}: ${source.length.toLocaleString('en-US')} characters, ${models} models found, analysis ${complete ? 'complete' : 'stopped early by its budget (times are capped)'}`);
+  }
+  printTable(scripts.flatMap(({ label, source, runs, target }) => analysisRows(parser, label, source, runs, target)));
 }
 
 void main();

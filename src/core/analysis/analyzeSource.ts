@@ -140,9 +140,13 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
   const inside = new Set<number>();
   for (const { module } of candidates) for (const [, child] of module.namedModules()) inside.add(child.id);
   const models: ModelDescription[] = [];
+  // A model built in a loop is one model: the first object built at each place counts.
+  const places = new Set<string>();
   for (const { name, module, node } of candidates) {
-    if (seen.has(module.id) || inside.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;
+    const place = `${name}@${node.startIndex}`;
+    if (seen.has(module.id) || places.has(place) || inside.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;
     seen.add(module.id);
+    places.add(place);
     models.push({ name, kind: kindOfModel(module), range: rangeOf(node), root: module, node });
   }
   return models;

@@ -6,6 +6,26 @@ import type { Point, Tree } from 'web-tree-sitter';
  * body once per iteration), so it copies the tree once with a cursor and reads plain objects.
  * The API is the subset of web-tree-sitter's Node that the analyzer uses.
  */
+/** Row and column of an offset, from the offsets where lines start (binary search). */
+class LineIndex {
+  private readonly starts: number[] = [0];
+
+  constructor(source: string) {
+    for (let i = source.indexOf('\n'); i !== -1; i = source.indexOf('\n', i + 1)) this.starts.push(i + 1);
+  }
+
+  point(offset: number): Point {
+    let low = 0;
+    let high = this.starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.starts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { row: low, column: offset - this.starts[low]! };
+  }
+}
+
 export class SyntaxNode {
   readonly children: SyntaxNode[] = [];
   /** The field name of each child (`function`, `arguments`...), parallel to `children`. */
@@ -15,20 +35,27 @@ export class SyntaxNode {
 
   constructor(
     private readonly source: string,
+    private readonly lines: LineIndex,
     readonly id: number,
     readonly type: string,
     readonly isNamed: boolean,
-    readonly isMissing: boolean,
     readonly startIndex: number,
     readonly endIndex: number,
-    readonly startPosition: Point,
-    readonly endPosition: Point,
     /** True on the root when the file has syntax errors. */
     readonly hasError = false,
   ) {}
 
   get text(): string {
     return this.source.slice(this.startIndex, this.endIndex);
+  }
+
+  /** Computed on demand: few nodes are ever asked for their position. */
+  get startPosition(): Point {
+    return this.lines.point(this.startIndex);
+  }
+
+  get endPosition(): Point {
+    return this.lines.point(this.endIndex);
   }
 
   get namedChildren(): SyntaxNode[] {
@@ -59,12 +86,21 @@ export class SyntaxNode {
   }
 }
 
-/** Copies a parsed tree into plain objects, iteratively (deeply nested input must not overflow the stack). */
+/**
+ * Copies a parsed tree into plain objects, iteratively (deeply nested input must not overflow the
+ * stack). Reads only numbers through the cursor (type and field ids, offsets): each read crosses
+ * into WebAssembly, and strings and points cost more to bring back.
+ */
 export function copySyntaxTree(tree: Tree, source: string): SyntaxNode {
+  const language = tree.language;
+  const types = language.types;
+  const fields = language.fields;
+  const lines = new LineIndex(source);
   const cursor = tree.walk();
+  let nextId = 0;
   try {
     const make = (hasError = false) =>
-      new SyntaxNode(source, cursor.nodeId, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition, hasError);
+      new SyntaxNode(source, lines, nextId++, types[cursor.nodeTypeId] ?? cursor.nodeType, cursor.nodeIsNamed, cursor.startIndex, cursor.endIndex, hasError);
     const root = make(tree.rootNode.hasError);
     let current = root;
     if (!cursor.gotoFirstChild()) return root;
@@ -72,7 +108,8 @@ export function copySyntaxTree(tree: Tree, source: string): SyntaxNode {
       const node = make();
       node.parent = current;
       current.children.push(node);
-      current.fieldNames.push(cursor.currentFieldName);
+      const field = cursor.currentFieldId;
+      current.fieldNames.push(field ? (fields[field] ?? null) : null);
       if (cursor.gotoFirstChild()) {
         current = node;
         continue;

@@ -133,7 +133,7 @@ export class Interpreter {
       case 'expression_statement':
         for (const child of node.namedChildren) {
           if (child.type === 'assignment' || child.type === 'augmented_assignment') this.assign(child, scope, discovering);
-          else this.evaluate(child, scope);
+          else if (!(discovering && this.isDiscoveredCall(child, scope))) this.evaluate(child, scope);
         }
         return undefined;
       case 'return_statement': {
@@ -183,6 +183,21 @@ export class Interpreter {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * `main()` as a statement of its own, without arguments, calling a top-level function:
+   * discovery follows that function's body by itself, so following the call too would only do
+   * the work twice. (With arguments, the call carries values the body alone lacks.)
+   */
+  private isDiscoveredCall(node: SyntaxNode, scope: Scope): boolean {
+    const fn = node.childForFieldName('function');
+    if (node.type !== 'call' || fn?.type !== 'identifier' || (node.childForFieldName('arguments')?.namedChildren.length ?? 1) > 0) return false;
+    const callee = scope.get(fn.text);
+    if (kindOf(callee) !== 'function') return false;
+    const definition = (callee as FunctionValue).node;
+    const statement = definition.parent?.type === 'decorated_definition' ? definition.parent : definition;
+    return statement.parent?.type === 'module';
   }
 
   private execIf(node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
@@ -698,7 +713,7 @@ export class Interpreter {
       return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : result;
     }
     if (kindOf(a) === 'batch' || kindOf(b) === 'batch') return batchArithmetic(operator, a, b, node);
-    if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && a.length * b > MAX_LIST)) {
+    if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && (b > MAX_LIST || a.length * b > MAX_LIST))) {
       return unresolved(node.text, `a list of more than ${MAX_LIST} items`);
     }
     if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple }) as PyList;

@@ -4,6 +4,8 @@ import type { ClassValue, ParameterValue, PyValue } from './pyValues';
 export type ModuleKind = 'layer' | 'sequential' | 'list' | 'dict' | 'user';
 
 let nextId = 1;
+/** Bumped whenever any module's children change, so cached module lists know they are stale. */
+let generation = 0;
 
 /**
  * An `nn.Module` built by the analyzed script: a torch.nn layer with its constructor arguments,
@@ -35,16 +37,25 @@ export class ModuleObject {
   setChild(name: string, child: ModuleObject): void {
     this.children.set(name, child);
     this.attrs.delete(name);
+    generation += 1;
   }
 
+  private cached: { generation: number; modules: [string, ModuleObject][] } | undefined;
+
   /** Every module below this one with its dotted path, depth first in registration order; a shared module keeps its first path. */
-  namedModules(prefix = '', seen = new Set<number>()): [string, ModuleObject][] {
+  namedModules(): [string, ModuleObject][] {
+    if (this.cached?.generation !== generation) this.cached = { generation, modules: this.collect('', new Set()) };
+    return this.cached.modules;
+  }
+
+  private collect(prefix: string, seen: Set<number>): [string, ModuleObject][] {
     const result: [string, ModuleObject][] = [];
     for (const [name, child] of this.children) {
       if (seen.has(child.id)) continue;
       seen.add(child.id);
       const path = prefix ? `${prefix}.${name}` : name;
-      result.push([path, child], ...child.namedModules(path, seen));
+      result.push([path, child]);
+      for (const entry of child.collect(path, seen)) result.push(entry);
     }
     return result;
   }
