@@ -1,4 +1,5 @@
 import type { Tree } from 'web-tree-sitter';
+import type { SyntaxCache } from './analysis/analyzeSource';
 import { estimateTree, withinLimit, type EstimateOptions } from './estimateSource';
 import { changeBetween, reparse } from './parsing/incrementalParse';
 import { parseableSource } from './parsing/parseableSource';
@@ -12,6 +13,8 @@ import type { FileEstimate } from './report/fileEstimate';
 export class IncrementalEstimator {
   private tree: Tree | undefined;
   private parsedText = '';
+  /** The plain copy of the last tree: unchanged top-level statements move over to the next. */
+  private readonly syntax: SyntaxCache = {};
 
   constructor(private readonly parser: PythonParser) {}
 
@@ -25,7 +28,7 @@ export class IncrementalEstimator {
       this.dispose();
       return { file, gpu: { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB }, models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
     }
-    const estimate = estimateTree(file, text, this.tree!, options);
+    const estimate = estimateTree(file, text, this.tree!, options, this.syntax);
     return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
   }
 
@@ -60,5 +63,6 @@ export class IncrementalEstimator {
     this.tree?.delete();
     this.tree = undefined;
     this.parsedText = '';
+    this.syntax.root = undefined;
   }
 }

@@ -28,8 +28,14 @@ interface Candidate {
  * body and each top-level function body symbolically (see interpreter/), recording the models
  * bound to names and the library calls made (optimizers, data loaders, autocast). Never runs Python.
  */
-export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = fileBudget()): SourceAnalysis {
-  const root = copySyntaxTree(tree, source);
+/** The plain copy of the last tree analysed, kept by an editor so the next copy can reuse it. */
+export interface SyntaxCache {
+  root?: SyntaxNode;
+}
+
+export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = fileBudget(), cache?: SyntaxCache): SourceAnalysis {
+  const root = copySyntaxTree(tree, source, cache?.root);
+  if (cache) cache.root = root;
   const imports = ImportTable.fromModule(root);
   const events: CallEvent[] = [];
   const candidates: Candidate[] = [];

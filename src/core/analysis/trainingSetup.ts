@@ -238,6 +238,18 @@ function dtypeName(value: PyValue | undefined): string {
   return kindOf(value) === 'external' ? (value as ExternalValue).name : typeof value === 'string' ? value : '';
 }
 
+const CAST_METHODS = new Set(['half', 'bfloat16', 'to']);
+const CHECKPOINT_CALLS = new Set(['checkpoint', 'checkpoint_sequential', 'gradient_checkpointing_enable']);
+
+/** Calls whose function is named (last part of `a.b.name`) one of `names`, in source order. */
+function namedCalls(root: SyntaxNode, names: ReadonlySet<string>): SyntaxNode[] {
+  return root.descendantsOfType('call').filter((call) => {
+    const fn = call.childForFieldName('function');
+    const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute') : fn;
+    return last !== null && last !== undefined && last.endIndex - last.startIndex <= 30 && names.has(last.text);
+  });
+}
+
 function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precision> | undefined {
   for (const call of events) {
     if (!/^torch\.(cuda\.amp\.|amp\.|cpu\.amp\.)?autocast$/.test(call.qualified)) continue;
@@ -247,7 +259,7 @@ function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precis
   const scaler = events.find((call) => /GradScaler$/.test(call.qualified));
   if (scaler) return { value: 'fp16-mixed', node: scaler.node, origin: 'GradScaler' };
   // A model cast to half precision: `.half()`, `.bfloat16()`, `.to(torch.bfloat16)`.
-  for (const call of root.descendantsOfType('call')) {
+  for (const call of namedCalls(root, CAST_METHODS)) {
     const fn = call.childForFieldName('function');
     const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
     if (method === 'half' || method === 'bfloat16') return { value: method === 'half' ? 'fp16' : 'bf16', node: call, origin: `.${method}()` };
@@ -262,7 +274,7 @@ function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precis
 
 /** Checkpointing usually happens inside forward(), which discovery does not run: look for the call itself. */
 function checkpointing(root: SyntaxNode, imports: ImportTable): Found<boolean> | undefined {
-  for (const call of root.descendantsOfType('call')) {
+  for (const call of namedCalls(root, CHECKPOINT_CALLS)) {
     const callee = dottedName(call.childForFieldName('function'));
     if (!callee) continue;
     if (/^torch\.utils\.checkpoint\.checkpoint(_sequential)?$/.test(imports.qualify(callee))) return { value: true, node: call, origin: 'torch.utils.checkpoint' };

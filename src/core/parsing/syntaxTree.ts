@@ -1,4 +1,4 @@
-import type { Point, Tree } from 'web-tree-sitter';
+import type { Point, Tree, TreeCursor } from 'web-tree-sitter';
 
 /**
  * A plain JavaScript copy of a tree-sitter syntax tree. web-tree-sitter builds a new object
@@ -26,24 +26,48 @@ class LineIndex {
   }
 }
 
+/** Node ids are unique across trees, so nodes reused from an earlier tree keep theirs. */
+let nextNodeId = 0;
+
 export class SyntaxNode {
   readonly children: SyntaxNode[] = [];
   /** The field name of each child (`function`, `arguments`...), parallel to `children`. */
   readonly fieldNames: (string | null)[] = [];
   parent: SyntaxNode | null = null;
+  readonly id = nextNodeId++;
   private named: SyntaxNode[] | undefined;
 
   constructor(
-    private readonly source: string,
-    private readonly lines: LineIndex,
-    readonly id: number,
+    private source: string,
+    private lines: LineIndex,
     readonly type: string,
     readonly isNamed: boolean,
-    readonly startIndex: number,
-    readonly endIndex: number,
+    private start: number,
+    private end: number,
     /** True on the root when the file has syntax errors. */
     readonly hasError = false,
   ) {}
+
+  get startIndex(): number {
+    return this.start;
+  }
+
+  get endIndex(): number {
+    return this.end;
+  }
+
+  /** Moves this subtree into a new version of the text where it stands `delta` characters later. */
+  rebase(source: string, lines: LineIndex, delta: number): void {
+    const stack: SyntaxNode[] = [this];
+    while (stack.length) {
+      const node = stack.pop()!;
+      node.source = source;
+      node.lines = lines;
+      node.start += delta;
+      node.end += delta;
+      for (const child of node.children) stack.push(child);
+    }
+  }
 
   get text(): string {
     return this.source.slice(this.startIndex, this.endIndex);
@@ -89,37 +113,64 @@ export class SyntaxNode {
 /**
  * Copies a parsed tree into plain objects, iteratively (deeply nested input must not overflow the
  * stack). Reads only numbers through the cursor (type and field ids, offsets): each read crosses
- * into WebAssembly, and strings and points cost more to bring back.
+ * into WebAssembly, and strings and points cost more to bring back. With the copy of the previous
+ * version of the text, top-level statements whose text did not change are moved over instead of
+ * copied again, which is most of them after an edit.
  */
-export function copySyntaxTree(tree: Tree, source: string): SyntaxNode {
+export function copySyntaxTree(tree: Tree, source: string, previous?: SyntaxNode): SyntaxNode {
   const language = tree.language;
   const types = language.types;
   const fields = language.fields;
   const lines = new LineIndex(source);
+  const reusable = new Map<string, SyntaxNode[]>();
+  for (const statement of previous?.children ?? []) {
+    const key = `${statement.type}\u0000${statement.text}`;
+    reusable.set(key, [...(reusable.get(key) ?? []), statement]);
+  }
   const cursor = tree.walk();
-  let nextId = 0;
   try {
-    const make = (hasError = false) =>
-      new SyntaxNode(source, lines, nextId++, types[cursor.nodeTypeId] ?? cursor.nodeType, cursor.nodeIsNamed, cursor.startIndex, cursor.endIndex, hasError);
+    const make = (hasError = false) => new SyntaxNode(source, lines, types[cursor.nodeTypeId] ?? cursor.nodeType, cursor.nodeIsNamed, cursor.startIndex, cursor.endIndex, hasError);
     const root = make(tree.rootNode.hasError);
-    let current = root;
     if (!cursor.gotoFirstChild()) return root;
-    for (;;) {
-      const node = make();
-      node.parent = current;
-      current.children.push(node);
+    do {
       const field = cursor.currentFieldId;
-      current.fieldNames.push(field ? (fields[field] ?? null) : null);
-      if (cursor.gotoFirstChild()) {
-        current = node;
-        continue;
-      }
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent() || current === root) return root;
-        current = current.parent!;
-      }
-    }
+      const start = cursor.startIndex;
+      const type = types[cursor.nodeTypeId] ?? cursor.nodeType;
+      const old = reusable.get(`${type}\u0000${source.slice(start, cursor.endIndex)}`)?.shift();
+      let statement: SyntaxNode;
+      if (old) {
+        old.rebase(source, lines, start - old.startIndex);
+        statement = old;
+      } else statement = copySubtree(cursor, make, fields);
+      statement.parent = root;
+      root.children.push(statement);
+      root.fieldNames.push(field ? (fields[field] ?? null) : null);
+    } while (cursor.gotoNextSibling());
+    return root;
   } finally {
     cursor.delete();
+  }
+}
+
+/** The subtree at the cursor; leaves the cursor where it started. */
+function copySubtree(cursor: TreeCursor, make: () => SyntaxNode, fields: readonly (string | null)[]): SyntaxNode {
+  const top = make();
+  let current = top;
+  if (!cursor.gotoFirstChild()) return top;
+  for (;;) {
+    const node = make();
+    node.parent = current;
+    current.children.push(node);
+    const field = cursor.currentFieldId;
+    current.fieldNames.push(field ? (fields[field] ?? null) : null);
+    if (cursor.gotoFirstChild()) {
+      current = node;
+      continue;
+    }
+    while (!cursor.gotoNextSibling()) {
+      cursor.gotoParent();
+      if (current === top) return top;
+      current = current.parent!;
+    }
   }
 }
