@@ -96,10 +96,17 @@ export class SyntaxNode {
     return this.children.filter((_, i) => this.fieldNames[i] === name);
   }
 
-  /** Every descendant of the given types, in source order. */
+  private descendants: Map<string, SyntaxNode[]> | undefined;
+
+  /** Every descendant of the given types, in source order (remembered: the structure never changes). */
   descendantsOfType(types: string | readonly string[]): SyntaxNode[] {
     const wanted = typeof types === 'string' ? [types] : types;
+    const key = wanted.join(',');
+    this.descendants ??= new Map();
+    const known = this.descendants.get(key);
+    if (known) return known;
     const found: SyntaxNode[] = [];
+    this.descendants.set(key, found);
     const stack: SyntaxNode[] = [...this.children].reverse();
     while (stack.length) {
       const node = stack.pop()!;
