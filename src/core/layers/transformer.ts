@@ -149,48 +149,31 @@ function repeat(count: number, x: TensorShape, step: (x: TensorShape) => TensorS
   return x;
 }
 
-// TransformerEncoder(encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
-// forward(src) runs the clones in turn, then the norm.
-function transformerEncoder(resolve: SpecResolver): LayerSpec {
+/**
+ * A stack of clones of one layer, then an optional norm: TransformerEncoder(encoder_layer,
+ * num_layers, norm=None, ...) runs forward(src); TransformerDecoder(decoder_layer, num_layers,
+ * norm=None) runs forward(tgt, memory), passing memory to every clone.
+ */
+function transformerStack(resolve: SpecResolver, layerName: 'encoder_layer' | 'decoder_layer', extraBytesPerElement: number): LayerSpec {
+  const withMemory = layerName === 'decoder_layer';
   return {
     category: 'transformer',
     params(args) {
-      const layer = required(args, 0, 'encoder_layer', resolve);
+      const layer = required(args, 0, layerName, resolve);
       const norm = nested(args, 2, 'norm', resolve);
       return stackLayers(args) * layer.spec.params(layer.args) + (norm ? norm.spec.params(norm.args) : 0);
     },
     forward(inputs, args) {
-      const layer = required(args, 0, 'encoder_layer', resolve);
+      const layer = required(args, 0, layerName, resolve);
       const norm = nested(args, 2, 'norm', resolve);
-      const x = repeat(stackLayers(args), inputAt(inputs, 0, args.type), (y) => run(layer, [y], args.type));
+      const first = withMemory ? inputAt(inputs, 0, args.type, 2) : inputAt(inputs, 0, args.type);
+      const memory = withMemory ? [inputAt(inputs, 1, args.type, 2)] : [];
+      const x = repeat(stackLayers(args), first, (y) => run(layer, [y, ...memory], args.type));
       return norm ? run(norm, [x], args.type) : x;
     },
     savesInput: true,
     savesOutput: false,
-    extraBytesPerElement: ENCODER_LAYER_BYTES,
-  };
-}
-
-// TransformerDecoder(decoder_layer, num_layers, norm=None): forward(tgt, memory).
-function transformerDecoder(resolve: SpecResolver): LayerSpec {
-  return {
-    category: 'transformer',
-    params(args) {
-      const layer = required(args, 0, 'decoder_layer', resolve);
-      const norm = nested(args, 2, 'norm', resolve);
-      return stackLayers(args) * layer.spec.params(layer.args) + (norm ? norm.spec.params(norm.args) : 0);
-    },
-    forward(inputs, args) {
-      const layer = required(args, 0, 'decoder_layer', resolve);
-      const norm = nested(args, 2, 'norm', resolve);
-      const tgt = inputAt(inputs, 0, args.type, 2);
-      const memory = inputAt(inputs, 1, args.type, 2);
-      const x = repeat(stackLayers(args), tgt, (y) => run(layer, [y, memory], args.type));
-      return norm ? run(norm, [x], args.type) : x;
-    },
-    savesInput: true,
-    savesOutput: false,
-    extraBytesPerElement: DECODER_LAYER_BYTES,
+    extraBytesPerElement,
   };
 }
 
@@ -249,8 +232,8 @@ export function transformerLayers(resolve: SpecResolver): LayerFamily {
   return {
     TransformerEncoderLayer: encoderLayer,
     TransformerDecoderLayer: decoderLayer,
-    TransformerEncoder: transformerEncoder(resolve),
-    TransformerDecoder: transformerDecoder(resolve),
+    TransformerEncoder: transformerStack(resolve, 'encoder_layer', ENCODER_LAYER_BYTES),
+    TransformerDecoder: transformerStack(resolve, 'decoder_layer', DECODER_LAYER_BYTES),
     Transformer: transformer(resolve),
   };
 }
