@@ -107,6 +107,15 @@ export class SyntaxNode {
     if (known) return known;
     const found: SyntaxNode[] = [];
     this.descendants.set(key, found);
+    if (this.parent === null) {
+      // The root gathers from its statements, whose lists are remembered: after an edit only
+      // the statements it touched are walked again.
+      for (const statement of this.children) {
+        if (wanted.includes(statement.type)) found.push(statement);
+        for (const node of statement.descendantsOfType(wanted)) found.push(node);
+      }
+      return found;
+    }
     const stack: SyntaxNode[] = [...this.children].reverse();
     while (stack.length) {
       const node = stack.pop()!;
