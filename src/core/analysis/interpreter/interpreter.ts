@@ -60,6 +60,8 @@ const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'floa
 const MAX_RANGE = 10_000;
 /** Lists longer than this are not built: no model definition needs them, and hostile input could. */
 export const MAX_LIST = 100_000;
+/** Containers with more items than this (no real model has them) stop taking more. */
+const MAX_CHILDREN = 10_000;
 /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
 const MAX_EXPRESSION_DEPTH = 150;
 
@@ -92,6 +94,8 @@ const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
  */
 export class Interpreter {
   readonly notes: AnalysisNote[] = [];
+  /** Containers that reached MAX_CHILDREN (noted once each). */
+  private readonly truncated = new Set<number>();
   /** Where each argparse option was declared, by destination name. */
   readonly argumentNodes = new Map<string, SyntaxNode>();
   private depth = 0;
@@ -958,6 +962,11 @@ export class Interpreter {
   }
 
   private addChild(module: ModuleObject, name: string, value: PyValue, node: SyntaxNode): void {
+    if (module.children.size >= MAX_CHILDREN) {
+      if (!this.truncated.has(module.id)) this.note(node, `${module.className} has more than ${MAX_CHILDREN} items; the rest are not counted`);
+      this.truncated.add(module.id);
+      return;
+    }
     const child = asModule(value);
     if (child) module.setChild(name, child);
     else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
