@@ -9,7 +9,6 @@ import {
   concatenate,
   dimValue,
   flatten,
-  isTensorLike,
   matmul,
   permute,
   reduce,
@@ -384,5 +383,3 @@ export function tensorBinary(interpreter: Interpreter, operator: string, a: PyVa
     return (sa ?? sb) as TensorShape;
   });
 }
-
-export { isTensorLike };

@@ -1,5 +1,5 @@
-import { BATCH, isBatchDim, perSampleElements, type Dim, type TensorShape } from '../../layers/tensorShape';
-import { asTensor, isList, isUnresolvedValue, kindOf, tuple, type BatchValue, type ParameterValue, type PyValue, type SliceValue, type TensorValue } from './pyValues';
+import { isBatchDim, perSampleElements, type Dim, type TensorShape } from '../../layers/tensorShape';
+import { asTensor, isList, kindOf, tuple, type BatchValue, type ParameterValue, type PyValue, type SliceValue, type TensorValue } from './pyValues';
 
 /** Thrown when an operation's shape cannot be worked out; the caller turns it into an unknown shape and a note. */
 export class ShapeError extends Error {}
@@ -225,5 +225,3 @@ export function sizeTuple(shape: TensorShape): PyValue {
 export function isBatchSize(value: PyValue): boolean {
   return kindOf(value) === 'batch' && (value as BatchValue).dim.batch === 1;
 }
-
-export { BATCH, isUnresolvedValue };
