@@ -7,8 +7,8 @@ import type { TrainingJob } from './estimators/trainingJob';
 import type { GpuProfile } from './gpus/gpuProfiles';
 import { buildLayerTable } from './layerTable/buildLayerTable';
 import type { Tree } from 'web-tree-sitter';
-import { parseableSource } from './parsing/parseableSource';
-import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
+import { IncrementalEstimator } from './incrementalEstimator';
+import type { PythonParser } from './parsing/pythonParser';
 import type { Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
 
 export interface EstimateOptions {
@@ -26,21 +26,11 @@ const MAX_BATCH_SEARCHED = 1 << 24;
 
 /** The whole flow for one file: source -> syntax tree -> models -> layer tables -> estimates. */
 export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
-  const limited = withinLimit(source);
-  const analysed = parseableSource(limited.analysed);
-  const { warning } = limited;
-  let tree: Tree;
+  const estimator = new IncrementalEstimator(parser);
   try {
-    tree = parser.parse(analysed);
-  } catch (error) {
-    if (!(error instanceof ParseTimeout)) throw error;
-    return { file, gpu: gpuOf(options), models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
-  }
-  try {
-    const estimate = estimateTree(file, analysed, tree, options);
-    return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
+    return estimator.estimate(file, source, options);
   } finally {
-    tree.delete();
+    estimator.dispose();
   }
 }
 
@@ -64,7 +54,7 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
   return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
 }
 
-function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
+export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
   return { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB };
 }
 

@@ -1,6 +1,6 @@
 import type { Tree } from 'web-tree-sitter';
 import type { SyntaxCache } from './analysis/analyzeSource';
-import { estimateTree, withinLimit, type EstimateOptions } from './estimateSource';
+import { estimateTree, gpuOf, withinLimit, type EstimateOptions } from './estimateSource';
 import { changeBetween, reparse } from './parsing/incrementalParse';
 import { parseableSource } from './parsing/parseableSource';
 import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
@@ -26,7 +26,7 @@ export class IncrementalEstimator {
     } catch (error) {
       if (!(error instanceof ParseTimeout)) throw error;
       this.dispose();
-      return { file, gpu: { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB }, models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
+      return { file, gpu: gpuOf(options), models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
     }
     const estimate = estimateTree(file, text, this.tree!, options, this.syntax);
     return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;

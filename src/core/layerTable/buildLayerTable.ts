@@ -98,8 +98,7 @@ function firstLayer(root: ModuleObject): ModuleObject | undefined {
 function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
   const recorder = new RowRecorder(model.root);
-  const interpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) }, context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS));
-  interpreter.forwardMode = true;
+  const interpreter = forwardInterpreter(recorder, context);
   let orderFromDeclaration = false;
   const notes: AnalysisNote[] = [];
   if (input) {
@@ -119,8 +118,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   if (!orderFromDeclaration && input && recorder.calls.some((row) => row.outputShape === null)) {
     // Part of forward() was lost (a library call, an unknown layer): see whether declaration order sizes more.
     const fallback = new RowRecorder(model.root);
-    const fallbackInterpreter: Interpreter = new Interpreter(context.imports, { onModuleCall: (module, args, kwargs, node): PyValue => fallback.call(module, args, kwargs, node, fallbackInterpreter) }, context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS));
-    fallbackInterpreter.forwardMode = true;
+    const fallbackInterpreter = forwardInterpreter(fallback, context);
     fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
     const known = (rows: readonly LayerRow[]) => rows.filter((row) => row.outputShape !== null).length;
     if (known(fallback.calls) > known(recorder.calls)) {
@@ -134,6 +132,17 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   }
   notes.push(...interpreter.notes);
   return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes, layoutMismatches: recorder.layoutMismatches };
+}
+
+/** An interpreter in forward mode whose layer calls become rows of `recorder`, on one trial's share of the budget. */
+function forwardInterpreter(recorder: RowRecorder, context: AnalysisContext): Interpreter {
+  const interpreter: Interpreter = new Interpreter(
+    context.imports,
+    { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) },
+    context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS),
+  );
+  interpreter.forwardMode = true;
+  return interpreter;
 }
 
 /** How many tensors forward() takes: its parameters without defaults (src and tgt for a Transformer). */
@@ -265,15 +274,18 @@ class RowRecorder {
       interpreter.note(node, `${this.paths.get(module.id) ?? module.className}: ${error.message}`);
       return null;
     }
+    return this.countOnce(module, total);
+  }
+
+  /** The part of a layer's `total` parameters no earlier row counted: a tied weight and a reused layer count once. */
+  private countOnce(module: ModuleObject, total: number): number {
     const weight = tiedWeightNumel(module);
     const weightKey = `${(module.tiedWeightOf ?? module).id}.weight`;
     const restKey = `${module.id}.rest`;
     let count = 0;
-    if (weight > 0) {
-      if (!this.counted.has(weightKey)) count += weight;
-      this.counted.add(weightKey);
-    }
+    if (weight > 0 && !this.counted.has(weightKey)) count += weight;
     if (!this.counted.has(restKey)) count += total - weight;
+    this.counted.add(weightKey);
     this.counted.add(restKey);
     return count;
   }
@@ -312,14 +324,7 @@ class RowRecorder {
     const spec = module.layer && layerSpec(module.layer.type);
     if (!spec || !module.layer) return null;
     try {
-      const total = spec.params(new LayerArgs(module.layer));
-      const weight = tiedWeightNumel(module);
-      const weightKey = `${(module.tiedWeightOf ?? module).id}.weight`;
-      let count = this.counted.has(`${module.id}.rest`) ? 0 : total - weight;
-      if (weight > 0 && !this.counted.has(weightKey)) count += weight;
-      this.counted.add(weightKey);
-      this.counted.add(`${module.id}.rest`);
-      return count;
+      return this.countOnce(module, spec.params(new LayerArgs(module.layer)));
     } catch {
       return null;
     }
