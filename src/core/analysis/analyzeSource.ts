@@ -11,11 +11,28 @@ import type { AnalysisNote, ModelDescription, ModelKind, SourceAnalysis, Sourced
 import { shapeOf } from './interpreter/tensorOps';
 import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
+import { statementGroups, type StatementGroup } from './statementGroups';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
 const DISCOVERY_STEPS = 200_000;
 const DISCOVERY_MILLIS = 150;
+/** What one group of statements may spend of that: a runaway loop in one part leaves time for the rest. */
+const GROUP_STEPS = 150_000;
+const GROUP_MILLIS = 100;
 const MAX_EVENTS = 5_000;
+const MAX_NOTES = 200;
+
+/** Where a discovered item came from, so items found group by group sort back into the order one run over the file gives. */
+interface Order {
+  /** 0: the module body; 1: a top-level function's body; 2: a module class built with its defaults. */
+  readonly phase: number;
+  /** The top-level statement being run. */
+  readonly statement: number;
+  /** Position within its group's discovery. */
+  readonly sequence: number;
+}
+
+type Ordered<T> = T & { readonly order: Order };
 
 interface Candidate {
   readonly name: string;
@@ -23,71 +40,162 @@ interface Candidate {
   readonly node: SyntaxNode;
 }
 
+/** What running one group of statements found. Kept between edits while the group's statements are unchanged. */
+interface GroupDiscovery {
+  readonly candidates: Ordered<Candidate>[];
+  readonly unbuilt: Ordered<{ model: ModelDescription }>[];
+  readonly events: Ordered<{ event: CallEvent }>[];
+  readonly notes: Ordered<{ note: AnalysisNote }>[];
+  readonly invocations: Map<number, Sourced<readonly (readonly number[])[]>>;
+  readonly arities: Map<number, number>;
+  readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
+  readonly scope: Scope;
+  /** False when the budget stopped it: such a group runs again next time. */
+  readonly complete: boolean;
+}
+
+/**
+ * What an editor keeps of one document's last analysis: the plain copy of its syntax tree (the
+ * next copy reuses unchanged statements) and each statement group's discovery, reused while
+ * the group's statements and the file's imports are unchanged.
+ */
+export interface SyntaxCache {
+  root?: SyntaxNode;
+  groups?: Map<string, GroupDiscovery>;
+}
+
 /**
  * From a syntax tree to the models and training set-up the script describes. Runs the module
  * body and each top-level function body symbolically (see interpreter/), recording the models
- * bound to names and the library calls made (optimizers, data loaders, autocast). Never runs Python.
+ * bound to names and the library calls made (optimizers, data loaders, autocast). Never runs
+ * Python. The module's statements run in groups that share no names (statementGroups.ts); with
+ * a cache, a group whose statements did not change since the last call is not run again.
  */
-/** The plain copy of the last tree analysed, kept by an editor so the next copy can reuse it. */
-export interface SyntaxCache {
-  root?: SyntaxNode;
-}
-
 export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = fileBudget(), cache?: SyntaxCache): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
-  if (cache) cache.root = root;
   const imports = ImportTable.fromModule(root);
-  const events: CallEvent[] = [];
-  const candidates: Candidate[] = [];
-  const invocations = new Map<number, Sourced<readonly (readonly number[])[]>>();
-  const arities = new Map<number, number>();
-  const interpreter = new Interpreter(
-    imports,
-    {
-      onExternalCall: (event) => {
-        if (events.length < MAX_EVENTS) events.push(event);
-      },
-      onModelInvocation: (module, inputs, node) => {
-        if (!arities.has(module.id)) arities.set(module.id, inputs.length);
-        const samples = exampleSamples(inputs);
-        if (samples && !invocations.has(module.id)) invocations.set(module.id, { value: samples, range: rangeOf(node), origin: `the tensors passed in ${node.text.split('\n')[0]}` });
-      },
-      onAssign: (name, value, node) => {
-        const module = asModule(value);
-        if (module) candidates.push({ name, module, node: constructionNode(node) });
-      },
-    },
-    budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS),
-  );
-  const scope = new Scope();
-  const notes: AnalysisNote[] = [];
-  interpreter.scriptLevel = true;
-  discover(() => interpreter.execBlock(root, scope, true), notes);
-  for (const fn of topLevelFunctions(root, scope)) {
-    discover(
-      () => {
-        const local = scope.child();
-        interpreter.bindParameters(fn, [], new Map(), local);
-        interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
-      },
-      notes,
-    );
+  const importsKey = root
+    .descendantsOfType(['import_statement', 'import_from_statement'])
+    .map((node) => node.id)
+    .join(',');
+  const previous = cache?.groups;
+  const groups = new Map<string, GroupDiscovery>();
+  const discoveryBudget = budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS);
+  for (const group of statementGroups(root)) {
+    const key = `${importsKey}|${group.statements.map((node) => node.id).join(',')}`;
+    const known = previous?.get(key);
+    groups.set(key, known?.complete ? known : discoverGroup(group, imports, discoveryBudget));
   }
-  const models = [...uniqueModels(candidates), ...unbuiltModuleClasses(interpreter, scope, candidates, notes)].map((model) => {
+  if (cache) {
+    cache.root = root;
+    cache.groups = groups;
+  }
+  const found = [...groups.values()];
+  const byOrder = <T>(items: Ordered<T>[]): Ordered<T>[] => items.sort((a, b) => a.order.phase - b.order.phase || a.order.statement - b.order.statement || a.order.sequence - b.order.sequence);
+  const candidates = byOrder(found.flatMap((group) => group.candidates));
+  const invocations = new Map(found.flatMap((group) => [...group.invocations]));
+  const arities = new Map(found.flatMap((group) => [...group.arities]));
+  const models = [...uniqueModels(candidates), ...byOrder(found.flatMap((group) => group.unbuilt)).map(({ model }) => model)].map((model) => {
     const exampleInputs = invocations.get(model.root.id);
     const invocationArity = arities.get(model.root.id);
     return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}) };
   });
-  notes.push(...interpreter.notes.filter((note) => !isNoise(note)));
-  if (root.hasError) notes.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
-  if (models.length === 0) notes.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
+  const scope = new Scope();
+  for (const group of found) for (const name of group.scope.ownNames()) scope.set(name, group.scope.get(name)!);
+  const argumentNodes = new Map(byOrder(found.flatMap((group) => group.argumentNodes)).map(({ name, node }) => [name, node]));
+  const events = byOrder(found.flatMap((group) => group.events))
+    .slice(0, MAX_EVENTS)
+    .map(({ event }) => event);
+  const notes = byOrder(found.flatMap((group) => group.notes)).map(({ note }) => note);
+  const stopped = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
+  const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === stopped).slice(0, MAX_NOTES);
+  if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
+  if (models.length === 0) shown.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
   return {
     models,
     context: { imports, scope, budget },
-    setup: findTrainingSetup(root, events, scope, interpreter.argumentNodes, imports),
-    notes,
+    setup: findTrainingSetup(root, events, scope, argumentNodes, imports),
+    notes: shown,
     hasSyntaxErrors: root.hasError,
   };
+}
+
+/** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
+function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget): GroupDiscovery {
+  let order: Omit<Order, 'sequence'> = { phase: 0, statement: 0 };
+  let sequence = 0;
+  const at = (): Order => ({ ...order, sequence: sequence++ });
+  const found: GroupDiscovery = {
+    candidates: [],
+    unbuilt: [],
+    events: [],
+    notes: [],
+    invocations: new Map(),
+    arities: new Map(),
+    argumentNodes: [],
+    scope: new Scope(),
+    complete: true,
+  };
+  const interpreter = new Interpreter(
+    imports,
+    {
+      onExternalCall: (event) => {
+        if (found.events.length < MAX_EVENTS) found.events.push({ event, order: at() });
+      },
+      onModelInvocation: (module, inputs, node) => {
+        if (!found.arities.has(module.id)) found.arities.set(module.id, inputs.length);
+        const samples = exampleSamples(inputs);
+        if (samples && !found.invocations.has(module.id)) found.invocations.set(module.id, { value: samples, range: rangeOf(node), origin: `the tensors passed in ${node.text.split('\n')[0]}` });
+      },
+      onAssign: (name, value, node) => {
+        const module = asModule(value);
+        if (module) found.candidates.push({ name, module, node: constructionNode(node), order: at() });
+      },
+      onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
+    },
+    discoveryBudget.limit(GROUP_STEPS, GROUP_MILLIS),
+  );
+  const { scope } = found;
+  let complete = true;
+  const discover = (run: () => void): void => {
+    try {
+      run();
+    } catch (error) {
+      if (!(error instanceof BudgetExceeded)) throw error;
+      if (complete) found.notes.push({ note: { severity: 'warning', message: `Analysis stopped early (${error.message}); the file is too large or loops too much to follow completely.` }, order: at() });
+      complete = false;
+    }
+  };
+  const noteCount = () => interpreter.notes.length;
+  const keepNotes = (from: number) => {
+    for (const note of interpreter.notes.slice(from)) if (!isNoise(note)) found.notes.push({ note, order: at() });
+  };
+  interpreter.scriptLevel = true;
+  discover(() => {
+    for (const [i, statement] of group.statements.entries()) {
+      order = { phase: 0, statement: group.indices[i]! };
+      const before = noteCount();
+      try {
+        if (interpreter.exec(statement, scope, true)) break;
+      } finally {
+        keepNotes(before);
+      }
+    }
+  });
+  for (const { fn, index } of topLevelFunctions(group, scope)) {
+    order = { phase: 1, statement: index };
+    const before = noteCount();
+    discover(() => {
+      const local = scope.child();
+      interpreter.bindParameters(fn, [], new Map(), local);
+      interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
+    });
+    keepNotes(before);
+  }
+  for (const { model, index } of unbuiltModuleClasses(interpreter, group, scope, found.candidates, discover)) {
+    found.unbuilt.push({ model, order: { phase: 2, statement: index, sequence: sequence++ } });
+  }
+  return { ...found, complete };
 }
 
 /** Sample shapes of example tensors, `torch.randn(B, ...)`: the first dimension is the batch. */
@@ -108,24 +216,13 @@ export function fileBudget(): Budget {
   return new Budget(600_000, 400);
 }
 
-function discover(run: () => void, notes: AnalysisNote[]): void {
-  try {
-    run();
-  } catch (error) {
-    if (!(error instanceof BudgetExceeded)) throw error;
-    if (!notes.some((n) => n.message.startsWith('Analysis stopped'))) {
-      notes.push({ severity: 'warning', message: `Analysis stopped early (${error.message}); the file is too large or loops too much to follow completely.` });
-    }
-  }
-}
-
-function topLevelFunctions(root: SyntaxNode, scope: Scope): FunctionValue[] {
-  const functions: FunctionValue[] = [];
-  for (const statement of root.namedChildren) {
+function topLevelFunctions(group: StatementGroup, scope: Scope): { fn: FunctionValue; index: number }[] {
+  const functions: { fn: FunctionValue; index: number }[] = [];
+  for (const [i, statement] of group.statements.entries()) {
     const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
     if (definition?.type !== 'function_definition') continue;
     const value = scope.get(definition.childForFieldName('name')?.text ?? '');
-    if (kindOf(value) === 'function' && (value as FunctionValue).node.id === definition.id) functions.push(value as FunctionValue);
+    if (kindOf(value) === 'function' && (value as FunctionValue).node.id === definition.id) functions.push({ fn: value as FunctionValue, index: group.indices[i]! });
   }
   return functions;
 }
@@ -159,31 +256,36 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
 }
 
 /**
- * `nn.Module` classes the file defines but never builds, and that no other such class uses:
+ * `nn.Module` classes the group defines but never builds, and that no other such class uses:
  * built with their default arguments and named after the class.
  */
-function unbuiltModuleClasses(interpreter: Interpreter, scope: Scope, candidates: readonly Candidate[], notes: AnalysisNote[]): ModelDescription[] {
+function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, scope: Scope, candidates: readonly Candidate[], discover: (run: () => void) => void): { model: ModelDescription; index: number }[] {
   const built = new Set<string>();
   for (const { module } of candidates) {
     built.add(module.className);
     for (const [, child] of module.namedModules()) built.add(child.className);
   }
-  const classes = scope
-    .ownNames()
-    .map((name) => scope.get(name))
-    .filter((value): value is ClassValue => kindOf(value) === 'class' && (value as ClassValue).isModule && !built.has((value as ClassValue).name));
-  const instances: { classValue: ClassValue; module: ModuleObject }[] = [];
-  for (const classValue of classes) {
+  const classes: { classValue: ClassValue; index: number }[] = [];
+  for (const [i, statement] of group.statements.entries()) {
+    const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+    if (definition?.type !== 'class_definition') continue;
+    const value = scope.get(definition.childForFieldName('name')?.text ?? '');
+    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name)) {
+      classes.push({ classValue: value as ClassValue, index: group.indices[i]! });
+    }
+  }
+  const instances: { classValue: ClassValue; module: ModuleObject; index: number }[] = [];
+  for (const { classValue, index } of classes) {
     let value: PyValue = null;
-    discover(() => (value = interpreter.instantiate(classValue, [], new Map(), classValue.node)), notes);
+    discover(() => (value = interpreter.instantiate(classValue, [], new Map(), classValue.node)));
     const module = asModule(value);
-    if (module) instances.push({ classValue, module });
+    if (module) instances.push({ classValue, module, index });
   }
   const used = new Set<string>();
   for (const { module } of instances) for (const [, child] of module.namedModules()) used.add(child.className);
   return instances
     .filter(({ classValue }) => !used.has(classValue.name))
-    .map(({ classValue, module }) => ({ name: classValue.name, kind: 'module' as const, range: rangeOf(classValue.node), root: module, node: classValue.node }));
+    .map(({ classValue, module, index }) => ({ model: { name: classValue.name, kind: 'module' as const, range: rangeOf(classValue.node), root: module, node: classValue.node }, index }));
 }
 
 /** Notes about code that is not part of any model (loss.item(), prints) are not worth showing. */

@@ -3,14 +3,41 @@ import type { SyntaxNode } from './syntaxTree';
 
 export type { SyntaxNode };
 
-/** Zero-based range of a node, the shape editors and the JSON report use. */
+/**
+ * Zero-based range of a node, the shape editors and the JSON report use. Read when shown, not
+ * when found: an analysis kept across edits (analyzeSource's cache) holds nodes of statements
+ * that have since moved, and the node knows where it stands now.
+ */
+class NodeRange implements SourceRange {
+  readonly #node: SyntaxNode;
+
+  constructor(node: SyntaxNode) {
+    this.#node = node;
+  }
+
+  get startLine(): number {
+    return this.#node.startPosition.row;
+  }
+
+  get startColumn(): number {
+    return this.#node.startPosition.column;
+  }
+
+  get endLine(): number {
+    return this.#node.endPosition.row;
+  }
+
+  get endColumn(): number {
+    return this.#node.endPosition.column;
+  }
+
+  toJSON(): SourceRange {
+    return { startLine: this.startLine, startColumn: this.startColumn, endLine: this.endLine, endColumn: this.endColumn };
+  }
+}
+
 export function rangeOf(node: SyntaxNode): SourceRange {
-  return {
-    startLine: node.startPosition.row,
-    startColumn: node.startPosition.column,
-    endLine: node.endPosition.row,
-    endColumn: node.endPosition.column,
-  };
+  return new NodeRange(node);
 }
 
 /** `a.b.c` for identifiers and attribute chains; undefined for anything else (calls, subscripts). */

@@ -29,6 +29,18 @@ class LineIndex {
 /** Node ids are unique across trees, so nodes reused from an earlier tree keep theirs. */
 let nextNodeId = 0;
 
+/**
+ * The text a subtree's offsets refer to, shared by every node of one top-level statement:
+ * moving a reused statement to its place in a new version of the text updates this one object
+ * instead of every node below it.
+ */
+interface Anchor {
+  source: string;
+  lines: LineIndex;
+  /** Added to every stored offset of the subtree. */
+  delta: number;
+}
+
 export class SyntaxNode {
   readonly children: SyntaxNode[] = [];
   /** The field name of each child (`function`, `arguments`...), parallel to `children`. */
@@ -38,48 +50,41 @@ export class SyntaxNode {
   private named: SyntaxNode[] | undefined;
 
   constructor(
-    private source: string,
-    private lines: LineIndex,
+    private readonly anchor: Anchor,
     readonly type: string,
     readonly isNamed: boolean,
-    private start: number,
-    private end: number,
+    private readonly start: number,
+    private readonly end: number,
     /** True on the root when the file has syntax errors. */
     readonly hasError = false,
   ) {}
 
   get startIndex(): number {
-    return this.start;
+    return this.start + this.anchor.delta;
   }
 
   get endIndex(): number {
-    return this.end;
+    return this.end + this.anchor.delta;
   }
 
-  /** Moves this subtree into a new version of the text where it stands `delta` characters later. */
+  /** Moves this top-level statement into a new version of the text where it stands `delta` characters later. */
   rebase(source: string, lines: LineIndex, delta: number): void {
-    const stack: SyntaxNode[] = [this];
-    while (stack.length) {
-      const node = stack.pop()!;
-      node.source = source;
-      node.lines = lines;
-      node.start += delta;
-      node.end += delta;
-      for (const child of node.children) stack.push(child);
-    }
+    this.anchor.source = source;
+    this.anchor.lines = lines;
+    this.anchor.delta += delta;
   }
 
   get text(): string {
-    return this.source.slice(this.startIndex, this.endIndex);
+    return this.anchor.source.slice(this.startIndex, this.endIndex);
   }
 
   /** Computed on demand: few nodes are ever asked for their position. */
   get startPosition(): Point {
-    return this.lines.point(this.startIndex);
+    return this.anchor.lines.point(this.startIndex);
   }
 
   get endPosition(): Point {
-    return this.lines.point(this.endIndex);
+    return this.anchor.lines.point(this.endIndex);
   }
 
   get namedChildren(): SyntaxNode[] {
@@ -145,7 +150,8 @@ export function copySyntaxTree(tree: Tree, source: string, previous?: SyntaxNode
   }
   const cursor = tree.walk();
   try {
-    const make = (hasError = false) => new SyntaxNode(source, lines, types[cursor.nodeTypeId] ?? cursor.nodeType, cursor.nodeIsNamed, cursor.startIndex, cursor.endIndex, hasError);
+    let anchor: Anchor = { source, lines, delta: 0 };
+    const make = (hasError = false) => new SyntaxNode(anchor, types[cursor.nodeTypeId] ?? cursor.nodeType, cursor.nodeIsNamed, cursor.startIndex, cursor.endIndex, hasError);
     const root = make(tree.rootNode.hasError);
     if (!cursor.gotoFirstChild()) return root;
     do {
@@ -157,7 +163,10 @@ export function copySyntaxTree(tree: Tree, source: string, previous?: SyntaxNode
       if (old) {
         old.rebase(source, lines, start - old.startIndex);
         statement = old;
-      } else statement = copySubtree(cursor, make, fields);
+      } else {
+        anchor = { source, lines, delta: 0 };
+        statement = copySubtree(cursor, make, fields);
+      }
       statement.parent = root;
       root.children.push(statement);
       root.fieldNames.push(field ? (fields[field] ?? null) : null);

@@ -46,6 +46,8 @@ export interface InterpreterHooks {
   onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
   /** `model(x)` in script code: what the script feeds its model. */
   onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
+  /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
+  onArgument?(name: string, node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */
   onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
 }
@@ -96,8 +98,6 @@ export class Interpreter {
   readonly notes: AnalysisNote[] = [];
   /** Containers that reached MAX_CHILDREN (noted once each). */
   private readonly truncated = new Set<number>();
-  /** Where each argparse option was declared, by destination name. */
-  readonly argumentNodes = new Map<string, SyntaxNode>();
   private depth = 0;
   private expressionDepth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */
@@ -1013,7 +1013,7 @@ export class Interpreter {
       const action = kwargs.get('action');
       const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
       parser.attrs.set(name, kwargs.has('default') ? kwargs.get('default')! : fallback);
-      this.argumentNodes.set(name, node);
+      this.hooks.onArgument?.(name, node);
       return null;
     }
     if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
