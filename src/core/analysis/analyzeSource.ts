@@ -22,15 +22,15 @@ const GROUP_MILLIS = 100;
 const MAX_EVENTS = 5_000;
 const MAX_NOTES = 200;
 
-/** Where a discovered item came from, so items found group by group sort back into the order one run over the file gives. */
-interface Order {
-  /** 0: the module body; 1: a top-level function's body; 2: a module class built with its defaults. */
-  readonly phase: number;
-  /** The top-level statement being run. */
-  readonly statement: number;
-  /** Position within its group's discovery. */
-  readonly sequence: number;
-}
+/**
+ * Where a discovered item came from, so items found group by group sort back into the order one
+ * run over the file gives: by phase (0: the module body; 1: a top-level function's body; 2: a
+ * module class built with its defaults), then by the top-level statement being run, then by
+ * position within its group's discovery. One number, compared fast when the groups merge.
+ */
+type Order = number;
+
+const order = (phase: number, statement: number, sequence: number): Order => phase * 2 ** 42 + Math.min(statement, 2 ** 21 - 1) * 2 ** 21 + Math.min(sequence, 2 ** 21 - 1);
 
 type Ordered<T> = T & { readonly order: Order };
 
@@ -91,7 +91,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = 
     cache.groups = groups;
   }
   const found = [...groups.values()];
-  const byOrder = <T>(items: Ordered<T>[]): Ordered<T>[] => items.sort((a, b) => a.order.phase - b.order.phase || a.order.statement - b.order.statement || a.order.sequence - b.order.sequence);
+  const byOrder = <T>(items: Ordered<T>[]): Ordered<T>[] => items.sort((a, b) => a.order - b.order);
   const candidates = byOrder(found.flatMap((group) => group.candidates));
   const invocations = new Map(found.flatMap((group) => [...group.invocations]));
   const arities = new Map(found.flatMap((group) => [...group.arities]));
@@ -122,9 +122,10 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = 
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
 function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget): GroupDiscovery {
-  let order: Omit<Order, 'sequence'> = { phase: 0, statement: 0 };
+  let phase = 0;
+  let statementIndex = 0;
   let sequence = 0;
-  const at = (): Order => ({ ...order, sequence: sequence++ });
+  const at = (): Order => order(phase, statementIndex, sequence++);
   const found: GroupDiscovery = {
     candidates: [],
     unbuilt: [],
@@ -173,7 +174,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
   interpreter.scriptLevel = true;
   discover(() => {
     for (const [i, statement] of group.statements.entries()) {
-      order = { phase: 0, statement: group.indices[i]! };
+      statementIndex = group.indices[i]!;
       const before = noteCount();
       try {
         if (interpreter.exec(statement, scope, true)) break;
@@ -183,7 +184,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     }
   });
   for (const { fn, index } of topLevelFunctions(group, scope)) {
-    order = { phase: 1, statement: index };
+    phase = 1;
+    statementIndex = index;
     const before = noteCount();
     discover(() => {
       const local = scope.child();
@@ -192,9 +194,12 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     });
     keepNotes(before);
   }
+  phase = 2;
+  const before = noteCount();
   for (const { model, index } of unbuiltModuleClasses(interpreter, group, scope, found.candidates, discover)) {
-    found.unbuilt.push({ model, order: { phase: 2, statement: index, sequence: sequence++ } });
+    found.unbuilt.push({ model, order: order(2, index, sequence++) });
   }
+  keepNotes(before);
   return { ...found, complete };
 }
 

@@ -241,13 +241,27 @@ function dtypeName(value: PyValue | undefined): string {
 const CAST_METHODS = new Set(['half', 'bfloat16', 'to']);
 const CHECKPOINT_CALLS = new Set(['checkpoint', 'checkpoint_sequential', 'gradient_checkpointing_enable']);
 
+/** Per top-level statement and set of names: statements reused after an edit keep their lists. */
+const callsByStatement = new WeakMap<SyntaxNode, Map<ReadonlySet<string>, SyntaxNode[]>>();
+
 /** Calls whose function is named (last part of `a.b.name`) one of `names`, in source order. */
 function namedCalls(root: SyntaxNode, names: ReadonlySet<string>): SyntaxNode[] {
-  return root.descendantsOfType('call').filter((call) => {
-    const fn = call.childForFieldName('function');
-    const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute') : fn;
-    return last !== null && last !== undefined && last.endIndex - last.startIndex <= 30 && names.has(last.text);
-  });
+  const found: SyntaxNode[] = [];
+  for (const statement of root.children) {
+    let known = callsByStatement.get(statement);
+    if (!known) callsByStatement.set(statement, (known = new Map()));
+    let calls = known.get(names);
+    if (!calls) {
+      calls = statement.descendantsOfType('call').filter((call) => {
+        const fn = call.childForFieldName('function');
+        const last = fn?.type === 'attribute' ? fn.childForFieldName('attribute') : fn;
+        return last !== null && last !== undefined && last.endIndex - last.startIndex <= 30 && names.has(last.text);
+      });
+      known.set(names, calls);
+    }
+    for (const call of calls) found.push(call);
+  }
+  return found;
 }
 
 function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precision> | undefined {

@@ -143,11 +143,23 @@ export function copySyntaxTree(tree: Tree, source: string, previous?: SyntaxNode
   const types = language.types;
   const fields = language.fields;
   const lines = new LineIndex(source);
+  // Candidates by type and length; the text itself is compared only against these (no hashing of the whole file).
   const reusable = new Map<string, SyntaxNode[]>();
   for (const statement of previous?.children ?? []) {
-    const key = `${statement.type}\u0000${statement.text}`;
-    reusable.set(key, [...(reusable.get(key) ?? []), statement]);
+    const key = `${statement.type}:${statement.endIndex - statement.startIndex}`;
+    const same = reusable.get(key);
+    if (same) same.push(statement);
+    else reusable.set(key, [statement]);
   }
+  const take = (type: string, start: number, end: number): SyntaxNode | undefined => {
+    const same = reusable.get(`${type}:${end - start}`);
+    if (!same) return undefined;
+    for (let i = 0; i < same.length; i++) {
+      const candidate = same[i]!;
+      if (source.startsWith(candidate.text, start)) return same.splice(i, 1)[0];
+    }
+    return undefined;
+  };
   const cursor = tree.walk();
   try {
     let anchor: Anchor = { source, lines, delta: 0 };
@@ -158,7 +170,7 @@ export function copySyntaxTree(tree: Tree, source: string, previous?: SyntaxNode
       const field = cursor.currentFieldId;
       const start = cursor.startIndex;
       const type = types[cursor.nodeTypeId] ?? cursor.nodeType;
-      const old = reusable.get(`${type}\u0000${source.slice(start, cursor.endIndex)}`)?.shift();
+      const old = take(type, start, cursor.endIndex);
       let statement: SyntaxNode;
       if (old) {
         old.rebase(source, lines, start - old.startIndex);
