@@ -43,16 +43,16 @@ def layer_modules(model: nn.Module) -> List[Tuple[str, nn.Module]]:
     A torch.nn module inside another layer module (the Linear inside a MultiheadAttention, the
     layers of an nn.TransformerEncoder) belongs to the outer row and is not listed."""
     leaves: List[Tuple[str, nn.Module]] = []
+    leaf_names: set = set()
     for name, module in model.named_modules():
-        if any(_inside(name, leaf) for leaf, _ in leaves):
+        # Inside a leaf: the leaf's name is "" (the model itself is a layer) or a dotted prefix.
+        parts = name.split(".")
+        if leaf_names and ("" in leaf_names or any(".".join(parts[:i]) in leaf_names for i in range(1, len(parts)))):
             continue
         if is_layer_module(module):
             leaves.append((name, module))
+            leaf_names.add(name)
     return leaves
-
-
-def _inside(name: str, ancestor: str) -> bool:
-    return ancestor == "" or name.startswith(ancestor + ".")
 
 
 def flatten_tensors(value: Any) -> List[torch.Tensor]:

@@ -84,7 +84,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = 
   for (const group of statementGroups(root)) {
     const key = `${importsKey}|${group.statements.map((node) => node.id).join(',')}`;
     const known = previous?.get(key);
-    groups.set(key, known?.complete ? known : discoverGroup(group, imports, discoveryBudget));
+    groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget));
   }
   if (cache) {
     cache.root = root;
@@ -118,6 +118,13 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = 
     notes: shown,
     hasSyntaxErrors: root.hasError,
   };
+}
+
+const STOPPED = 'Analysis stopped early (out of time or steps); the file is too large or loops too much to follow completely.';
+
+/** A group left unrun because discovery's budget is spent: it runs next time. */
+function unexplored(): GroupDiscovery {
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: { severity: 'warning', message: STOPPED }, order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -239,7 +246,7 @@ function constructionNode(target: SyntaxNode): SyntaxNode {
 }
 
 function kindOfModel(module: ModuleObject): ModelKind {
-  return module.kind === 'user' ? 'module' : module.kind === 'sequential' ? 'sequential' : 'layer';
+  return module.kind === 'user' ? 'module' : module.kind === 'sequential' ? 'sequential' : module.kind === 'catalog' ? 'catalog' : 'layer';
 }
 
 /** One model per module object: `model = Net()` then `model = model.to(device)` is one model, named once. */
@@ -252,6 +259,8 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
   const places = new Set<string>();
   for (const { name, module, node } of candidates) {
     const place = `${name}@${node.startIndex}`;
+    // A part of a standard architecture (`head = model.fc`) belongs to that model.
+    if (module.catalog && module.catalog.path !== '') continue;
     if (seen.has(module.id) || places.has(place) || inside.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;
     seen.add(module.id);
     places.add(place);

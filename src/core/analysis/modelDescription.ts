@@ -69,7 +69,7 @@ export interface LayerCall {
   readonly range: SourceRange;
 }
 
-export type ModelKind = 'sequential' | 'module' | 'layer';
+export type ModelKind = 'sequential' | 'module' | 'layer' | 'catalog';
 
 export interface ModelDescription {
   /** The variable the model is bound to, or the class name when the file never builds it. */

@@ -3,6 +3,7 @@ import { BudgetExceeded, Interpreter, isLoss } from '../analysis/interpreter/int
 import type { ModuleObject } from '../analysis/interpreter/moduleObject';
 import { isUnresolvedValue, kindOf, toValue, tuple, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
+import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerCatalog';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
@@ -58,6 +59,16 @@ type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean
 
 function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCandidate[] {
   const candidates: InputCandidate[] = [...setup.inputCandidates];
+  const architecture = model.root.catalog?.architecture;
+  if (architecture) {
+    const image = setup.imageSize?.value;
+    const sequence = setup.sequenceLength?.value;
+    const channels = architecture.input.defaultShape[0] ?? 3;
+    if (architecture.input.kind === 'image' && image && setup.imageSize) candidates.push({ value: [channels, image, image], range: setup.imageSize.range, origin: setup.imageSize.origin });
+    if (architecture.input.kind === 'tokens' && sequence && setup.sequenceLength) candidates.push({ value: [sequence], range: setup.sequenceLength.range, origin: setup.sequenceLength.origin });
+    candidates.push({ value: [...architecture.input.defaultShape], range: model.range, origin: `the usual input of ${architecture.name}` });
+    return candidates;
+  }
   const first = firstLayer(model.root);
   if (first?.layer) {
     const args = new LayerArgs(first.layer);
@@ -157,6 +168,8 @@ function forwardArity(root: ModuleObject, interpreter: Interpreter): number {
 /** Collects rows as forward() calls layers, counting each parameter once (tied weights, reused layers). */
 class RowRecorder {
   readonly calls: LayerRow[] = [];
+  /** Parameter rows of catalog architectures, listed with the script's own Parameter rows first. */
+  private readonly catalogParameters: LayerRow[] = [];
   /** Sequence layers that received a tensor whose batch is not where their batch_first says. */
   layoutMismatches = 0;
   private readonly paths = new Map<number, string>();
@@ -176,6 +189,7 @@ class RowRecorder {
       return value;
     }
     if (module.kind === 'user' || ownForward) return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
+    if (module.kind === 'catalog') return this.callCatalog(module, inputs, node, interpreter);
     if (module.kind !== 'layer' || !module.layer) {
       interpreter.note(node, `${module.className} is a container and cannot be called`);
       return tensor(null);
@@ -226,6 +240,58 @@ class RowRecorder {
       trainable: true,
     });
     return toPyValue(output);
+  }
+
+  /**
+   * A standard architecture's rows from the catalog, for the sample it receives, under this
+   * module's path; layers the script put in place of the architecture's (`model.fc = ...`) are
+   * called instead of the rows they replace, on the same input.
+   */
+  private callCatalog(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode, interpreter: Interpreter): PyValue {
+    const part = module.catalog!;
+    const where = this.paths.get(module.id) ?? module.className;
+    if (part.path !== '') {
+      interpreter.note(node, `${where}: calling a part of ${part.architecture.name} (\`${part.path}\`) is not followed`);
+      return tensor(null);
+    }
+    const shape = shapeOf(inputs[0]);
+    if (!shape) return tensor(null);
+    let table: CatalogTable;
+    try {
+      table = part.architecture.table(perSampleShape(shape));
+    } catch (error) {
+      if (!(error instanceof CatalogInputError)) throw error;
+      interpreter.note(node, `${where || part.architecture.name}: ${error.message}`);
+      return tensor(null);
+    }
+    for (const message of table.notes) interpreter.note(node, `${part.architecture.name}: ${message}`);
+    const prefix = (path: string) => (where ? (path ? `${where}.${path}` : where) : path);
+    const replacements = [...module.children].filter(([path]) => table.rows.some((row) => row.path === path || row.path.startsWith(`${path}.`)));
+    for (const [path] of module.children) {
+      if (!replacements.some(([replaced]) => replaced === path)) interpreter.note(node, `${part.architecture.name} has no layer \`${path}\` that forward calls; the layer put there is not counted`);
+    }
+    let output: PyValue = table.output ? tensor(batched([...table.output])) : tensor(null);
+    const done = new Set<string>();
+    table.rows.forEach((row, i) => {
+      const replacement = replacements.find(([path]) => row.path === path || row.path.startsWith(`${path}.`));
+      if (!replacement) {
+        if (row.type === 'Parameter') this.catalogParameters.push({ ...row, path: prefix(row.path) });
+        else this.calls.push({ ...row, path: prefix(row.path) });
+        return;
+      }
+      if (done.has(replacement[0])) return;
+      done.add(replacement[0]);
+      const input = table.rowInputs?.[i];
+      if (!input) {
+        interpreter.note(node, `${part.architecture.name}: the input of \`${replacement[0]}\` is not known, so the layer put there is not sized`);
+        this.calls.push({ path: prefix(replacement[0]), type: replacement[1].className, outputShape: null, activations: null, params: null, trainable: true });
+        return;
+      }
+      const result = interpreter.callValue({ kind: 'module', module: replacement[1] }, [tensor(batched([...input]))], new Map(), node);
+      // A replaced head is what the model returns.
+      if (table.rows.slice(i + 1).every((later) => later.type === 'Parameter' || later.path === replacement[0] || later.path.startsWith(`${replacement[0]}.`))) output = result;
+    });
+    return output;
   }
 
   private checkLayout(module: ModuleObject, input: TensorShape): void {
@@ -304,7 +370,7 @@ class RowRecorder {
       if (module.kind !== 'layer' || this.called.has(module.id) || isLoss(module.className)) continue;
       unused.push({ path, type: module.layer?.type ?? module.className, outputShape: null, activations: 0, params: this.unusedParams(module), trainable: true });
     }
-    const rows = [...parameterRows, ...this.calls, ...unused];
+    const rows = [...parameterRows, ...this.catalogParameters, ...this.calls, ...unused];
     const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
     return {
       schemaVersion: LAYER_TABLE_SCHEMA_VERSION,

@@ -23,6 +23,11 @@ export class Budget {
     return new Budget(maxSteps, maxMillis, this);
   }
 
+  /** Whether this budget (or the one it is carved from) is used up: steps spent or time past. */
+  spent(): boolean {
+    return this.steps >= this.maxSteps || performance.now() > this.deadline || (this.parent?.spent() ?? false);
+  }
+
   tick(): void {
     this.steps += 1;
     if (this.steps > this.maxSteps) throw new BudgetExceeded(`analysis stopped after ${this.maxSteps} steps`);

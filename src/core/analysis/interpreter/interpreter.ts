@@ -5,6 +5,7 @@ import type { AnalysisNote } from '../modelDescription';
 import { callTensorFunction, callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
 import { Budget } from './budget';
 import { ModuleObject } from './moduleObject';
+import { catalogCall, type CatalogCall } from './catalogCalls';
 import {
   asModule,
   isList,
@@ -59,6 +60,8 @@ const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
   'torch.nn.ParameterList': 'list',
 };
 const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
+/** Methods of nn.Module (and of Hugging Face models) that are no sub-module names. */
+const MODULE_METHODS = new Set(['parameters', 'named_parameters', 'modules', 'named_modules', 'children', 'named_children', 'buffers', 'named_buffers', 'state_dict', 'load_state_dict', 'forward', 'register_buffer', 'register_parameter', 'add_module', 'register_forward_hook', 'register_forward_pre_hook', 'config', 'generate', 'save_pretrained', 'resize_token_embeddings', 'gradient_checkpointing_enable', 'get_input_embeddings', 'get_output_embeddings', 'num_parameters', 'training', 'weight', 'bias']);
 const MAX_RANGE = 10_000;
 /** Lists longer than this are not built: no model definition needs them, and hostile input could. */
 export const MAX_LIST = 100_000;
@@ -320,7 +323,8 @@ export class Interpreter {
         else {
           const module = asModule(container);
           const child = asModule(value);
-          if (module && child && (typeof key === 'string' || typeof key === 'number')) module.setChild(String(key), child);
+          if (module?.kind === 'catalog' && child && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) this.replaceCatalogPart(module, String(key), child);
+          else if (module && child && (typeof key === 'string' || typeof key === 'number')) module.setChild(String(key), child);
         }
         return;
       }
@@ -334,7 +338,8 @@ export class Interpreter {
     const module = asModule(object);
     if (module) {
       const child = asModule(value);
-      if (child && module.kind !== 'layer') module.setChild(name, child);
+      if (child && module.kind === 'catalog') this.replaceCatalogPart(module, name, child);
+      else if (child && module.kind !== 'layer') module.setChild(name, child);
       else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
       else if (module.kind === 'layer' && name === 'weight' && kindOf(value) === 'external' && (value as ExternalValue).name === 'weight-of') {
         const owner = asModule((value as ExternalValue).self);
@@ -628,6 +633,8 @@ export class Interpreter {
   }
 
   private moduleAttribute(module: ModuleObject, name: string, self: PyValue): PyValue {
+    const part = module.kind === 'catalog' && this.catalogPart(module, name);
+    if (part) return part;
     const child = module.children.get(name);
     if (child) return { kind: 'module', module: child };
     if (module.parameters.has(name)) return module.parameters.get(name)!;
@@ -666,7 +673,14 @@ export class Interpreter {
     if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
       return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
     }
+    // `models.__dict__[args.arch]`: a library's namespace looked up by name.
+    if (kindOf(container) === 'external' && (container as ExternalValue).name.endsWith('.__dict__') && (container as ExternalValue).self === undefined && typeof key === 'string') {
+      return { kind: 'external', name: `${(container as ExternalValue).name.slice(0, -'.__dict__'.length)}.${key}` };
+    }
     const module = asModule(container);
+    if (module?.kind === 'catalog' && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) {
+      return this.catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
+    }
     if (module && module.kind !== 'layer') {
       const children = [...module.children.entries()];
       if (typeof key === 'number') {
@@ -937,7 +951,49 @@ export class Interpreter {
     if (name === 'torch.utils.checkpoint.checkpoint_sequential') return this.callValue(args[0] ?? null, args.slice(2), new Map(), node);
     if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
     if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+    const catalog = catalogCall(name, args, kwargs);
+    if (catalog) return this.catalogValue(catalog, node);
     return callTensorFunction(this, name, args, kwargs, node);
+  }
+
+  /** A standard architecture as a module the script can use, read and change (`model.fc = ...`); a config as an instance. */
+  private catalogValue(call: CatalogCall, node: SyntaxNode): PyValue {
+    if ('config' in call) return call.config;
+    if ('library' in call) return call.library;
+    if ('miss' in call) {
+      this.note(node, call.miss);
+      return unresolved(node.text, call.miss);
+    }
+    const module = new ModuleObject('catalog', call.architecture.className, rangeOf(node));
+    module.catalog = { architecture: call.architecture, root: module, path: '' };
+    for (const name of call.unread) this.note(node, `\`${name}\` of ${call.architecture.name} is not a constant the analysis can read; the architecture's default is assumed`);
+    return { kind: 'module', module };
+  }
+
+  /** `model.fc` or `model.classifier[6]` on a catalog architecture: the script's replacement, the layer there, or a part to go on from. */
+  private catalogPart(module: ModuleObject, name: string): PyValue | undefined {
+    const part = module.catalog!;
+    const path = part.path ? `${part.path}.${name}` : name;
+    const replaced = part.root.children.get(path);
+    if (replaced) return { kind: 'module', module: replaced };
+    if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
+    const layer = part.architecture.layerAt?.(path);
+    if (layer) {
+      const range = module.range;
+      const leaf = new ModuleObject('layer', layer.type, range, { type: layer.type, path, args: [...layer.args], kwargs: { ...layer.kwargs }, range });
+      leaf.catalog = { architecture: part.architecture, root: part.root, path };
+      return { kind: 'module', module: leaf };
+    }
+    if (!/^[A-Za-z_]\w*$|^\d+$/.test(name)) return undefined;
+    const inner = new ModuleObject('catalog', name, module.range);
+    inner.catalog = { architecture: part.architecture, root: part.root, path };
+    return { kind: 'module', module: inner };
+  }
+
+  /** `model.fc = nn.Linear(2048, 10)` on a catalog architecture: the script's layer replaces the architecture's at that path. */
+  private replaceCatalogPart(module: ModuleObject, name: string, child: ModuleObject): void {
+    const part = module.catalog!;
+    part.root.setChild(part.path ? `${part.path}.${name}` : name, child);
   }
 
   private buildContainer(kind: 'sequential' | 'list' | 'dict', className: string, args: PyValue[], node: SyntaxNode): PyValue {

@@ -1,7 +1,20 @@
 import type { LayerCall, SourceRange } from '../modelDescription';
+import type { CatalogArchitecture } from '../../catalog/catalog';
 import type { ClassValue, ParameterValue, PyValue } from './pyValues';
 
-export type ModuleKind = 'layer' | 'sequential' | 'list' | 'dict' | 'user';
+export type ModuleKind = 'layer' | 'sequential' | 'list' | 'dict' | 'user' | 'catalog';
+
+/**
+ * A standard architecture from the catalog (`torchvision.models.resnet50()`), or a part of one
+ * reached by attribute (`model.classifier`). Layers the script puts in place of the
+ * architecture's are children of the root, under their dotted path (`fc`, `classifier.6`).
+ */
+export interface CatalogPart {
+  readonly architecture: CatalogArchitecture;
+  readonly root: ModuleObject;
+  /** Dotted module path inside the architecture; '' for the model itself. */
+  readonly path: string;
+}
 
 let nextId = 1;
 /** Bumped whenever any module's children change, so cached module lists know they are stale. */
@@ -24,6 +37,8 @@ export class ModuleObject {
   readonly attrs = new Map<string, PyValue>();
   /** For a layer whose `weight` was assigned another layer's (weight tying). */
   tiedWeightOf?: ModuleObject;
+  /** For kind 'catalog': which architecture, and which part of it. */
+  catalog?: CatalogPart;
 
   constructor(
     readonly kind: ModuleKind,

@@ -1,0 +1,69 @@
+/** The hub checkpoints the catalog knows (checkpoints.json) and how a script's name finds one. */
+import type { HfConfig, ModelType } from './configs';
+import data from './checkpoints.json';
+
+export interface Checkpoint {
+  /** The name the catalog reports: the hub's short name where there is one (`bert-base-uncased`). */
+  readonly name: string;
+  /** Other names for the same files (`google-bert/bert-base-uncased`, a chat variant of the same shape). */
+  readonly aliases: readonly string[];
+  readonly modelType: ModelType;
+  /** The structural values of the checkpoint's config.json. */
+  readonly config: HfConfig;
+  /** Where the values come from. */
+  readonly source: string;
+}
+
+export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyArray<Record<string, unknown>>).map((entry) => ({
+  name: entry.name as string,
+  aliases: entry.aliases as string[],
+  modelType: entry.modelType as ModelType,
+  config: entry.config as HfConfig,
+  source: entry.source as string,
+}));
+
+/** The checkpoint a script names: exactly, else ignoring case. */
+export function findCheckpoint(name: string): Checkpoint | undefined {
+  const exact = CHECKPOINTS.find((c) => c.name === name || c.aliases.includes(name));
+  if (exact) return exact;
+  const lower = name.toLowerCase();
+  return CHECKPOINTS.find((c) => c.name.toLowerCase() === lower || c.aliases.some((a) => a.toLowerCase() === lower));
+}
+
+/** Edit distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Up to `limit` names closest to `name`: names that contain it or that it contains first, then by
+ * edit distance (case and punctuation ignored), within a distance that grows with the name's length.
+ */
+export function closest(name: string, known: readonly string[], limit = 3): string[] {
+  const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const wanted = squash(name);
+  const scored = known.map((candidate) => {
+    const s = squash(candidate);
+    const short = squash(candidate.split('/').pop()!);
+    let score: number;
+    if (wanted.length >= 3 && (s.includes(wanted) || wanted.includes(short))) score = Math.abs(short.length - wanted.length) / 100;
+    else score = 1 + Math.min(editDistance(wanted, s), editDistance(wanted, short));
+    return { candidate, score };
+  });
+  const threshold = 1 + Math.max(2, Math.floor(wanted.length / 3));
+  const seen = new Set<string>();
+  return scored
+    .filter((s) => s.score <= threshold)
+    .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
+    .map((s) => s.candidate)
+    .filter((c) => (seen.has(c) ? false : (seen.add(c), true)))
+    .slice(0, limit);
+}

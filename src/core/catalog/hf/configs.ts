@@ -1,0 +1,393 @@
+/**
+ * The configuration classes of the covered model types, as transformers 5.18.0 defines them: each
+ * field's default, its other names (`attribute_map`: `n_layer` is `num_hidden_layers` in GPT-2),
+ * what values it takes, and the values `__post_init__` derives. A config is resolved from the class
+ * defaults, the checkpoint's config.json, the config object's arguments and the call's keyword
+ * arguments, in that order; anything the catalog does not know is a miss, not a guess.
+ */
+import { knownActivation } from './layers';
+
+export type ConfigValue = number | string | boolean | null;
+export type HfConfig = Readonly<Record<string, ConfigValue>>;
+
+export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'llama';
+
+type Kind =
+  | 'count' // an int >= 1
+  | 'int' // any int
+  | 'labels' // num_labels: an int >= 0
+  | 'number'
+  | 'bool'
+  | 'string'
+  | 'activation' // a key of ACT2FN
+  | 'any'; // read by nothing that changes the table; any plain value
+
+interface Field {
+  readonly kind: Kind;
+  readonly nullable?: boolean;
+  readonly choices?: readonly string[];
+}
+
+export interface ConfigSchema {
+  readonly modelType: ModelType;
+  readonly configClass: string;
+  readonly defaults: HfConfig;
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly aliases: Readonly<Record<string, string>>;
+  /** `__post_init__`: derived values; returns a message where the config is not valid. */
+  readonly finish?: (config: Record<string, ConfigValue>) => string | undefined;
+  /** Values of fields the catalog does not cover (an architecture change): the reason, or undefined. */
+  readonly uncovered?: (config: HfConfig) => string | undefined;
+}
+
+/** PretrainedConfig's own fields and the generation settings it accepts: none changes a layer table, except num_labels. */
+const COMMON: Readonly<Record<string, Field>> = {
+  num_labels: { kind: 'labels' },
+  tie_word_embeddings: { kind: 'bool' },
+  chunk_size_feed_forward: { kind: 'int' },
+  attn_implementation: { kind: 'string', nullable: true, choices: ['eager', 'sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention'] },
+  problem_type: { kind: 'string', nullable: true, choices: ['regression', 'single_label_classification', 'multi_label_classification'] },
+  output_attentions: { kind: 'bool' },
+  output_hidden_states: { kind: 'bool' },
+  return_dict: { kind: 'bool' },
+  use_cache: { kind: 'bool' },
+  dtype: { kind: 'any' },
+  torch_dtype: { kind: 'any' },
+  is_encoder_decoder: { kind: 'any' },
+  is_decoder: { kind: 'bool' },
+  add_cross_attention: { kind: 'bool' },
+  pad_token_id: { kind: 'int', nullable: true },
+  bos_token_id: { kind: 'int', nullable: true },
+  eos_token_id: { kind: 'int', nullable: true },
+  sep_token_id: { kind: 'int', nullable: true },
+  decoder_start_token_id: { kind: 'int', nullable: true },
+  initializer_range: { kind: 'number' },
+  initializer_factor: { kind: 'number' },
+  classifier_dropout: { kind: 'number', nullable: true },
+  gradient_checkpointing: { kind: 'bool' },
+  finetuning_task: { kind: 'any' },
+  name_or_path: { kind: 'any' },
+  transformers_version: { kind: 'any' },
+  model_type: { kind: 'any' },
+  position_embedding_type: { kind: 'string', choices: ['absolute'] },
+  max_length: { kind: 'any' },
+  min_length: { kind: 'any' },
+  do_sample: { kind: 'any' },
+  early_stopping: { kind: 'any' },
+  num_beams: { kind: 'any' },
+  temperature: { kind: 'any' },
+  top_k: { kind: 'any' },
+  top_p: { kind: 'any' },
+  repetition_penalty: { kind: 'any' },
+  length_penalty: { kind: 'any' },
+  no_repeat_ngram_size: { kind: 'any' },
+  num_return_sequences: { kind: 'any' },
+};
+
+const COMMON_DEFAULTS: HfConfig = { num_labels: 2, chunk_size_feed_forward: 0, attn_implementation: null, is_decoder: false, add_cross_attention: false };
+
+const f = (kind: Kind, extra: Omit<Field, 'kind'> = {}): Field => ({ kind, ...extra });
+
+function commonUncovered(config: HfConfig): string | undefined {
+  if (config.chunk_size_feed_forward !== 0) return 'chunk_size_feed_forward (feed-forward layers called in chunks) is not covered';
+  if (config.add_cross_attention === true) return 'add_cross_attention=True (a decoder with cross-attention layers) is not covered';
+  return undefined;
+}
+
+function divisible(a: ConfigValue, b: ConfigValue, what: string): string | undefined {
+  if (typeof a === 'number' && typeof b === 'number' && a % b !== 0) return `${what}: ${a} is not a multiple of ${b}`;
+  return undefined;
+}
+
+const BERT_FIELDS: Readonly<Record<string, Field>> = {
+  vocab_size: f('count'),
+  hidden_size: f('count'),
+  num_hidden_layers: f('count'),
+  num_attention_heads: f('count'),
+  intermediate_size: f('count'),
+  hidden_act: f('activation'),
+  hidden_dropout_prob: f('number'),
+  attention_probs_dropout_prob: f('number'),
+  max_position_embeddings: f('count'),
+  type_vocab_size: f('count'),
+  layer_norm_eps: f('number'),
+};
+
+export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
+  bert: {
+    modelType: 'bert',
+    configClass: 'BertConfig',
+    defaults: {
+      vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu',
+      hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, max_position_embeddings: 512, type_vocab_size: 2, layer_norm_eps: 1e-12,
+      pad_token_id: 0, tie_word_embeddings: true,
+    },
+    fields: BERT_FIELDS,
+    aliases: {},
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
+    uncovered: commonUncovered,
+  },
+  roberta: {
+    modelType: 'roberta',
+    configClass: 'RobertaConfig',
+    defaults: {
+      vocab_size: 50265, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu',
+      hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, max_position_embeddings: 512, type_vocab_size: 2, layer_norm_eps: 1e-12,
+      pad_token_id: 1, bos_token_id: 0, eos_token_id: 2, tie_word_embeddings: true,
+    },
+    fields: BERT_FIELDS,
+    aliases: {},
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
+    uncovered: (c) => commonUncovered(c) ?? (c.pad_token_id === null ? 'RoBERTa needs pad_token_id (its position ids start after it)' : undefined),
+  },
+  distilbert: {
+    modelType: 'distilbert',
+    configClass: 'DistilBertConfig',
+    defaults: {
+      vocab_size: 30522, max_position_embeddings: 512, sinusoidal_pos_embds: false, n_layers: 6, n_heads: 12, dim: 768, hidden_dim: 3072,
+      dropout: 0.1, attention_dropout: 0.1, activation: 'gelu', qa_dropout: 0.1, seq_classif_dropout: 0.2, pad_token_id: 0, tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), max_position_embeddings: f('count'), sinusoidal_pos_embds: f('bool'), n_layers: f('count'), n_heads: f('count'),
+      dim: f('count'), hidden_dim: f('count'), dropout: f('number'), attention_dropout: f('number'), activation: f('activation'),
+      qa_dropout: f('number'), seq_classif_dropout: f('number'),
+    },
+    aliases: { hidden_size: 'dim', num_attention_heads: 'n_heads', num_hidden_layers: 'n_layers' },
+    finish: (c) => divisible(c.dim!, c.n_heads!, 'dim must be a multiple of n_heads'),
+    uncovered: commonUncovered,
+  },
+  gpt2: {
+    modelType: 'gpt2',
+    configClass: 'GPT2Config',
+    defaults: {
+      vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null, activation_function: 'gelu_new',
+      resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1, layer_norm_epsilon: 1e-5, summary_type: 'cls_index', summary_use_proj: true,
+      summary_activation: null, summary_proj_to_labels: true, summary_first_dropout: 0.1, scale_attn_weights: true,
+      scale_attn_by_inverse_layer_idx: false, reorder_and_upcast_attn: false, bos_token_id: 50256, eos_token_id: 50256, pad_token_id: null,
+      tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), n_positions: f('count'), n_embd: f('count'), n_layer: f('count'), n_head: f('count'), n_inner: f('count', { nullable: true }),
+      activation_function: f('activation'), resid_pdrop: f('number'), embd_pdrop: f('number'), attn_pdrop: f('number'), layer_norm_epsilon: f('number'),
+      summary_type: f('any'), summary_use_proj: f('any'), summary_activation: f('any'), summary_proj_to_labels: f('any'), summary_first_dropout: f('any'),
+      scale_attn_weights: f('bool'), scale_attn_by_inverse_layer_idx: f('bool'), reorder_and_upcast_attn: f('bool'), n_ctx: f('any'),
+    },
+    aliases: { hidden_size: 'n_embd', max_position_embeddings: 'n_positions', num_attention_heads: 'n_head', num_hidden_layers: 'n_layer' },
+    finish: (c) => divisible(c.n_embd!, c.n_head!, 'n_embd must be a multiple of n_head'),
+    uncovered: commonUncovered,
+  },
+  xlnet: {
+    modelType: 'xlnet',
+    configClass: 'XLNetConfig',
+    defaults: {
+      vocab_size: 32000, d_model: 1024, n_layer: 24, n_head: 16, d_inner: 4096, d_head: null, ff_activation: 'gelu', attn_type: 'bi',
+      layer_norm_eps: 1e-12, dropout: 0.1, mem_len: 512, reuse_len: null, use_mems_eval: true, use_mems_train: false, bi_data: false,
+      clamp_len: -1, same_length: false, summary_type: 'last', summary_use_proj: true, summary_activation: 'tanh', summary_last_dropout: 0.1,
+      start_n_top: 5, end_n_top: 5, pad_token_id: 5, bos_token_id: 1, eos_token_id: 2, tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), d_model: f('count'), n_layer: f('count'), n_head: f('count'), d_inner: f('count'), d_head: f('count', { nullable: true }),
+      ff_activation: f('activation'), attn_type: f('string', { choices: ['bi', 'uni'] }), layer_norm_eps: f('number'), dropout: f('number'),
+      mem_len: f('int', { nullable: true }), reuse_len: f('int', { nullable: true }), use_mems_eval: f('bool'), use_mems_train: f('bool'),
+      bi_data: f('bool'), clamp_len: f('int'), same_length: f('bool'), summary_type: f('string', { choices: ['last', 'first', 'mean', 'cls_index'] }),
+      summary_use_proj: f('bool'), summary_activation: f('activation'), summary_last_dropout: f('number'),
+      start_n_top: f('int'), end_n_top: f('int'), untie_r: f('any'), n_token: f('count'),
+    },
+    aliases: { n_token: 'vocab_size', hidden_size: 'd_model', num_attention_heads: 'n_head', num_hidden_layers: 'n_layer' },
+    finish(c) {
+      const message = divisible(c.d_model!, c.n_head!, 'd_model must be a multiple of n_head');
+      if (message) return message;
+      const dHead = (c.d_model as number) / (c.n_head as number);
+      if (c.d_head === null) c.d_head = dHead;
+      else if (c.d_head !== dHead) return `d_head (${c.d_head}) should be equal to d_model // n_head (${dHead})`;
+      return undefined;
+    },
+    uncovered: (c) => commonUncovered(c) ?? (c.bi_data === true ? 'bi_data=True (pretraining with bidirectional data) is not covered' : undefined),
+  },
+  t5: {
+    modelType: 't5',
+    configClass: 'T5Config',
+    defaults: {
+      vocab_size: 32128, d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: null, num_heads: 8,
+      relative_attention_num_buckets: 32, relative_attention_max_distance: 128, dropout_rate: 0.1, layer_norm_epsilon: 1e-6,
+      feed_forward_proj: 'relu', pad_token_id: 0, eos_token_id: 1, decoder_start_token_id: 0, classifier_dropout: 0.0, tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), d_model: f('count'), d_kv: f('count'), d_ff: f('count'), num_layers: f('count'), num_decoder_layers: f('count', { nullable: true }),
+      num_heads: f('count'), relative_attention_num_buckets: f('count'), relative_attention_max_distance: f('count'), dropout_rate: f('number'),
+      layer_norm_epsilon: f('number'), feed_forward_proj: f('string'), n_positions: f('any'),
+    },
+    aliases: { hidden_size: 'd_model', num_attention_heads: 'num_heads', num_hidden_layers: 'num_layers', head_dim: 'd_kv' },
+    finish(c) {
+      if (c.num_decoder_layers === null) c.num_decoder_layers = c.num_layers!;
+      const parts = String(c.feed_forward_proj).split('-');
+      const act = c.feed_forward_proj === 'gated-gelu' ? 'gelu_new' : parts[parts.length - 1]!;
+      if (parts.length > 2 || (parts.length === 2 && parts[0] !== 'gated') || !knownActivation(act)) {
+        return (
+          `feed_forward_proj '${c.feed_forward_proj}' is not a valid activation function of the dense layer; ` +
+          `it should be 'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'`
+        );
+      }
+      // T5Config forces tie_word_embeddings to True in transformers 5.x (False only stops the output scaling).
+      c.tie_word_embeddings = true;
+      return undefined;
+    },
+    uncovered: commonUncovered,
+  },
+  vit: {
+    modelType: 'vit',
+    configClass: 'ViTConfig',
+    defaults: {
+      hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', hidden_dropout_prob: 0.0,
+      attention_probs_dropout_prob: 0.0, layer_norm_eps: 1e-12, image_size: 224, patch_size: 16, num_channels: 3, qkv_bias: true,
+      encoder_stride: 16, pooler_output_size: null, pooler_act: 'tanh',
+    },
+    fields: {
+      hidden_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'), intermediate_size: f('count'), hidden_act: f('activation'),
+      hidden_dropout_prob: f('number'), attention_probs_dropout_prob: f('number'), layer_norm_eps: f('number'), image_size: f('count'),
+      patch_size: f('count'), num_channels: f('count'), qkv_bias: f('bool'), encoder_stride: f('count'), pooler_output_size: f('count', { nullable: true }),
+      pooler_act: f('activation'),
+    },
+    aliases: {},
+    finish(c) {
+      if (c.pooler_output_size === null) c.pooler_output_size = c.hidden_size!;
+      return undefined;
+    },
+    uncovered: commonUncovered,
+  },
+  llama: {
+    modelType: 'llama',
+    configClass: 'LlamaConfig',
+    defaults: {
+      vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+      hidden_act: 'silu', max_position_embeddings: 2048, rms_norm_eps: 1e-6, pad_token_id: null, bos_token_id: 1, eos_token_id: 2,
+      pretraining_tp: 1, tie_word_embeddings: false, attention_bias: false, attention_dropout: 0.0, mlp_bias: false, head_dim: null,
+    },
+    fields: {
+      vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
+      num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'),
+      pretraining_tp: f('any'), attention_bias: f('bool'), attention_dropout: f('number'), mlp_bias: f('bool'), head_dim: f('count', { nullable: true }),
+      rope_theta: f('number'), rope_scaling: f('any'), rope_parameters: f('any'), token_classification_bias: f('bool'),
+    },
+    aliases: {},
+    finish(c) {
+      if (c.head_dim === null) c.head_dim = Math.floor((c.hidden_size as number) / (c.num_attention_heads as number));
+      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
+      return (
+        divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
+        divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
+      );
+    },
+    uncovered: commonUncovered,
+  },
+};
+
+/** Where a value came from, for messages. */
+export type ValueOrigin = 'the checkpoint' | 'the config' | 'the call';
+
+function describeKind(field: Field): string {
+  switch (field.kind) {
+    case 'count':
+      return 'an int of at least 1';
+    case 'labels':
+      return 'an int of at least 0';
+    case 'int':
+      return 'an int';
+    case 'number':
+      return 'a number';
+    case 'bool':
+      return 'True or False';
+    case 'string':
+      return field.choices ? `one of ${field.choices.map((c) => `'${c}'`).join(', ')}` : 'a string';
+    case 'activation':
+      return 'an activation name of transformers (ACT2FN), e.g. gelu, relu, silu, tanh';
+    case 'any':
+      return 'any value';
+  }
+}
+
+function fits(field: Field, value: ConfigValue): boolean {
+  if (value === null) return field.nullable === true || field.kind === 'any';
+  switch (field.kind) {
+    case 'count':
+      return typeof value === 'number' && Number.isInteger(value) && value >= 1;
+    case 'labels':
+      return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+    case 'int':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'bool':
+      return typeof value === 'boolean';
+    case 'string':
+      return typeof value === 'string' && (!field.choices || field.choices.includes(value));
+    case 'activation':
+      return typeof value === 'string' && knownActivation(value);
+    case 'any':
+      return true;
+  }
+}
+
+/** The field a name stands for in this config class (`n_layer` in GPT-2 is itself; `num_hidden_layers` maps to it). */
+export function canonicalField(schema: ConfigSchema, name: string): string | undefined {
+  const mapped = schema.aliases[name] ?? name;
+  if (Object.prototype.hasOwnProperty.call(schema.fields, mapped) || Object.prototype.hasOwnProperty.call(COMMON, mapped)) return mapped;
+  return undefined;
+}
+
+/** A field's spec (the class's own or PretrainedConfig's). */
+function fieldSpec(schema: ConfigSchema, name: string): Field {
+  return schema.fields[name] ?? COMMON[name]!;
+}
+
+export class ConfigBuilder {
+  private readonly values: Record<string, ConfigValue>;
+
+  constructor(readonly schema: ConfigSchema) {
+    this.values = { ...COMMON_DEFAULTS, ...schema.defaults };
+  }
+
+  /** Sets `name` (any of its names); returns a message where the name or the value is not accepted. */
+  set(name: string, value: ConfigValue, origin: ValueOrigin): string | undefined {
+    const field = canonicalField(this.schema, name);
+    if (!field) return `${this.schema.configClass} has no option '${name}' the catalog knows`;
+    const spec = fieldSpec(this.schema, field);
+    if (!fits(spec, value)) {
+      const expected = `${describeKind(spec)}${spec.nullable ? ' or None' : ''}`;
+      return `${name}=${formatValue(value)} (from ${origin}) is not accepted by ${this.schema.configClass}: it should be ${expected}`;
+    }
+    if (field === 'n_token') this.values.vocab_size = value;
+    else this.values[field === 'torch_dtype' ? 'dtype' : field] = value;
+    return undefined;
+  }
+
+  /** The finished config (derived values filled in), or a message saying why it is not valid or not covered. */
+  finish(): { readonly config: HfConfig } | { readonly miss: string } {
+    const message = this.schema.finish?.(this.values);
+    if (message) return { miss: `${this.schema.configClass}: ${message}` };
+    const config: HfConfig = { ...this.values };
+    const uncovered = this.schema.uncovered?.(config);
+    if (uncovered) return { miss: `${this.schema.configClass}: ${uncovered}` };
+    return { config };
+  }
+}
+
+export function formatValue(value: ConfigValue): string {
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'string') return `'${value}'`;
+  return String(value);
+}
+
+/** Reads a config value the schema guarantees to be a number. */
+export function num(config: HfConfig, name: string): number {
+  const value = config[name];
+  if (typeof value !== 'number') throw new Error(`config value ${name} is ${String(value)}, not a number`);
+  return value;
+}
+
+export function str(config: HfConfig, name: string): string {
+  const value = config[name];
+  if (typeof value !== 'string') throw new Error(`config value ${name} is ${String(value)}, not a string`);
+  return value;
+}

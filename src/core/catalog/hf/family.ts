@@ -1,0 +1,46 @@
+/** What each covered model type provides: its classes, how each is built, and how forward runs. */
+import type { HfConfig, ModelType } from './configs';
+import type { Module, Trace } from './moduleTree';
+
+/** One forward pass's input, per sample. */
+export interface ForwardInput {
+  /** Token ids: the sequence length. */
+  readonly tokens?: number;
+  /** Encoder-decoder models: the decoder's sequence length. */
+  readonly decoderTokens?: number;
+  /** Images: channels, height, width. */
+  readonly image?: readonly [number, number, number];
+  /** ViT's forward(interpolate_pos_encoding=True). */
+  readonly interpolatePosEncoding?: boolean;
+}
+
+/** A model built from a resolved config: its module tree and its forward pass. */
+export interface BuiltModel {
+  readonly root: Module;
+  /** Records the layer calls of `model(input)` in train mode; the input was checked by the family. */
+  forward(trace: Trace, input: ForwardInput): void;
+  /** What the user should know about this model's table. */
+  readonly notes?: readonly string[];
+}
+
+/** Keyword arguments of the model class's constructor (`add_pooling_layer=False`). */
+export type ModelKwargs = Readonly<Record<string, boolean>>;
+
+export interface ClassSpec {
+  /** Constructor keyword arguments the class takes besides the config, with their defaults. */
+  readonly kwargs?: Readonly<Record<string, boolean>>;
+  /** A config this class cannot be built with (QA heads need num_labels == 2...), or undefined. */
+  readonly refuse?: (config: HfConfig) => string | undefined;
+  build(config: HfConfig, kwargs: ModelKwargs): BuiltModel;
+}
+
+export interface Family {
+  readonly modelType: ModelType;
+  readonly input: 'tokens' | 'image' | 'seq2seq';
+  /** The concrete classes, in the order they are listed. */
+  readonly classes: Readonly<Record<string, ClassSpec>>;
+  /** The input size the model is usually used with. */
+  defaultShape(config: HfConfig): number[];
+  /** The longest sequence the model takes, if it has a limit. */
+  maxTokens?(config: HfConfig): number;
+}

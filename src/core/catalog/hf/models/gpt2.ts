@@ -1,0 +1,153 @@
+/**
+ * GPT-2 (transformers 5.18.0, models/gpt2/modeling_gpt2.py). Its projections are the library's
+ * `Conv1D` (transformers.pytorch_utils), not a torch.nn class: expanded, so their weight and bias
+ * are Parameter rows and their calls no rows. Attention dropout is functional unless
+ * reorder_and_upcast_attn with eager attention, so `attn_dropout` is listed last, uncalled.
+ */
+import { num, str, type HfConfig } from '../configs';
+import type { BuiltModel, ClassSpec, Family } from '../family';
+import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import { Module, type Trace } from '../moduleTree';
+
+type Forward = (trace: Trace, t: number) => void;
+
+/** transformers' Conv1D(nf, nx): weight (nx, nf) and bias (nf), registered on the module itself. */
+function conv1d(nf: number, nx: number): Module {
+  const m = new Module('Conv1D', false);
+  m.param('weight', nx * nf);
+  m.param('bias', nf);
+  return m;
+}
+
+function base(c: HfConfig): [Module, Forward] {
+  const d = num(c, 'n_embd');
+  const inner = c.n_inner === null ? 4 * d : num(c, 'n_inner');
+  const root = userModule('GPT2Model');
+  const wte = root.add('wte', embedding(num(c, 'vocab_size'), d));
+  const wpe = root.add('wpe', embedding(num(c, 'n_positions'), d));
+  const drop = root.add('drop', plain('Dropout'));
+  const h = root.add('h', userModule('ModuleList'));
+  const blocks: Forward[] = [];
+  const eagerDropout = c.attn_implementation === 'eager' && c.reorder_and_upcast_attn === true;
+  for (let i = 0; i < num(c, 'n_layer'); i++) {
+    const block = h.add(String(i), userModule('GPT2Block'));
+    const ln1 = block.add('ln_1', layerNorm(d));
+    const attn = block.add('attn', userModule('GPT2Attention'));
+    attn.add('c_attn', conv1d(3 * d, d));
+    attn.add('c_proj', conv1d(d, d));
+    const attnDropout = attn.add('attn_dropout', plain('Dropout'));
+    const residDropout = attn.add('resid_dropout', plain('Dropout'));
+    const ln2 = block.add('ln_2', layerNorm(d));
+    const mlp = block.add('mlp', userModule('GPT2MLP'));
+    mlp.add('c_fc', conv1d(inner, d));
+    mlp.add('c_proj', conv1d(d, inner));
+    const act = mlp.add('act', activation(str(c, 'activation_function')));
+    const mlpDropout = mlp.add('dropout', plain('Dropout'));
+    const heads = num(c, 'n_head');
+    blocks.push((trace, t) => {
+      trace.call(ln1, [t, d]);
+      if (eagerDropout) trace.call(attnDropout, [heads, t, t]);
+      trace.call(residDropout, [t, d]);
+      trace.call(ln2, [t, d]);
+      trace.call(act, [t, inner]);
+      trace.call(mlpDropout, [t, d]);
+    });
+  }
+  const lnF = root.add('ln_f', layerNorm(d));
+  return [
+    root,
+    (trace, t) => {
+      trace.call(wte, [t, d]);
+      // position ids: arange(T).unsqueeze(0), no batch dimension
+      trace.call(wpe, [1, t, d]);
+      trace.call(drop, [t, d]);
+      for (const block of blocks) block(trace, t);
+      trace.call(lnF, [t, d]);
+    },
+  ];
+}
+
+function model(root: Module, forward: Forward, notes?: string[]): BuiltModel {
+  return { root, forward: (trace, input) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
+}
+
+const PAD_NOTE =
+  'GPT2ForSequenceClassification needs config.pad_token_id for batches larger than 1 (the library raises without one); the table does not depend on it';
+
+const classes: Record<string, ClassSpec> = {
+  GPT2Model: {
+    build(c) {
+      const [root, forward] = base(c);
+      return model(root, forward);
+    },
+  },
+  GPT2LMHeadModel: {
+    build(c) {
+      const d = num(c, 'n_embd');
+      const vocab = num(c, 'vocab_size');
+      const root = userModule('GPT2LMHeadModel');
+      const [transformer, forward] = base(c);
+      root.add('transformer', transformer);
+      const head = root.add('lm_head', linear(d, vocab, false));
+      if (c.tie_word_embeddings === true) head.tie('weight', transformer.children.find(([n]) => n === 'wte')![1].get('weight'));
+      return model(root, (trace, t) => {
+        forward(trace, t);
+        trace.call(head, [t, vocab]);
+      });
+    },
+  },
+  GPT2ForSequenceClassification: {
+    build(c) {
+      const labels = num(c, 'num_labels');
+      const root = userModule('GPT2ForSequenceClassification');
+      const [transformer, forward] = base(c);
+      root.add('transformer', transformer);
+      const score = root.add('score', linear(num(c, 'n_embd'), labels, false));
+      return model(
+        root,
+        (trace, t) => {
+          forward(trace, t);
+          // score runs on every position; the last token's logits are picked afterwards
+          trace.call(score, [t, labels]);
+        },
+        c.pad_token_id === null ? [PAD_NOTE] : undefined,
+      );
+    },
+  },
+  GPT2ForTokenClassification: {
+    build(c) {
+      const d = num(c, 'n_embd');
+      const labels = num(c, 'num_labels');
+      const root = userModule('GPT2ForTokenClassification');
+      const [transformer, forward] = base(c);
+      root.add('transformer', transformer);
+      const dropout = root.add('dropout', plain('Dropout'));
+      const classifier = root.add('classifier', linear(d, labels));
+      return model(root, (trace, t) => {
+        forward(trace, t);
+        trace.call(dropout, [t, d]);
+        trace.call(classifier, [t, labels]);
+      });
+    },
+  },
+  GPT2ForQuestionAnswering: {
+    build(c) {
+      const root = userModule('GPT2ForQuestionAnswering');
+      const [transformer, forward] = base(c);
+      root.add('transformer', transformer);
+      const qa = root.add('qa_outputs', linear(num(c, 'n_embd'), 2));
+      return model(root, (trace, t) => {
+        forward(trace, t);
+        trace.call(qa, [t, 2]);
+      });
+    },
+  },
+};
+
+export const gpt2Family: Family = {
+  modelType: 'gpt2',
+  input: 'tokens',
+  classes,
+  defaultShape: (c) => [num(c, 'n_positions')],
+  maxTokens: (c) => num(c, 'n_positions'),
+};

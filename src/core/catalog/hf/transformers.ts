@@ -1,0 +1,388 @@
+/**
+ * The Hugging Face transformers part of the catalog: `BertForMaskedLM.from_pretrained("bert-base-cased")`,
+ * `AutoModelForSequenceClassification.from_pretrained("roberta-base", num_labels=3)`,
+ * `GPT2LMHeadModel(GPT2Config(n_layer=6))`, `LlamaForCausalLM(LlamaConfig(...))` answered with the
+ * model's parameter count and its layer table (docs/layer-table.md) as harness/layer_table.py
+ * records it with transformers 5.18.0, for any sequence length (or image size). The library is not
+ * needed: module trees and forward passes are written out from its modeling code
+ * (docs/catalog-transformers.md says what is covered and where every number comes from).
+ */
+import type { LayerRow } from '../../layerTable/layerTable';
+import {
+  CatalogInputError,
+  type CatalogArchitecture,
+  type CatalogMiss,
+  type CatalogOptions,
+  type CatalogTable,
+} from '../catalog';
+import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
+import { ConfigBuilder, SCHEMAS, formatValue, num, type HfConfig, type ModelType } from './configs';
+import type { Family, ForwardInput } from './family';
+import { bertFamily, robertaFamily } from './models/bert';
+import { distilbertFamily } from './models/distilbert';
+import { gpt2Family } from './models/gpt2';
+import { llamaFamily } from './models/llama';
+import { hasDecoder, t5Family } from './models/t5';
+import { patchGrid, vitFamily } from './models/vit';
+import { xlnetFamily } from './models/xlnet';
+import { countParams, layerRows, Trace } from './moduleTree';
+
+/** The transformers version whose modeling code the tables follow (and the generator checked them against). */
+export const TRANSFORMERS_VERSION = '5.18.0';
+
+export interface TransformersRequest {
+  /** `BertForMaskedLM`, `AutoModelForSequenceClassification`. */
+  readonly className: string;
+  /** `bert-base-cased`, `openai-community/gpt2`: from `from_pretrained`, or the config's own `from_pretrained`. */
+  readonly checkpoint?: string;
+  /** `GPT2Config` when the model is built from a config object of that class (needed by Auto classes without a checkpoint). */
+  readonly configClass?: string;
+  /** Arguments of the config object (`GPT2Config(n_layer=6)`); applied after the checkpoint's config.json. */
+  readonly config?: CatalogOptions;
+  /** Keyword arguments of the model call (`from_pretrained(name, num_labels=3)`, `BertModel(config, add_pooling_layer=False)`); applied last. */
+  readonly options?: CatalogOptions;
+  /** Encoder-decoder models: the decoder's sequence length; the encoder's when left out. */
+  readonly decoderLength?: number;
+  /** ViT: forward is called with interpolate_pos_encoding=True, so any image size of at least one patch runs. */
+  readonly interpolatePosEncoding?: boolean;
+}
+
+const FAMILIES: Readonly<Record<ModelType, Family>> = {
+  bert: bertFamily,
+  roberta: robertaFamily,
+  distilbert: distilbertFamily,
+  gpt2: gpt2Family,
+  xlnet: xlnetFamily,
+  t5: t5Family,
+  vit: vitFamily,
+  llama: llamaFamily,
+};
+
+/** The Auto classes and what each resolves to per model type (transformers 5.18 auto mappings). */
+export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
+  AutoModel: {
+    bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
+    vit: 'ViTModel', llama: 'LlamaModel',
+  },
+  AutoModelForCausalLM: {
+    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', llama: 'LlamaForCausalLM',
+  },
+  AutoModelForMaskedLM: { bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM' },
+  AutoModelForSequenceClassification: {
+    bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
+    gpt2: 'GPT2ForSequenceClassification', xlnet: 'XLNetForSequenceClassification', t5: 'T5ForSequenceClassification',
+    llama: 'LlamaForSequenceClassification',
+  },
+  AutoModelForTokenClassification: {
+    bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
+    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', llama: 'LlamaForTokenClassification',
+  },
+  AutoModelForQuestionAnswering: {
+    bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
+    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', llama: 'LlamaForQuestionAnswering',
+  },
+  AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration' },
+  AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
+  AutoModelForPreTraining: {
+    bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
+    xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration',
+  },
+};
+
+/** from_pretrained's loading arguments: they change where weights come from, not the model's shape. */
+const LOADING_OPTIONS = new Set([
+  'cache_dir', 'revision', 'force_download', 'local_files_only', 'token', 'use_auth_token', 'trust_remote_code', 'device_map',
+  'low_cpu_mem_usage', 'ignore_mismatched_sizes', 'output_loading_info', 'use_safetensors', 'subfolder', 'variant', 'from_tf',
+  'from_flax', 'resume_download', 'proxies', 'offload_folder', 'offload_state_dict', 'offload_buffers', 'max_memory', 'weights_only',
+  'mirror', '_fast_init', 'key_mapping', 'tp_plan', 'tp_size', 'state_dict', 'config', 'pretrained_model_name_or_path', 'local_dir',
+]);
+
+const QUANTIZATION_OPTIONS = new Set(['load_in_8bit', 'load_in_4bit', 'quantization_config']);
+
+/** Model classes of the covered model types that the catalog leaves out, with why. */
+const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
+  BertForMultipleChoice: 'it takes (choices, tokens) inputs',
+  RobertaForMultipleChoice: 'it takes (choices, tokens) inputs',
+  DistilBertForMultipleChoice: 'it takes (choices, tokens) inputs',
+  XLNetForMultipleChoice: 'it takes (choices, tokens) inputs',
+  GPT2DoubleHeadsModel: 'it takes (choices, tokens) inputs',
+  XLNetForQuestionAnswering: 'its beam-search answer heads are not covered; XLNetForQuestionAnsweringSimple is',
+  T5ForSequenceClassification: 'its forward needs an end-of-sequence token in every input',
+  T5ForQuestionAnswering: 'it is not covered yet',
+  ViTForMaskedImageModeling: 'it is not covered yet',
+};
+
+/** The model type a concrete class belongs to. */
+function familyOfClass(className: string): Family | undefined {
+  return Object.values(FAMILIES).find((family) => Object.prototype.hasOwnProperty.call(family.classes, className));
+}
+
+function familyOfConfigClass(configClass: string): Family | undefined {
+  const schema = Object.values(SCHEMAS).find((s) => s.configClass === configClass);
+  return schema ? FAMILIES[schema.modelType] : undefined;
+}
+
+export interface KnownCheckpoint {
+  readonly name: string;
+  readonly aliases: readonly string[];
+  readonly modelType: ModelType;
+  readonly source: string;
+}
+
+/** The checkpoints the catalog knows, with the other names each goes by. */
+export function knownTransformersCheckpoints(): KnownCheckpoint[] {
+  return CHECKPOINTS.map(({ name, aliases, modelType, source }) => ({ name, aliases, modelType, source }));
+}
+
+/** The model classes the catalog answers, then the Auto classes. */
+export function knownTransformersClasses(): { readonly classes: string[]; readonly autoClasses: string[] } {
+  return {
+    classes: Object.values(FAMILIES).flatMap((family) => Object.keys(family.classes)),
+    autoClasses: Object.keys(AUTO_CLASSES),
+  };
+}
+
+function miss(message: string): CatalogMiss {
+  return { miss: message };
+}
+
+interface Resolved {
+  readonly family: Family;
+  readonly className: string;
+  readonly checkpoint?: Checkpoint;
+}
+
+function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
+  let checkpoint: Checkpoint | undefined;
+  if (request.checkpoint !== undefined) {
+    checkpoint = findCheckpoint(request.checkpoint);
+    if (!checkpoint) {
+      const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
+      const suggestions = closest(request.checkpoint, names);
+      return miss(
+        `The transformers catalog does not know the checkpoint '${request.checkpoint}'` +
+          (suggestions.length > 0 ? `; did you mean ${suggestions.map((s) => `'${s}'`).join(', ')}?` : ''),
+      );
+    }
+  }
+  let configFamily: Family | undefined;
+  if (request.configClass !== undefined && request.configClass !== 'AutoConfig') {
+    configFamily = familyOfConfigClass(request.configClass);
+    if (!configFamily) return miss(`The transformers catalog does not cover ${request.configClass}`);
+  }
+  const typeFamily = checkpoint ? FAMILIES[checkpoint.modelType] : configFamily;
+  if (checkpoint && configFamily && configFamily.modelType !== checkpoint.modelType) {
+    return miss(`${request.configClass} does not go with '${checkpoint.name}', a ${checkpoint.modelType} checkpoint`);
+  }
+
+  const auto = AUTO_CLASSES[request.className];
+  if (auto) {
+    if (!typeFamily) return miss(`${request.className} needs a checkpoint or a config class to know which model to build`);
+    const concrete = auto[typeFamily.modelType];
+    if (!concrete) return miss(`${request.className} has no class for ${typeFamily.modelType} models`);
+    if (!Object.prototype.hasOwnProperty.call(typeFamily.classes, concrete)) {
+      return miss(`${request.className} builds ${concrete} for ${typeFamily.modelType} models, which the catalog does not cover${uncoveredWhy(concrete)}`);
+    }
+    return { family: typeFamily, className: concrete, ...(checkpoint ? { checkpoint } : {}) };
+  }
+
+  const family = familyOfClass(request.className);
+  if (!family) {
+    if (UNCOVERED_CLASSES[request.className]) return miss(`The transformers catalog does not cover ${request.className}${uncoveredWhy(request.className)}`);
+    const { classes, autoClasses } = knownTransformersClasses();
+    const suggestions = closest(request.className, [...classes, ...autoClasses]);
+    return miss(
+      `The transformers catalog does not know the class ${request.className}` +
+        (suggestions.length > 0 ? `; did you mean ${suggestions.join(', ')}?` : ''),
+    );
+  }
+  if (typeFamily && typeFamily.modelType !== family.modelType) {
+    const what = checkpoint ? `'${checkpoint.name}' is a ${checkpoint.modelType} checkpoint` : `${request.configClass} is a ${typeFamily.modelType} config`;
+    return miss(`${request.className} is a ${family.modelType} class, but ${what}`);
+  }
+  return { family, className: request.className, ...(checkpoint ? { checkpoint } : {}) };
+}
+
+function uncoveredWhy(className: string): string {
+  const why = UNCOVERED_CLASSES[className];
+  return why ? ` (${why})` : '';
+}
+
+/** What the request's call builds: the resolved config, the model class's keyword arguments, notes. */
+function resolveConfig(request: TransformersRequest, resolved: Resolved): { config: HfConfig; kwargs: Record<string, boolean>; notes: string[] } | CatalogMiss {
+  const schema = SCHEMAS[resolved.family.modelType];
+  const spec = resolved.family.classes[resolved.className]!;
+  const builder = new ConfigBuilder(schema);
+  const notes: string[] = [];
+  for (const [key, value] of Object.entries(resolved.checkpoint?.config ?? {})) {
+    const message = builder.set(key, value, 'the checkpoint');
+    if (message) throw new Error(`checkpoints.json: ${resolved.checkpoint!.name}: ${message}`);
+  }
+  for (const [key, value] of Object.entries(request.config ?? {})) {
+    const message = builder.set(key, value, 'the config');
+    if (message) return miss(message);
+  }
+  const kwargs: Record<string, boolean> = { ...(spec.kwargs ?? {}) };
+  const options = request.options ?? {};
+  for (const [key, value] of Object.entries(options)) {
+    if (spec.kwargs && Object.prototype.hasOwnProperty.call(spec.kwargs, key)) {
+      if (typeof value !== 'boolean') return miss(`${resolved.className}: ${key}=${formatValue(value)} should be True or False`);
+      kwargs[key] = value;
+      continue;
+    }
+    if (QUANTIZATION_OPTIONS.has(key)) {
+      if (value === false || value === null) continue;
+      return miss(`${key}: quantized loading (bitsandbytes layers) is not covered by the transformers catalog`);
+    }
+    if (LOADING_OPTIONS.has(key)) continue;
+    const message = builder.set(key, value, 'the call');
+    if (message) return miss(message);
+  }
+  const finished = builder.finish();
+  if ('miss' in finished) return finished;
+  const config = finished.config;
+  const refused = spec.refuse?.(config);
+  if (refused) return miss(refused);
+
+  const presetLabels = resolved.checkpoint?.config.num_labels;
+  const hasLabelHead = /ForSequenceClassification|ForTokenClassification|ForImageClassification/.test(resolved.className);
+  if (hasLabelHead && typeof presetLabels === 'number' && config.num_labels !== presetLabels && options.ignore_mismatched_sizes !== true) {
+    notes.push(
+      `'${resolved.checkpoint!.name}' has a ${presetLabels}-label head: from_pretrained with num_labels=${String(config.num_labels)} needs ignore_mismatched_sizes=True`,
+    );
+  }
+  const eagerGpt2Dropout = resolved.family.modelType === 'gpt2' && config.attn_implementation === 'eager' && config.reorder_and_upcast_attn === true;
+  if (config.attn_implementation !== null && resolved.family.modelType !== 'xlnet' && !eagerGpt2Dropout) {
+    notes.push(
+      `attn_implementation='${String(config.attn_implementation)}' changes how attention is computed, not the rows: ` +
+        `in transformers ${TRANSFORMERS_VERSION} attention scores and their dropout are functions, not modules`,
+    );
+  }
+  if (resolved.family.modelType === 't5' && (request.config?.tie_word_embeddings === false || options.tie_word_embeddings === false)) {
+    notes.push(
+      `T5Config ties the LM head to the shared embedding in transformers ${TRANSFORMERS_VERSION} whatever tie_word_embeddings says; ` +
+        'False only stops the output scaling',
+    );
+  }
+  return { config, kwargs, notes };
+}
+
+function modelName(request: TransformersRequest, resolved: Resolved): string {
+  if (resolved.checkpoint) return resolved.checkpoint.name;
+  const configClass = SCHEMAS[resolved.family.modelType].configClass;
+  const args = Object.entries(request.config ?? {}).map(([key, value]) => `${key}=${formatValue(value)}`);
+  return `${configClass}(${args.join(', ')})`;
+}
+
+/**
+ * The concrete class, model type and resolved config a request builds (what the library's
+ * `config` would hold), or why there is none; transformersArchitecture's first half.
+ */
+export function resolveTransformersRequest(
+  request: TransformersRequest,
+): { readonly className: string; readonly modelType: ModelType; readonly config: HfConfig } | CatalogMiss {
+  const resolved = resolveClass(request);
+  if ('miss' in resolved) return resolved;
+  const resolvedConfig = resolveConfig(request, resolved);
+  if ('miss' in resolvedConfig) return resolvedConfig;
+  return { className: resolved.className, modelType: resolved.family.modelType, config: resolvedConfig.config };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1;
+}
+
+/**
+ * The catalog's answer for a transformers model built as the request says, or why there is none.
+ */
+export function transformersArchitecture(request: TransformersRequest): CatalogArchitecture | CatalogMiss {
+  const resolved = resolveClass(request);
+  if ('miss' in resolved) return resolved;
+  const resolvedConfig = resolveConfig(request, resolved);
+  if ('miss' in resolvedConfig) return resolvedConfig;
+  const { config, kwargs, notes } = resolvedConfig;
+  const { family, className } = resolved;
+  const spec = family.classes[className]!;
+  if (request.decoderLength !== undefined && !isCount(request.decoderLength)) {
+    return miss(`decoder length ${String(request.decoderLength)} should be a positive int`);
+  }
+  const built = spec.build(config, kwargs);
+  const params = countParams(built.root);
+  const name = modelName(request, resolved);
+  const source =
+    `transformers ${TRANSFORMERS_VERSION} modeling code; ` +
+    (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[family.modelType].configClass} defaults`);
+  const defaultShape = family.defaultShape(config);
+  const isImage = family.input === 'image';
+
+  return {
+    library: 'transformers',
+    name,
+    className,
+    params,
+    input: { kind: isImage ? 'image' : 'tokens', defaultShape },
+    source,
+    table(sample: readonly number[]): CatalogTable {
+      const tableNotes = [...notes, ...(built.notes ?? [])];
+      const input = checkInput(sample, request, family, className, config, name, tableNotes);
+      // A fresh model per table: tied parameters are counted per table.
+      const model = spec.build(config, kwargs);
+      const trace = new Trace();
+      model.forward(trace, input);
+      const rows: LayerRow[] = layerRows(model.root, trace);
+      return { inputShape: [...sample], rows, notes: tableNotes };
+    },
+  };
+}
+
+function checkInput(
+  sample: readonly number[],
+  request: TransformersRequest,
+  family: Family,
+  className: string,
+  config: HfConfig,
+  name: string,
+  notes: string[],
+): ForwardInput {
+  if (family.input === 'image') {
+    if (sample.length !== 3 || !sample.every(isCount)) {
+      throw new CatalogInputError(`${name} takes images as (channels, height, width); got ${JSON.stringify(sample)}`);
+    }
+    const [channels, height, width] = sample as [number, number, number];
+    const expectedChannels = num(config, 'num_channels');
+    if (channels !== expectedChannels) {
+      throw new CatalogInputError(`${name} takes ${expectedChannels}-channel images (num_channels), not ${channels}-channel ones`);
+    }
+    const size = num(config, 'image_size');
+    if (request.interpolatePosEncoding === true) {
+      const [h, w] = patchGrid(config, height, width);
+      if (h < 1 || w < 1) throw new CatalogInputError(`${name}: a ${height}x${width} image is smaller than one ${num(config, 'patch_size')}-pixel patch`);
+    } else if (height !== size || width !== size) {
+      throw new CatalogInputError(
+        `${name} takes ${size}x${size} images (image_size); a ${height}x${width} image needs forward(..., interpolate_pos_encoding=True) (the library raises otherwise)`,
+      );
+    }
+    return { image: [channels, height, width], interpolatePosEncoding: request.interpolatePosEncoding === true };
+  }
+  if (sample.length !== 1 || !isCount(sample[0])) {
+    throw new CatalogInputError(`${name} takes a sequence of token ids per sample, [sequence length]; got ${JSON.stringify(sample)}`);
+  }
+  const tokens = sample[0];
+  const limit = family.maxTokens?.(config);
+  if (limit !== undefined && tokens > limit) {
+    const why = family.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
+    throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);
+  }
+  if (family.modelType === 'llama' && tokens > num(config, 'max_position_embeddings')) {
+    notes.push(
+      `${tokens} tokens is past max_position_embeddings (${num(config, 'max_position_embeddings')}): ` +
+        'rotary positions still run, the model was not trained that long',
+    );
+  }
+  if (family.modelType === 't5' && hasDecoder(className)) {
+    const decoder = request.decoderLength ?? tokens;
+    if (request.decoderLength === undefined) notes.push(`The decoder input is taken as long as the encoder input (${tokens} tokens)`);
+    return { tokens, decoderTokens: decoder };
+  }
+  return { tokens };
+}

@@ -1,0 +1,321 @@
+"""Records what the real Hugging Face transformers library gives for the transformers catalog's cases.
+
+    <python with torch and transformers==5.18.0> test/unit/core/catalog/hf/expected_tables.py \
+        > test/unit/core/catalog/hf/expected-tables.json
+
+This repository's own Python (Debian's PyTorch 1.13) has no transformers; the file was written with
+transformers 5.18.0 and torch 2.13.0 (CPU) in a virtual environment outside the repository. Each case
+builds the model the way a script does (the checkpoint's config.json values from
+src/core/catalog/hf/checkpoints.json, then the config's and the call's keyword arguments) and runs
+harness/layer_table.py on it: the same rules, the same code the corpus vectors come from.
+
+- "tiny" cases use small configs and keep every row of the table;
+- "full" cases build the published checkpoints' architectures on the meta device (no weights, no
+  memory; XLNet, whose forward builds CPU tensors, on the CPU) and keep the parameter count, the
+  totals and the number of rows.
+
+For each case the file also keeps the config values the library ended up with, so the TypeScript
+side can check that it resolves names, aliases and defaults the same way. Output is deterministic.
+"""
+import json
+import os
+import sys
+
+import torch
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+sys.path.insert(0, ROOT)
+
+import transformers  # noqa: E402
+from harness.layer_table import layer_table  # noqa: E402
+
+with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
+    CHECKPOINTS = {c["name"]: c for c in json.load(f)["checkpoints"]}
+
+CONFIG_CLASS = {
+    "bert": "BertConfig", "roberta": "RobertaConfig", "distilbert": "DistilBertConfig", "gpt2": "GPT2Config",
+    "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
+}
+MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
+
+CLASSES = {
+    "bert": ["BertModel", "BertForMaskedLM", "BertLMHeadModel", "BertForPreTraining", "BertForNextSentencePrediction",
+             "BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering"],
+    "roberta": ["RobertaModel", "RobertaForMaskedLM", "RobertaForCausalLM", "RobertaForSequenceClassification",
+                "RobertaForTokenClassification", "RobertaForQuestionAnswering"],
+    "distilbert": ["DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification",
+                   "DistilBertForTokenClassification", "DistilBertForQuestionAnswering"],
+    "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
+             "GPT2ForQuestionAnswering"],
+    "xlnet": ["XLNetModel", "XLNetLMHeadModel", "XLNetForSequenceClassification", "XLNetForTokenClassification",
+              "XLNetForQuestionAnsweringSimple"],
+    "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
+    "vit": ["ViTModel", "ViTForImageClassification"],
+    "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
+              "LlamaForQuestionAnswering"],
+}
+
+AUTO = {
+    "AutoModel": {"bert": "BertModel", "roberta": "RobertaModel", "distilbert": "DistilBertModel", "gpt2": "GPT2Model",
+                  "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel"},
+    "AutoModelForCausalLM": {"bert": "BertLMHeadModel", "roberta": "RobertaForCausalLM", "gpt2": "GPT2LMHeadModel",
+                             "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM"},
+    "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"},
+    "AutoModelForSequenceClassification": {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
+                                           "distilbert": "DistilBertForSequenceClassification", "gpt2": "GPT2ForSequenceClassification",
+                                           "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification"},
+    "AutoModelForTokenClassification": {"bert": "BertForTokenClassification", "roberta": "RobertaForTokenClassification",
+                                        "distilbert": "DistilBertForTokenClassification", "gpt2": "GPT2ForTokenClassification",
+                                        "xlnet": "XLNetForTokenClassification", "t5": "T5ForTokenClassification",
+                                        "llama": "LlamaForTokenClassification"},
+    "AutoModelForQuestionAnswering": {"bert": "BertForQuestionAnswering", "roberta": "RobertaForQuestionAnswering",
+                                      "distilbert": "DistilBertForQuestionAnswering", "gpt2": "GPT2ForQuestionAnswering",
+                                      "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering"},
+    "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration"},
+    "AutoModelForImageClassification": {"vit": "ViTForImageClassification"},
+    "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
+                                "gpt2": "GPT2LMHeadModel", "xlnet": "XLNetLMHeadModel", "t5": "T5ForConditionalGeneration"},
+}
+
+MODEL_KWARGS = {"add_pooling_layer", "use_mask_token"}
+
+# The config values the TypeScript side must resolve the same way (read from the built model's config).
+CONFIG_FIELDS = {
+    "bert": ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
+             "max_position_embeddings", "type_vocab_size", "num_labels", "tie_word_embeddings"],
+    "distilbert": ["vocab_size", "dim", "n_layers", "n_heads", "hidden_dim", "activation", "max_position_embeddings",
+                   "sinusoidal_pos_embds", "num_labels", "tie_word_embeddings"],
+    "gpt2": ["vocab_size", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "activation_function", "num_labels",
+             "tie_word_embeddings", "summary_first_dropout"],
+    "xlnet": ["vocab_size", "d_model", "n_layer", "n_head", "d_inner", "d_head", "ff_activation", "attn_type", "num_labels",
+              "tie_word_embeddings", "summary_last_dropout"],
+    "t5": ["vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads",
+           "relative_attention_num_buckets", "feed_forward_proj", "num_labels", "tie_word_embeddings"],
+    "vit": ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "image_size",
+            "patch_size", "num_channels", "qkv_bias", "num_labels"],
+    "llama": ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+              "num_key_value_heads", "head_dim", "hidden_act", "max_position_embeddings", "attention_bias", "mlp_bias",
+              "num_labels", "tie_word_embeddings"],
+}
+CONFIG_FIELDS["roberta"] = CONFIG_FIELDS["bert"]
+
+TINY = {
+    "bert": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
+             "max_position_embeddings": 64},
+    "roberta": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
+                "max_position_embeddings": 66, "type_vocab_size": 1, "pad_token_id": 1},
+    "distilbert": {"vocab_size": 99, "dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 37, "max_position_embeddings": 64},
+    "gpt2": {"vocab_size": 99, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64},
+    "xlnet": {"vocab_size": 99, "d_model": 32, "n_layer": 2, "n_head": 4, "d_inner": 37},
+    "t5": {"vocab_size": 99, "d_model": 32, "d_kv": 8, "d_ff": 37, "num_layers": 2, "num_decoder_layers": 3, "num_heads": 4,
+           "relative_attention_num_buckets": 8},
+    "vit": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37, "image_size": 32,
+            "patch_size": 8},
+    "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2},
+}
+
+
+def tiny_sample(model_type):
+    return [3, 32, 32] if model_type == "vit" else [7]
+
+
+def full_sample(model_type, config):
+    if model_type == "vit":
+        return [3, 224, 224]
+    return [128]
+
+
+def model_type_of(request):
+    if request.get("checkpoint"):
+        return CHECKPOINTS[request["checkpoint"]]["modelType"]
+    if request.get("configClass"):
+        return MODEL_TYPE_OF_CONFIG[request["configClass"]]
+    for model_type, names in CLASSES.items():
+        if request["className"] in names:
+            return model_type
+    raise ValueError(request)
+
+
+def concrete_class(class_name, model_type):
+    return AUTO[class_name][model_type] if class_name in AUTO else class_name
+
+
+def build(request, model_type):
+    kwargs = dict(CHECKPOINTS[request["checkpoint"]]["config"]) if request.get("checkpoint") else {}
+    kwargs.update(request.get("config") or {})
+    model_kwargs = {}
+    for key, value in (request.get("options") or {}).items():
+        (model_kwargs if key in MODEL_KWARGS else kwargs)[key] = value
+    class_name = concrete_class(request["className"], model_type)
+    config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
+    pad_set = False
+    if class_name in ("GPT2ForSequenceClassification", "LlamaForSequenceClassification") and config.pad_token_id is None:
+        # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
+        config.pad_token_id = 0
+        pad_set = True
+    model = getattr(transformers, class_name)(config, **model_kwargs)
+    return model, class_name, pad_set
+
+
+def make_input(model, class_name, model_type, sample, request, device):
+    def ids(batch, length):
+        if device == "meta":
+            return torch.randint(0, model.config.vocab_size, (batch, length), device="meta")
+        generator = torch.Generator().manual_seed(batch)
+        return torch.randint(0, model.config.vocab_size, (batch, length), generator=generator)
+
+    def make(batch):
+        if model_type == "vit":
+            if device == "meta":
+                pixels = torch.randn([batch] + list(sample), device="meta")
+            else:
+                pixels = torch.randn([batch] + list(sample), generator=torch.Generator().manual_seed(batch))
+            if request.get("interpolatePosEncoding"):
+                return (pixels, None, True)
+            return (pixels,)
+        if class_name in ("T5Model", "T5ForConditionalGeneration"):
+            return (ids(batch, sample[0]), None, ids(batch, request.get("decoderLength") or sample[0]))
+        return (ids(batch, sample[0]),)
+
+    return make
+
+
+def config_values(model, model_type):
+    config = model.config
+    values = {field: getattr(config, field, None) for field in CONFIG_FIELDS[model_type]}
+    values["_attn_implementation"] = config._attn_implementation
+    if isinstance(values.get("image_size"), (list, tuple)):
+        values["image_size"] = list(values["image_size"])
+    return values
+
+
+def run_case(case):
+    sys.stderr.write(case["id"] + "\n")
+    request = case["request"]
+    model_type = model_type_of(request)
+    device = "cpu" if (not case["full"] or model_type == "xlnet") else "meta"
+    torch.manual_seed(0)
+    if device == "meta":
+        with torch.device("meta"):
+            model, class_name, pad_set = build(request, model_type)
+            table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+    else:
+        model, class_name, pad_set = build(request, model_type)
+        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+    params = sum(p.numel() for p in model.parameters())
+    assert params == table["totals"]["params"], case["id"]
+    out = dict(case)
+    out["modelType"] = model_type
+    out["class"] = type(model).__name__
+    out["config"] = config_values(model, model_type)
+    out["params"] = params
+    out["trainableParams"] = table["totals"]["trainableParams"]
+    out["activations"] = table["totals"]["activations"]
+    out["rowCount"] = len(table["rows"])
+    if pad_set:
+        out["padTokenSet"] = True
+    if not case["full"]:
+        out["rows"] = [[r["path"], r["type"], r["outputShape"], r["activations"], r["params"], r["trainable"]] for r in table["rows"]]
+    return out
+
+
+def cases():
+    result = []
+
+    def add(case_id, request, sample, full=False, **extra):
+        request = {k: v for k, v in request.items() if v not in (None, {})}
+        result.append({"id": case_id, "request": request, "sample": sample, "full": full, **extra})
+
+    # Tiny configs: every class, then the variants that change rows.
+    for model_type, names in CLASSES.items():
+        for name in names:
+            add(f"tiny/{name}", {"className": name, "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]},
+                tiny_sample(model_type))
+
+    def tiny(model_type, name, case_id, sample=None, config=None, options=None, **request_extra):
+        add(f"tiny/{name}/{case_id}",
+            {"className": name, "configClass": CONFIG_CLASS[model_type], "config": {**TINY[model_type], **(config or {})},
+             "options": options or {}, **request_extra},
+            sample or tiny_sample(model_type))
+
+    tiny("bert", "BertModel", "T13", sample=[13])
+    tiny("bert", "BertModel", "eager", options={"attn_implementation": "eager"})
+    tiny("bert", "BertModel", "relu", config={"hidden_act": "relu"})
+    tiny("bert", "BertModel", "no-pooler", options={"add_pooling_layer": False})
+    tiny("bert", "BertModel", "prelu", config={"hidden_act": "prelu"})
+    tiny("bert", "BertForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("bert", "BertForMaskedLM", "relu", config={"hidden_act": "relu"})
+    tiny("bert", "BertForSequenceClassification", "labels5", options={"num_labels": 5})
+    tiny("bert", "BertForPreTraining", "untied", config={"tie_word_embeddings": False})
+    tiny("roberta", "RobertaForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("roberta", "RobertaForSequenceClassification", "T60", sample=[64])
+    tiny("distilbert", "DistilBertModel", "sinusoidal", config={"sinusoidal_pos_embds": True})
+    tiny("distilbert", "DistilBertForMaskedLM", "relu", config={"activation": "relu"})
+    tiny("distilbert", "DistilBertForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("gpt2", "GPT2LMHeadModel", "untied", config={"tie_word_embeddings": False})
+    tiny("gpt2", "GPT2LMHeadModel", "inner-relu", config={"n_inner": 48, "activation_function": "relu"})
+    tiny("gpt2", "GPT2Model", "T64", sample=[64])
+    tiny("gpt2", "GPT2LMHeadModel", "eager-reorder", config={"reorder_and_upcast_attn": True}, options={"attn_implementation": "eager"})
+    tiny("gpt2", "GPT2ForTokenClassification", "labels3", options={"num_labels": 3})
+    tiny("xlnet", "XLNetModel", "uni", config={"attn_type": "uni"})
+    tiny("xlnet", "XLNetModel", "relu-T5", sample=[5], config={"ff_activation": "relu"})
+    tiny("xlnet", "XLNetLMHeadModel", "untied", config={"tie_word_embeddings": False})
+    tiny("xlnet", "XLNetForSequenceClassification", "no-last-dropout", config={"summary_last_dropout": 0.0})
+    tiny("xlnet", "XLNetForSequenceClassification", "no-proj", config={"summary_use_proj": False, "summary_activation": "relu"})
+    tiny("t5", "T5ForConditionalGeneration", "decoder4", decoderLength=4)
+    tiny("t5", "T5ForConditionalGeneration", "gated", config={"feed_forward_proj": "gated-gelu"})
+    tiny("t5", "T5ForConditionalGeneration", "untied", config={"tie_word_embeddings": False})
+    tiny("t5", "T5EncoderModel", "T20", sample=[20])
+    tiny("vit", "ViTModel", "interpolate", sample=[3, 48, 40], interpolatePosEncoding=True)
+    tiny("vit", "ViTModel", "mask-token", options={"use_mask_token": True, "add_pooling_layer": False})
+    tiny("vit", "ViTForImageClassification", "labels7", options={"num_labels": 7})
+    tiny("vit", "ViTForImageClassification", "labels0", options={"num_labels": 0})
+    tiny("vit", "ViTModel", "pooler", config={"pooler_output_size": 20, "pooler_act": "relu"})
+    tiny("vit", "ViTForImageClassification", "patch4-relu", config={"patch_size": 4, "hidden_act": "relu", "qkv_bias": False})
+    tiny("llama", "LlamaForCausalLM", "tied", config={"tie_word_embeddings": True})
+    tiny("llama", "LlamaForCausalLM", "biases-headdim", config={"attention_bias": True, "mlp_bias": True, "head_dim": 16})
+    tiny("llama", "LlamaModel", "relu-T9", sample=[9], config={"hidden_act": "relu"})
+    tiny("llama", "LlamaForTokenClassification", "no-bias", config={"token_classification_bias": False})
+    add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
+    add("tiny/AutoModelForSequenceClassification/roberta",
+        {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
+         "options": {"num_labels": 3}}, [7])
+
+    # The published checkpoints: every class their model type has, and the Auto classes.
+    for name, checkpoint in CHECKPOINTS.items():
+        model_type = checkpoint["modelType"]
+        sample = full_sample(model_type, checkpoint["config"])
+        for class_name in CLASSES[model_type]:
+            add(f"full/{name}/{class_name}", {"className": class_name, "checkpoint": name}, sample, full=True)
+    add("full/roberta-base/AutoModelForSequenceClassification/3",
+        {"className": "AutoModelForSequenceClassification", "checkpoint": "roberta-base", "options": {"num_labels": 3}}, [128], full=True)
+    add("full/gpt2/GPT2LMHeadModel/T1024", {"className": "GPT2LMHeadModel", "checkpoint": "gpt2"}, [1024], full=True)
+    add("full/bert-base-uncased/BertModel/T512", {"className": "BertModel", "checkpoint": "bert-base-uncased"}, [512], full=True)
+    add("full/google/vit-base-patch16-224-in21k/ViTModel/384", {"className": "ViTModel", "checkpoint": "google/vit-base-patch16-224-in21k",
+        "interpolatePosEncoding": True}, [3, 384, 384], full=True)
+    add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
+        "decoderLength": 32}, [64], full=True)
+    return result
+
+
+def main():
+    transformers.logging.set_verbosity_error()
+    # It only warns, and on the meta device its check (`pad_token_id in input_ids`) cannot run.
+    transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, input_ids, attention_mask: None
+    out = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "script": "test/unit/core/catalog/hf/expected_tables.py",
+        "cases": [run_case(case) for case in cases()],
+    }
+    lines = ['{"transformers": %s, "torch": %s, "script": %s, "cases": [' % (
+        json.dumps(out["transformers"]), json.dumps(out["torch"]), json.dumps(out["script"]))]
+    for i, case in enumerate(out["cases"]):
+        lines.append(json.dumps(case, sort_keys=True) + ("," if i + 1 < len(out["cases"]) else ""))
+    lines.append("]}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
