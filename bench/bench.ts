@@ -3,15 +3,20 @@
  * then estimates each example and a generated 1,000-line training script many times and prints
  * p50/p95 latencies. Then the analysis speed table: parse + analyzeSource of realistic 1,000- and
  * 10,000-line scripts (built from the fixture corpus, see generatedScripts.ts), from scratch and
- * incrementally after a one-character edit in the middle. Numbers, not assertions: the README
- * records them with this command, and the targets are read off the table.
+ * incrementally after a one-character edit in the middle; then the learned estimators (one ONNX
+ * ensemble inference against a FakeTensor estimate of the same model). Numbers, not assertions:
+ * the README records them with this command, and the targets are read off the table.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
 import type { Tree } from 'web-tree-sitter';
 import { analyzeSource, type SyntaxCache } from '../src/core/analysis/analyzeSource';
 import { estimateSource } from '../src/core/estimateSource';
+import { withLearnedEstimates } from '../src/core/estimators/learned';
+import { OnnxRunner } from '../src/core/estimators/onnx/onnxRunner';
+import { featureVector } from '../src/core/features/features';
 import { defaultGpuProfile } from '../src/core/gpus/gpuProfiles';
 import { changeBetween, reparse, type TextChange } from '../src/core/parsing/incrementalParse';
 import { parseableSource } from '../src/core/parsing/parseableSource';
@@ -192,6 +197,69 @@ async function main(): Promise<void> {
     console.log(`  ${label}: ${source.length.toLocaleString('en-US')} characters, ${models} models found, analysis ${complete ? 'complete' : 'stopped early by its budget (times are capped)'}`);
   }
   printTable(scripts.flatMap(({ label, source, runs, target }) => analysisRows(parser, label, source, runs, target)));
+  await learnedBench(parser);
+}
+
+/**
+ * The learned estimators: one ensemble inference (the bundled ONNX graph, one feature row, CPU),
+ * the whole learned step of an estimate (inference plus the largest-batch search), and a
+ * FakeTensor-based estimate of the same model with Debian's torch (harness/training/faketensor.py,
+ * run as a subprocess), with the ratio of the two.
+ */
+async function learnedBench(parser: PythonParser): Promise<void> {
+  const fixture = 'mlp_mnist_sequential.py';
+  const source = readFileSync(path.join(ROOT, 'test', 'fixtures', 'corpus', fixture), 'utf8');
+  const lines = source.split('\n').length;
+  const estimate = estimateSource(fixture, source, parser, { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
+  const model = estimate.models[0]!;
+  const features = featureVector({ table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision });
+  const runner = new OnnxRunner({ modelsDir: path.join(ROOT, 'models'), executionProvider: 'cpu' });
+  console.log('');
+  console.log(`learned estimators: test/fixtures/corpus/${fixture} (${model.family.toUpperCase()}, batch ${model.batchSize}, ${model.optimizer})`);
+  try {
+    const cold = performance.now();
+    await runner.run(model.family, [features]);
+    console.log(`  session load + first inference (cold): ${(performance.now() - cold).toFixed(1)} ms`);
+    const inference = await measureAsync(2000, 50, () => runner.run(model.family, [features]));
+    const learned = await measureAsync(100, 5, () => withLearnedEstimates(estimate, runner, { safetyMargin: 0.1 }));
+    const rows: Row[] = [
+      { name: 'one ensemble inference (1 row, CPU)', lines, runs: inference.length, samples: inference, target: 1 },
+      { name: 'learned step of an estimate (+ max batch)', lines, runs: learned.length, samples: learned },
+    ];
+    const fake = fakeTensorTimes(fixture);
+    if (fake.samples) rows.push({ name: 'FakeTensor estimate (torch 1.13, in process)', lines, runs: fake.samples.length, samples: fake.samples });
+    printTable(rows);
+    if (fake.samples) {
+      const ratio = quantile(fake.samples, 0.5) / quantile(inference, 0.5);
+      console.log(`  FakeTensor: ${fake.detail}; median ${ratio.toFixed(0)}x one ensemble inference`);
+    } else console.log(`  FakeTensor: not measured (${fake.detail})`);
+  } finally {
+    await runner.dispose();
+  }
+}
+
+async function measureAsync(runs: number, warmup: number, body: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await body();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await body();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+/** Times of the FakeTensor estimate (ms, measured inside Python), and what it said. */
+function fakeTensorTimes(fixture: string): { samples?: number[]; detail: string } {
+  const started = performance.now();
+  const result = spawnSync('/usr/bin/python3', ['-m', 'harness.training.faketensor', '--fixture', fixture, '--runs', '20'], { cwd: ROOT, encoding: 'utf8' });
+  const wall = performance.now() - started;
+  if (result.status !== 0) return { detail: (result.error?.message ?? result.stderr.trim().split('\n').pop()) || `exit ${result.status}` };
+  const report = JSON.parse(result.stdout) as { peakMiB: number; seconds: number[]; torch: string };
+  return {
+    samples: report.seconds.map((s) => s * 1000),
+    detail: `${report.peakMiB.toFixed(1)} MiB of tensors (no CUDA context or allocator reserve); the subprocess took ${(wall / 1000).toFixed(1)} s with Python start-up and torch ${report.torch} import`,
+  };
 }
 
 void main();

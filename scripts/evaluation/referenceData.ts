@@ -9,6 +9,9 @@ export interface ReferenceRun {
   readonly table: LayerTable;
   readonly batchSize: number;
   readonly measuredMiB: number;
+  /** DCGM averages (0..1); null where the data has none (-1). */
+  readonly smact: number | null;
+  readonly smocc: number | null;
 }
 
 /** The generator's layer names in the `Activations-Params` column, as torch.nn class names. */
@@ -76,18 +79,30 @@ function inputShape(family: 'mlp' | 'cnn', file: string): number[] {
   return [setting('input_channels'), size, size];
 }
 
+/** One CSV record (column name to text) as a run; null for a row without a usable layer list or an OOM crash. */
+export function referenceRun(family: 'mlp' | 'cnn', record: Readonly<Record<string, string>>): ReferenceRun | null {
+  const status = record['Status'];
+  if (!(Number(record['Depth']) > 0) || (status !== undefined && status !== 'SUCCESSFUL')) return null;
+  const file = record['Filename']!;
+  const utilization = (column: string) => {
+    const value = record[column];
+    return value === undefined || value === '' || Number(value) < 0 ? null : Number(value);
+  };
+  return {
+    file,
+    family,
+    table: layerTable(file, record['Activations-Params']!, inputShape(family, file)),
+    batchSize: Number(record['Batch Size']),
+    measuredMiB: Number(record['Max GPU Memory (MiB)']),
+    smact: utilization('Avg SMACT'),
+    smocc: utilization('Avg SMOCC'),
+  };
+}
+
 /** Successful runs with a usable layer list (OOM rows are lower bounds; Depth 0 rows failed to parse). */
 export function loadReferenceRuns(dir: string, family: 'mlp' | 'cnn'): ReferenceRun[] {
   const [header, ...records] = parseCsv(readFileSync(path.join(dir, `${family}.csv`), 'utf8'));
-  const column = (name: string) => header!.indexOf(name);
-  const [file, depth, layers, batch, memory, status] = ['Filename', 'Depth', 'Activations-Params', 'Batch Size', 'Max GPU Memory (MiB)', 'Status'].map(column);
   return records
-    .filter((r) => Number(r[depth!]) > 0 && (status === -1 || r[status!] === 'SUCCESSFUL'))
-    .map((r) => ({
-      file: r[file!]!,
-      family,
-      table: layerTable(r[file!]!, r[layers!]!, inputShape(family, r[file!]!)),
-      batchSize: Number(r[batch!]),
-      measuredMiB: Number(r[memory!]),
-    }));
+    .map((r) => referenceRun(family, Object.fromEntries(header!.map((name, i) => [name, r[i] ?? '']))))
+    .filter((run): run is ReferenceRun => run !== null && run.measuredMiB > 0);
 }

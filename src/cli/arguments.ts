@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 
 export interface CliArguments {
   readonly file?: string;
@@ -7,6 +8,7 @@ export interface CliArguments {
   readonly json: boolean;
   readonly failOnOom: boolean;
   readonly safetyMarginPercent: number;
+  readonly executionProvider: ExecutionProviderChoice;
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -24,6 +26,9 @@ Options:
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
   --fail-on-oom         exit with 3 when a model is estimated not to fit the GPU
+  --execution-provider auto|cuda|cpu
+                        where the learned estimators run (default auto: CUDA when
+                        onnxruntime's CUDA provider is installed, else the CPU)
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -41,6 +46,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         gpu: { type: 'string' },
         'batch-size': { type: 'string' },
         'safety-margin': { type: 'string' },
+        'execution-provider': { type: 'string' },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -60,6 +66,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     json: values.json ?? false,
     failOnOom: values['fail-on-oom'] ?? false,
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
+    executionProvider: executionProvider(values['execution-provider']),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -76,4 +83,11 @@ function percentage(text: string): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0 || value >= 100) throw new UsageError(`--safety-margin needs a percentage from 0 to 99, got "${text}"`);
   return value;
+}
+
+function executionProvider(text: string | undefined): ExecutionProviderChoice {
+  if (text === undefined) return 'auto';
+  const choice = EXECUTION_PROVIDER_CHOICES.find((c) => c === text);
+  if (!choice) throw new UsageError(`--execution-provider needs one of ${EXECUTION_PROVIDER_CHOICES.join(', ')}, got "${text}"`);
+  return choice;
 }

@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeAssumption, describeBreakdown, describeEstimate } from '../core/report/describe';
+import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod } from '../core/report/describe';
 import type { FileEstimate, ModelEstimate } from '../core/report/fileEstimate';
 
 const COLUMNS = ['model', 'line', 'family', 'params', 'batch', 'estimate', 'Horus', 'fits', 'max batch'] as const;
@@ -36,10 +36,12 @@ export function humanReport(estimate: FileEstimate): string {
   out.push(table(COLUMNS, estimate.models.map(row)), '');
   for (const model of estimate.models) {
     out.push(`${model.name}:`);
+    const architecture = describeArchitecture(model);
+    if (architecture) out.push(`  architecture: ${architecture}, ${model.architecture!.source}`);
     const breakdown = describeBreakdown(model);
     if (breakdown) out.push(`  breakdown (analytical model): ${breakdown}`);
     out.push(`  assumptions: ${model.assumptions.map(describeAssumption).join('; ')}`);
-    out.push('  memory bins and utilization classes: not available (no trained ensemble bundled yet)');
+    out.push(`  estimated by the ${describeMethod(model)}. ${describeLearned(model)}`);
     for (const warning of model.warnings) out.push(`  warning: ${warning}`);
   }
   out.push('', 'Horus: the published formula 4 B x (batch x activations + params + batch x params) + 800 MiB, for comparison.');

@@ -1,4 +1,7 @@
+import * as path from 'node:path';
 import { estimateSource } from '../core/estimateSource';
+import { withLearnedEstimates } from '../core/estimators/learned';
+import { OnnxRunner } from '../core/estimators/onnx/onnxRunner';
 import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
 import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
@@ -49,8 +52,18 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
     if (error instanceof InputError) return fail(error.message);
     throw error;
   }
-  const parser = await createPythonParser(packagedParserAssets(findPackageRoot(__dirname)));
-  const estimate = estimateSource(args.file, source, parser, { gpu, batchSize: args.batchSize, safetyMargin: args.safetyMarginPercent / 100 });
+  const root = findPackageRoot(__dirname);
+  const parser = await createPythonParser(packagedParserAssets(root));
+  const safetyMargin = args.safetyMarginPercent / 100;
+  const analytical = estimateSource(args.file, source, parser, { gpu, batchSize: args.batchSize, safetyMargin });
+  // The learned step: the bundled ONNX ensembles (the JSON says which execution provider ran them).
+  const runner = new OnnxRunner({ modelsDir: path.join(root, 'models'), executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) });
+  let estimate;
+  try {
+    estimate = await withLearnedEstimates(analytical, runner, { safetyMargin });
+  } finally {
+    await runner.dispose();
+  }
   stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanReport(estimate)}\n`);
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }

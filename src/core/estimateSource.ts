@@ -9,7 +9,8 @@ import { buildLayerTable } from './layerTable/buildLayerTable';
 import type { Tree } from 'web-tree-sitter';
 import { IncrementalEstimator } from './incrementalEstimator';
 import type { PythonParser } from './parsing/pythonParser';
-import type { Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
+import type { ArchitectureRef, Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
+import type { ModuleObject } from './analysis/interpreter/moduleObject';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -81,6 +82,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     params: table.totals.params,
     batchSize,
     family: modelFamily(table),
+    architecture: architectureOf(model.root),
     inputShape: table.inputShape,
     optimizer,
     precision,
@@ -99,7 +101,14 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   };
 }
 
-function riskOf(estimateMiB: number, memoryMiB: number, safetyMargin: number): Risk {
+function architectureOf(root: ModuleObject): ArchitectureRef | null {
+  const part = root.catalog ?? root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
+  if (!part) return null;
+  const { library, name, className, source } = part.architecture;
+  return { library, name, className, source };
+}
+
+export function riskOf(estimateMiB: number, memoryMiB: number, safetyMargin: number): Risk {
   if (estimateMiB > memoryMiB) return 'oom';
   return estimateMiB > memoryMiB * (1 - safetyMargin) ? 'tight' : 'fits';
 }

@@ -1,4 +1,8 @@
 import * as vscode from 'vscode';
+import * as path from 'node:path';
+import { withLearnedEstimates } from '../core/estimators/learned';
+import type { ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
+import { OnnxRunner } from '../core/estimators/onnx/onnxRunner';
 import { IncrementalEstimator } from '../core/incrementalEstimator';
 import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../core/parsing/pythonParser';
@@ -20,6 +24,8 @@ export class EstimationService implements vscode.Disposable {
   private parser: Promise<PythonParser> | undefined;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly estimators = new Map<string, IncrementalEstimator>();
+  /** The bundled ONNX ensembles; sessions open on first use and stay until the provider setting changes. */
+  private runner: OnnxRunner | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -32,8 +38,8 @@ export class EstimationService implements vscode.Disposable {
 
   async estimate(document: vscode.TextDocument): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { gpu, safetyMargin } = this.settings.settings;
-    const settingsKey = `${gpu.id}:${safetyMargin}`;
+    const { gpu, safetyMargin, executionProvider } = this.settings.settings;
+    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}`;
     const cached = this.cache.get(key);
     if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return cached.estimate;
     const parser = await this.loadParser();
@@ -43,10 +49,29 @@ export class EstimationService implements vscode.Disposable {
       this.estimators.set(key, estimator);
     }
     const started = performance.now();
-    const estimate = estimator.estimate(vscode.workspace.asRelativePath(document.uri), document.getText(), { gpu, safetyMargin });
-    this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${estimate.models.length} model(s)`);
+    const analytical = estimator.estimate(vscode.workspace.asRelativePath(document.uri), document.getText(), { gpu, safetyMargin });
+    this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${analytical.models.length} model(s)`);
+    const estimate = await this.learned(analytical, executionProvider, safetyMargin);
     this.cache.set(key, { version: document.version, settingsKey, estimate });
     return estimate;
+  }
+
+  /** The learned step (the ensembles); on failure the analytical estimate, with the reason in the log. */
+  private async learned(estimate: FileEstimate, executionProvider: ExecutionProviderChoice, safetyMargin: number): Promise<FileEstimate> {
+    if (this.runner?.executionProvider !== executionProvider) {
+      void this.runner?.dispose();
+      const log = (level: 'info' | 'warning', message: string) => (level === 'warning' ? this.logger.warn(message) : this.logger.info(message));
+      this.runner = new OnnxRunner({ modelsDir: path.join(this.extensionUri.fsPath, 'models'), executionProvider, log });
+    }
+    try {
+      const started = performance.now();
+      const learned = await withLearnedEstimates(estimate, this.runner, { safetyMargin });
+      this.logger.trace(`learned estimates for ${estimate.file} in ${(performance.now() - started).toFixed(1)} ms`);
+      return learned;
+    } catch (error) {
+      this.logger.error(`learned estimators failed, showing the analytical model: ${error instanceof Error ? error.message : String(error)}`);
+      return estimate;
+    }
   }
 
   private loadParser(): Promise<PythonParser> {
@@ -67,6 +92,8 @@ export class EstimationService implements vscode.Disposable {
     this.cache.clear();
     for (const estimator of this.estimators.values()) estimator.dispose();
     this.estimators.clear();
+    void this.runner?.dispose();
+    this.runner = undefined;
     for (const subscription of this.subscriptions) subscription.dispose();
   }
 }

@@ -3,6 +3,7 @@ import { EstimationService } from './estimationService';
 import { estimateMemoryCommand } from './estimateCommand';
 import { EstimateHoverProvider } from './hoverProvider';
 import { ErrorReporter, createLogger } from './logger';
+import { RemoteCommands } from './remoteCommands';
 import { ReportPanel } from './report/reportPanel';
 import { SettingsStore } from './settings';
 import { EstimateStatusBar } from './statusBar';
@@ -27,6 +28,9 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors)),
       vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
     );
+    const remote = new RemoteCommands(context, settings, service, logger);
+    context.subscriptions.push(remote, ...remote.register());
+    remote.offerReattach();
   } catch (error) {
     logger.error(`activation failed: ${String(error)}`);
     void vscode.window.showErrorMessage(`GPU Estimator could not start: ${String(error)}`);

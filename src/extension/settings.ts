@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 import { defaultGpuProfile, findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
 import { SETTING_DEFAULTS, type SettingKey, type SettingValues } from './settingsSchema';
 
@@ -11,6 +12,21 @@ export interface Settings {
   readonly safetyMargin: number;
   readonly hoverEnabled: boolean;
   readonly statusBarEnabled: boolean;
+  /** Where the learned estimators run: auto (CUDA when installed, else CPU), cuda, cpu. */
+  readonly executionProvider: ExecutionProviderChoice;
+  readonly remote: RemoteSettings;
+}
+
+/** `gpuEstimator.remote.*`: where and how the remote commands run the harness. */
+export interface RemoteSettings {
+  /** An ssh host or ~/.ssh/config alias; empty: pick one each time. */
+  readonly host: string;
+  /** An ssh config file instead of ~/.ssh/config; empty: ssh's default. */
+  readonly sshConfigFile: string;
+  readonly python: string;
+  readonly workDir: string;
+  readonly device: 'cuda' | 'cpu';
+  readonly measureSteps: number;
 }
 
 /** The one place that reads `gpuEstimator.*`; invalid values fall back to the defaults. */
@@ -23,6 +39,15 @@ export function readSettings(): Settings {
     safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : SETTING_DEFAULTS.safetyMarginPercent / 100,
     hoverEnabled: get('hover.enabled') !== false,
     statusBarEnabled: get('statusBar.enabled') !== false,
+    executionProvider: EXECUTION_PROVIDER_CHOICES.find((choice) => choice === get('executionProvider')) ?? SETTING_DEFAULTS.executionProvider,
+    remote: {
+      host: String(get('remote.host') ?? '').trim(),
+      sshConfigFile: String(get('remote.sshConfigFile') ?? '').trim(),
+      python: String(get('remote.python') || SETTING_DEFAULTS['remote.python']).trim(),
+      workDir: String(get('remote.workDir') || SETTING_DEFAULTS['remote.workDir']).trim(),
+      device: get('remote.device') === 'cpu' ? 'cpu' : 'cuda',
+      measureSteps: Math.max(1, Math.round(Number(get('remote.measureSteps')) || SETTING_DEFAULTS['remote.measureSteps'])),
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 import { DEFAULT_GPU_ID } from '../core/gpus/gpuProfiles';
 
 /**
@@ -9,6 +10,13 @@ export interface SettingValues {
   readonly safetyMarginPercent: number;
   readonly 'hover.enabled': boolean;
   readonly 'statusBar.enabled': boolean;
+  readonly executionProvider: ExecutionProviderChoice;
+  readonly 'remote.host': string;
+  readonly 'remote.sshConfigFile': string;
+  readonly 'remote.python': string;
+  readonly 'remote.workDir': string;
+  readonly 'remote.device': 'cuda' | 'cpu';
+  readonly 'remote.measureSteps': number;
 }
 
 export const SETTING_DEFAULTS: SettingValues = {
@@ -16,6 +24,13 @@ export const SETTING_DEFAULTS: SettingValues = {
   safetyMarginPercent: 10,
   'hover.enabled': true,
   'statusBar.enabled': true,
+  executionProvider: 'auto',
+  'remote.host': '',
+  'remote.sshConfigFile': '',
+  'remote.python': 'python3',
+  'remote.workDir': '~/.gpu-estimator',
+  'remote.device': 'cuda',
+  'remote.measureSteps': 20,
 };
 
 export type SettingKey = keyof SettingValues;

@@ -25,7 +25,7 @@ export interface AnalyticalEstimate {
 }
 
 /** Bytes per element of weights, gradients and saved activations under each precision. */
-const PRECISION_BYTES: Readonly<Record<Precision, { weights: number; activations: number }>> = {
+export const PRECISION_BYTES: Readonly<Record<Precision, { weights: number; activations: number }>> = {
   fp32: { weights: 4, activations: 4 },
   // Autocast keeps fp32 master weights and gradients; most saved activations are half precision.
   'fp16-mixed': { weights: 4, activations: 2 },
@@ -38,7 +38,7 @@ const PRECISION_BYTES: Readonly<Record<Precision, { weights: number; activations
  * Optimizer state in copies of the weights. Adam's two moments plus the temporary that the
  * multi-tensor (foreach) step allocates; SGD with momentum keeps one buffer.
  */
-const OPTIMIZER_COPIES: Readonly<Record<OptimizerKind, number>> = {
+export const OPTIMIZER_COPIES: Readonly<Record<OptimizerKind, number>> = {
   sgd: 0,
   'sgd-momentum': 1,
   adam: 3,
@@ -55,12 +55,18 @@ export function allocatedBytes(bytes: number): number {
   return Math.ceil(bytes / granularity) * granularity;
 }
 
-/**
- * Our analytical model of a training step's peak: weights, gradients and optimizer state by
- * optimizer and precision, the activations autograd keeps for backward (by layer type), the
- * transient gradients of the largest activation during backward, and the runtime overhead.
- */
-export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
+/** The analytical model's parts in bytes, before rounding to MiB (the learned estimators' anchor features use them). */
+export interface AnalyticalBytes {
+  /** Weights, rounded per layer as the allocator hands them out; gradients take as much again. */
+  readonly weightBytes: number;
+  readonly optimizerBytes: number;
+  /** The input batch and the activations autograd keeps for backward. */
+  readonly savedBytes: number;
+  /** The gradient flowing in and the one flowing out of the largest activation during backward. */
+  readonly backwardBytes: number;
+}
+
+export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const perLayerParams = table.rows.map((row) => row.params ?? 0).filter((p) => p > 0);
@@ -84,7 +90,16 @@ export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
   });
   // During backward the gradient flowing in and the one flowing out coexist.
   const backwardBytes = 2 * allocatedBytes(largest * bytes.activations);
+  return { weightBytes, optimizerBytes, savedBytes, backwardBytes };
+}
 
+/**
+ * Our analytical model of a training step's peak: weights, gradients and optimizer state by
+ * optimizer and precision, the activations autograd keeps for backward (by layer type), the
+ * transient gradients of the largest activation during backward, and the runtime overhead.
+ */
+export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
+  const { weightBytes, optimizerBytes, savedBytes, backwardBytes } = analyticalBytes(job);
   const toMiB = (b: number): number => Math.round((b / BYTES_PER_MIB) * 10) / 10;
   const breakdown: MemoryBreakdown = {
     weightsMiB: toMiB(weightBytes),

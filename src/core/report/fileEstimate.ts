@@ -24,9 +24,25 @@ export interface MemoryEstimate {
   readonly highMiB: number | null;
   /** The ensemble's most probable memory bin; null until an ensemble covers this family. */
   readonly bin: { readonly lowMiB: number; readonly highMiB: number; readonly probability: number } | null;
-  /** Which estimator produced `estimateMiB`. */
-  readonly method: 'analytical' | null;
+  /** Which estimator produced `estimateMiB`: the family's trained ensemble, or our analytical model. */
+  readonly method: 'analytical' | 'ensemble' | null;
   readonly breakdown: MemoryBreakdown | null;
+  /** How the ensemble ran, when it did (see src/core/estimators/learned.ts). */
+  readonly ensemble?: EnsembleRun;
+}
+
+export interface EnsembleRun {
+  /** The bundled model, `models/cnn.onnx`. */
+  readonly model: string;
+  /** The onnxruntime execution provider that ran it. */
+  readonly executionProvider: 'cpu' | 'cuda';
+  /** The quantile of the learned distribution used as the point estimate, and the range's quantiles. */
+  readonly pointQuantile: number;
+  readonly rangeQuantiles: readonly [number, number];
+  /** Features outside the training data's range (empty when inside). */
+  readonly outOfDistribution: readonly string[];
+  /** Our analytical model's estimate, the anchor the ensemble's learned correction multiplies (MiB). */
+  readonly analyticalMiB: number;
 }
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
@@ -39,6 +55,14 @@ export interface Assumption {
 
 export type UtilizationClass = 'low' | 'medium' | 'high';
 
+export interface ArchitectureRef {
+  readonly library: 'torchvision' | 'timm' | 'transformers';
+  readonly name: string;
+  readonly className: string;
+  /** Where the catalog's numbers come from (the library version it was generated with, or a published configuration). */
+  readonly source: string;
+}
+
 export interface ModelEstimate {
   readonly name: string;
   /** 1-based line of the construction (or class definition). */
@@ -46,6 +70,8 @@ export interface ModelEstimate {
   readonly params: number;
   readonly batchSize: number | null;
   readonly family: ModelFamily;
+  /** The standard architecture the model is (or contains), from the catalog: `torchvision` `resnet50`. */
+  readonly architecture: ArchitectureRef | null;
   readonly inputShape: readonly number[] | null;
   readonly optimizer: OptimizerKind;
   readonly precision: Precision;

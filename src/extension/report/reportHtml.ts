@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeBreakdown, describeEstimate, describeVerdict } from '../../core/report/describe';
+import { describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
 import type { FileEstimate, ModelEstimate } from '../../core/report/fileEstimate';
 
 /** Everything the page may load, decided by the panel that hosts it. */
@@ -21,14 +21,15 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate): string {
     .join('');
   const warnings = model.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   const breakdown = describeBreakdown(model);
+  const analyticalMiB = model.memory.ensemble?.analyticalMiB ?? model.memory.estimateMiB;
   return `<section aria-labelledby="model-${escapeHtml(model.name)}">
   <h2 id="model-${escapeHtml(model.name)}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
-  <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (analytical model): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
+  <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
   <table class="compare"><caption>Estimators</caption>
-    <tr><th scope="row">Analytical model</th><td class="num">${model.memory.estimateMiB === null ? 'n/a' : formatMiB(model.memory.estimateMiB)}</td></tr>
+    <tr><th scope="row">Analytical model</th><td class="num">${analyticalMiB === null ? 'n/a' : formatMiB(analyticalMiB)}</td></tr>
     <tr><th scope="row">Horus formula</th><td class="num">${model.horusMiB === null ? 'n/a' : formatMiB(model.horusMiB)}</td></tr>
-    <tr><th scope="row">Ensemble memory bin</th><td class="num">not available yet</td></tr>
-    <tr><th scope="row">Utilization (SMACT, SMOCC, DRAMA)</th><td class="num">not available yet</td></tr>
+    <tr><th scope="row">Trained ensemble</th><td class="num">${model.memory.method === 'ensemble' ? formatMiB(model.memory.estimateMiB!) : 'n/a'}</td></tr>
+    <tr><th scope="row">Range, memory bin, utilization (SMACT, SMOCC, DRAMA)</th><td>${escapeHtml(describeLearned(model))}</td></tr>
   </table>
   ${breakdown ? `<p>Breakdown: ${escapeHtml(breakdown)}</p>` : ''}
   <h3>Assumptions</h3><ul>${model.assumptions.map((a) => `<li>${escapeHtml(describeAssumption(a))}</li>`).join('')}</ul>

@@ -1,0 +1,254 @@
+"""Measurement tables the estimators train on, as one list of `Run`s.
+
+Two sources:
+- The published GPUMemNet reference data (A100 40 GB, PyTorch 2.4.1), read in place from
+  `../shared/data/gpumemnet-a100/{mlp,cnn}.csv` beside the repository (or GPUMEMNET_DATA, or
+  --reference-data). Their `Activations-Params` layer lists become layer tables exactly as
+  scripts/evaluation/referenceData.ts builds them.
+- JSON Lines that our harness collects (one measured run per line; see README.md in this folder
+  for the fields read).
+
+The held-out test split is a pure function of the file name, so TypeScript (`npm run evaluate`)
+picks the same rows: see `split`.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .definitions import REPO_ROOT
+
+SCHEMA_VERSION = 1
+#: Share of each stratum held out for the final test; the rest is cross-validated in 3 folds.
+TEST_SHARE = 0.3
+CV_FOLDS = 3
+#: Strata of the held-out split and the folds: the coarsest memory bins the issue scores.
+STRATUM_MIB = {"mlp": 1024, "cnn": 8192, "transformer": 8192}
+
+#: The generator's layer names in `Activations-Params`, as torch.nn class names.
+LAYER_TYPES = {
+    "linear": "Linear",
+    "batch_normalization": "BatchNorm1d",
+    "batchnorm2d": "BatchNorm2d",
+    "dropout": "Dropout",
+    "conv2d": "Conv2d",
+    "adaptive_avg_pool2d": "AdaptiveAvgPool2d",
+    "softmax": "Softmax",
+    "gelu": "GELU",
+}
+
+_LAYER = re.compile(r"\('([^']+)',\s*(\d+),\s*(\d+)\)")
+
+
+@dataclass
+class Run:
+    """One measured training run: what the features need, what was measured."""
+
+    id: str
+    family: str
+    table: Dict[str, Any]
+    setup: Dict[str, Any]
+    #: Peak GPU memory as nvidia-smi saw it (MiB); for an OOM run, the peak before the crash.
+    peak_mib: float
+    oom: bool = False
+    #: DCGM averages in 0..1; None where not recorded.
+    smact: Optional[float] = None
+    smocc: Optional[float] = None
+    drama: Optional[float] = None
+    source: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+def default_reference_dir() -> Path:
+    env = os.environ.get("GPUMEMNET_DATA")
+    return Path(env) if env else (REPO_ROOT.parent / "shared" / "data" / "gpumemnet-a100")
+
+
+def reference_layer_table(filename: str, layers: str, input_shape: List[int]) -> Dict[str, Any]:
+    rows = []
+    for match in _LAYER.finditer(layers):
+        name, activations, params = match.group(1), int(match.group(2)), int(match.group(3))
+        rows.append({"path": str(len(rows)), "type": LAYER_TYPES.get(name, name), "outputShape": None, "activations": activations, "params": params, "trainable": True})
+    params = sum(row["params"] for row in rows)
+    activations = sum(row["activations"] for row in rows)
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "model": filename,
+        "inputShape": input_shape,
+        "rows": rows,
+        "totals": {"params": params, "trainableParams": params, "activations": activations},
+        "incomplete": False,
+    }
+
+
+def reference_input_shape(family: str, filename: str) -> List[int]:
+    """The sample shape the generator used, read from the settings encoded in the file name."""
+
+    def setting(name: str) -> int:
+        match = re.search(rf"(?:^|_){name}:(\d+)", filename)
+        if not match:
+            raise ValueError(f"{filename}: no {name} setting in the file name")
+        return int(match.group(1))
+
+    if family == "mlp":
+        return [setting("input")]
+    size = setting("input_size")
+    return [setting("input_channels"), size, size]
+
+
+def _utilization(record: Dict[str, str], column: str) -> Optional[float]:
+    value = record.get(column)
+    if value is None or value == "":
+        return None
+    number = float(value)
+    return number if number >= 0 else None
+
+
+def reference_run(family: str, record: Dict[str, str]) -> Optional[Run]:
+    """A CSV record as a Run; None for rows with no usable layer list (Depth 0: failed parses)."""
+    if int(record["Depth"]) <= 0:
+        return None
+    filename = record["Filename"]
+    status = record.get("Status", "SUCCESSFUL")
+    peak = float(record["Max GPU Memory (MiB)"])
+    if peak <= 0:
+        return None
+    table = reference_layer_table(filename, record["Activations-Params"], reference_input_shape(family, filename))
+    return Run(
+        id=filename,
+        family=family,
+        table=table,
+        # GPUMemNet's generator trains every model with Adam in fp32.
+        setup={"batchSize": int(record["Batch Size"]), "optimizer": "adam", "precision": "fp32"},
+        peak_mib=peak,
+        oom=status != "SUCCESSFUL",
+        smact=_utilization(record, "Avg SMACT"),
+        smocc=_utilization(record, "Avg SMOCC"),
+        source=f"gpumemnet-a100/{family}.csv",
+    )
+
+
+def load_reference(directory: Path, family: str) -> List[Run]:
+    path = Path(directory) / f"{family}.csv"
+    csv.field_size_limit(sys.maxsize)
+    with path.open(newline="", encoding="utf-8") as handle:
+        runs = [reference_run(family, record) for record in csv.DictReader(handle)]
+    return [run for run in runs if run is not None]
+
+
+# --- JSON Lines from our harness --------------------------------------------------------------
+
+_PEAK_KEYS = ("peakMiB", "peak_mib", "maxMemoryMiB", "measuredMiB")
+
+
+def _first(record: Dict[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        if record.get(key) is not None:
+            return record[key]
+    return None
+
+
+def jsonl_run(record: Dict[str, Any], where: str) -> Optional[Run]:
+    """One line of a collected table; None for a line that is not a finished measurement."""
+    table = record.get("layerTable")
+    setup = record.get("setup") or {}
+    measured = record.get("measured") if isinstance(record.get("measured"), dict) else record
+    peak = _first(measured, _PEAK_KEYS)
+    if peak is None and isinstance(measured.get("memory"), dict):
+        peak = _first(measured["memory"], _PEAK_KEYS)
+    if table is None or peak is None or setup.get("batchSize") is None:
+        return None
+    if record.get("device") == "cpu" or record.get("cpuMemoryCapMiB") is not None:
+        return None  # tests of the collection flow, never GPU training data
+    if table.get("schemaVersion") != SCHEMA_VERSION:
+        raise ValueError(f"{where}: layer table schemaVersion {table.get('schemaVersion')}, expected {SCHEMA_VERSION}")
+    status = str(record.get("status") or measured.get("status") or "ok").lower()
+    if status not in ("ok", "oom", "successful", "oom_crash"):
+        return None
+    from .family import model_family  # local: family depends on definitions only
+
+    utilization = measured.get("utilization") if isinstance(measured.get("utilization"), dict) else {}
+
+    def util(name: str) -> Optional[float]:
+        value = utilization.get(name)
+        return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+    return Run(
+        id=str(record.get("id") or record.get("runId") or f"{where}"),
+        family=record.get("family") or model_family(table),
+        table=table,
+        setup={"batchSize": int(setup["batchSize"]), "optimizer": setup.get("optimizer") or "adam", "precision": setup.get("precision") or "fp32"},
+        peak_mib=float(peak),
+        oom=status in ("oom", "oom_crash"),
+        smact=util("smact"),
+        smocc=util("smocc"),
+        drama=util("drama"),
+        source=where.split(":")[0],
+        extra={"gpu": record.get("gpu") if isinstance(record.get("gpu"), str) else (record.get("gpu") or {}).get("name")},
+    )
+
+
+def load_jsonl(path: Path) -> List[Run]:
+    """Finished GPU measurements of a collected file (`harness collect`'s results.jsonl): rows
+    with status ok or oom, a layer table, a batch size and a peak; CPU rows, errors, crashes and
+    a last line cut short by a kill are skipped."""
+    runs: List[Run] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip() or not line.endswith("\n"):
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"{path}:{number}: not JSON; skipped", file=sys.stderr)
+                continue
+            run = jsonl_run(record, f"{path}:{number}") if isinstance(record, dict) else None
+            if run is not None:
+                runs.append(run)
+    return runs
+
+
+# --- The split -------------------------------------------------------------------------------
+
+
+def split_key(run: Run) -> str:
+    return hashlib.sha256(f"{run.family}/{run.id}".encode("utf-8")).hexdigest()
+
+
+def stratum(run: Run) -> int:
+    return int(run.peak_mib // STRATUM_MIB[run.family])
+
+
+def split(runs: Iterable[Run]) -> Tuple[List[Run], List[Run], Dict[str, int]]:
+    """(train, test, fold of each train run's id).
+
+    Only successful runs are split: within each family and memory stratum (floor(peak /
+    STRATUM_MIB)), runs are ordered by sha256("family/id"); the first round(30%) are the test
+    split, and the rest go to folds 0, 1, 2 in turn. OOM runs (lower bounds) are always training
+    runs, in no fold's validation part (fold -1)."""
+    groups: Dict[Tuple[str, int], List[Run]] = {}
+    train: List[Run] = []
+    test: List[Run] = []
+    folds: Dict[str, int] = {}
+    for run in runs:
+        if run.oom:
+            train.append(run)
+            folds[run.id] = -1
+        else:
+            groups.setdefault((run.family, stratum(run)), []).append(run)
+    for key in sorted(groups):
+        members = sorted(groups[key], key=split_key)
+        n_test = int(math.floor(TEST_SHARE * len(members) + 0.5))
+        test.extend(members[:n_test])
+        for position, run in enumerate(members[n_test:]):
+            train.append(run)
+            folds[run.id] = position % CV_FOLDS
+    return train, test, folds

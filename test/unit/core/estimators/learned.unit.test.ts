@@ -1,0 +1,107 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
+import { batchGrid, largestFittingBatch, withLearnedEstimates } from '../../../../src/core/estimators/learned';
+import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
+import { featureVector } from '../../../../src/core/features/features';
+import type { ModelEstimate } from '../../../../src/core/report/fileEstimate';
+import { estimate, REPO_ROOT } from '../../fixtures';
+
+const MODELS = path.join(REPO_ROOT, 'models');
+const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
+const TRANSFORMER = `
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Embedding(1000, 64), nn.TransformerEncoderLayer(d_model=64, nhead=4, batch_first=True), nn.Linear(64, 1000))
+x = torch.randint(0, 1000, (16, 32))
+optimizer = torch.optim.Adam(model.parameters())
+loss = model(x).sum()
+`;
+
+describe('learned estimates', () => {
+  let runner: OnnxRunner;
+  before(() => {
+    runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu' });
+  });
+  after(() => runner.dispose());
+
+  async function learned(source: string, options = {}): Promise<{ before: ModelEstimate; after: ModelEstimate }> {
+    const first = await estimate(source, options);
+    const second = await withLearnedEstimates(first, runner, { safetyMargin: 0.1 });
+    return { before: first.models[0]!, after: second.models[0]! };
+  }
+
+  for (const [file, family] of [['mlp_mnist.py', 'mlp'], ['cnn_cifar10.py', 'cnn']] as const) {
+    it(`fills the point estimate, its range, the bin and the utilization classes: examples/${file}`, async () => {
+      const { before, after } = await learned(example(file));
+      assert.equal(before.memory.method, 'analytical');
+      assert.equal(after.family, family);
+      assert.equal(after.memory.method, 'ensemble');
+      const { estimateMiB, lowMiB, highMiB, bin } = after.memory;
+      assert.ok(lowMiB! <= estimateMiB! && estimateMiB! <= highMiB!, `${lowMiB} <= ${estimateMiB} <= ${highMiB}`);
+      assert.ok(bin && bin.probability > 0 && bin.probability <= 1 && bin.highMiB - bin.lowMiB === (family === 'mlp' ? 1024 : 8192));
+      assert.ok(after.utilization.smact !== null && after.utilization.smocc !== null && after.utilization.drama === null);
+      assert.deepEqual(after.memory.ensemble?.executionProvider, 'cpu');
+      assert.equal(after.memory.ensemble?.model, `models/${family}.onnx`);
+      assert.deepEqual(after.memory.breakdown, before.memory.breakdown, 'the breakdown stays the analytical model');
+      assert.equal(after.horusMiB, before.horusMiB);
+      assert.equal(after.fits, estimateMiB! <= 40960);
+    });
+  }
+
+  it('finds the largest batch whose learned estimate fits, checked one sample above and at it', async () => {
+    const { after } = await learned(example('cnn_cifar10.py'), { gpu: { id: 't4-16gb', name: 'T4 16GB', memoryMiB: 15360 } as never });
+    const max = after.maxBatchSize!;
+    assert.ok(max > 1, String(max));
+    const job = (b: number) => ({ table: after.layerTable, batchSize: b, optimizer: after.optimizer, precision: after.precision });
+    const result = (await runner.run('cnn', [featureVector(job(max)), featureVector(job(max + 1))]))!;
+    const memory = result.outputs.memory_mib!;
+    assert.ok(memory[1]! <= 15360 && memory[4]! > 15360, `${memory[1]} at ${max}, ${memory[4]} at ${max + 1}`);
+  });
+
+  it('warns when the features leave the training data, and leans on the analytical model there', async () => {
+    // GPUMemNet's CNNs were trained with batches of 2 to 62.
+    const { after } = await learned(example('cnn_cifar10.py'), { batchSize: 4096 });
+    assert.ok(after.memory.ensemble!.outOfDistribution.some((f) => f.startsWith('batch_size 4096 > ')));
+    assert.match(after.warnings.join('\n'), /Outside the CNN ensemble's training data \(.*batch_size 4096 > \d+/);
+    const analytical = analyticalEstimate({ table: after.layerTable, batchSize: 4096, optimizer: after.optimizer, precision: after.precision }).totalMiB;
+    assert.ok(after.memory.estimateMiB! > 0.5 * analytical && after.memory.estimateMiB! < 2 * analytical, `${after.memory.estimateMiB} vs analytical ${analytical}`);
+  });
+
+  it('leaves Transformers to the analytical model, labelled as such', async () => {
+    const { before, after } = await learned(TRANSFORMER);
+    assert.equal(after.family, 'transformer');
+    assert.equal(after.memory.method, 'analytical');
+    assert.deepEqual(after, before);
+  });
+
+  it('leaves a model without a batch size alone', async () => {
+    const { before, after } = await learned('import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(10, 10))\n');
+    assert.equal(before.batchSize, null);
+    assert.deepEqual(after, before);
+  });
+});
+
+describe('largest fitting batch over a grid', () => {
+  it('is geometric with every small batch size', () => {
+    const grid = batchGrid();
+    assert.deepEqual(grid.slice(0, 10), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.equal(grid[grid.length - 1], 1 << 24);
+    for (let i = 1; i < grid.length; i++) assert.ok(grid[i]! > grid[i - 1]! && grid[i]! <= Math.ceil(grid[i - 1]! * 1.1) + 1);
+  });
+
+  it('refines between the last grid point that fits and the first that does not', async () => {
+    const grid = batchGrid();
+    const memory = (b: number) => 1000 + 3 * b;
+    let asked: number[] = [];
+    const best = await largestFittingBatch(grid, grid.map(memory), 40000, async (sizes) => {
+      asked = sizes;
+      return sizes.map(memory);
+    });
+    assert.equal(best, 13000);
+    assert.ok(asked.length > 0 && asked.length <= 256);
+    assert.equal(await largestFittingBatch(grid, grid.map(() => 99), 10, async () => []), 0);
+    assert.equal(await largestFittingBatch(grid, grid.map(() => 1), 10, async () => []), 1 << 24);
+  });
+});

@@ -1,0 +1,123 @@
+import * as assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { ModelCard } from '../../../../src/core/estimators/onnx/modelCard';
+import { OnnxRunner, type RunnerLog } from '../../../../src/core/estimators/onnx/onnxRunner';
+import { FEATURE_NAMES } from '../../../../src/core/features/features';
+import { REPO_ROOT } from '../../fixtures';
+
+const MODELS = path.join(REPO_ROOT, 'models');
+const cards = readdirSync(MODELS)
+  .filter((f) => f.endsWith('.card.json'))
+  .sort()
+  .map((f) => JSON.parse(readFileSync(path.join(MODELS, f), 'utf8')) as ModelCard & { bytes: number; sha256: string });
+
+function recorder(): { log: RunnerLog; lines: string[] } {
+  const lines: string[] = [];
+  return { log: (level, message) => lines.push(`${level}: ${message}`), lines };
+}
+
+describe('bundled ONNX estimators', () => {
+  it('cover the MLP and CNN families, each under 1 MB and trained on the features this build computes', () => {
+    assert.deepEqual(cards.map((c) => c.family), ['cnn', 'mlp']);
+    for (const card of cards) {
+      assert.ok(card.bytes < 1_000_000, `${card.file}: ${card.bytes} bytes`);
+      assert.equal(readFileSync(path.join(MODELS, card.file)).length, card.bytes);
+      assert.deepEqual(card.features.map((f) => f.name), [...FEATURE_NAMES]);
+    }
+  });
+
+  for (const card of cards) {
+    it(`${card.file} through onnxruntime-node gives what torch gave when it was exported (the card's self-test)`, async () => {
+      const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu' });
+      try {
+        const result = (await runner.run(card.family, card.selfTest!.features))!;
+        assert.equal(result.provider, 'cpu');
+        for (const [name, expected] of Object.entries(card.selfTest!.outputs)) {
+          const got = result.outputs[name]!;
+          const flat = expected.flat();
+          assert.equal(got.length, flat.length, name);
+          flat.forEach((value, i) => assert.ok(Math.abs(got[i]! - value) <= 1e-4 * Math.max(1, Math.abs(value)), `${name}[${i}]: onnxruntime ${got[i]}, torch ${value}`));
+        }
+      } finally {
+        await runner.dispose();
+      }
+    });
+  }
+});
+
+describe('ONNX runner', () => {
+  it('creates each session once, lazily, and says a family without a model has none', async () => {
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu' });
+    try {
+      const first = runner.model('mlp');
+      assert.equal(runner.model('mlp'), first, 'the same pending session');
+      assert.equal((await first)?.provider, 'cpu');
+      assert.equal(await runner.model('transformer'), null);
+      assert.equal(await runner.run('transformer', [[1]]), null);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('auto without the CUDA provider library runs on the CPU and says so once', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'auto', log, cudaInstalled: () => false });
+    try {
+      assert.equal((await runner.model('mlp'))?.provider, 'cpu');
+      assert.equal((await runner.model('cnn'))?.provider, 'cpu');
+      assert.deepEqual(lines, ['info: CUDA execution provider not installed; the estimators run on the CPU']);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('auto with CUDA reported installed tries it, and falls back to the CPU with one log line when it cannot load', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'auto', log, cudaInstalled: () => true });
+    try {
+      const loaded = await runner.model('cnn');
+      await runner.model('mlp');
+      // On this machine the CUDA provider library is not installed (the install script that downloads it never runs).
+      assert.equal(loaded?.provider, 'cpu');
+      assert.equal(lines.length, 1);
+      assert.match(lines[0]!, /^info: CUDA execution provider unavailable \(.+\); the estimators run on the CPU$/);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('cuda asked for explicitly but unavailable is a warning, and the result says the CPU ran', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cuda', log });
+    try {
+      const result = await runner.run('mlp', [cards.find((c) => c.family === 'mlp')!.selfTest!.features[0]!]);
+      assert.equal(result?.provider, 'cpu');
+      assert.match(lines.join('\n'), /^warning: CUDA execution provider unavailable/);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('refuses a row of the wrong width, and a model trained on another feature definition', async () => {
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu' });
+    await assert.rejects(runner.run('mlp', [[1, 2, 3]]), /takes \d+ features, got 3/);
+    await runner.dispose();
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'gpu-estimator-models-'));
+    try {
+      const card = cards.find((c) => c.family === 'mlp')!;
+      copyFileSync(path.join(MODELS, card.file), path.join(dir, card.file));
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(path.join(dir, 'mlp.card.json'), JSON.stringify({ ...card, featureDefinitionVersion: card.featureDefinitionVersion + 1 }));
+      const { log, lines } = recorder();
+      const stale = new OnnxRunner({ modelsDir: dir, executionProvider: 'cpu', log });
+      assert.equal(await stale.model('mlp'), null);
+      assert.match(lines[0]!, /trained on feature definition \d+, this build computes \d+/);
+      await stale.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
