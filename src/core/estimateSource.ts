@@ -1,4 +1,4 @@
-import { analyzeSource, fileBudget, type SyntaxCache } from './analysis/analyzeSource';
+import { analyzeSource, type SyntaxCache } from './analysis/analyzeSource';
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced } from './analysis/modelDescription';
 import { analyticalEstimate } from './estimators/analytical';
 import { modelFamily } from './estimators/family';
@@ -50,7 +50,7 @@ export function withinLimit(source: string): { analysed: string; warning?: strin
 /** Estimates from an already parsed tree (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
 export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: SyntaxCache): FileEstimate {
   const gpu = gpuOf(options);
-  const analysis = analyzeSource(tree, source, fileBudget(), cache);
+  const analysis = analyzeSource(tree, source, undefined, cache);
   const models = analysis.models.map((model) => estimateModel(model, analysis, options));
   return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
 }

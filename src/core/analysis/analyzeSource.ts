@@ -71,8 +71,12 @@ export interface SyntaxCache {
  * Python. The module's statements run in groups that share no names (statementGroups.ts); with
  * a cache, a group whose statements did not change since the last call is not run again.
  */
-export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = fileBudget(), cache?: SyntaxCache): SourceAnalysis {
+export function analyzeSource(tree: Tree, source = tree.rootNode.text, given?: Budget, cache?: SyntaxCache): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
+  const statementsByGroup = statementGroups(root);
+  // The budget bounds following the script; copying the tree and grouping its statements are
+  // linear in its size, bounded by the parser's own limits, and must not eat into it.
+  const budget = given ?? fileBudget();
   const imports = ImportTable.fromModule(root);
   const importsKey = root
     .descendantsOfType(['import_statement', 'import_from_statement'])
@@ -81,7 +85,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, budget = 
   const previous = cache?.groups;
   const groups = new Map<string, GroupDiscovery>();
   const discoveryBudget = budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS);
-  for (const group of statementGroups(root)) {
+  for (const group of statementsByGroup) {
     const key = `${importsKey}|${group.statements.map((node) => node.id).join(',')}`;
     const known = previous?.get(key);
     groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget));
