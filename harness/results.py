@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Set, Union
+from typing import Any, Dict, Iterator, List, Set, Tuple, Union
 
 #: Row statuses that finish a configuration: a rerun does not repeat it.
 FINISHED = ("ok", "oom", "error", "crashed")
@@ -22,6 +22,12 @@ def read_rows(path: Union[str, Path]) -> List[Dict[str, Any]]:
 
 
 def iter_rows(path: Union[str, Path]) -> Iterator[Dict[str, Any]]:
+    for _, row in iter_numbered_rows(path):
+        yield row
+
+
+def iter_numbered_rows(path: Union[str, Path]) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """Each JSON object row with its line number; a last line cut short by a kill ends the file."""
     path = Path(path)
     if not path.exists():
         return
@@ -38,7 +44,7 @@ def iter_rows(path: Union[str, Path]) -> Iterator[Dict[str, Any]]:
                 print(f"{path}:{number}: skipping a line that is not JSON", file=sys.stderr)
                 continue
             if isinstance(row, dict):
-                yield row
+                yield number, row
 
 
 def finished_ids(path: Union[str, Path]) -> Set[str]:

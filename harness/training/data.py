@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import math
 import os
 import re
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..results import iter_numbered_rows
 from .definitions import REPO_ROOT
 
 SCHEMA_VERSION = 1
@@ -201,18 +201,10 @@ def load_jsonl(path: Path) -> List[Run]:
     with status ok or oom, a layer table, a batch size and a peak; CPU rows, errors, crashes and
     a last line cut short by a kill are skipped."""
     runs: List[Run] = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip() or not line.endswith("\n"):
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                print(f"{path}:{number}: not JSON; skipped", file=sys.stderr)
-                continue
-            run = jsonl_run(record, f"{path}:{number}") if isinstance(record, dict) else None
-            if run is not None:
-                runs.append(run)
+    for number, record in iter_numbered_rows(path):
+        run = jsonl_run(record, f"{path}:{number}")
+        if run is not None:
+            runs.append(run)
     return runs
 
 

@@ -153,19 +153,9 @@ function functionLocals(fn: SyntaxNode): Set<string> {
           if (bound) locals.add(bound.text.split('.')[0]!);
         }
         continue;
-      case 'assignment':
-      case 'augmented_assignment':
-      case 'for_statement':
-        targetNames(node.childForFieldName('left'), locals);
-        break;
-      case 'named_expression':
-        targetNames(node.childForFieldName('name'), locals);
-        break;
-      case 'as_pattern':
-        targetNames(node.childForFieldName('alias'), locals);
-        break;
       default:
         if (COMPREHENSIONS.has(node.type)) continue;
+        targetNames(bindingTarget(node), locals);
         break;
     }
     for (const child of node.namedChildren) stack.push(child);
@@ -201,29 +191,24 @@ function collectBindings(statement: SyntaxNode, binds: Set<string>): void {
         }
         continue;
       }
-      case 'assignment':
-      case 'augmented_assignment':
-      case 'for_statement':
-        targetNames(node.childForFieldName('left'), binds);
-        break;
-      case 'named_expression':
-        targetNames(node.childForFieldName('name'), binds);
-        break;
-      case 'as_pattern':
-        targetNames(node.childForFieldName('alias'), binds);
-        break;
       case 'lambda':
-      case 'list_comprehension':
-      case 'dictionary_comprehension':
-      case 'set_comprehension':
-      case 'generator_expression':
-        // Their variables are their own (Python 3), and they bind nothing outside.
         continue;
       default:
+        // Comprehension variables are their own (Python 3), and they bind nothing outside.
+        if (COMPREHENSIONS.has(node.type)) continue;
+        targetNames(bindingTarget(node), binds);
         break;
     }
     for (const child of node.namedChildren) stack.push(child);
   }
+}
+
+/** Which child of a node is bound: `x` in `x = ...`, `x += ...`, `for x in ...`, `(x := ...)`, `... as x`. */
+const BINDING_FIELDS: Readonly<Record<string, string>> = { assignment: 'left', augmented_assignment: 'left', for_statement: 'left', named_expression: 'name', as_pattern: 'alias' };
+
+function bindingTarget(node: SyntaxNode): SyntaxNode | null {
+  const field = BINDING_FIELDS[node.type];
+  return field ? node.childForFieldName(field) : null;
 }
 
 function targetNames(target: SyntaxNode | null, binds: Set<string>): void {

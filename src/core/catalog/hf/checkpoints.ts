@@ -1,6 +1,7 @@
 /** The hub checkpoints the catalog knows (checkpoints.json) and how a script's name finds one. */
 import type { HfConfig, ModelType } from './configs';
 import data from './checkpoints.json';
+import { editDistance } from '../closestNames';
 
 export interface Checkpoint {
   /** The name the catalog reports: the hub's short name where there is one (`bert-base-uncased`). */
@@ -28,19 +29,6 @@ export function findCheckpoint(name: string): Checkpoint | undefined {
   if (exact) return exact;
   const lower = name.toLowerCase();
   return CHECKPOINTS.find((c) => c.name.toLowerCase() === lower || c.aliases.some((a) => a.toLowerCase() === lower));
-}
-
-/** Edit distance (insertions, deletions, substitutions). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 /**

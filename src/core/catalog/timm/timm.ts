@@ -8,7 +8,7 @@
 import type { CatalogArchitecture, CatalogMiss, CatalogOptions } from '../catalog';
 import { TIMM_BLOBS, TIMM_INDEX, TIMM_VERSIONS } from '../data/timm';
 import { torchvisionArchitecture, TORCHVISION_VERSION } from '../torchvision/torchvision';
-import { unknownNameMessage } from '../traced/closestNames';
+import { unknownNameMessage } from '../closestNames';
 import { pythonValue, tracedArchitecture } from '../traced/tracedArchitecture';
 import { BlobCache } from '../traced/tracedData';
 import { TIMM_ALIASES, TIMM_MODELS, type TimmModel } from './timmModels';

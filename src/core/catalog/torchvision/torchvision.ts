@@ -9,7 +9,7 @@
  */
 import type { CatalogArchitecture, CatalogMiss, CatalogOptions } from '../catalog';
 import { TORCHVISION_BLOBS, TORCHVISION_INDEX, TORCHVISION_VERSIONS } from '../data/torchvision';
-import { unknownNameMessage } from '../traced/closestNames';
+import { unknownNameMessage } from '../closestNames';
 import { pythonValue, tracedArchitecture } from '../traced/tracedArchitecture';
 import { BlobCache, type OptionValue, type TracedIndexEntry, type WeightsInfo } from '../traced/tracedData';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { TIMM_BLOBS, TIMM_INDEX } from '../../../../../src/core/catalog/data/timm';
 import { TORCHVISION_BLOBS, TORCHVISION_INDEX } from '../../../../../src/core/catalog/data/torchvision';
-import { closestNames, editDistance } from '../../../../../src/core/catalog/traced/closestNames';
+import { closestNames, editDistance } from '../../../../../src/core/catalog/closestNames';
 import { callFunction, callMethod, knownFunctions, knownMethods } from '../../../../../src/core/catalog/traced/ops';
 import { decodeBlob, evaluateSymbolic, type DataValue, type TracedBlob } from '../../../../../src/core/catalog/traced/tracedData';
 import { tensorVal, type Val } from '../../../../../src/core/catalog/traced/values';

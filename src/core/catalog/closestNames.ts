@@ -1,4 +1,4 @@
-/** Suggestions for a model name the catalog does not know: `resnet5` -> resnet50, `vit_b16` -> vit_b_16. */
+/** Suggestions for a name the catalog does not know: `resnet5` -> resnet50, `vit_b16` -> vit_b_16 (the Hugging Face checkpoints rank their own way, with this edit distance). */
 
 /** Edit distance (insertions, deletions, substitutions). */
 export function editDistance(a: string, b: string): number {
