@@ -38,6 +38,22 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     });
   }
 
+  it('estimates a script that builds a catalog model like a hand-written one, and names an unknown one', () => {
+    const built = run('test/fixtures/catalog/cifar10_resnet18_finetune.py', '--json');
+    assert.equal(built.code, 0, built.stderr);
+    const [model] = JSON.parse(built.stdout).models;
+    assert.deepEqual(model.architecture && [model.architecture.library, model.architecture.name], ['torchvision', 'resnet18']);
+    assert.equal(model.params, 11181642);
+    assert.equal(model.layerTable.rows.at(-1).path, 'fc');
+    assert.deepEqual(model.layerTable.rows.at(-1).outputShape, [10]);
+    assert.equal(typeof model.memory.estimateMiB, 'number');
+    const unknown = run('test/fixtures/scripts/unknown_catalog_models.py');
+    assert.equal(unknown.code, 0, unknown.stderr);
+    assert.match(unknown.stdout, /torchvision catalog has no model "maxvit_t"/);
+    assert.match(unknown.stdout, /timm catalog has no model "resnet5"; did you mean resnet50/);
+    assert.match(unknown.stdout, /does not know the checkpoint 'mistralai\/Mistral-7B-v0.1'/);
+  });
+
   it('prints a readable table by default', () => {
     const { code, stdout } = run('examples/mlp_mnist.py');
     assert.equal(code, 0);
