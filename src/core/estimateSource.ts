@@ -1,11 +1,11 @@
 import { analyzeSource, type SyntaxCache } from './analysis/analyzeSource';
-import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced } from './analysis/modelDescription';
+import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from './analysis/modelDescription';
 import { analyticalEstimate } from './estimators/analytical';
 import { modelFamily } from './estimators/family';
 import { horusMiB } from './estimators/horus';
 import type { TrainingJob } from './estimators/trainingJob';
 import type { GpuProfile } from './gpus/gpuProfiles';
-import { buildLayerTable } from './layerTable/buildLayerTable';
+import { buildLayerTable, type LayerTableResult } from './layerTable/buildLayerTable';
 import type { Tree } from 'web-tree-sitter';
 import { IncrementalEstimator } from './incrementalEstimator';
 import type { PythonParser } from './parsing/pythonParser';
@@ -47,11 +47,29 @@ export function withinLimit(source: string): { analysed: string; warning?: strin
   return { analysed, warning: `The file has ${source.length} characters; only its first ${lines} lines (${analysed.length} characters) were analysed.` };
 }
 
+/**
+ * What an editor keeps between estimates of one document: the analysis cache (syntax copy and
+ * statement groups) and each model's layer table. A model whose statement group was reused is
+ * the same object as before, so its table is too, while the inputs offered to it are unchanged.
+ */
+export interface EstimateCache {
+  readonly syntax: SyntaxCache;
+  tables: Map<string, LayerTableResult>;
+}
+
 /** Estimates from an already parsed tree (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
-export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: SyntaxCache): FileEstimate {
+export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache): FileEstimate {
   const gpu = gpuOf(options);
-  const analysis = analyzeSource(tree, source, undefined, cache);
-  const models = analysis.models.map((model) => estimateModel(model, analysis, options));
+  const analysis = analyzeSource(tree, source, undefined, cache?.syntax);
+  const tables = new Map<string, LayerTableResult>();
+  const tableOf = (model: ModelDescription): LayerTableResult => {
+    const key = tableKey(model, analysis.setup);
+    const table = cache?.tables.get(key) ?? buildLayerTable(model, analysis.setup, analysis.context);
+    tables.set(key, table);
+    return table;
+  };
+  const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model)));
+  if (cache) cache.tables = tables;
   return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
 }
 
@@ -59,9 +77,22 @@ export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
   return { id: options.gpu.id, name: options.gpu.name, memoryMiB: options.gpu.memoryMiB };
 }
 
-function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions): ModelEstimate {
+/** Everything buildLayerTable reads besides the model object itself. */
+function tableKey(model: ModelDescription, setup: TrainingSetup): string {
+  return `${model.root.id}:${JSON.stringify([
+    model.name,
+    model.exampleInputs?.value,
+    model.invocationArity,
+    setup.datasetSamples?.value,
+    setup.inputCandidates.map((candidate) => candidate.value),
+    setup.imageSize?.value,
+    setup.sequenceLength?.value,
+  ])}`;
+}
+
+function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult): ModelEstimate {
   const { setup } = analysis;
-  const { table, inputShape, notes } = buildLayerTable(model, setup, analysis.context);
+  const { table, inputShape, notes } = layers;
   const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
 
   const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;

@@ -1,6 +1,5 @@
 import type { Tree } from 'web-tree-sitter';
-import type { SyntaxCache } from './analysis/analyzeSource';
-import { estimateTree, gpuOf, withinLimit, type EstimateOptions } from './estimateSource';
+import { estimateTree, gpuOf, withinLimit, type EstimateCache, type EstimateOptions } from './estimateSource';
 import { changeBetween, reparse } from './parsing/incrementalParse';
 import { parseableSource } from './parsing/parseableSource';
 import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
@@ -13,8 +12,8 @@ import type { FileEstimate } from './report/fileEstimate';
 export class IncrementalEstimator {
   private tree: Tree | undefined;
   private parsedText = '';
-  /** The plain copy of the last tree: unchanged top-level statements move over to the next. */
-  private readonly syntax: SyntaxCache = {};
+  /** The last analysis: unchanged statements, statement groups and models' layer tables move over to the next. */
+  private readonly cache: EstimateCache = { syntax: {}, tables: new Map() };
 
   constructor(private readonly parser: PythonParser) {}
 
@@ -28,7 +27,7 @@ export class IncrementalEstimator {
       this.dispose();
       return { file, gpu: gpuOf(options), models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
     }
-    const estimate = estimateTree(file, text, this.tree!, options, this.syntax);
+    const estimate = estimateTree(file, text, this.tree!, options, this.cache);
     return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
   }
 
@@ -63,6 +62,8 @@ export class IncrementalEstimator {
     this.tree?.delete();
     this.tree = undefined;
     this.parsedText = '';
-    this.syntax.root = undefined;
+    this.cache.syntax.root = undefined;
+    this.cache.syntax.groups = undefined;
+    this.cache.tables = new Map();
   }
 }
