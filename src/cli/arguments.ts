@@ -9,6 +9,8 @@ export interface CliArguments {
   readonly failOnOom: boolean;
   readonly safetyMarginPercent: number;
   readonly executionProvider: ExecutionProviderChoice;
+  /** --models DIR: a folder of the user's own models, tried before the bundled ones. */
+  readonly models?: string;
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -29,6 +31,8 @@ Options:
   --execution-provider auto|cuda|cpu
                         where the learned estimators run (default auto: CUDA when
                         onnxruntime's CUDA provider is installed, else the CPU)
+  --models DIR          use <family>.onnx and <family>.card.json from DIR (your own
+                        trained models) where present and valid, else the bundled ones
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -47,6 +51,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'batch-size': { type: 'string' },
         'safety-margin': { type: 'string' },
         'execution-provider': { type: 'string' },
+        models: { type: 'string' },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -67,6 +72,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     failOnOom: values['fail-on-oom'] ?? false,
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
     executionProvider: executionProvider(values['execution-provider']),
+    ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -83,6 +89,11 @@ function percentage(text: string): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0 || value >= 100) throw new UsageError(`--safety-margin needs a percentage from 0 to 99, got "${text}"`);
   return value;
+}
+
+function modelsDir(text: string): string {
+  if (!text.trim()) throw new UsageError('--models needs a folder');
+  return text;
 }
 
 function executionProvider(text: string | undefined): ExecutionProviderChoice {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimateSource } from '../core/estimateSource';
 import { withLearnedEstimates } from '../core/estimators/learned';
@@ -57,7 +58,9 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   const safetyMargin = args.safetyMarginPercent / 100;
   const analytical = estimateSource(args.file, source, parser, { gpu, batchSize: args.batchSize, safetyMargin });
   // The learned step: the bundled ONNX ensembles (the JSON says which execution provider ran them).
-  const runner = new OnnxRunner({ modelsDir: path.join(root, 'models'), executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) });
+  if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
+  const userModels = args.models === undefined ? {} : { userModelsDir: path.resolve(args.models) };
+  const runner = new OnnxRunner({ modelsDir: path.join(root, 'models'), ...userModels, executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) });
   let estimate;
   try {
     estimate = await withLearnedEstimates(analytical, runner, { safetyMargin });

@@ -1,19 +1,38 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { RemoteError } from '../core/remote/errors';
 import { describeProgress, type Progress } from '../core/remote/progress';
-import { RemoteRunner, type FollowResult, type RunRecord } from '../core/remote/remoteRun';
+import { RemoteRunner, type FollowResult, type RunRecord, type TrainInputs } from '../core/remote/remoteRun';
+import { installModels, summarizeTraining } from '../core/remote/retrain';
 import { sshConfigHosts } from '../core/remote/sshConfigHosts';
 import type { EstimationService } from './estimationService';
 import type { Logger } from './logger';
 import type { SettingsStore } from './settings';
 
 const RUNS_KEY = 'gpuEstimator.remoteRuns';
+/** Where "Retrain estimator" installs models when gpuEstimator.modelsFolder is empty (relative to the workspace). */
+const DEFAULT_MODELS_FOLDER = '.gpu-estimator/models';
+/** Where the command looks for GPUMemNet's mlp.csv / cnn.csv: GPUMEMNET_DATA, else .gpu-estimator/reference-data/. */
+const REFERENCE_FOLDERS = (folder: string): string[] => [...(process.env.GPUMEMNET_DATA ? [process.env.GPUMEMNET_DATA] : []), path.join(folder, '.gpu-estimator', 'reference-data')];
+
+/** `<runs>/<host>/<run-id>/out/results.jsonl` files (downloaded collect runs), newest run first. */
+function findResults(runsDir: string): string[] {
+  if (!existsSync(runsDir)) return [];
+  const found: string[] = [];
+  for (const host of readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+    for (const run of readdirSync(path.join(runsDir, host.name), { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      const file = path.join(runsDir, host.name, run.name, 'out', 'results.jsonl');
+      if (existsSync(file)) found.push(file);
+    }
+  }
+  return found.sort((a, b) => path.basename(path.dirname(path.dirname(b))).localeCompare(path.basename(path.dirname(path.dirname(a)))));
+}
 
 /**
- * "Collect training data on a remote GPU host", "Measure on remote GPU host" and "Remote runs":
+ * "Collect training data on a remote GPU host", "Measure on remote GPU host", "Retrain estimator
+ * from collected data" and "Remote runs":
  * prompts, notifications and workspace state around src/core/remote (which does the work).
  */
 export class RemoteCommands implements vscode.Disposable {
@@ -31,6 +50,7 @@ export class RemoteCommands implements vscode.Disposable {
       vscode.commands.registerCommand('gpuEstimator.collectRemote', () => this.guard('collect training data', () => this.collect())),
       vscode.commands.registerCommand('gpuEstimator.measureRemote', () => this.guard('measure on the remote host', () => this.measure())),
       vscode.commands.registerCommand('gpuEstimator.remoteRuns', () => this.guard('remote runs', () => this.manageRuns())),
+      vscode.commands.registerCommand('gpuEstimator.retrainRemote', () => this.guard('retrain the estimators', () => this.retrain())),
     ];
   }
 
@@ -105,6 +125,89 @@ export class RemoteCommands implements vscode.Disposable {
     const text = `Measured on ${record.host} (${String(measured.gpu ?? record.device)}), ${String(measured.steps)} steps, ${String(measured.status)}: peak ${mib(measured.peakMiB)} (nvidia-smi), ${mib(measured.torchMaxAllocatedMiB)} allocated / ${mib(measured.torchMaxReservedMiB)} reserved (PyTorch). Estimated: ${estimated || 'no model found'}.`;
     this.logger.info(text);
     void vscode.window.showInformationMessage(`GPU Estimator: ${text}`, 'View Logs').then((choice) => choice && this.logger.show());
+  }
+
+  /**
+   * Trains the estimators on the host from collected rows (a collect run still there, or a
+   * results.jsonl in the workspace), then installs the models into the user's models folder.
+   */
+  private async retrain(): Promise<void> {
+    const folder = this.workspaceFolder();
+    const host = await this.pickHost();
+    if (!host) return;
+    const data = await this.pickTrainingData(folder, host);
+    if (!data) return;
+    const reference = REFERENCE_FOLDERS(folder).find((dir) => existsSync(path.join(dir, 'mlp.csv')) || existsSync(path.join(dir, 'cnn.csv')));
+    let referenceDataDir: string | undefined;
+    if (reference) {
+      const use = await vscode.window.showInformationMessage(`Also train on the GPUMemNet reference data in ${reference}? It is uploaded to ${host}.`, 'Use It', 'Collected Rows Only');
+      if (!use) return;
+      if (use === 'Use It') referenceDataDir = reference;
+    }
+    const what = 'localFile' in data.inputs.data ? path.relative(folder, data.inputs.data.localFile) : data.description;
+    const referenceText = referenceDataDir ? ' and the GPUMemNet reference data' : reference ? ' only (reference data left out)' : ` only (no GPUMemNet reference data: put mlp.csv / cnn.csv in ${path.join('.gpu-estimator', 'reference-data')} or set GPUMEMNET_DATA)`;
+    const start = await vscode.window.showInformationMessage(
+      `Train the estimators on ${host} from ${what}${referenceText}? A family needs 200 successful GPU runs for a model; CPU test rows never count.`,
+      'Start',
+      'Cancel',
+    );
+    if (start !== 'Start') return;
+    const runner = this.runner(host);
+    const record = await this.withProgress(`Training on ${host}`, async (report) => {
+      report('pre-flight checks…');
+      await runner.preflight('cpu'); // training needs Python and PyTorch, not the GPU
+      report('uploading the harness and the data…');
+      return runner.startTrain({ ...data.inputs, ...(referenceDataDir ? { referenceDataDir } : {}) });
+    });
+    if (!record) return;
+    this.logger.info(`train run ${record.runId}: data ${record.training?.data ?? '?'}, reference ${record.training?.reference.join(', ') || 'none'}`);
+    await this.saveRun(record);
+    await this.follow(record, folder);
+  }
+
+  /** Finished collect runs on the host, results.jsonl files in the workspace, or one picked from disk. */
+  private async pickTrainingData(folder: string, host: string): Promise<{ inputs: Pick<TrainInputs, 'data'>; description: string } | undefined> {
+    type Item = vscode.QuickPickItem & { data?: TrainInputs['data'] };
+    const items: Item[] = [];
+    for (const run of this.runs().filter((r) => r.kind === 'collect' && r.host === host && r.state !== 'running')) {
+      items.push({ label: `$(remote) ${run.runId}`, description: `on ${host} · ${run.state}`, detail: `${run.remoteDir}/out/results.jsonl (${run.label})`, data: { collectRun: run } });
+    }
+    const runsDir = path.join(folder, '.gpu-estimator', 'runs');
+    for (const file of findResults(runsDir)) items.push({ label: `$(file) ${path.relative(folder, file)}`, description: 'uploaded', data: { localFile: file } });
+    items.push({ label: '$(folder-opened) Choose a results.jsonl…' });
+    const picked = await vscode.window.showQuickPick(items, { placeHolder: 'The collected rows to train on' });
+    if (!picked) return undefined;
+    if (picked.data) return { inputs: { data: picked.data }, description: picked.detail ?? picked.label };
+    const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, defaultUri: vscode.Uri.file(folder), filters: { 'JSON Lines': ['jsonl'] } });
+    const file = chosen?.[0]?.fsPath;
+    return file ? { inputs: { data: { localFile: file } }, description: file } : undefined;
+  }
+
+  /** After a train run's download: says what it trained from, and installs its models (asking before replacing any file). */
+  private async installTrained(record: RunRecord, directory: string, folder: string): Promise<void> {
+    const summary = summarizeTraining(directory, record);
+    this.logger.info(`${record.runId}: ${summary.text}`);
+    if (!summary.trained.length) {
+      void vscode.window.showWarningMessage(`GPU Estimator: ${summary.text}`, 'View Logs').then((choice) => choice && this.logger.show());
+      return;
+    }
+    const configured = this.settings.settings.modelsFolder;
+    const target = configured ? (path.isAbsolute(configured) ? configured : configured === '~' || configured.startsWith('~/') ? path.join(os.homedir(), configured.slice(1)) : path.join(folder, configured)) : path.join(folder, DEFAULT_MODELS_FOLDER);
+    const families = summary.trained.map((t) => t.family).join(', ');
+    const question = configured
+      ? `Install the trained ${families} model(s) into ${target}?`
+      : `Install the trained ${families} model(s) into ${DEFAULT_MODELS_FOLDER} and set gpuEstimator.modelsFolder to it (this workspace), so the estimators use them?`;
+    if ((await vscode.window.showInformationMessage(`GPU Estimator: ${summary.text} ${question}`, 'Install', 'Not Now')) !== 'Install') return;
+    const result = await installModels(summary.trained, target, async (files) => {
+      const replace = await vscode.window.showWarningMessage(`GPU Estimator: replace ${files.map((file) => path.basename(file)).join(', ')} in ${target}? They differ from the new models.`, { modal: true }, 'Replace');
+      return replace === 'Replace';
+    });
+    if (!configured) await vscode.workspace.getConfiguration('gpuEstimator').update('modelsFolder', DEFAULT_MODELS_FOLDER, vscode.ConfigurationTarget.Workspace);
+    this.service.reloadModels();
+    const declined = result.declined.length ? `; kept your ${result.declined.join(', ')} (not replaced)` : '';
+    const message = `installed ${result.installed.join(', ') || 'nothing new'} into ${target}${declined}. Estimates of these families now name the file that ran (memory.ensemble.model).`;
+    this.logger.info(`${record.runId}: ${message}`);
+    void vscode.window.showInformationMessage(`GPU Estimator: ${message}`);
   }
 
   private async manageRuns(): Promise<void> {
@@ -202,6 +305,7 @@ export class RemoteCommands implements vscode.Disposable {
   private async download(record: RunRecord, folder = this.workspaceFolder()): Promise<void> {
     const runner = RemoteRunner.forRecord(record, this.runnerOptions());
     const { directory, merge } = await runner.download(record, folder);
+    if (record.kind === 'train') return this.installTrained(record, directory, folder);
     const kept = merge.kept.length ? `; ${merge.kept.length} file(s) kept beside existing ones (nothing overwritten)` : '';
     const choice = await vscode.window.showInformationMessage(
       `GPU Estimator: results of ${record.runId} are in ${path.relative(folder, directory)} (${merge.added.length} new file(s)${kept}).`,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RemoteError } from './errors';
@@ -11,7 +11,7 @@ import { NO_PROGRESS, applyEvents, parseEvents, type Progress } from './progress
 import { CANCEL, MKDIR, POLL, POLL_STDERR_MARKER, POLL_STDOUT_MARKER, PREFLIGHT, START, keyValues, preflightArgs } from './scripts';
 import { runRemote, scpArgs, sshFailure, type SshTarget } from './ssh';
 
-export type RunKind = 'collect' | 'measure';
+export type RunKind = 'collect' | 'measure' | 'train';
 /** running: started and not known to have ended; stopped: ended without finishing (host down, killed). */
 export type RunState = 'running' | 'finished' | 'failed' | 'cancelled' | 'stopped';
 
@@ -30,6 +30,33 @@ export interface RunRecord {
   readonly label: string;
   readonly startedAt: string;
   readonly state: RunState;
+  /** train runs: what the training was given (see TrainInputs). */
+  readonly training?: TrainingUsed;
+}
+
+/** What a train run was given, in words and as files, for the summary after it ends. */
+export interface TrainingUsed {
+  /** The JSON Lines file trained on, as the user knows it (a local path, or host:path). */
+  readonly data: string;
+  /** The reference CSVs uploaded (mlp.csv, cnn.csv); empty: --no-reference-data. */
+  readonly reference: readonly string[];
+  readonly families: readonly string[];
+  readonly steps: number;
+  readonly utilizationSteps: number;
+}
+
+export interface TrainInputs {
+  /** The collected rows: a local results.jsonl to upload, or a collect run still on this host (its out/results.jsonl). */
+  readonly data: { readonly localFile: string } | { readonly collectRun: RunRecord };
+  /**
+   * A local folder with GPUMemNet's mlp.csv / cnn.csv (the reference data), uploaded when given and
+   * present; without it the host trains on the collected rows only (--no-reference-data).
+   */
+  readonly referenceDataDir?: string;
+  readonly families?: readonly string[];
+  /** Optimizer steps per memory member (the pipeline's default is 1000). */
+  readonly steps?: number;
+  readonly utilizationSteps?: number;
 }
 
 export interface RemoteRunnerOptions {
@@ -40,6 +67,11 @@ export interface RemoteRunnerOptions {
   readonly workDir: string;
   /** The local harness package to upload (the extension's harness/ folder). */
   readonly harnessDir: string;
+  /**
+   * featureDefinition.json and analyticalModel.json, which `train` reads at src/core/features/
+   * beside the harness (default: `<harnessDir>/../src/core/features`).
+   */
+  readonly featuresDir?: string;
   readonly runner?: ProcessRunner;
   readonly log?: (message: string) => void;
   readonly pollIntervalMs?: number;
@@ -129,7 +161,65 @@ export class RemoteRunner {
     });
   }
 
-  private async start(kind: RunKind, device: Device, harnessArgs: string[], label: string, addFiles: (staging: string) => void): Promise<RunRecord> {
+  /**
+   * Uploads the harness, the feature definition, the collected rows (unless they are a run on this
+   * host already) and the reference data when given, and starts `train` detached. It writes
+   * `models/<family>.onnx` and cards in the run directory; `downloadModels` fetches them.
+   */
+  async startTrain(inputs: TrainInputs): Promise<RunRecord> {
+    const families = [...(inputs.families ?? ['mlp', 'cnn', 'transformer'])];
+    if (!families.length || families.some((family) => !/^[a-z]+$/.test(family))) throw new RemoteError('invalid-setting', `families must be names like mlp, cnn, transformer; got ${families.join(',') || 'none'}`);
+    const steps = inputs.steps ?? 1000;
+    const utilizationSteps = inputs.utilizationSteps ?? 600;
+    for (const [name, value] of [['steps', steps], ['utilization steps', utilizationSteps]] as const) {
+      if (!Number.isInteger(value) || value < 1) throw new RemoteError('invalid-setting', `${name} must be a positive whole number, got ${value}`);
+    }
+    const featuresDir = this.options.featuresDir ?? path.join(this.options.harnessDir, '..', 'src', 'core', 'features');
+    const featureFiles = ['featureDefinition.json', 'analyticalModel.json'];
+    for (const file of featureFiles) {
+      if (!existsSync(path.join(featuresDir, file))) throw new RemoteError('local-failed', `${path.join(featuresDir, file)} is missing: training needs the feature definition beside the harness.`);
+    }
+    let dataArg: string;
+    let dataText: string;
+    let localData: string | undefined;
+    if ('localFile' in inputs.data) {
+      localData = inputs.data.localFile;
+      if (!existsSync(localData)) throw new RemoteError('local-failed', `${localData} does not exist.`);
+      dataArg = 'data/results.jsonl';
+      dataText = localData;
+    } else {
+      const run = inputs.data.collectRun;
+      if (run.kind !== 'collect') throw new RemoteError('invalid-setting', `run ${run.runId} is a ${run.kind} run; training needs a collect run's results.jsonl`);
+      if (validateHost(run.host) !== this.host) throw new RemoteError('invalid-setting', `run ${run.runId} is on ${run.host}, not ${this.host}`);
+      const listed = await runRemote(this.run, this.options.target, 'test -s "$1/out/results.jsonl" && echo present; exit 0', [run.remoteDir], 'looking for the collected rows');
+      if (!listed.stdout.includes('present')) throw new RemoteError('remote-failed', `${this.host}:${run.remoteDir}/out/results.jsonl is missing or empty; download the run's results and train from the local copy instead.`);
+      // Runs live side by side in <workDir>/runs/, so the train run reaches the collect run through its parent.
+      dataArg = run.remoteDir.startsWith('/') ? `${run.remoteDir}/out/results.jsonl` : `../${path.posix.basename(run.remoteDir)}/out/results.jsonl`;
+      if (!run.remoteDir.startsWith('/') && path.posix.dirname(run.remoteDir) !== `${this.workDir}/runs`) throw new RemoteError('invalid-setting', `run ${run.runId} lives in ${path.posix.dirname(run.remoteDir)}, outside ${this.workDir}/runs; download it and train from the local copy.`);
+      dataText = `${this.host}:${run.remoteDir}/out/results.jsonl`;
+    }
+    const reference = inputs.referenceDataDir ? ['mlp.csv', 'cnn.csv'].filter((file) => existsSync(path.join(inputs.referenceDataDir!, file))) : [];
+    const args = ['train', '--data', dataArg, '--families', families.join(','), '--out', 'models', '--work', 'work', '--steps', String(steps), '--utilization-steps', String(utilizationSteps)];
+    args.push(...(reference.length ? ['--reference-data', 'reference'] : ['--no-reference-data']));
+    const training: TrainingUsed = { data: dataText, reference: reference.map((file) => path.join(inputs.referenceDataDir!, file)), families, steps, utilizationSteps };
+    const label = `${path.basename(dataText)}${reference.length ? ' + reference data' : ''}`;
+    const record = await this.start('train', 'cpu', args, label, (staging) => {
+      const features = path.join(staging, 'src', 'core', 'features');
+      mkdirSync(features, { recursive: true });
+      for (const file of featureFiles) copyFileSync(path.join(featuresDir, file), path.join(features, file));
+      if (localData) {
+        mkdirSync(path.join(staging, 'data'));
+        copyFileSync(localData, path.join(staging, 'data', 'results.jsonl'));
+      }
+      if (reference.length) {
+        mkdirSync(path.join(staging, 'reference'));
+        for (const file of reference) copyFileSync(path.join(inputs.referenceDataDir!, file), path.join(staging, 'reference', file));
+      }
+    }, training);
+    return record;
+  }
+
+  private async start(kind: RunKind, device: Device, harnessArgs: string[], label: string, addFiles: (staging: string) => void, training?: TrainingUsed): Promise<RunRecord> {
     const runId = newRunId(kind);
     const runsDir = `${this.workDir}/runs`;
     const remoteDir = `${runsDir}/${runId}`;
@@ -158,6 +248,7 @@ export class RemoteRunner {
       label,
       startedAt: new Date().toISOString(),
       state: 'running',
+      ...(training ? { training } : {}),
     };
     await this.launch(record);
     return record;
@@ -251,7 +342,7 @@ export class RemoteRunner {
    * replacing any file already there (see mergeWithoutOverwriting).
    */
   async download(record: RunRecord, workspaceRoot: string): Promise<DownloadResult> {
-    const wanted = record.kind === 'collect' ? ['out', 'stdout.jsonl', 'stderr.log'] : ['measurement.jsonl', 'stdout.jsonl', 'stderr.log'];
+    const wanted = record.kind === 'collect' ? ['out', 'stdout.jsonl', 'stderr.log'] : record.kind === 'train' ? ['models', 'stdout.jsonl', 'stderr.log'] : ['measurement.jsonl', 'stdout.jsonl', 'stderr.log'];
     const listed = await runRemote(this.run, this.options.target, 'cd "$1" || exit 3; shift; for f in "$@"; do [ -e "$f" ] && echo "$f"; done; exit 0', [record.remoteDir, ...wanted], 'listing the results');
     if (listed.code === 3) throw new RemoteError('remote-failed', `The run directory ${record.remoteDir} is gone from ${this.host}.`);
     const present = listed.stdout.split('\n').map((line) => line.trim()).filter((line) => wanted.includes(line));

@@ -8,7 +8,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import type { ModelFamily } from '../family';
-import { FEATURE_DEFINITION_VERSION } from '../../features/features';
+import { FEATURE_DEFINITION_VERSION, FEATURE_NAMES } from '../../features/features';
 import { cudaProviderInstalled, type ExecutionProviderChoice, type ExecutionProviderName } from './executionProvider';
 import type { ModelCard } from './modelCard';
 
@@ -17,6 +17,13 @@ export type RunnerLog = (level: 'info' | 'warning', message: string) => void;
 export interface RunnerOptions {
   /** The folder with `<family>.onnx` and `<family>.card.json` (the package's `models/`). */
   readonly modelsDir: string;
+  /**
+   * A user's models folder (setting `gpuEstimator.modelsFolder`, CLI `--models`): a family whose
+   * card is there runs from there; one that is missing there, or fails validation (another feature
+   * definition, wrong features, a graph without the card's input or outputs), runs from `modelsDir`
+   * (the latter with one warning).
+   */
+  readonly userModelsDir?: string;
   readonly executionProvider: ExecutionProviderChoice;
   readonly log?: RunnerLog;
   /** Whether the CUDA provider library is installed; detected when left out (tests replace it). */
@@ -27,6 +34,9 @@ export interface LoadedModel {
   readonly family: ModelFamily;
   readonly card: ModelCard;
   readonly provider: ExecutionProviderName;
+  /** The ONNX file that runs: `models/<file>` for a bundled model, the absolute path for a user's. */
+  readonly modelPath: string;
+  readonly source: 'bundled' | 'user';
 }
 
 export interface RunResult {
@@ -108,6 +118,22 @@ export class OnnxRunner {
   }
 
   private async open(family: ModelFamily): Promise<Loaded | null> {
+    const userDir = this.options.userModelsDir;
+    if (userDir && path.resolve(userDir) !== path.resolve(this.options.modelsDir) && existsSync(path.join(userDir, `${family}.card.json`))) {
+      const cardPath = path.join(path.resolve(userDir), `${family}.card.json`);
+      try {
+        const card = readCard(cardPath, family);
+        const modelPath = path.join(path.dirname(cardPath), card.file);
+        const { session, provider } = await this.createSession(readFileSync(modelPath));
+        const problem = graphMismatch(session, card) ?? (await this.probe(session, card));
+        if (!problem) return { family, card, session, provider, modelPath, source: 'user' };
+        await session.release();
+        throw new Error(problem);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        this.options.log?.('warning', `Your ${family} model in ${userDir} cannot be used (${reason}); the bundled ${family} model runs instead.`);
+      }
+    }
     const cardPath = path.join(this.options.modelsDir, `${family}.card.json`);
     if (!existsSync(cardPath)) return null;
     const card = JSON.parse(readFileSync(cardPath, 'utf8')) as ModelCard;
@@ -117,7 +143,22 @@ export class OnnxRunner {
     }
     const modelBytes = readFileSync(path.join(path.dirname(cardPath), card.file));
     const { session, provider } = await this.createSession(modelBytes);
-    return { family, card, session, provider };
+    return { family, card, session, provider, modelPath: `models/${card.file}`, source: 'bundled' };
+  }
+
+  /** Runs one row (each feature at its training minimum) and checks the memory output's shape; null when it is right. */
+  private async probe(session: InferenceSession, card: ModelCard): Promise<string | null> {
+    const ort = this.runtime();
+    const width = card.features.length;
+    try {
+      const results = await session.run({ [card.input.name]: new ort.Tensor('float32', Float32Array.from(card.features.map((feature) => feature.min)), [1, width]) });
+      const memory = results[card.outputs.memory.name];
+      if (!memory || memory.dims.length !== 2 || memory.dims[0] !== 1 || memory.dims[1] !== 3) return `its ${card.outputs.memory.name} output has shape [${memory?.dims.join(', ') ?? ''}], expected [1, 3]`;
+      if (![...(memory.data as Float32Array)].every(Number.isFinite)) return `its ${card.outputs.memory.name} output is not finite`;
+      return null;
+    } catch (error) {
+      return `a test row of ${width} features fails: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    }
   }
 
   private async createSession(model: Uint8Array): Promise<{ session: InferenceSession; provider: ExecutionProviderName }> {
@@ -155,4 +196,33 @@ export class OnnxRunner {
     }
     return this.ort;
   }
+}
+
+/** A user's model card, checked against what this build computes; throws with the reason. */
+function readCard(cardPath: string, family: ModelFamily): ModelCard {
+  let card: ModelCard;
+  try {
+    card = JSON.parse(readFileSync(cardPath, 'utf8')) as ModelCard;
+  } catch (error) {
+    throw new Error(`${path.basename(cardPath)} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!card || typeof card !== 'object') throw new Error(`${path.basename(cardPath)} is not a model card`);
+  if (card.family !== family) throw new Error(`${path.basename(cardPath)} is for family "${String(card.family)}", not ${family}`);
+  if (card.featureDefinitionVersion !== FEATURE_DEFINITION_VERSION) throw new Error(`it was trained on feature definition ${String(card.featureDefinitionVersion)}, this build computes ${FEATURE_DEFINITION_VERSION}`);
+  if (typeof card.file !== 'string' || !card.file || card.file.includes('/') || card.file.includes('\\') || !card.file.endsWith('.onnx')) throw new Error(`the card's "file" must name an .onnx file beside it, got ${JSON.stringify(card.file)}`);
+  const names = Array.isArray(card.features) ? card.features.map((feature) => feature?.name) : [];
+  if (names.length !== FEATURE_NAMES.length) throw new Error(`the card lists ${names.length} features, this build computes ${FEATURE_NAMES.length}`);
+  const differs = names.findIndex((name, i) => name !== FEATURE_NAMES[i]);
+  if (differs >= 0) throw new Error(`the card's feature ${differs} is ${String(names[differs])}, this build computes ${FEATURE_NAMES[differs]}`);
+  if (typeof card.input?.name !== 'string' || typeof card.outputs?.memory?.name !== 'string' || !Array.isArray(card.outputs.bins) || !card.outputs.utilization) throw new Error('the card lacks its input or outputs');
+  return card;
+}
+
+/** What the graph lacks of the card's input and outputs, in words; null when it has all of them. */
+function graphMismatch(session: InferenceSession, card: ModelCard): string | null {
+  if (!session.inputNames.includes(card.input.name)) return `the graph has no input "${card.input.name}" (it has ${session.inputNames.join(', ')})`;
+  const utilization = card.outputs.utilization;
+  const wanted = [card.outputs.memory.name, ...card.outputs.bins.map((bins) => bins.name), utilization.smact, utilization.smocc, utilization.drama].filter((name): name is string => typeof name === 'string');
+  const missing = wanted.filter((name) => !session.outputNames.includes(name));
+  return missing.length ? `the graph has no output ${missing.join(', ')}` : null;
 }
