@@ -44,5 +44,8 @@ copyAssets();
 await Promise.all([
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),
   build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+  // The report view's script with uPlot (and uPlot's stylesheet, as dist/webview/report.css): loaded
+  // by the webview from the extension, never from a CDN.
+  build({ entryPoints: ['src/webview/report.ts'], outfile: 'dist/webview/report.js', bundle: true, platform: 'browser', target: 'es2022', format: 'iife', sourcemap: !production, minify: production, logLevel: 'warning' }),
 ]);
 chmodSync(path.join(root, 'dist', 'cli.js'), 0o755);

@@ -1,23 +1,50 @@
 import * as vscode from 'vscode';
+import { findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/report/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
+import { pickModel } from './report/pickers';
 import type { ReportPanel } from './report/reportPanel';
+import type { SettingsStore } from './settings';
+
+/** Optional second argument of the command, for callers that already know what to show (CodeLens, tests). */
+export interface EstimateCommandOptions {
+  /** The model to report on; without it, a file with several models asks which. */
+  readonly model?: string;
+  /** A GPU profile id (`h100-80gb`); without it, the configured GPU. The report's "Change GPU…" picks another. */
+  readonly gpu?: string;
+}
 
 /**
- * "Estimate GPU memory": estimates the given or active Python file, opens the report, and
- * returns the estimate (the same object as `gpu-estimate --json`) to callers such as tests.
+ * "Estimate GPU memory": estimates the given or active Python file, asks which model when there
+ * are several, opens the report, and returns the estimate of the whole file (the same object as
+ * `gpu-estimate --json`) to callers such as tests; undefined when there is nothing to estimate or
+ * the user dismisses the model pick.
  */
-export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter) {
-  return async (uri?: vscode.Uri): Promise<FileEstimate | undefined> => {
+export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter, settings: SettingsStore) {
+  return async (uri?: vscode.Uri, options?: EstimateCommandOptions): Promise<FileEstimate | undefined> => {
     const document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
     if (!document || document.languageId !== 'python') {
       void vscode.window.showInformationMessage('GPU Estimator: open a Python training script to estimate its GPU memory.');
       return undefined;
     }
     try {
-      const estimate = await service.estimate(document);
-      report.show(estimate);
+      const gpu = (typeof options?.gpu === 'string' ? findGpuProfile(options.gpu) : undefined) ?? settings.settings.gpu;
+      const estimate = await service.estimate(document, gpu);
+      let modelName = typeof options?.model === 'string' && estimate.models.some((m) => m.name === options.model) ? options.model : undefined;
+      if (modelName === undefined && estimate.models.length > 1) {
+        const picked = await pickModel(estimate);
+        if (!picked) return undefined;
+        modelName = picked.name;
+      }
+      const only = (full: FileEstimate): FileEstimate => (modelName === undefined ? full : { ...full, models: full.models.filter((m) => m.name === modelName) });
+      report.show(only(estimate), {
+        documentUri: document.uri,
+        configuredGpuId: settings.settings.gpu.id,
+        safetyMargin: settings.settings.safetyMargin,
+        reestimate: async (other: GpuProfile) => only(await service.estimate(document, other)),
+        errors,
+      });
       return estimate;
     } catch (error) {
       errors.report('cannot estimate this file', error);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { formatMiB } from '../core/format/units';
-import { describeVerdict, largestModel } from '../core/report/describe';
+import { largestModel } from '../core/report/describe';
+import { statusTooltipMarkdown } from '../core/report/editorText';
 import type { FileEstimate } from '../core/report/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
@@ -70,10 +71,7 @@ export class EstimateStatusBar implements vscode.Disposable {
     this.item.text = `${icon} ${formatMiB(model.memory.estimateMiB)} / ${estimate.gpu.name}`;
     this.item.backgroundColor =
       model.risk === 'oom' ? new vscode.ThemeColor('statusBarItem.errorBackground') : model.risk === 'tight' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    const others = estimate.models.length > 1 ? ` (largest of ${estimate.models.length} models)` : '';
-    this.item.tooltip = new vscode.MarkdownString(
-      `**GPU Estimator**: \`${model.name}\`${others} needs about ${formatMiB(model.memory.estimateMiB)}: ${describeVerdict(model, estimate.gpu.name)}.\n\nClick for the full report.`,
-    );
+    this.item.tooltip = new vscode.MarkdownString(statusTooltipMarkdown(estimate, model));
     this.item.accessibilityInformation = { label: `Estimated GPU memory ${formatMiB(model.memory.estimateMiB)} on ${estimate.gpu.name}` };
     this.item.show();
   }

@@ -1,17 +1,85 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
+import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
 import type { FileEstimate, ModelEstimate } from '../../core/report/fileEstimate';
+import { chartData, estimatorComparison, EXPORT_FORMATS, gpuComparison, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/report/reportData';
 
 /** Everything the page may load, decided by the panel that hosts it. */
 export interface ReportPage {
   readonly cspSource: string;
   readonly stylesheetUri: string;
+  /** The bundled chart script (dist/webview/report.js) and its stylesheet (uPlot's, bundled beside it). */
+  readonly scriptUri: string;
+  readonly chartStylesheetUri: string;
+  /** A fresh random value per render; the only script that runs is the one carrying it. */
+  readonly nonce: string;
+  /** Share of the GPU's memory kept free (0..1), for the GPU comparison. */
+  readonly safetyMargin: number;
 }
 
-const escapeHtml = (text: string): string =>
+export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
-function modelSection(estimate: FileEstimate, model: ModelEstimate): string {
+/** JSON that is safe inside a `<script type="application/json">` element (no `</script>`, no `<!--`). */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+const mibOrNa = (mib: number | null): string => (mib === null ? 'n/a' : formatMiB(mib));
+
+function exportButtons(modelIndex: number, name: string): string {
+  return (Object.keys(EXPORT_FORMATS) as ExportFormat[])
+    .map((format) => `<button type="button" class="export" data-export="${format}" data-model="${modelIndex}" aria-label="Export ${escapeHtml(name)} as ${EXPORT_FORMATS[format].label}">Export ${EXPORT_FORMATS[format].label}</button>`)
+    .join(' ');
+}
+
+function breakdownSection(data: ModelChartData): string {
+  if (!data.breakdown) return '';
+  const total = data.breakdown.reduce((sum, part) => sum + part.mib, 0);
+  const label = `Memory breakdown: ${data.breakdown.map((part) => `${part.label} ${formatMiB(part.mib)}`).join(', ')}`;
+  const rows = data.breakdown.map((part) => `<tr><th scope="row">${escapeHtml(part.label)}</th><td class="num">${formatMiB(part.mib)}</td><td class="num">${total > 0 ? ((100 * part.mib) / total).toFixed(1) : '0.0'}%</td></tr>`).join('');
+  return `<h3>Memory breakdown (analytical model)</h3>
+  <div class="chart" id="${data.id}-breakdown" data-chart="breakdown" role="img" aria-label="${escapeHtml(label)}"></div>
+  <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function curveSection(data: ModelChartData, curve: MemoryCurve | null): string {
+  if (!curve) return '';
+  const fit = curve.maxBatchSize ?? curve.analyticalMaxBatch;
+  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
+  const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : ''].filter(Boolean).join(', ');
+  const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td><td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
+  const ensemble = curve.ensemblePoint ? `; trained ensemble at batch ${curve.ensemblePoint.batchSize}: ${formatMiB(curve.ensemblePoint.estimateMiB)}` : '';
+  return `<h3>Memory vs batch size</h3>
+  <p class="muted">Analytical model; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${ensemble}.</p>
+  <div class="chart" id="${data.id}-curve" data-chart="curve" role="img" aria-label="${escapeHtml(label)}"></div>
+  <details><summary>Curve data (${curve.points.length} batch sizes)</summary>
+  <table class="curve"><caption>Peak memory by batch size (analytical model)</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th><th scope="col">${escapeHtml(data.gpuName)}</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+}
+
+function gpuSection(estimate: FileEstimate, model: ModelEstimate, safetyMargin: number): string {
+  const rows = gpuComparison(model, estimate.gpu.id, safetyMargin);
+  if (!rows.length) return '';
+  const body = rows
+    .map(
+      (row) =>
+        `<tr class="risk-${row.risk}${row.current ? ' current' : ''}"><th scope="row">${escapeHtml(row.name)}${row.current ? ' <span class="muted">(selected)</span>' : ''}</th><td class="num">${formatMiB(row.memoryMiB)}</td>` +
+        `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${row.analyticalMaxBatch}</td></tr>`,
+    )
+    .join('');
+  return `<table class="gpus"><caption>GPU comparison (estimate ${escapeHtml(describeEstimate(model))}, safety margin ${Math.round(safetyMargin * 100)}%)</caption>
+  <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">Largest batch (analytical)</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
+function estimatorSection(model: ModelEstimate): string {
+  const rows = estimatorComparison(model)
+    .map((row) => `<tr><th scope="row">${row.label}</th><td class="num">${mibOrNa(row.estimateMiB)}</td><td class="num">${row.lowMiB !== null && row.highMiB !== null ? `${formatMiB(row.lowMiB)} to ${formatMiB(row.highMiB)}` : ''}</td></tr>`)
+    .join('');
+  return `<table class="compare"><caption>Estimators</caption>
+    <thead><tr><th scope="col">Estimator</th><th scope="col">Estimate</th><th scope="col">Range</th></tr></thead><tbody>${rows}</tbody></table>
+  <p class="muted">${escapeHtml(describeLearned(model))}</p>`;
+}
+
+function modelSection(estimate: FileEstimate, model: ModelEstimate, index: number, safetyMargin: number, data: ModelChartData): string {
   const layerRows = model.layerTable.rows
     .map(
       (row) =>
@@ -20,18 +88,15 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate): string {
     )
     .join('');
   const warnings = model.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
-  const breakdown = describeBreakdown(model);
-  const analyticalMiB = model.memory.ensemble?.analyticalMiB ?? model.memory.estimateMiB;
-  return `<section aria-labelledby="model-${escapeHtml(model.name)}">
-  <h2 id="model-${escapeHtml(model.name)}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
+  const headingId = `${data.id}-title`;
+  return `<section aria-labelledby="${headingId}">
+  <h2 id="${headingId}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
-  <table class="compare"><caption>Estimators</caption>
-    <tr><th scope="row">Analytical model</th><td class="num">${analyticalMiB === null ? 'n/a' : formatMiB(analyticalMiB)}</td></tr>
-    <tr><th scope="row">Horus formula</th><td class="num">${model.horusMiB === null ? 'n/a' : formatMiB(model.horusMiB)}</td></tr>
-    <tr><th scope="row">Trained ensemble</th><td class="num">${model.memory.method === 'ensemble' ? formatMiB(model.memory.estimateMiB!) : 'n/a'}</td></tr>
-    <tr><th scope="row">Range, memory bin, utilization (SMACT, SMOCC, DRAMA)</th><td>${escapeHtml(describeLearned(model))}</td></tr>
-  </table>
-  ${breakdown ? `<p>Breakdown: ${escapeHtml(breakdown)}</p>` : ''}
+  <div class="actions">${exportButtons(index, model.name)}</div>
+  ${estimatorSection(model)}
+  ${breakdownSection(data)}
+  ${curveSection(data, data.curve)}
+  ${gpuSection(estimate, model, safetyMargin)}
   <h3>Assumptions</h3><ul>${model.assumptions.map((a) => `<li>${escapeHtml(describeAssumption(a))}</li>`).join('')}</ul>
   ${warnings ? `<h3>Warnings</h3><ul class="warnings">${warnings}</ul>` : ''}
   <table class="layers"><caption>Layers (per sample)</caption>
@@ -41,20 +106,30 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate): string {
 </section>`;
 }
 
-/** The report page for one file: static HTML, no script, styles from the extension only. */
+/**
+ * The report page for one file. The only script is the bundled chart script, allowed by a nonce;
+ * every number it draws is also in a table, so the page reads the same without it.
+ */
 export function reportHtml(estimate: FileEstimate, page: ReportPage): string {
-  const body = estimate.models.length ? estimate.models.map((model) => modelSection(estimate, model)).join('\n') : '<p>No PyTorch model found in this file.</p>';
+  const charts = estimate.models.map((model, index) => chartData(estimate, model, `model-${index}`));
+  const body = estimate.models.length
+    ? estimate.models.map((model, index) => modelSection(estimate, model, index, page.safetyMargin, charts[index]!)).join('\n')
+    : '<p>No PyTorch model found in this file.</p>';
   const fileWarnings = estimate.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
+  const nonce = escapeHtml(page.nonce);
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${page.cspSource}; img-src ${page.cspSource};">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'nonce-${nonce}'; style-src ${page.cspSource}; img-src ${page.cspSource} data:; font-src ${page.cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeHtml(page.chartStylesheetUri)}">
 <link rel="stylesheet" href="${escapeHtml(page.stylesheetUri)}">
 <title>GPU estimate: ${escapeHtml(estimate.file)}</title></head>
 <body>
 <h1>GPU estimate: ${escapeHtml(estimate.file)}</h1>
-<p class="muted">${escapeHtml(estimate.gpu.name)}, ${formatMiB(estimate.gpu.memoryMiB)}</p>
+<p class="muted">${escapeHtml(estimate.gpu.name)}, ${formatMiB(estimate.gpu.memoryMiB)} <button type="button" id="change-gpu" aria-label="Change the GPU (now ${escapeHtml(estimate.gpu.name)})">Change GPU…</button></p>
 ${fileWarnings ? `<ul class="warnings">${fileWarnings}</ul>` : ''}
 ${body}
+<script type="application/json" id="report-data">${jsonForScript(charts)}</script>
+<script nonce="${nonce}" src="${escapeHtml(page.scriptUri)}"></script>
 </body></html>`;
 }

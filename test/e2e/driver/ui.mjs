@@ -11,6 +11,8 @@ const SIZE = /\d+(\.\d+)?\s(GiB|MiB)/;
 const STATUS = /\d+(\.\d+)?\s(GiB|MiB) \/ A100 40GB/;
 const COMMAND = 'GPU Estimator: Estimate GPU memory';
 const REPORT_TITLE = 'GPU estimate';
+// The CodeLens above `model = nn.Sequential(`: `~1.2 GiB on A100 40GB (...) | Horus 2.0 GiB | ...`.
+const CODELENS = /~\d+(\.\d+)?\s(GiB|MiB) on A100 40GB \(.+\) \| Horus \d+(\.\d+)?\s(GiB|MiB)/;
 
 const outDir = env('E2E_OUT_DIR');
 const log = logger('ui');
@@ -112,6 +114,24 @@ async function webviewText(timeoutMs) {
   return text;
 }
 
+/** The report's charts (uPlot canvases) and its GPU comparison table, once drawn. */
+async function webviewCharts(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = null;
+  while (Date.now() < deadline) {
+    const frames = page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/'));
+    const found = await Promise.all(frames.map((f) => f.evaluate(() => ({
+      breakdown: document.querySelectorAll('#model-0-breakdown canvas').length,
+      curve: document.querySelectorAll('#model-0-curve canvas').length,
+      gpuComparison: [...document.querySelectorAll('caption')].some((c) => /GPU comparison/.test(c.textContent ?? '')),
+    })).catch(() => null)));
+    last = found.find((f) => f && (f.breakdown || f.curve || f.gpuComparison)) ?? last;
+    if (last && last.breakdown > 0 && last.curve > 0 && last.gpuComparison) return last;
+    await page.waitForTimeout(250);
+  }
+  return last;
+}
+
 let crashed = false;
 try {
   const ext = process.env.E2E_EXT_DIR;
@@ -130,6 +150,21 @@ try {
   check(`status bar matches ${STATUS}`, statusOk, await statusText());
   await screenshot('statusbar.png', page.locator('.part.statusbar'));
 
+  // CodeLens: rendered as a view zone above the model's line.
+  const lens = await page.waitForFunction((src) => {
+    const re = new RegExp(src);
+    const hit = [...document.querySelectorAll('.editor-instance .codelens-decoration')].map((e) => e.textContent.replace(/\u00a0/g, ' ')).find((t) => re.test(t));
+    return hit ?? null;
+  }, CODELENS.source, { timeout: 30000 }).then((h) => h.jsonValue(), () => '');
+  const lensAboveModel = lens && await page.evaluate(() => {
+    const lensBox = document.querySelector('.editor-instance .codelens-decoration')?.getBoundingClientRect();
+    const line = [...document.querySelectorAll('.editor-instance .view-lines .view-line')].find((l) => /^model\s*=\s*nn\.Sequential\(/.test(l.textContent.replace(/\u00a0/g, ' ')));
+    const lineBox = line?.getBoundingClientRect();
+    return Boolean(lensBox && lineBox && lensBox.bottom <= lineBox.top + 1 && lineBox.top - lensBox.bottom < lineBox.height);
+  });
+  check(`CodeLens above \`model = nn.Sequential(\` matches ${CODELENS}`, Boolean(lens) && lensAboveModel, lens || JSON.stringify(await page.evaluate(() => [...document.querySelectorAll('.codelens-decoration')].map((e) => e.textContent))));
+  await screenshot('codelens.png', page.locator('.part.editor'));
+
   const hover = await hoverText('model', /^model\s*=\s*nn\.Sequential\(/, HOVER_TITLE);
   check(`hover on \`model\` (line 6) shows "${HOVER_TITLE}" and a size`, hover.includes(HOVER_TITLE) && SIZE.test(hover), hover);
   await page.waitForTimeout(300);  // let the hover finish fading in for the picture
@@ -144,8 +179,42 @@ try {
   REPORT_TITLE, { timeout: 30000 }));
   check(`"${COMMAND}" opens a tab titled "${REPORT_TITLE}…"`, reportOk, JSON.stringify(await tabLabels()));
   if (reportOk) log(`report webview text: ${(await webviewText(15000)).replace(/\s+/g, ' ').slice(0, 300) || '(none)'}`);
+  const charts = reportOk ? await webviewCharts(15000) : null;
+  check('the report draws the memory breakdown and the memory-vs-batch curve (uPlot canvases) and compares the GPUs', Boolean(charts && charts.breakdown > 0 && charts.curve > 0 && charts.gpuComparison), JSON.stringify(charts));
   await screenshot('report.png');
   await screenshot('workbench.png');
+
+  // Raise the batch size past the GPU's memory by typing, and watch the status bar item turn to the theme's error colour.
+  const statusItemColours = () => page.evaluate(() => {
+    const item = [...document.querySelectorAll('.part.statusbar .statusbar-item')].find((e) => / \/ A100 40GB/.test(e.textContent.replace(/\u00a0/g, ' ')));
+    const probe = document.createElement('div');
+    document.querySelector('.monaco-workbench').appendChild(probe);
+    const resolve = (v) => { probe.style.backgroundColor = `var(${v})`; return getComputedStyle(probe).backgroundColor; };
+    const colours = { item: item ? getComputedStyle(item).backgroundColor : null, text: item?.textContent ?? null, error: resolve('--vscode-statusBarItem-errorBackground'), warning: resolve('--vscode-statusBarItem-warningBackground') };
+    probe.remove();
+    return colours;
+  });
+  const before = await statusItemColours();
+  check('status bar item has neither the error nor the warning background while the model fits', before.item !== null && before.item !== before.error && before.item !== before.warning, JSON.stringify(before));
+  const tab = page.locator('.tabs-container .tab', { hasText: FILE }).first();
+  await tab.click();
+  const box = await findWord('256', /^batch_size\s*=\s*256/);
+  if (!box) throw new Error('`batch_size = 256` not found in the editor DOM');
+  await page.mouse.click(box.x + box.w + 2, box.y + box.h / 2);
+  await page.keyboard.press('End');
+  await page.keyboard.type('0000');
+  const oom = await untilTrue(page.waitForFunction(() => {
+    const item = [...document.querySelectorAll('.part.statusbar .statusbar-item')].find((e) => / \/ A100 40GB/.test(e.textContent.replace(/\u00a0/g, ' ')));
+    const probe = document.createElement('div');
+    probe.style.backgroundColor = 'var(--vscode-statusBarItem-errorBackground)';
+    document.querySelector('.monaco-workbench').appendChild(probe);
+    const error = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return Boolean(item) && getComputedStyle(item).backgroundColor === error;
+  }, null, { timeout: 30000 }));
+  const after = await statusItemColours();
+  check('after typing batch_size = 2560000 the status bar item turns to statusBarItem.errorBackground', oom && after.error !== before.item, JSON.stringify(after));
+  await screenshot('statusbar-oom.png', page.locator('.part.statusbar'));
 } catch (e) {
   crashed = true;
   check('ui driver ran to the end', false, e?.stack ?? e);

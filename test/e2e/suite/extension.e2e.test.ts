@@ -76,6 +76,64 @@ describe('GPU Estimator in a real VS Code', () => {
     assert.ok(markdown.includes('Estimated peak GPU memory'), `hover markdown was:\n${markdown || '(no hover)'}`);
   });
 
+  it('shows a CodeLens above the model with its estimate, Horus and the report command', async () => {
+    const lenses = await poll(
+      async () => (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [],
+      (found) => found.some((l) => l.command?.command === 'gpuEstimator.estimateMemory'),
+      20000,
+    );
+    const ours = lenses.filter((l) => l.command?.command === 'gpuEstimator.estimateMemory');
+    assert.strictEqual(ours.length, 1, `lenses: ${JSON.stringify(lenses.map((l) => l.command?.title))}`);
+    const [lens] = ours;
+    assert.strictEqual(lens.range.start.line, 5, 'on the line of `model = nn.Sequential(`');
+    assert.match(lens.command!.title, /^~\d+(\.\d+)? (GiB|MiB) on A100 40GB \(.+\) \| Horus \d+(\.\d+)? (GiB|MiB)/);
+    assert.strictEqual(String(lens.command!.arguments?.[0]), uri.toString());
+    assert.deepStrictEqual(lens.command!.arguments?.[1], { model: 'model' }, 'the report opens for this model');
+
+    const config = vscode.workspace.getConfiguration('gpuEstimator');
+    await config.update('codeLens.enabled', false, vscode.ConfigurationTarget.Global);
+    try {
+      const off = await poll(
+        async () => ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? []).filter((l) => l.command?.command === 'gpuEstimator.estimateMemory'),
+        (found) => found.length === 0,
+        10000,
+      );
+      assert.strictEqual(off.length, 0, 'gpuEstimator.codeLens.enabled = false hides the CodeLens without a reload');
+    } finally {
+      await config.update('codeLens.enabled', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  it('with gpuEstimator.diagnostics.enabled, reports OOM risk on the batch-size line, and clears it when turned off', async () => {
+    const config = vscode.workspace.getConfiguration('gpuEstimator');
+    const document = await vscode.workspace.openTextDocument(uri);
+    const ours = () => vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'GPU Estimator');
+    const setBatch = (text: string) => {
+      const change = new vscode.WorkspaceEdit();
+      change.replace(uri, document.lineAt(3).range, text);
+      return vscode.workspace.applyEdit(change);
+    };
+    assert.strictEqual(ours().length, 0, 'off by default');
+    await config.update('diagnostics.enabled', true, vscode.ConfigurationTarget.Global);
+    try {
+      assert.ok(await setBatch('batch_size = 2000000'));
+      const found = await poll(ours, (d) => d.length > 0, 15000);
+      assert.strictEqual(found.length, 1, JSON.stringify(found));
+      assert.strictEqual(found[0].severity, vscode.DiagnosticSeverity.Error);
+      assert.strictEqual(found[0].range.start.line, 3);
+      assert.match(found[0].message, /batch size 2000000: does not fit A100 40GB/);
+      assert.ok(await setBatch('batch_size = 256'));
+      assert.strictEqual((await poll(ours, (d) => d.length === 0, 15000)).length, 0, 'gone once the batch fits again');
+      assert.ok(await setBatch('batch_size = 2000000'));
+      assert.strictEqual((await poll(ours, (d) => d.length > 0, 15000)).length, 1);
+      await config.update('diagnostics.enabled', undefined, vscode.ConfigurationTarget.Global);
+      assert.strictEqual((await poll(ours, (d) => d.length === 0, 10000)).length, 0, 'cleared when the setting is turned off');
+    } finally {
+      await config.update('diagnostics.enabled', undefined, vscode.ConfigurationTarget.Global);
+      if (document.lineAt(3).text !== 'batch_size = 256') assert.ok(await setBatch('batch_size = 256'));
+    }
+  });
+
   it('estimateMemory returns the estimate for the file and the configured GPU', async () => {
     const result = await estimate(uri);
     assert.ok(result, 'gpuEstimator.estimateMemory resolved to nothing');

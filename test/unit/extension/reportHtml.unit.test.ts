@@ -1,24 +1,90 @@
 import * as assert from 'node:assert/strict';
-import { reportHtml } from '../../../src/extension/report/reportHtml';
-import { estimate, fixture } from '../fixtures';
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { memoryCurve } from '../../../src/core/report/reportData';
+import { jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
+import { estimate, fixture, REPO_ROOT } from '../fixtures';
 
 describe('report page', () => {
-  const page = { cspSource: 'vscode-webview://abc', stylesheetUri: 'vscode-webview://abc/media/report.css' };
+  const page = {
+    cspSource: 'vscode-webview://abc',
+    stylesheetUri: 'vscode-webview://abc/media/report.css',
+    chartStylesheetUri: 'vscode-webview://abc/dist/webview/report.css',
+    scriptUri: 'vscode-webview://abc/dist/webview/report.js',
+    nonce: 'n0nc3+/AB',
+    safetyMargin: 0.1,
+  };
+  const scripts = (html: string) => [...html.matchAll(/<script\b([^>]*)>/gi)].map((m) => m[1]!);
 
-  it('shows the estimate, the layer table and the comparison under a strict CSP with no script', async () => {
+  it('runs only the bundled script, by nonce, under a strict CSP with no remote source', async () => {
     const html = reportHtml(await estimate(fixture('cnn_cifar')), page);
-    assert.match(html, /Content-Security-Policy" content="default-src 'none'; style-src vscode-webview:\/\/abc;/);
-    assert.doesNotMatch(html, /<script/i);
+    const csp = /Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
+    assert.equal(csp, "default-src 'none'; script-src 'nonce-n0nc3+/AB'; style-src vscode-webview://abc; img-src vscode-webview://abc data:; font-src vscode-webview://abc;");
+    const tags = scripts(html);
+    assert.equal(tags.length, 2);
+    assert.equal(tags.filter((attrs) => attrs.includes('type="application/json"')).length, 1, 'one data block (not run)');
+    assert.deepEqual(tags.filter((attrs) => !attrs.includes('type="application/json"')), [' nonce="n0nc3+/AB" src="vscode-webview://abc/dist/webview/report.js"']);
     assert.doesNotMatch(html, /https?:\/\//, 'no remote resources');
-    assert.match(html, /Horus formula/);
-    assert.equal((html.match(/<tr><td><code>/g) ?? []).length, 12, 'one row per layer');
+    assert.doesNotMatch(html, /\son[a-z]+=/i, 'no inline event handlers');
+    assert.doesNotMatch(html, /\sstyle=/i, 'no inline styles (the CSP would block them)');
   });
 
-  it('escapes names from the source', async () => {
+  it('keeps the layer table and shows the estimators, the breakdown, the curve and the GPUs with text alternatives', async () => {
+    const file = await estimate(fixture('cnn_cifar'));
+    const html = reportHtml(file, page);
+    const model = file.models[0]!;
+    assert.equal((html.match(/<tr><td><code>/g) ?? []).length, 12, 'one row per layer');
+    assert.match(html, /<th scope="row">Horus formula<\/th>/);
+    assert.match(html, /<th scope="row">Trained ensemble<\/th><td class="num">n\/a<\/td>/);
+    for (const chart of ['breakdown', 'curve']) {
+      assert.match(html, new RegExp(`<div class="chart" id="model-0-${chart}" data-chart="${chart}" role="img" aria-label="[^"]+"></div>`), chart);
+    }
+    assert.match(html, /aria-label="Memory breakdown: Weights [^"]*Optimizer state [^"]*Activations [^"]*CUDA context and allocator /);
+    assert.match(html, new RegExp(`largest batch that fits is ${model.maxBatchSize}\\.`));
+    assert.match(html, /<caption>Memory breakdown<\/caption>/);
+    assert.match(html, /<caption>Peak memory by batch size \(analytical model\)<\/caption>/);
+    assert.equal((html.match(/<tr class="risk-(fits|tight|oom)/g) ?? []).length, 12, 'one row per GPU profile');
+    assert.match(html, /<tr class="risk-fits current"><th scope="row">A100 40GB <span class="muted">\(selected\)/);
+
+    const data = JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+    assert.equal(data.length, 1);
+    assert.equal(data[0].id, 'model-0');
+    assert.deepEqual(data[0].curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
+    assert.deepEqual(data[0].breakdown.map((p: { mib: number }) => p.mib), [
+      model.memory.breakdown!.weightsMiB,
+      model.memory.breakdown!.gradientsMiB,
+      model.memory.breakdown!.optimizerMiB,
+      model.memory.breakdown!.activationsMiB,
+      model.memory.breakdown!.overheadMiB,
+    ]);
+  });
+
+  it('offers real buttons for the exports and the GPU pick', async () => {
+    const html = reportHtml(await estimate(fixture('cnn_cifar')), page);
+    for (const format of ['json', 'csv', 'markdown']) assert.match(html, new RegExp(`<button type="button" class="export" data-export="${format}" data-model="0" aria-label="Export model as [^"]+">`));
+    assert.match(html, /<button type="button" id="change-gpu" aria-label="Change the GPU \(now A100 40GB\)">/);
+  });
+
+  it('escapes names from the source, in the page and in the chart data', async () => {
     const html = reportHtml(await estimate('import torch.nn as nn\nbatch_size = 2\nx_y = nn.Sequential(nn.Linear(2, 2))\n', { batchSize: 2 }), page);
-    const evil = reportHtml({ file: '<img src=x onerror=alert(1)>.py', gpu: { id: 'a', name: 'A', memoryMiB: 1 }, models: [], warnings: ['<b>'] }, page);
+    const evil = reportHtml({ file: '<img src=x onerror=alert(1)>.py', gpu: { id: 'a', name: '</script><script>alert(1)</script>', memoryMiB: 1 }, models: [], warnings: ['<b>'] }, page);
     assert.match(html, /x_y/);
     assert.doesNotMatch(evil, /<img/);
+    assert.doesNotMatch(evil, /<script>alert/);
     assert.match(evil, /&lt;b&gt;/);
+    const json = jsonForScript({ name: '</script><!--<script>', sep: '\u2028' });
+    assert.doesNotMatch(json, /[<>\u2028]/);
+    assert.deepEqual(JSON.parse(json), { name: '</script><!--<script>', sep: '\u2028' });
+  });
+
+  it('is packaged: the bundled chart script and its stylesheet are built and allowed by .vscodeignore', () => {
+    for (const file of ['dist/webview/report.js', 'dist/webview/report.css']) {
+      assert.ok(existsSync(path.join(REPO_ROOT, file)), `${file} (npm run build)`);
+      assert.match(readFileSync(path.join(REPO_ROOT, '.vscodeignore'), 'utf8'), new RegExp(`^!${file.replace(/\./g, '\\.')}$`, 'm'));
+    }
+    const bundle = readFileSync(path.join(REPO_ROOT, 'dist/webview/report.js'), 'utf8');
+    assert.match(bundle, /acquireVsCodeApi/);
+    assert.match(bundle, /u-legend|uplot/i, 'uPlot is bundled in');
+    assert.doesNotMatch(bundle, /\b(import\(|importScripts|fetch\()/, 'loads nothing at run time');
   });
 });

@@ -1,0 +1,81 @@
+import { formatMiB } from '../format/units';
+import { describeEstimate, describeMethod, describeVerdict } from './describe';
+import type { FileEstimate, ModelEstimate } from './fileEstimate';
+
+/**
+ * The short texts the editor shows beside the hover: the CodeLens title above a model, the
+ * status bar tooltip, and the Problems-panel entries for OOM risk. No `vscode` import, so
+ * they are unit-tested with real estimates.
+ */
+
+/** `6-8 GiB`, `512-900 MiB`, `0.5-1.2 GiB`: both ends in the unit of the larger one. */
+export function formatRangeMiB(lowMiB: number, highMiB: number): string {
+  if (highMiB < 1024) return `${Math.round(lowMiB)}-${Math.round(highMiB)} MiB`;
+  const gib = (mib: number) => {
+    const value = mib / 1024;
+    return value < 100 ? String(Number(value.toFixed(1))) : String(Math.round(value));
+  };
+  return `${gib(lowMiB)}-${gib(highMiB)} GiB`;
+}
+
+/**
+ * `~7.9 GiB on A100 40GB (6-8 GiB, 87%) | Horus 21.0 GiB | SMACT high`: the estimate, the
+ * ensemble's most probable memory bin with its probability (else the range), the Horus formula
+ * and the utilization classes. Parts without a value are left out; an estimate from the
+ * analytical model says so.
+ */
+export function codeLensTitle(model: ModelEstimate, gpuName: string): string {
+  const { memory } = model;
+  const parts: string[] = [];
+  if (memory.estimateMiB === null) parts.push(`No estimate for ${gpuName}`);
+  else {
+    const details: string[] = [];
+    if (memory.method === 'analytical') details.push('analytical');
+    if (memory.bin) details.push(`${formatRangeMiB(memory.bin.lowMiB, memory.bin.highMiB)}, ${Math.round(memory.bin.probability * 100)}%`);
+    else if (memory.lowMiB !== null && memory.highMiB !== null) details.push(formatRangeMiB(memory.lowMiB, memory.highMiB));
+    const icon = model.risk === 'oom' || model.risk === 'tight' ? '$(warning) ' : '';
+    parts.push(`${icon}~${formatMiB(memory.estimateMiB)} on ${gpuName}${details.length ? ` (${details.join(', ')})` : ''}`);
+  }
+  if (model.horusMiB !== null) parts.push(`Horus ${formatMiB(model.horusMiB)}`);
+  const utilization = (['smact', 'smocc', 'drama'] as const).filter((k) => model.utilization[k] !== null).map((k) => `${k.toUpperCase()} ${model.utilization[k]}`);
+  if (utilization.length) parts.push(utilization.join(', '));
+  return parts.join(' | ');
+}
+
+/** The status bar tooltip (Markdown): model, estimate, range, GPU, verdict. Names are code spans. */
+export function statusTooltipMarkdown(estimate: FileEstimate, model: ModelEstimate): string {
+  const { memory } = model;
+  const others = estimate.models.length > 1 ? ` (the largest of ${estimate.models.length} models)` : '';
+  const lines = [`**GPU Estimator**: \`${model.name.replace(/`/g, "'")}\`${others}, line ${model.line}`, ''];
+  lines.push(`- Estimate: ${describeEstimate(model)} (${describeMethod(model)})`);
+  if (memory.lowMiB !== null && memory.highMiB !== null) lines.push(`- Range: ${formatRangeMiB(memory.lowMiB, memory.highMiB)}`);
+  if (memory.bin) lines.push(`- Memory bin: ${formatRangeMiB(memory.bin.lowMiB, memory.bin.highMiB)} (p ${memory.bin.probability.toFixed(2)})`);
+  if (model.horusMiB !== null) lines.push(`- Horus formula: ${formatMiB(model.horusMiB)}`);
+  lines.push(`- GPU: ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`);
+  lines.push(`- Verdict: ${describeVerdict(model, estimate.gpu.name)}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}`);
+  lines.push('', 'Click for the full report.');
+  return lines.join('\n');
+}
+
+export interface RiskProblem {
+  /** 1-based line: the batch size's assumption line, else the model's line. */
+  readonly line: number;
+  readonly severity: 'error' | 'warning';
+  readonly message: string;
+}
+
+/** One problem per model at OOM risk ('oom': error, 'tight': warning), on the line its batch size comes from. */
+export function riskProblems(estimate: FileEstimate): RiskProblem[] {
+  const problems: RiskProblem[] = [];
+  for (const model of estimate.models) {
+    if (model.risk !== 'oom' && model.risk !== 'tight') continue;
+    const batch = model.assumptions.find((a) => a.name === 'batchSize');
+    const fits = model.maxBatchSize === null ? '' : model.maxBatchSize > 0 ? `; the largest batch that fits is ${model.maxBatchSize}` : '; no batch size fits';
+    problems.push({
+      line: batch?.line ?? model.line,
+      severity: model.risk === 'oom' ? 'error' : 'warning',
+      message: `${model.name}: ${describeEstimate(model)} with batch size ${batch?.value ?? model.batchSize ?? '?'}: ${describeVerdict(model, estimate.gpu.name)}${fits}`,
+    });
+  }
+  return problems;
+}
