@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { withLearnedEstimates } from '../core/estimators/learned';
 import type { ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
@@ -6,6 +7,7 @@ import { OnnxRunner } from '../core/estimators/onnx/onnxRunner';
 import { IncrementalEstimator } from '../core/incrementalEstimator';
 import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../core/parsing/pythonParser';
+import type { GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/report/fileEstimate';
 import type { Logger } from './logger';
 import type { SettingsStore } from './settings';
@@ -26,6 +28,10 @@ export class EstimationService implements vscode.Disposable {
   private readonly estimators = new Map<string, IncrementalEstimator>();
   /** The bundled ONNX ensembles; sessions open on first use and stay until the provider setting changes. */
   private runner: OnnxRunner | undefined;
+  /** The user's models folder the runner was made for (undefined: bundled only). */
+  private runnerModelsDir: string | undefined;
+  /** Bumped by reloadModels, so cached estimates made with older models are not reused. */
+  private modelsGeneration = 0;
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -36,10 +42,11 @@ export class EstimationService implements vscode.Disposable {
     this.subscriptions = [vscode.workspace.onDidCloseTextDocument((document) => this.forget(document.uri.toString()))];
   }
 
-  async estimate(document: vscode.TextDocument): Promise<FileEstimate> {
+  /** `gpu`: another GPU than the configured one (the report's "Change GPU"); such estimates are not cached. */
+  async estimate(document: vscode.TextDocument, gpu: GpuProfile = this.settings.settings.gpu): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { gpu, safetyMargin, executionProvider } = this.settings.settings;
-    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}`;
+    const { safetyMargin, executionProvider } = this.settings.settings;
+    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}`;
     const cached = this.cache.get(key);
     if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return cached.estimate;
     const parser = await this.loadParser();
@@ -52,16 +59,19 @@ export class EstimationService implements vscode.Disposable {
     const analytical = estimator.estimate(vscode.workspace.asRelativePath(document.uri), document.getText(), { gpu, safetyMargin });
     this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${analytical.models.length} model(s)`);
     const estimate = await this.learned(analytical, executionProvider, safetyMargin);
-    this.cache.set(key, { version: document.version, settingsKey, estimate });
+    if (gpu.id === this.settings.settings.gpu.id) this.cache.set(key, { version: document.version, settingsKey, estimate });
     return estimate;
   }
 
   /** The learned step (the ensembles); on failure the analytical estimate, with the reason in the log. */
   private async learned(estimate: FileEstimate, executionProvider: ExecutionProviderChoice, safetyMargin: number): Promise<FileEstimate> {
-    if (this.runner?.executionProvider !== executionProvider) {
+    const userModelsDir = this.userModelsDir();
+    if (!this.runner || this.runner.executionProvider !== executionProvider || this.runnerModelsDir !== userModelsDir) {
       void this.runner?.dispose();
       const log = (level: 'info' | 'warning', message: string) => (level === 'warning' ? this.logger.warn(message) : this.logger.info(message));
-      this.runner = new OnnxRunner({ modelsDir: path.join(this.extensionUri.fsPath, 'models'), executionProvider, log });
+      this.runner = new OnnxRunner({ modelsDir: path.join(this.extensionUri.fsPath, 'models'), ...(userModelsDir ? { userModelsDir } : {}), executionProvider, log });
+      this.runnerModelsDir = userModelsDir;
+      if (userModelsDir) this.logger.info(`learned estimators: your models folder ${userModelsDir} first, then the bundled models`);
     }
     try {
       const started = performance.now();
@@ -72,6 +82,23 @@ export class EstimationService implements vscode.Disposable {
       this.logger.error(`learned estimators failed, showing the analytical model: ${error instanceof Error ? error.message : String(error)}`);
       return estimate;
     }
+  }
+
+  /** Drops the open ONNX sessions and cached estimates, so models just written to the models folder are used. */
+  reloadModels(): void {
+    void this.runner?.dispose();
+    this.runner = undefined;
+    this.modelsGeneration += 1;
+  }
+
+  /** gpuEstimator.modelsFolder as an absolute path (a relative one from the first workspace folder); undefined when empty. */
+  private userModelsDir(): string | undefined {
+    const folder = this.settings.settings.modelsFolder;
+    if (!folder) return undefined;
+    if (folder === '~' || folder.startsWith('~/')) return path.join(os.homedir(), folder.slice(1));
+    if (path.isAbsolute(folder)) return folder;
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return root ? path.join(root, folder) : undefined;
   }
 
   private loadParser(): Promise<PythonParser> {

@@ -1,16 +1,19 @@
 import * as vscode from 'vscode';
+import { EstimateCodeLensProvider } from './codeLensProvider';
 import { EstimationService } from './estimationService';
 import { estimateMemoryCommand } from './estimateCommand';
 import { EstimateHoverProvider } from './hoverProvider';
 import { ErrorReporter, createLogger } from './logger';
 import { RemoteCommands } from './remoteCommands';
 import { ReportPanel } from './report/reportPanel';
+import { RiskDiagnostics } from './riskDiagnostics';
 import { SettingsStore } from './settings';
 import { EstimateStatusBar } from './statusBar';
 
 const PYTHON: vscode.DocumentSelector = [{ language: 'python' }];
 
 export function activate(context: vscode.ExtensionContext): void {
+  const started = performance.now();
   const logger = createLogger();
   context.subscriptions.push(logger);
   try {
@@ -25,12 +28,16 @@ export function activate(context: vscode.ExtensionContext): void {
       report,
       new EstimateStatusBar(service, settings, errors),
       vscode.languages.registerHoverProvider(PYTHON, new EstimateHoverProvider(service, settings, errors)),
-      vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors)),
+      new RiskDiagnostics(service, settings, errors),
+      vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors, settings)),
       vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
     );
     const remote = new RemoteCommands(context, settings, service, logger);
     context.subscriptions.push(remote, ...remote.register());
     remote.offerReattach();
+    const codeLens = new EstimateCodeLensProvider(service, settings, errors);
+    context.subscriptions.push(codeLens, vscode.languages.registerCodeLensProvider(PYTHON, codeLens));
+    logger.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
   } catch (error) {
     logger.error(`activation failed: ${String(error)}`);
     void vscode.window.showErrorMessage(`GPU Estimator could not start: ${String(error)}`);

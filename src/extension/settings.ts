@@ -12,8 +12,13 @@ export interface Settings {
   readonly safetyMargin: number;
   readonly hoverEnabled: boolean;
   readonly statusBarEnabled: boolean;
+  readonly codeLensEnabled: boolean;
+  /** Problems-panel entries on the batch-size line for OOM risk (off by default). */
+  readonly diagnosticsEnabled: boolean;
   /** Where the learned estimators run: auto (CUDA when installed, else CPU), cuda, cpu. */
   readonly executionProvider: ExecutionProviderChoice;
+  /** The user's models folder (gpuEstimator.modelsFolder), as written; empty: the bundled models only. */
+  readonly modelsFolder: string;
   readonly remote: RemoteSettings;
 }
 
@@ -39,7 +44,10 @@ export function readSettings(): Settings {
     safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : SETTING_DEFAULTS.safetyMarginPercent / 100,
     hoverEnabled: get('hover.enabled') !== false,
     statusBarEnabled: get('statusBar.enabled') !== false,
+    codeLensEnabled: get('codeLens.enabled') !== false,
+    diagnosticsEnabled: get('diagnostics.enabled') === true,
     executionProvider: EXECUTION_PROVIDER_CHOICES.find((choice) => choice === get('executionProvider')) ?? SETTING_DEFAULTS.executionProvider,
+    modelsFolder: String(get('modelsFolder') ?? '').trim(),
     remote: {
       host: String(get('remote.host') ?? '').trim(),
       sshConfigFile: String(get('remote.sshConfigFile') ?? '').trim(),

@@ -10,7 +10,10 @@ export interface SettingValues {
   readonly safetyMarginPercent: number;
   readonly 'hover.enabled': boolean;
   readonly 'statusBar.enabled': boolean;
+  readonly 'codeLens.enabled': boolean;
+  readonly 'diagnostics.enabled': boolean;
   readonly executionProvider: ExecutionProviderChoice;
+  readonly modelsFolder: string;
   readonly 'remote.host': string;
   readonly 'remote.sshConfigFile': string;
   readonly 'remote.python': string;
@@ -24,7 +27,10 @@ export const SETTING_DEFAULTS: SettingValues = {
   safetyMarginPercent: 10,
   'hover.enabled': true,
   'statusBar.enabled': true,
+  'codeLens.enabled': true,
+  'diagnostics.enabled': false,
   executionProvider: 'auto',
+  modelsFolder: '',
   'remote.host': '',
   'remote.sshConfigFile': '',
   'remote.python': 'python3',

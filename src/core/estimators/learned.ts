@@ -37,13 +37,36 @@ export async function withLearnedEstimates(estimate: FileEstimate, runner: OnnxR
   return { ...estimate, models };
 }
 
+/**
+ * Learned estimates already worked out, by loaded ensemble and layer table: the editor keeps an
+ * unchanged model's layer table object across edits (estimateSource's cache), so after an edit
+ * only the models it touched go through the ensemble again.
+ */
+const remembered = new WeakMap<object, WeakMap<object, Map<string, ModelEstimate>>>();
+
 async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
   if (model.batchSize === null || model.memory.estimateMiB === null) return model;
   const loaded = await runner.model(model.family);
   if (!loaded) return model;
+  let byTable = remembered.get(loaded);
+  if (!byTable) remembered.set(loaded, (byTable = new WeakMap()));
+  let known = byTable.get(model.layerTable);
+  if (!known) byTable.set(model.layerTable, (known = new Map()));
+  const key = JSON.stringify([model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, model.warnings, gpuMiB, options.safetyMargin]);
+  const found = known.get(key);
+  if (found) return { ...model, memory: found.memory, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, warnings: found.warnings, notes: found.notes };
+  const learned = await learnFor(model, gpuMiB, runner, options, loaded);
+  known.set(key, learned);
+  return learned;
+}
+
+async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions, loaded: NonNullable<Awaited<ReturnType<OnnxRunner['model']>>>): Promise<ModelEstimate> {
+  // learnedModel checked both.
+  const batchSize = model.batchSize!;
+  const analyticalMiB = model.memory.estimateMiB!;
   const { card } = loaded;
   const job = (batchSize: number): TrainingJob => ({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision });
-  const features = featureVector(job(model.batchSize));
+  const features = featureVector(job(batchSize));
   const grid = batchGrid();
   const result = await runner.run(model.family, [features, ...grid.map((b) => featureVector(job(b)))]);
   if (!result) return model;
@@ -61,12 +84,12 @@ async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRu
     notes.push({ severity: 'warning', message });
   }
   const ensemble = {
-    model: `models/${card.file}`,
+    model: loaded.modelPath,
     executionProvider: result.provider,
     pointQuantile: card.outputs.memory.pointQuantile,
     rangeQuantiles: card.outputs.memory.range.quantiles,
     outOfDistribution: ood,
-    analyticalMiB: model.memory.estimateMiB,
+    analyticalMiB,
   };
   const learnedMemory: MemoryEstimate = {
     ...model.memory,

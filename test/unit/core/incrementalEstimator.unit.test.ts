@@ -69,7 +69,12 @@ describe('IncrementalEstimator', () => {
         estimator.estimate(file, text, options);
         for (let step = 0; step < 6; step++) {
           text = edit(text, next);
-          assert.deepEqual(JSON.parse(JSON.stringify(estimator.estimate(file, text, options))), JSON.parse(JSON.stringify(estimateSource(file, text, parser, options))), `${file}, edit ${step + 1}`);
+          const incremental = JSON.parse(JSON.stringify(estimator.estimate(file, text, options)));
+          const fresh = JSON.parse(JSON.stringify(estimateSource(file, text, parser, options)));
+          // An analysis cut short by its time budget (a loaded machine) legitimately differs; the step budget alone is deterministic.
+          const stopped = (estimate: { warnings: string[]; models: { warnings: string[] }[] }) => [...estimate.warnings, ...estimate.models.flatMap((m) => m.warnings)].some((w) => /Analysis stopped|takes too long/.test(w));
+          if (stopped(incremental) || stopped(fresh)) continue;
+          assert.deepEqual(incremental, fresh, `${file}, edit ${step + 1}`);
         }
       } finally {
         estimator.dispose();
