@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import type { ModelEstimate } from '../core/report/fileEstimate';
+import { modelForHover } from '../core/report/hoverText';
 import type { EstimationService } from './estimationService';
 import { hoverMarkdown } from './hoverContent';
 import type { ErrorReporter } from './logger';
 import type { SettingsStore } from './settings';
 
-/** Shows a model's estimate when the pointer rests on its name or on the line that builds it. */
+/** Shows a model's estimate when the pointer rests on its name, the line that builds it, or a line its assumptions were read from (the batch size). */
 export class EstimateHoverProvider implements vscode.HoverProvider {
   constructor(
     private readonly service: EstimationService,
@@ -21,7 +21,7 @@ export class EstimateHoverProvider implements vscode.HoverProvider {
       const estimate = await this.service.estimate(document);
       if (token.isCancellationRequested) return undefined;
       const word = document.getText(wordRange);
-      const model = estimate.models.find((m: ModelEstimate) => m.line === position.line + 1) ?? estimate.models.find((m) => m.name === word);
+      const model = modelForHover(estimate, position.line + 1, word);
       return model && new vscode.Hover(hoverMarkdown(estimate, model), wordRange);
     } catch (error) {
       this.errors.report('cannot estimate this file', error);

@@ -27,3 +27,16 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate): string 
 function escape(text: string): string {
   return text.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${c}`);
 }
+
+/**
+ * The model a hover at a line is about: the one built on that line, else the one named by the word
+ * under the pointer, else the first whose estimate rests on a value read from that line (the batch
+ * size, the input shape, the optimizer, the precision).
+ */
+export function modelForHover(estimate: FileEstimate, line: number, word: string): ModelEstimate | undefined {
+  return (
+    estimate.models.find((model) => model.line === line) ??
+    estimate.models.find((model) => model.name === word) ??
+    estimate.models.find((model) => model.assumptions.some((assumption) => assumption.line === line))
+  );
+}
