@@ -161,3 +161,19 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/** Debian's Python with torch, which the harness runs with on the test "host". */
+export const TORCH_PYTHON = '/usr/bin/python3';
+
+/**
+ * Starts `server` for a suite, with a remote work folder and a local workspace; skips the suite
+ * where sshd or Debian's torch is missing, except in CI, which must have them.
+ */
+export async function startForSuite(context: Mocha.Context, server: SshServer): Promise<{ workDir: string; workspace: string }> {
+  if (!SshServer.available() || !existsSync(TORCH_PYTHON)) {
+    if (process.env.CI) throw new Error('CI must have openssh-server, openssh-client and python3-torch (.ci/run installs them)');
+    context.skip();
+  }
+  await server.setUp();
+  return { workDir: path.join(server.dir, 'remote-home', '.gpu-estimator'), workspace: mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-workspace-')) };
+}

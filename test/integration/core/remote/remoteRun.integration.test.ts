@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RemoteError } from '../../../../src/core/remote/errors';
@@ -8,7 +8,7 @@ import type { Progress } from '../../../../src/core/remote/progress';
 import { RemoteRunner, type RunRecord } from '../../../../src/core/remote/remoteRun';
 import { sshArgs } from '../../../../src/core/remote/ssh';
 import { REPO_ROOT } from '../../../unit/fixtures';
-import { SshServer } from '../../sshServer';
+import { SshServer, startForSuite, TORCH_PYTHON } from '../../sshServer';
 
 /**
  * The "Collect training data on a remote GPU host" flow end to end against a real OpenSSH server
@@ -18,7 +18,6 @@ import { SshServer } from '../../sshServer';
 
 const CONFIG = path.join(REPO_ROOT, 'harness', 'configs', 'cpu-smoke.yaml'); // 3 tiny configurations
 const SECONDS = 0.3;
-const TORCH_PYTHON = '/usr/bin/python3';
 
 interface Invocation {
   readonly command: string;
@@ -84,13 +83,7 @@ describe('remote data collection over a real OpenSSH server', function () {
   };
 
   before(async function () {
-    if (!SshServer.available() || !existsSync(TORCH_PYTHON)) {
-      if (process.env.CI) throw new Error('CI must have openssh-server, openssh-client and python3-torch (.ci/run installs them)');
-      this.skip();
-    }
-    await server.setUp();
-    workDir = path.join(server.dir, 'remote-home', '.gpu-estimator');
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-workspace-'));
+    ({ workDir, workspace } = await startForSuite(this, server));
   });
 
   after(async () => {

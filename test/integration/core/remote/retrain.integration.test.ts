@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { RemoteError } from '../../../../src/core/remote/errors';
@@ -8,7 +7,7 @@ import { spawnProcess, type ProcessRunner } from '../../../../src/core/remote/pr
 import { RemoteRunner, type RunRecord } from '../../../../src/core/remote/remoteRun';
 import { installModels, summarizeTraining } from '../../../../src/core/remote/retrain';
 import { REPO_ROOT } from '../../../unit/fixtures';
-import { SshServer } from '../../sshServer';
+import { SshServer, startForSuite, TORCH_PYTHON } from '../../sshServer';
 
 /**
  * "Retrain estimator from collected data" end to end against a real OpenSSH server on 127.0.0.1:
@@ -18,7 +17,6 @@ import { SshServer } from '../../sshServer';
  */
 
 const CONFIG = path.join(REPO_ROOT, 'harness', 'configs', 'cpu-smoke.yaml');
-const TORCH_PYTHON = '/usr/bin/python3';
 const REFERENCE = process.env.GPUMEMNET_DATA ?? path.join(REPO_ROOT, '..', 'shared', 'data', 'gpumemnet-a100');
 
 describe('retraining the estimators on a remote host over a real OpenSSH server', function () {
@@ -47,13 +45,7 @@ describe('retraining the estimators on a remote host over a real OpenSSH server'
   }
 
   before(async function () {
-    if (!SshServer.available() || !existsSync(TORCH_PYTHON)) {
-      if (process.env.CI) throw new Error('CI must have openssh-server, openssh-client and python3-torch (.ci/run installs them)');
-      this.skip();
-    }
-    await server.setUp();
-    workDir = path.join(server.dir, 'remote-home', '.gpu-estimator');
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-workspace-'));
+    ({ workDir, workspace } = await startForSuite(this, server));
     // The data: a real CPU collect run on the host (3 tiny configurations).
     const remote = runner();
     collected = await remote.startCollect(CONFIG, 'cpu', 0.3);
