@@ -63,8 +63,22 @@ export class EstimationService implements vscode.Disposable {
     return estimate;
   }
 
-  /** The learned step (the ensembles); on failure the analytical estimate, with the reason in the log. */
-  private async learned(estimate: FileEstimate, executionProvider: ExecutionProviderChoice, safetyMargin: number): Promise<FileEstimate> {
+  /**
+   * Loads the parser and opens the ensembles' sessions in the background, so the first estimate
+   * after activation does not wait for them. Failures are left for that estimate to report.
+   */
+  async warmUp(): Promise<void> {
+    try {
+      await this.loadParser();
+      const runner = this.currentRunner(this.settings.settings.executionProvider);
+      await Promise.all((['mlp', 'cnn'] as const).map((family) => runner.model(family)));
+    } catch (error) {
+      this.logger.trace(`warm-up: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** The runner for the current settings, made anew when the provider or the models folder changed. */
+  private currentRunner(executionProvider: ExecutionProviderChoice): OnnxRunner {
     const userModelsDir = this.userModelsDir();
     if (!this.runner || this.runner.executionProvider !== executionProvider || this.runnerModelsDir !== userModelsDir) {
       void this.runner?.dispose();
@@ -73,9 +87,15 @@ export class EstimationService implements vscode.Disposable {
       this.runnerModelsDir = userModelsDir;
       if (userModelsDir) this.logger.info(`learned estimators: your models folder ${userModelsDir} first, then the bundled models`);
     }
+    return this.runner;
+  }
+
+  /** The learned step (the ensembles); on failure the analytical estimate, with the reason in the log. */
+  private async learned(estimate: FileEstimate, executionProvider: ExecutionProviderChoice, safetyMargin: number): Promise<FileEstimate> {
+    const runner = this.currentRunner(executionProvider);
     try {
       const started = performance.now();
-      const learned = await withLearnedEstimates(estimate, this.runner, { safetyMargin });
+      const learned = await withLearnedEstimates(estimate, runner, { safetyMargin });
       this.logger.trace(`learned estimates for ${estimate.file} in ${(performance.now() - started).toFixed(1)} ms`);
       return learned;
     } catch (error) {

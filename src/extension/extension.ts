@@ -38,6 +38,8 @@ export function activate(context: vscode.ExtensionContext): void {
     const codeLens = new EstimateCodeLensProvider(service, settings, errors);
     context.subscriptions.push(codeLens, vscode.languages.registerCodeLensProvider(PYTHON, codeLens));
     logger.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
+    // After activation returns: the parser and the ensembles' sessions load while the user reads.
+    setTimeout(() => void service.warmUp(), 0);
   } catch (error) {
     logger.error(`activation failed: ${String(error)}`);
     void vscode.window.showErrorMessage(`GPU Estimator could not start: ${String(error)}`);
