@@ -31,15 +31,25 @@ export function hiddenActivation(types: readonly string[]): string | null {
   return best;
 }
 
-/** The features by name, in definition order. */
-export function featureRecord(job: TrainingJob): Record<string, number> {
-  const { table, batchSize, optimizer, precision } = job;
+/** What the features take from the layer table alone, whatever the batch size. */
+interface TableSummary {
+  /** Features that do not depend on the batch size, by name (the rest are 0). */
+  readonly base: Readonly<Record<string, number>>;
+  /** Per-sample activations by layer group, multiplied by the batch size for `activations_x_batch_<group>`. */
+  readonly groupActivations: ReadonlyMap<string, number>;
+  readonly largestActivations: number;
+}
+
+/** Remembered per table object: the largest-batch search asks for hundreds of batch sizes of one table. */
+const summaries = new WeakMap<TrainingJob['table'], TableSummary>();
+
+function tableSummary(table: TrainingJob['table']): TableSummary {
+  const known = summaries.get(table);
+  if (known) return known;
   const f: Record<string, number> = Object.fromEntries(FEATURE_NAMES.map((name) => [name, 0]));
   const rows = table.rows.filter((row) => row.type !== 'Parameter');
-  f.batch_size = batchSize;
   f.params = table.totals.params;
   f.activations = table.totals.activations;
-  f.activations_x_batch = table.totals.activations * batchSize;
   f.layer_calls = rows.length;
   let largestActivations = 0;
   let largestParams = 0;
@@ -55,7 +65,6 @@ export function featureRecord(job: TrainingJob): Record<string, number> {
     largestActivations = Math.max(largestActivations, row.activations ?? 0);
     largestParams = Math.max(largestParams, row.params ?? 0);
   }
-  for (const [group, activations] of groupActivations) f[`activations_x_batch_${group}`] = activations * batchSize;
   const activation = hiddenActivation(rows.map((row) => row.type));
   const angle = activation === null ? undefined : ANGLES[activation];
   f.activation_sin = angle?.sin ?? 0;
@@ -63,8 +72,21 @@ export function featureRecord(job: TrainingJob): Record<string, number> {
   const shape = table.inputShape;
   f.input_elements = shape ? shape.reduce((a, b) => a * b, 1) : 0;
   f.input_spatial = shape && shape.length >= 2 ? shape.slice(1).reduce((a, b) => a * b, 1) : 0;
-  f.largest_activations_x_batch = largestActivations * batchSize;
   f.largest_params = largestParams;
+  const summary = { base: f, groupActivations, largestActivations };
+  summaries.set(table, summary);
+  return summary;
+}
+
+/** The features by name, in definition order. */
+export function featureRecord(job: TrainingJob): Record<string, number> {
+  const { table, batchSize, optimizer, precision } = job;
+  const { base, groupActivations, largestActivations } = tableSummary(table);
+  const f: Record<string, number> = { ...base };
+  f.batch_size = batchSize;
+  f.activations_x_batch = table.totals.activations * batchSize;
+  for (const [group, activations] of groupActivations) f[`activations_x_batch_${group}`] = activations * batchSize;
+  f.largest_activations_x_batch = largestActivations * batchSize;
   const bytes = analyticalBytes(job);
   const state = 2 * bytes.weightBytes + bytes.optimizerBytes;
   const activations = bytes.savedBytes + bytes.backwardBytes;
