@@ -111,8 +111,8 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, given?: B
     .slice(0, MAX_EVENTS)
     .map(({ event }) => event);
   const notes = byOrder(found.flatMap((group) => group.notes)).map(({ note }) => note);
-  const stopped = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
-  const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === stopped).slice(0, MAX_NOTES);
+  const firstStop = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
+  const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
   if (models.length === 0) shown.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
   return {
@@ -124,11 +124,14 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, given?: B
   };
 }
 
-const STOPPED = 'Analysis stopped early (out of time or steps); the file is too large or loops too much to follow completely.';
+/** The one note a file gets when discovery's budget cuts it short (later ones are dropped when the groups merge). */
+function stopped(reason: string): AnalysisNote {
+  return { severity: 'warning', message: `Analysis stopped early (${reason}); the file is too large or loops too much to follow completely.` };
+}
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: { severity: 'warning', message: STOPPED }, order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -174,7 +177,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       run();
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
-      if (complete) found.notes.push({ note: { severity: 'warning', message: `Analysis stopped early (${error.message}); the file is too large or loops too much to follow completely.` }, order: at() });
+      if (complete) found.notes.push({ note: stopped(error.message), order: at() });
       complete = false;
     }
   };
