@@ -2,8 +2,10 @@
 
     collect --config CONFIG.yaml --out DIR [--device cuda|cpu] [--seconds N]
     measure SCRIPT.py --steps N [--device cuda|cpu] [--out FILE] [-- SCRIPT_ARGS...]
-    train ...    (harness.training: features from the reference data and collected rows, training, ONNX export)
-    export ...   (harness.training: re-export the ONNX models and cards from the last training run)
+    export --runs DIR [DIR ...] --out TABLE.csv [--include-cpu] [--force]
+                 (harness.training: one training table from collected runs: features, targets, provenance)
+    train ...    (harness.training: features from the reference data, collected rows or a table; training, ONNX export)
+    export-onnx ...  (harness.training: rewrite the ONNX models and cards from the last training's checkpoints)
 """
 from __future__ import annotations
 
@@ -22,9 +24,9 @@ def _training(name: str, argv: List[str]) -> int:
             print(f"python3 -m harness {name}: this copy of the harness has no training pipeline (harness/training/cli.py is missing)", file=sys.stderr)
             return 2
         raise
-    entry = getattr(cli, f"main_{name}", None)
+    entry = getattr(cli, f"main_{name.replace('-', '_')}", None)
     if entry is None:
-        print(f"python3 -m harness {name}: harness.training.cli has no main_{name}(argv)", file=sys.stderr)
+        print(f"python3 -m harness {name}: harness.training.cli has no main_{name.replace('-', '_')}(argv)", file=sys.stderr)
         return 2
     return int(entry(argv) or 0)
 
@@ -43,7 +45,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .measure import main as measure
 
         return measure(rest)
-    if command in ("export", "train"):
+    if command in ("export", "train", "export-onnx"):
         return _training(command, rest)
     print(f"python3 -m harness: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2

@@ -34,7 +34,9 @@ def iter_numbered_rows(path: Union[str, Path]) -> Iterator[Tuple[int, Dict[str, 
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.endswith("\n"):
-                break  # an unfinished write; `repair` removes it
+                # An unfinished write (still running, or cut short by a kill); `repair` removes it.
+                print(f"{path}:{number}: ignoring an unfinished last line", file=sys.stderr)
+                break
             line = line.strip()
             if not line:
                 continue
@@ -43,8 +45,10 @@ def iter_numbered_rows(path: Union[str, Path]) -> Iterator[Tuple[int, Dict[str, 
             except json.JSONDecodeError:
                 print(f"{path}:{number}: skipping a line that is not JSON", file=sys.stderr)
                 continue
-            if isinstance(row, dict):
-                yield number, row
+            if not isinstance(row, dict):
+                print(f"{path}:{number}: skipping a line that is not a JSON object", file=sys.stderr)
+                continue
+            yield number, row
 
 
 def finished_ids(path: Union[str, Path]) -> Set[str]:

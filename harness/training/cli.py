@@ -1,16 +1,18 @@
 """Command line of the training pipeline.
 
-    /usr/bin/python3 -m harness.training train [--reference-data DIR] [--data RUNS.jsonl ...]
+    /usr/bin/python3 -m harness.training export --runs DIR [DIR ...] --out TABLE.csv [--include-cpu] [--force]
+    /usr/bin/python3 -m harness.training train [--reference-data DIR] [--data RUNS.jsonl ...] [--table TABLE.csv ...]
                                                [--families mlp,cnn] [--out models] [--work DIR]
                                                [--steps N] [--utilization-steps N] [--no-export]
-    /usr/bin/python3 -m harness.training export [--work DIR] [--out models]
+    /usr/bin/python3 -m harness.training export-onnx [--work DIR] [--out models]
     /usr/bin/python3 -m harness.training vectors [--check]      (test/vectors/features)
 
-`train` reads the measurements, cross-validates, trains each family's ensemble on its training
-split, evaluates it on the held-out split, keeps a checkpoint in --work and (unless --no-export)
-writes models/<family>.onnx and models/<family>.card.json. `export` rewrites the models from the
-checkpoints. `npm run train:models` runs `train` with the defaults. Deterministic: seeded and
-single-threaded, so the same data gives the same files.
+`export` flattens collected runs (`harness collect`'s results.jsonl) into one training table
+(table.py). `train` reads the measurements, cross-validates, trains each family's ensemble on its
+training split, evaluates it on the held-out split, keeps a checkpoint in --work and (unless
+--no-export) writes models/<family>.onnx and models/<family>.card.json. `export-onnx` rewrites the
+models from the checkpoints. `npm run train:models` runs `train` with the defaults.
+Deterministic: seeded and single-threaded, so the same data gives the same files.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -36,6 +39,7 @@ def _parser_train() -> argparse.ArgumentParser:
     parser.add_argument("--reference-data", type=Path, default=None, help="folder with GPUMemNet's mlp.csv and cnn.csv (default: GPUMEMNET_DATA or ../shared/data/gpumemnet-a100)")
     parser.add_argument("--no-reference-data", action="store_true", help="train on --data only")
     parser.add_argument("--data", type=Path, action="append", default=[], help="JSON Lines of runs our harness measured (repeatable)")
+    parser.add_argument("--table", type=Path, action="append", default=[], help="a training table written by `python3 -m harness export` (repeatable)")
     parser.add_argument("--families", default="mlp,cnn,transformer", help="families to train when they have enough runs (default: all)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the ONNX models and cards go (default: models/)")
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="checkpoints (default: build/training)")
@@ -46,7 +50,19 @@ def _parser_train() -> argparse.ArgumentParser:
 
 
 def _parser_export() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python3 -m harness.training export", description="Write the ONNX models and cards from the last training's checkpoints.")
+    parser = argparse.ArgumentParser(
+        prog="python3 -m harness export",
+        description="Write one training table (CSV) from collected runs: a row per labelled configuration (ok or OOM) with its features, targets and provenance. (Rewriting the ONNX models from checkpoints is `export-onnx`.)",
+    )
+    parser.add_argument("--runs", nargs="+", action="extend", required=True, metavar="DIR", help="`harness collect --out` directories (or their results.jsonl; a downloaded remote run's out/ is found too)")
+    parser.add_argument("--out", type=Path, required=True, metavar="TABLE.csv", help="the table to write")
+    parser.add_argument("--include-cpu", action="store_true", help="include rows of --device cpu runs (labelled device=cpu; for testing the flow, never GPU training data)")
+    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    return parser
+
+
+def _parser_export_onnx() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m harness export-onnx", description="Write the ONNX models and cards from the last training's checkpoints.")
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser
@@ -65,7 +81,11 @@ def _display(path: Path) -> str:
 
 def load_runs(args: argparse.Namespace) -> Dict[str, Any]:
     from .export import sha256_file
+    from .table import load_table
 
+    for path in [*args.data, *args.table]:
+        if not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
     runs: List[Run] = []
     sources: List[Dict[str, Any]] = []
     if not args.no_reference_data:
@@ -83,6 +103,11 @@ def load_runs(args: argparse.Namespace) -> Dict[str, Any]:
         runs.extend(loaded)
         gpus = sorted({str(run.extra.get("gpu")) for run in loaded if run.extra.get("gpu")})
         sources.append({"family": "any", "path": _display(path), "sha256": sha256_file(path), "runs": len(loaded), "gpu": ", ".join(gpus) or "unknown", "what": "runs measured by our harness (JSON Lines)"})
+    for path in args.table:
+        loaded = load_table(path)
+        runs.extend(loaded)
+        gpus = sorted({str(run.extra.get("gpu")) for run in loaded if run.extra.get("gpu")})
+        sources.append({"family": "any", "path": _display(path), "sha256": sha256_file(path), "runs": len(loaded), "gpu": ", ".join(gpus) or "unknown", "what": "runs measured by our harness (training table from harness export)"})
     return {"runs": runs, "sources": sources}
 
 
@@ -95,7 +120,11 @@ def main_train(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser_train().parse_args(argv)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    loaded = load_runs(args)
+    try:
+        loaded = load_runs(args)
+    except ValueError as error:
+        print(f"train: {error}", file=sys.stderr)
+        return 2
     wanted = [f.strip() for f in args.families.split(",") if f.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     summary = {}
@@ -122,14 +151,32 @@ def main_train(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def main_export(argv: Optional[Sequence[str]] = None) -> int:
+    from .table import TableError, describe_skipped, export_rows, write_table
+
+    args = _parser_export().parse_args(argv)
+    if args.out.exists() and not args.force:
+        print(f"export: {args.out} exists; pass --force to replace it", file=sys.stderr)
+        return 2  # before reading the runs, which can take a while
+    try:
+        rows, skipped = export_rows(args.runs, include_cpu=args.include_cpu)
+        write_table(rows, args.out, force=args.force)
+    except TableError as error:
+        print(f"export: {error}", file=sys.stderr)
+        return 2
+    families = ", ".join(f"{family} {count}" for family, count in sorted(Counter(row["family"] for row in rows).items()))
+    print(f"export: wrote {len(rows)} rows ({families or 'none'}) to {args.out} from {len(args.runs)} run(s); {describe_skipped(skipped)}")
+    return 0
+
+
+def main_export_onnx(argv: Optional[Sequence[str]] = None) -> int:
     import torch
 
     from .export import write_family
 
-    args = _parser_export().parse_args(argv)
+    args = _parser_export_onnx().parse_args(argv)
     checkpoints = sorted(Path(args.work).glob("*.pt"))
     if not checkpoints:
-        print(f"export: no checkpoints in {args.work}; run train first", file=sys.stderr)
+        print(f"export-onnx: no checkpoints in {args.work}; run train first", file=sys.stderr)
         return 1
     for checkpoint in checkpoints:
         saved = torch.load(checkpoint)
@@ -158,9 +205,9 @@ def _report(family: str, card: Dict[str, Any]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"train": main_train, "export": main_export, "vectors": _vectors}
+    commands = {"export": main_export, "train": main_train, "export-onnx": main_export_onnx, "vectors": _vectors}
     if not argv or argv[0] not in commands:
-        print("usage: python3 -m harness.training {train|export|vectors} [options] (--help for each)", file=sys.stderr)
+        print("usage: python3 -m harness.training {export|train|export-onnx|vectors} [options] (--help for each)", file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])
 

@@ -65,6 +65,9 @@ class Run:
     drama: Optional[float] = None
     source: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
+    #: The feature vector when it was read ready-made (an exported training table); else computed
+    #: from `table` and `setup`.
+    features: Optional[List[float]] = None
 
 
 def default_reference_dir() -> Path:
@@ -147,6 +150,9 @@ def load_reference(directory: Path, family: str) -> List[Run]:
 # --- JSON Lines from our harness --------------------------------------------------------------
 
 _PEAK_KEYS = ("peakMiB", "peak_mib", "maxMemoryMiB", "measuredMiB")
+#: Statuses that label a run, and whether the label is OOM (older tables' spellings too). Other
+#: statuses (`error`, `crashed`) say nothing about memory: those rows never train.
+LABELS = {"ok": False, "successful": False, "oom": True, "oom_crash": True}
 
 
 def _first(record: Dict[str, Any], keys: Sequence[str]) -> Any:
@@ -156,43 +162,100 @@ def _first(record: Dict[str, Any], keys: Sequence[str]) -> Any:
     return None
 
 
-def jsonl_run(record: Dict[str, Any], where: str) -> Optional[Run]:
-    """One line of a collected table; None for a line that is not a finished measurement."""
-    table = record.get("layerTable")
-    setup = record.get("setup") or {}
-    measured = record.get("measured") if isinstance(record.get("measured"), dict) else record
+def _measured(record: Dict[str, Any]) -> Dict[str, Any]:
+    return record["measured"] if isinstance(record.get("measured"), dict) else record
+
+
+def row_status(record: Dict[str, Any]) -> str:
+    return str(record.get("status") or _measured(record).get("status") or "ok").lower()
+
+
+def row_peak(record: Dict[str, Any]) -> Optional[float]:
+    """Peak GPU memory as nvidia-smi saw it (MiB), or None (CPU rows, no sample)."""
+    measured = _measured(record)
     peak = _first(measured, _PEAK_KEYS)
     if peak is None and isinstance(measured.get("memory"), dict):
         peak = _first(measured["memory"], _PEAK_KEYS)
-    if table is None or peak is None or setup.get("batchSize") is None:
-        return None
-    if record.get("device") == "cpu" or record.get("cpuMemoryCapMiB") is not None:
-        return None  # tests of the collection flow, never GPU training data
-    if table.get("schemaVersion") != SCHEMA_VERSION:
-        raise ValueError(f"{where}: layer table schemaVersion {table.get('schemaVersion')}, expected {SCHEMA_VERSION}")
-    status = str(record.get("status") or measured.get("status") or "ok").lower()
-    if status not in ("ok", "oom", "successful", "oom_crash"):
-        return None
-    from .family import model_family  # local: family depends on definitions only
+    return None if peak is None else float(peak)
 
+
+def row_utilization(record: Dict[str, Any]) -> Dict[str, Optional[float]]:
+    """DCGM's smact, smocc, drama (0..1) where recorded, else None."""
+    measured = _measured(record)
     utilization = measured.get("utilization") if isinstance(measured.get("utilization"), dict) else {}
 
-    def util(name: str) -> Optional[float]:
-        value = utilization.get(name)
-        return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+    def value(name: str) -> Optional[float]:
+        number = utilization.get(name)
+        return float(number) if isinstance(number, (int, float)) and not isinstance(number, bool) and number >= 0 else None
 
+    return {name: value(name) for name in ("smact", "smocc", "drama")}
+
+
+def row_family(record: Dict[str, Any]) -> str:
+    from .family import model_family  # local: family depends on definitions only
+
+    return record.get("family") or model_family(record["layerTable"])
+
+
+def is_cpu_row(record: Dict[str, Any]) -> bool:
+    """Rows of a `--device cpu` run: tests of the collection flow, never GPU training data."""
+    return record.get("device") == "cpu" or record.get("cpuMemoryCapMiB") is not None
+
+
+def unlabelled(record: Dict[str, Any]) -> Optional[str]:
+    """Why a collected row cannot become a training row on any device (None: it can): its status
+    is not a label, or the features cannot be computed."""
+    status = row_status(record)
+    if status not in LABELS:
+        return status
+    if not isinstance(record.get("layerTable"), dict):
+        return "no layer table"
+    if not isinstance(record.get("setup"), dict) or record["setup"].get("batchSize") is None:
+        return "no batch size"
+    return None
+
+
+def check_layer_table(table: Dict[str, Any], where: str) -> None:
+    if table.get("schemaVersion") != SCHEMA_VERSION:
+        raise ValueError(f"{where}: layer table schemaVersion {table.get('schemaVersion')}, expected {SCHEMA_VERSION}")
+
+
+def row_setup(record: Dict[str, Any]) -> Dict[str, Any]:
+    setup = record["setup"]
+    return {"batchSize": int(setup["batchSize"]), "optimizer": setup.get("optimizer") or "adam", "precision": setup.get("precision") or "fp32"}
+
+
+def row_id(record: Dict[str, Any], where: str) -> str:
+    return str(record.get("id") or record.get("runId") or where)
+
+
+def row_gpu(record: Dict[str, Any]) -> Optional[str]:
+    gpu = record.get("gpu")
+    return gpu if isinstance(gpu, str) else (gpu or {}).get("name")
+
+
+def jsonl_run(record: Dict[str, Any], where: str) -> Optional[Run]:
+    """One line of a collected table; None for a line that is not a finished GPU measurement."""
+    if unlabelled(record) is not None or is_cpu_row(record):
+        return None
+    peak = row_peak(record)
+    if peak is None:
+        return None
+    table = record["layerTable"]
+    check_layer_table(table, where)
+    utilization = row_utilization(record)
     return Run(
-        id=str(record.get("id") or record.get("runId") or f"{where}"),
-        family=record.get("family") or model_family(table),
+        id=row_id(record, where),
+        family=row_family(record),
         table=table,
-        setup={"batchSize": int(setup["batchSize"]), "optimizer": setup.get("optimizer") or "adam", "precision": setup.get("precision") or "fp32"},
-        peak_mib=float(peak),
-        oom=status in ("oom", "oom_crash"),
-        smact=util("smact"),
-        smocc=util("smocc"),
-        drama=util("drama"),
+        setup=row_setup(record),
+        peak_mib=peak,
+        oom=LABELS[row_status(record)],
+        smact=utilization["smact"],
+        smocc=utilization["smocc"],
+        drama=utilization["drama"],
         source=where.split(":")[0],
-        extra={"gpu": record.get("gpu") if isinstance(record.get("gpu"), str) else (record.get("gpu") or {}).get("name")},
+        extra={"gpu": row_gpu(record)},
     )
 
 

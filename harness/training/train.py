@@ -80,7 +80,7 @@ class Arrays:
     @staticmethod
     def of(runs: Sequence[Run]) -> "Arrays":
         runs = list(runs)
-        features = np.array([feature_vector(run.table, run.setup) for run in runs], dtype=np.float64).reshape(len(runs), len(feature_names()))
+        features = np.array([run.features if run.features is not None else feature_vector(run.table, run.setup) for run in runs], dtype=np.float64).reshape(len(runs), len(feature_names()))
         nan = float("nan")
         return Arrays(
             runs,
