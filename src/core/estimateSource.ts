@@ -11,6 +11,7 @@ import { IncrementalEstimator } from './incrementalEstimator';
 import type { PythonParser } from './parsing/pythonParser';
 import type { ArchitectureRef, Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
 import type { ModuleObject } from './analysis/interpreter/moduleObject';
+import { loopsOf } from './analysis/trainingLoops';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -110,6 +111,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   return {
     name: model.name,
     line: model.range.startLine + 1,
+    classLine: model.root.classValue ? model.root.classValue.node.startPosition.row + 1 : null,
+    trainingLoops: loopsOf(model.name, analysis.trainingLoops, analysis.models.map((m) => m.name)).map(({ range }) => ({ startLine: range.startLine + 1, endLine: range.endLine + 1 })),
     params: table.totals.params,
     batchSize,
     family: modelFamily(table),

@@ -3,11 +3,16 @@ import { findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/report/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
-import { pickModel } from './report/pickers';
+import { pickGpu, pickModel } from './report/pickers';
 import type { ReportPanel } from './report/reportPanel';
 import type { SettingsStore } from './settings';
 
-/** Optional second argument of the command, for callers that already know what to show (CodeLens, tests). */
+/**
+ * Optional second argument of the command, for callers that already know what to show (CodeLens,
+ * tests). Naming a model or a GPU is what tells them from the user: run from the palette, the
+ * editor's context menu or its title bar (which pass the file's URI and at most an editor-group
+ * object), the command also asks which GPU, the configured one first; given either, it does not.
+ */
 export interface EstimateCommandOptions {
   /** The model to report on; without it, a file with several models asks which. */
   readonly model?: string;
@@ -17,9 +22,9 @@ export interface EstimateCommandOptions {
 
 /**
  * "Estimate GPU memory": estimates the given or active Python file, asks which model when there
- * are several, opens the report, and returns the estimate of the whole file (the same object as
- * `gpu-estimate --json`) to callers such as tests; undefined when there is nothing to estimate or
- * the user dismisses the model pick.
+ * are several and (run by the user) which GPU, opens the report, and returns the estimate of the
+ * whole file (the same object as `gpu-estimate --json`) to callers such as tests; undefined when
+ * there is nothing to estimate or the user dismisses a pick.
  */
 export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter, settings: SettingsStore) {
   return async (uri?: vscode.Uri, options?: EstimateCommandOptions): Promise<FileEstimate | undefined> => {
@@ -29,13 +34,20 @@ export function estimateMemoryCommand(service: EstimationService, report: Report
       return undefined;
     }
     try {
-      const gpu = (typeof options?.gpu === 'string' ? findGpuProfile(options.gpu) : undefined) ?? settings.settings.gpu;
-      const estimate = await service.estimate(document, gpu);
+      const fromUser = typeof options?.model !== 'string' && typeof options?.gpu !== 'string';
+      const configured = settings.settings.gpu;
+      const gpu = (typeof options?.gpu === 'string' ? findGpuProfile(options.gpu) : undefined) ?? configured;
+      let estimate = await service.estimate(document, gpu);
       let modelName = typeof options?.model === 'string' && estimate.models.some((m) => m.name === options.model) ? options.model : undefined;
       if (modelName === undefined && estimate.models.length > 1) {
         const picked = await pickModel(estimate);
         if (!picked) return undefined;
         modelName = picked.name;
+      }
+      if (fromUser) {
+        const picked = await pickGpu(undefined, configured.id);
+        if (!picked) return undefined;
+        if (picked.id !== gpu.id) estimate = await service.estimate(document, picked);
       }
       const only = (full: FileEstimate): FileEstimate => (modelName === undefined ? full : { ...full, models: full.models.filter((m) => m.name === modelName) });
       report.show(only(estimate), {

@@ -2,9 +2,9 @@ import * as vscode from 'vscode';
 import { hoverText } from '../core/report/hoverText';
 import type { FileEstimate, ModelEstimate } from '../core/report/fileEstimate';
 
-/** The hover for one model (text: src/core/report/hoverText.ts). */
-export function hoverMarkdown(estimate: FileEstimate, model: ModelEstimate): vscode.MarkdownString {
-  const md = new vscode.MarkdownString(hoverText(estimate, model));
+/** The hover for one model (text: src/core/report/hoverText.ts), its lines linking into the document. */
+export function hoverMarkdown(estimate: FileEstimate, model: ModelEstimate, documentUri: vscode.Uri): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(hoverText(estimate, model, documentUri.toString()));
   md.supportThemeIcons = true;
   return md;
 }

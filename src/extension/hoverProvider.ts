@@ -5,7 +5,10 @@ import { hoverMarkdown } from './hoverContent';
 import type { ErrorReporter } from './logger';
 import type { SettingsStore } from './settings';
 
-/** Shows a model's estimate when the pointer rests on its name, the line that builds it, or a line its assumptions were read from (the batch size). */
+/**
+ * Shows a model's estimate when the pointer rests on its name, the line that builds it, its class's
+ * `class` line, a line its assumptions were read from (the batch size), or its training loop.
+ */
 export class EstimateHoverProvider implements vscode.HoverProvider {
   constructor(
     private readonly service: EstimationService,
@@ -22,7 +25,7 @@ export class EstimateHoverProvider implements vscode.HoverProvider {
       if (token.isCancellationRequested) return undefined;
       const word = document.getText(wordRange);
       const model = modelForHover(estimate, position.line + 1, word);
-      return model && new vscode.Hover(hoverMarkdown(estimate, model), wordRange);
+      return model && new vscode.Hover(hoverMarkdown(estimate, model, document.uri), wordRange);
     } catch (error) {
       this.errors.report('cannot estimate this file', error);
       return undefined;

@@ -11,6 +11,7 @@ import type { AnalysisNote, ModelDescription, ModelKind, SourceAnalysis, Sourced
 import { shapeOf } from './interpreter/tensorOps';
 import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
+import { findTrainingLoops } from './trainingLoops';
 import { statementGroups, type StatementGroup } from './statementGroups';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
@@ -119,6 +120,7 @@ export function analyzeSource(tree: Tree, source = tree.rootNode.text, given?: B
     models,
     context: { imports, scope, budget },
     setup: findTrainingSetup(root, events, scope, argumentNodes, imports),
+    trainingLoops: findTrainingLoops(root),
     notes: shown,
     hasSyntaxErrors: root.hasError,
   };

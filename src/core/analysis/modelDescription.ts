@@ -108,6 +108,12 @@ export interface TrainingSetup {
   readonly compiled?: Sourced<boolean>;
 }
 
+/** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */
+export interface TrainingLoop {
+  readonly range: SourceRange;
+  readonly names: ReadonlySet<string>;
+}
+
 export interface AnalysisNote {
   readonly severity: 'warning' | 'info';
   readonly message: string;
@@ -127,6 +133,8 @@ export interface SourceAnalysis {
   readonly models: readonly ModelDescription[];
   readonly context: AnalysisContext;
   readonly setup: TrainingSetup;
+  /** The outermost loops that run a training step, in source order. */
+  readonly trainingLoops: readonly TrainingLoop[];
   readonly notes: readonly AnalysisNote[];
   /** True when tree-sitter found syntax errors; the analysis is then best effort. */
   readonly hasSyntaxErrors: boolean;

@@ -21,9 +21,14 @@ export function describeVerdict(model: ModelEstimate, gpuName: string): string {
 }
 
 export function describeAssumption(assumption: Assumption): string {
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile' }[assumption.name];
   const where = assumption.line === null ? assumption.origin : `${assumption.origin}, line ${assumption.line}`;
-  return `${label} ${assumption.value} (${where})`;
+  return `${describeAssumptionValue(assumption)} (${where})`;
+}
+
+/** `batch size 64`: the assumption without where it came from. */
+export function describeAssumptionValue(assumption: Assumption): string {
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile' }[assumption.name];
+  return `${label} ${assumption.value}`;
 }
 
 export function describeBreakdown(model: ModelEstimate): string | undefined {
@@ -66,20 +71,34 @@ export function describeMethod(model: ModelEstimate): string {
  * utilization classes, or why there are none (Transformers have no training data yet).
  */
 export function describeLearned(model: ModelEstimate): string {
-  const { memory, utilization } = model;
+  const { memory } = model;
   const run = memory.ensemble;
-  if (memory.method !== 'ensemble' || !run) {
-    if (memory.estimateMiB === null) return 'Memory bin and utilization: no estimate';
-    return `Memory bin and utilization: no trained ensemble for ${model.family.toUpperCase()} models yet; the analytical model serves them`;
-  }
-  const [lowQ, highQ] = run.rangeQuantiles.map((q) => Math.round(q * 100));
-  const [low, high] = [memory.lowMiB!, memory.highMiB!];
+  if (memory.method !== 'ensemble' || !run) return `Memory bin and utilization: ${describeNoEnsemble(model)}`;
+  return [`Range ${describeRange(model) ?? 'unknown'}`, describeBin(model), `utilization ${describeUtilization(model)}`, `analytical model ${formatMiB(run.analyticalMiB)}`, `ran on ${run.executionProvider.toUpperCase()}`].join('; ');
+}
+
+/** Why a model has no memory bin, range or utilization classes. */
+export function describeNoEnsemble(model: ModelEstimate): string {
+  return model.memory.estimateMiB === null ? 'no estimate' : `no trained ensemble for ${model.family.toUpperCase()} models yet; the analytical model serves them`;
+}
+
+/** The ensemble's calibrated range: `1.2 GiB to 1.9 GiB (5th-95th percentile)`; undefined without an ensemble. */
+export function describeRange(model: ModelEstimate): string | undefined {
+  const { memory } = model;
+  if (!memory.ensemble || memory.lowMiB === null || memory.highMiB === null) return undefined;
+  const [lowQ, highQ] = memory.ensemble.rangeQuantiles.map((q) => Math.round(q * 100));
+  const [low, high] = [memory.lowMiB, memory.highMiB];
   const range = formatMiB(low) === formatMiB(high) ? `${low} to ${high} MiB` : `${formatMiB(low)} to ${formatMiB(high)}`;
-  const parts = [`Range ${range} (${lowQ}th-${highQ}th percentile)`];
-  parts.push(memory.bin ? `bin ${formatMiB(memory.bin.lowMiB)} to ${formatMiB(memory.bin.highMiB)} (p ${memory.bin.probability.toFixed(2)})` : 'bin: above the training data');
-  const util = (['smact', 'smocc', 'drama'] as const).filter((k) => utilization[k] !== null).map((k) => `${k.toUpperCase()} ${utilization[k]}`);
-  if (util.length) parts.push(`utilization ${util.join(', ')}`);
-  parts.push(`analytical model ${formatMiB(run.analyticalMiB)}`);
-  parts.push(`ran on ${run.executionProvider.toUpperCase()}`);
-  return parts.join('; ');
+  return `${range} (${lowQ}th-${highQ}th percentile)`;
+}
+
+/** The most probable memory bin with its probability: `bin 1.0 GiB to 2.0 GiB (p 0.93)`. */
+export function describeBin(model: ModelEstimate): string {
+  const { bin } = model.memory;
+  return bin ? `bin ${formatMiB(bin.lowMiB)} to ${formatMiB(bin.highMiB)} (p ${bin.probability.toFixed(2)})` : 'bin: above the training data';
+}
+
+/** Every utilization class the issue names, `not available` where the ensemble gives none: `SMACT medium, SMOCC low, DRAMA not available`. */
+export function describeUtilization(model: ModelEstimate): string {
+  return (['smact', 'smocc', 'drama'] as const).map((k) => `${k.toUpperCase()} ${model.utilization[k] ?? 'not available'}`).join(', ');
 }

@@ -43,6 +43,8 @@ export interface EnsembleRun {
   readonly outOfDistribution: readonly string[];
   /** Our analytical model's estimate, the anchor the ensemble's learned correction multiplies (MiB). */
   readonly analyticalMiB: number;
+  /** The ensemble over its batch grid, as far as the report's memory curve reaches (for its range band). */
+  readonly curve?: readonly { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number; readonly highMiB: number }[];
 }
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
@@ -51,6 +53,12 @@ export interface Assumption {
   readonly value: string;
   readonly origin: string;
   readonly line: number | null;
+}
+
+/** Lines first to last, 1-based, both included. */
+export interface LineRange {
+  readonly startLine: number;
+  readonly endLine: number;
 }
 
 export type UtilizationClass = 'low' | 'medium' | 'high';
@@ -67,6 +75,10 @@ export interface ModelEstimate {
   readonly name: string;
   /** 1-based line of the construction (or class definition). */
   readonly line: number;
+  /** 1-based line of the script's class the model is an instance of (`class Net(nn.Module):`); null for torch.nn layers and catalog models. */
+  readonly classLine: number | null;
+  /** The outermost loops that train this model (around `loss.backward()`, `optimizer.step()`, or calling a function that does), 1-based lines. */
+  readonly trainingLoops: readonly LineRange[];
   readonly params: number;
   readonly batchSize: number | null;
   readonly family: ModelFamily;

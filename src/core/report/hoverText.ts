@@ -1,26 +1,51 @@
 import { formatCount, formatMiB } from '../format/units';
-import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeVerdict } from './describe';
+import {
+  describeArchitecture,
+  describeAssumptionValue,
+  describeBin,
+  describeBreakdown,
+  describeEstimate,
+  describeMethod,
+  describeNoEnsemble,
+  describeRange,
+  describeUtilization,
+  describeVerdict,
+} from './describe';
 import type { FileEstimate, ModelEstimate } from './fileEstimate';
+
+const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
 /**
  * The hover for one model, as Markdown with theme icons: estimate first, then what it rests on.
- * No `vscode` import, so the bench times the same text the editor shows.
+ * Given the document's URI, every line it names links there (`file:///…/train.py#L12`, which VS
+ * Code opens at that line). No `vscode` import, so the bench times the same text the editor shows.
  */
-export function hoverText(estimate: FileEstimate, model: ModelEstimate): string {
+export function hoverText(estimate: FileEstimate, model: ModelEstimate, documentUri?: string): string {
+  const line = (n: number, label = `line ${n}`) => (documentUri ? `[${label}](${lineLink(documentUri, n)})` : label);
   const parts: string[] = [];
   const architecture = describeArchitecture(model);
-  parts.push(`**GPU Estimator** · \`${model.name}\` · ${architecture ? `${escape(architecture)} · ` : ''}${model.family.toUpperCase()} · ${formatCount(model.params)} parameters\n\n`);
+  parts.push(`**GPU Estimator** · \`${model.name}\` (${line(model.line)}) · ${architecture ? `${escape(architecture)} · ` : ''}${model.family.toUpperCase()} · ${formatCount(model.params)} parameters\n\n`);
   parts.push(`Estimated peak GPU memory: **${describeEstimate(model)}** (${describeMethod(model)})`);
-  parts.push(` — ${describeVerdict(model, estimate.gpu.name)} (${formatMiB(estimate.gpu.memoryMiB)})`);
+  if (model.horusMiB !== null) parts.push(` · Horus formula: ${formatMiB(model.horusMiB)}`);
+  parts.push('\n\n');
+  const range = describeRange(model);
+  parts.push(range ? `Range ${range} · memory ${describeBin(model)}\n\n` : `Memory bin and utilization: ${escape(describeNoEnsemble(model))}\n\n`);
+  parts.push(`${model.risk ? `${VERDICT_ICONS[model.risk]} ` : ''}${escape(describeVerdict(model, estimate.gpu.name))} (${formatMiB(estimate.gpu.memoryMiB)})`);
   if (model.maxBatchSize !== null) parts.push(`; largest batch that fits: ${model.maxBatchSize}`);
   parts.push('\n\n');
-  if (model.horusMiB !== null) parts.push(`Horus formula: ${formatMiB(model.horusMiB)}\n\n`);
+  parts.push(`Utilization: ${describeUtilization(model)}\n\n`);
   const breakdown = describeBreakdown(model);
-  if (breakdown) parts.push(`Breakdown: ${breakdown}\n\n`);
-  parts.push(`${escape(describeLearned(model))}\n\n`);
+  if (breakdown) parts.push(`Breakdown (analytical model): ${breakdown}\n\n`);
   parts.push('Assumptions:\n');
-  for (const assumption of model.assumptions) parts.push(`- ${escape(describeAssumption(assumption))}\n`);
-  for (const warning of model.warnings) parts.push(`\n$(warning) ${escape(warning)}\n`);
+  for (const assumption of model.assumptions) {
+    parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${line(assumption.line)}`})\n`);
+  }
+  for (const loop of model.trainingLoops) parts.push(`- training loop: ${line(loop.startLine, `lines ${loop.startLine}-${loop.endLine}`)}\n`);
+  // Notes about a line start `line 12: ` (estimateSource's describeNote): that line links too.
+  for (const warning of [...model.warnings, ...estimate.warnings]) {
+    const at = /^line (\d+): /.exec(warning);
+    parts.push(`\n$(warning) ${at ? `${line(Number(at[1]))}: ${escape(warning.slice(at[0].length))}` : escape(warning)}\n`);
+  }
   return parts.join('');
 }
 
@@ -28,15 +53,24 @@ function escape(text: string): string {
   return text.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${c}`);
 }
 
+/** A Markdown link target to a line: characters that would end the link are percent-encoded. */
+function lineLink(documentUri: string, line: number): string {
+  return `${documentUri.replace(/[\s()<>]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}#L${line}`;
+}
+
 /**
  * The model a hover at a line is about: the one built on that line, else the one named by the word
- * under the pointer, else the first whose estimate rests on a value read from that line (the batch
- * size, the input shape, the optimizer, the precision).
+ * under the pointer, else the one whose class is defined on that line, else the first whose
+ * estimate rests on a value read from that line (the batch size, the input shape, the optimizer,
+ * the precision), else the one trained by the loop the line is in.
  */
 export function modelForHover(estimate: FileEstimate, line: number, word: string): ModelEstimate | undefined {
+  const { models } = estimate;
   return (
-    estimate.models.find((model) => model.line === line) ??
-    estimate.models.find((model) => model.name === word) ??
-    estimate.models.find((model) => model.assumptions.some((assumption) => assumption.line === line))
+    models.find((model) => model.line === line) ??
+    models.find((model) => model.name === word) ??
+    models.find((model) => model.classLine === line) ??
+    models.find((model) => model.assumptions.some((assumption) => assumption.line === line)) ??
+    models.find((model) => model.trainingLoops.some((loop) => loop.startLine <= line && line <= loop.endLine))
   );
 }

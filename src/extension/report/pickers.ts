@@ -11,14 +11,19 @@ export async function pickModel(estimate: FileEstimate): Promise<ModelEstimate |
   return picked?.model;
 }
 
-/** Which GPU to estimate for; the one now shown comes first. Undefined when the user dismisses the pick. */
-export async function pickGpu(currentId: string, configuredId: string): Promise<GpuProfile | undefined> {
-  const ordered = [...GPU_PROFILES].sort((a, b) => Number(b.id === currentId) - Number(a.id === currentId));
+/**
+ * Which GPU to estimate for: the one the report shows now (none before it opens) first, then the
+ * configured one. Undefined when the user dismisses the pick.
+ */
+export async function pickGpu(currentId: string | undefined, configuredId: string): Promise<GpuProfile | undefined> {
+  const rank = (gpu: GpuProfile) => (gpu.id === currentId ? 2 : gpu.id === configuredId ? 1 : 0);
+  const ordered = [...GPU_PROFILES].sort((a, b) => rank(b) - rank(a));
   const items = ordered.map((gpu) => ({
     label: gpu.name,
     description: [formatMiB(gpu.memoryMiB), gpu.architecture, gpu.id === currentId ? 'shown now' : '', gpu.id === configuredId ? 'configured (gpuEstimator.gpu)' : ''].filter(Boolean).join(' · '),
     gpu,
   }));
-  const picked = await vscode.window.showQuickPick(items, { title: 'GPU Estimator: estimate for which GPU?', placeHolder: 'The report is redrawn for the GPU you pick; the gpuEstimator.gpu setting is unchanged', matchOnDescription: true });
+  const placeHolder = `The report is ${currentId === undefined ? 'drawn' : 'redrawn'} for the GPU you pick; the gpuEstimator.gpu setting is unchanged`;
+  const picked = await vscode.window.showQuickPick(items, { title: 'GPU Estimator: estimate for which GPU?', placeHolder, matchOnDescription: true });
   return picked?.gpu;
 }

@@ -45,9 +45,12 @@ function hoverMarkdown(hovers: vscode.Hover[] | undefined): string {
   return (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n---\n');
 }
 
+/** The command as CodeLens runs it: naming the model, so it does not ask for the GPU. */
 function estimate(uri: vscode.Uri): Thenable<EstimateResult | undefined> {
-  return vscode.commands.executeCommand<EstimateResult | undefined>('gpuEstimator.estimateMemory', uri);
+  return vscode.commands.executeCommand<EstimateResult | undefined>('gpuEstimator.estimateMemory', uri, { model: 'model' });
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('GPU Estimator in a real VS Code', () => {
   let uri: vscode.Uri;
@@ -74,6 +77,49 @@ describe('GPU Estimator in a real VS Code', () => {
       20000,
     );
     assert.ok(markdown.includes('Estimated peak GPU memory'), `hover markdown was:\n${markdown || '(no hover)'}`);
+  });
+
+  it('shows the estimate when hovering inside the training loop, every line it names linking into the file', async () => {
+    const position = new vscode.Position(21, 11);  // `backward` of `loss.backward()` (line 22), in the loop on lines 17-23
+    const markdown = await poll(
+      async () => hoverMarkdown(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, position)),
+      (text) => text.includes('Estimated peak GPU memory'),
+      20000,
+    );
+    const link = (line: number) => `(${uri.toString()}#L${line})`;
+    for (const expected of ['Estimated peak GPU memory', 'Horus formula: ', 'fits A100 40GB', 'largest batch that fits: ', 'DRAMA ', `\`model\` ([line 6]${link(6)})`, `[line 4]${link(4)}`, `- training loop: [lines 17-23]${link(17)}`]) {
+      assert.ok(markdown.includes(expected), `hover lacks ${JSON.stringify(expected)}:\n${markdown}`);
+    }
+    assert.match(markdown, /Utilization: SMACT (low|medium|high|not available), SMOCC (low|medium|high|not available), DRAMA (low|medium|high|not available)/);
+    const outside = hoverMarkdown(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, new vscode.Position(14, 2)));
+    assert.ok(!outside.includes('Estimated peak GPU memory'), `no hover on \`loss_fn = ...\` (line 15), outside the loop:\n${outside}`);
+  });
+
+  it('run as from the palette (no options), asks for the GPU, the configured one first; dismissing cancels', async () => {
+    await estimate(uri);  // estimated and cached: the pick opens at once
+    const run = () => {
+      const state: { settled: boolean; result?: Promise<EstimateResult | undefined> } = { settled: false };
+      state.result = Promise.resolve(vscode.commands.executeCommand<EstimateResult | undefined>('gpuEstimator.estimateMemory', uri)).finally(() => (state.settled = true));
+      return state;
+    };
+    const first = run();
+    await sleep(1500);
+    assert.strictEqual(first.settled, false, 'waits for the GPU pick');
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    assert.strictEqual((await first.result)?.gpu.id, 'a100-40gb', 'the configured GPU is the first item');
+
+    const second = run();
+    await sleep(1500);
+    await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const other = await second.result;
+    assert.ok(other && other.gpu.id !== 'a100-40gb', `the second item is another GPU: ${JSON.stringify(other?.gpu)}`);
+    assert.strictEqual(other.models[0]?.name, 'model');
+
+    const dismissed = run();
+    await sleep(1500);
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    assert.strictEqual(await dismissed.result, undefined);
   });
 
   it('shows a CodeLens above the model with its estimate, Horus and the report command', async () => {

@@ -85,14 +85,19 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
     assert.match(md, /Click for the full report\.$/);
   });
 
-  it('hover text: estimate, verdict with the largest batch, Horus, and each assumption with its line', async () => {
-    const file = await learned(MLP(64));
+  it('hover text: estimate with Horus beside it, range and bin, verdict with the largest batch, utilization, linked assumptions, out-of-distribution warning', async () => {
+    const file = await learned(example('cnn_cifar10.py'));
     const model = file.models[0]!;
-    const text = hoverText(file, model);
-    assert.ok(text.startsWith('**GPU Estimator** · `model` · MLP · '), text);
-    assert.match(text, /Estimated peak GPU memory: \*\*~\d+(\.\d)? (GiB|MiB)\*\* \(MLP ensemble\) — fits A100 40GB \(40\.0 GiB\); largest batch that fits: \d+/);
-    assert.match(text, /Horus formula: \d/);
-    assert.match(text, /- batch size 64 \(.*line 3\)/);
+    const uri = 'file:///w/cnn_cifar10.py';
+    const text = hoverText(file, model, uri);
+    assert.ok(text.startsWith(`**GPU Estimator** · \`model\` ([line 12](${uri}#L12)) · CNN · `), text);
+    assert.match(text, /Estimated peak GPU memory: \*\*~\d+(\.\d)? (GiB|MiB)\*\* \(CNN ensemble\) · Horus formula: \d/);
+    assert.match(text, /\nRange \d.* to .* \(\d+th-\d+th percentile\) · memory bin( .* \(p \d\.\d\d\)|: above the training data)\n/);
+    assert.match(text, /\$\(pass\) fits A100 40GB \(40\.0 GiB\); largest batch that fits: \d+/);
+    assert.match(text, /\nUtilization: SMACT (low|medium|high), SMOCC (low|medium|high), DRAMA (low|medium|high|not available)\n/);
+    assert.ok(text.includes(`- batch size 256 (DataLoader(batch\\_size=...), [line 49](${uri}#L49))`), text);
+    assert.ok(model.memory.ensemble!.outOfDistribution.length > 0, 'batch 256 is beyond the CNN training data');
+    assert.match(text, /\n\$\(warning\) Outside the CNN ensemble's training data \(batch\\_size 256 \\> /);
   });
 
   it('problems: an error on the batch-size line when out of memory, a warning when tight, none when it fits', async () => {
