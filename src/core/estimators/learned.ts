@@ -83,6 +83,19 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     warnings.push(message);
     notes.push({ severity: 'warning', message });
   }
+  const gridPoints = grid.map((_, i) => row(result, card.outputs.memory.name, i + 1)[1]!);
+  const maxBatchSize = await largestFittingBatch(grid, gridPoints, gpuMiB, async (sizes) => {
+    const refined = await runner.run(model.family, sizes.map((b) => featureVector(job(b))));
+    return sizes.map((_, i) => row(refined!, card.outputs.memory.name, i)[1]!);
+  });
+  // The grid up to 2^24 is large; the report's curve (reportData.memoryCurve) reaches twice the
+  // largest batch that fits (ensemble or analytical) or the script's batch, so keep one point past that.
+  const reach = Math.max(8, 2 * maxBatchSize, 2 * (model.maxBatchSize ?? 0), 2 * batchSize);
+  const last = grid.findIndex((b) => b >= reach);
+  const curve = grid.slice(0, last === -1 ? grid.length : last + 1).map((b, i) => {
+    const at = row(result, card.outputs.memory.name, i + 1);
+    return { batchSize: b, estimateMiB: Math.round(at[1]!), lowMiB: Math.round(at[0]!), highMiB: Math.round(at[2]!) };
+  });
   const ensemble = {
     model: loaded.modelPath,
     executionProvider: result.provider,
@@ -90,6 +103,7 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     rangeQuantiles: card.outputs.memory.range.quantiles,
     outOfDistribution: ood,
     analyticalMiB,
+    curve,
   };
   const learnedMemory: MemoryEstimate = {
     ...model.memory,
@@ -100,7 +114,6 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     method: 'ensemble',
     ensemble,
   };
-  const gridPoints = grid.map((_, i) => row(result, card.outputs.memory.name, i + 1)[1]!);
   return {
     ...model,
     memory: learnedMemory,
@@ -111,10 +124,7 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     },
     fits: estimateMiB <= gpuMiB,
     risk: riskOf(estimateMiB, gpuMiB, options.safetyMargin),
-    maxBatchSize: await largestFittingBatch(grid, gridPoints, gpuMiB, async (sizes) => {
-      const refined = await runner.run(model.family, sizes.map((b) => featureVector(job(b))));
-      return sizes.map((_, i) => row(refined!, card.outputs.memory.name, i)[1]!);
-    }),
+    maxBatchSize,
     warnings,
     notes,
   };

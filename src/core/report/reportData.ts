@@ -16,10 +16,19 @@ export const CURVE_POINTS = 64;
 /** The curve reaches at least this batch size, so tiny batches still show a slope. */
 const MIN_CURVE_BATCH = 8;
 
+export interface EnsembleAt {
+  readonly estimateMiB: number;
+  /** The ensemble's calibrated range (its range quantiles). */
+  readonly lowMiB: number;
+  readonly highMiB: number;
+}
+
 export interface CurvePoint {
   readonly batchSize: number;
   /** The analytical model's peak at this batch size (MiB, one decimal). */
   readonly analyticalMiB: number;
+  /** The trained ensemble at this batch size, where it ran there (its batch grid and the script's batch). */
+  readonly ensemble: EnsembleAt | null;
 }
 
 export interface MemoryCurve {
@@ -40,20 +49,43 @@ function jobOf(model: ModelEstimate, batchSize: number): TrainingJob {
 }
 
 /**
+ * The trained ensemble by batch size: its grid (up to the first point at or past `limit`, so its
+ * band spans the curve) and, exactly as the estimate states it, the script's batch.
+ */
+function ensembleByBatch(model: ModelEstimate, limit: number): Map<number, EnsembleAt> {
+  const byBatch = new Map<number, EnsembleAt>();
+  const { memory } = model;
+  if (memory.method !== 'ensemble') return byBatch;
+  for (const p of [...(memory.ensemble?.curve ?? [])].sort((a, b) => a.batchSize - b.batchSize)) {
+    byBatch.set(p.batchSize, { estimateMiB: p.estimateMiB, lowMiB: p.lowMiB, highMiB: p.highMiB });
+    if (p.batchSize >= limit) break;
+  }
+  if (model.batchSize !== null && memory.estimateMiB !== null && memory.lowMiB !== null && memory.highMiB !== null) {
+    byBatch.set(model.batchSize, { estimateMiB: memory.estimateMiB, lowMiB: memory.lowMiB, highMiB: memory.highMiB });
+  }
+  return byBatch;
+}
+
+/**
  * The analytical peak over batch sizes from 1 to about twice the largest that fits (or twice the
- * script's batch, if larger), including the script's batch and the largest that fits; null when
- * the model has no layers to size.
+ * script's batch, if larger), including the script's batch and the largest that fits, with the
+ * trained ensemble's estimate and range where it ran; null when the model has no layers to size.
  */
 export function memoryCurve(model: ModelEstimate, gpuMiB: number): MemoryCurve | null {
   if (model.layerTable.rows.length === 0) return null;
   const at = (b: number): number => analyticalEstimate(jobOf(model, b)).totalMiB;
   const analyticalMaxBatch = largestFittingBatch(at, gpuMiB);
-  const limit = Math.max(MIN_CURVE_BATCH, 2 * analyticalMaxBatch, 2 * (model.maxBatchSize ?? 0), 2 * (model.batchSize ?? 0));
-  const sizes = new Set<number>([1, limit]);
+  const reach = Math.max(MIN_CURVE_BATCH, 2 * analyticalMaxBatch, 2 * (model.maxBatchSize ?? 0), 2 * (model.batchSize ?? 0));
+  const ensemble = ensembleByBatch(model, reach);
+  // The ensemble's grid is geometric: its first point past `reach` ends the curve, so the band does not stop short.
+  const limit = Math.max(reach, ...ensemble.keys());
+  const sizes = new Set<number>([1, limit, ...ensemble.keys()]);
   const step = (limit - 1) / (CURVE_POINTS - 1);
   for (let i = 1; i < CURVE_POINTS - 1; i++) sizes.add(Math.round(1 + i * step));
   for (const b of [model.batchSize, model.maxBatchSize, analyticalMaxBatch, analyticalMaxBatch + 1]) if (b !== null && b >= 1 && b <= limit) sizes.add(b);
-  const points = [...sizes].sort((a, b) => a - b).map((batchSize) => ({ batchSize, analyticalMiB: Math.round(at(batchSize) * 10) / 10 }));
+  const points = [...sizes]
+    .sort((a, b) => a - b)
+    .map((batchSize) => ({ batchSize, analyticalMiB: Math.round(at(batchSize) * 10) / 10, ensemble: ensemble.get(batchSize) ?? null }));
   const { memory } = model;
   const ensemblePoint =
     memory.method === 'ensemble' && memory.estimateMiB !== null && model.batchSize !== null
@@ -121,23 +153,31 @@ export const BREAKDOWN_PARTS: readonly { readonly key: keyof MemoryBreakdown; re
   { key: 'overheadMiB', label: 'CUDA context and allocator' },
 ];
 
-/** What the webview script needs to draw one model's charts. */
+/** What the webview script needs to draw one model's charts (and the page's tables show, the same rows). */
 export interface ModelChartData {
   readonly id: string;
   readonly name: string;
   readonly breakdown: readonly { readonly label: string; readonly mib: number }[] | null;
   readonly curve: MemoryCurve | null;
   readonly gpuName: string;
+  /** The estimate against every GPU profile; null without an estimate. */
+  readonly gpus: { readonly estimateMiB: number; readonly rows: readonly GpuComparisonRow[] } | null;
+  /** Analytical model, Horus and ensemble; null when none of them has an estimate. */
+  readonly estimators: readonly EstimatorRow[] | null;
 }
 
-export function chartData(estimate: FileEstimate, model: ModelEstimate, id: string): ModelChartData {
-  const { breakdown } = model.memory;
+export function chartData(estimate: FileEstimate, model: ModelEstimate, id: string, safetyMargin: number): ModelChartData {
+  const { breakdown, estimateMiB } = model.memory;
+  const gpuRows = gpuComparison(model, estimate.gpu.id, safetyMargin);
+  const estimators = estimatorComparison(model);
   return {
     id,
     name: model.name,
     breakdown: breakdown ? BREAKDOWN_PARTS.map((part) => ({ label: part.label, mib: breakdown[part.key] })) : null,
     curve: memoryCurve(model, estimate.gpu.memoryMiB),
     gpuName: estimate.gpu.name,
+    gpus: estimateMiB !== null && gpuRows.length ? { estimateMiB, rows: gpuRows } : null,
+    estimators: estimators.some((row) => row.estimateMiB !== null) ? estimators : null,
   };
 }
 

@@ -1,7 +1,7 @@
 import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
-import type { FileEstimate, ModelEstimate } from '../../core/report/fileEstimate';
-import { chartData, estimatorComparison, EXPORT_FORMATS, gpuComparison, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/report/reportData';
+import type { FileEstimate, ModelEstimate, Risk } from '../../core/report/fileEstimate';
+import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/report/reportData';
 
 /** Everything the page may load, decided by the panel that hosts it. */
 export interface ReportPage {
@@ -25,6 +25,12 @@ export function jsonForScript(value: unknown): string {
 }
 
 const mibOrNa = (mib: number | null): string => (mib === null ? 'n/a' : formatMiB(mib));
+const range = (low: number | null, high: number | null): string => (low !== null && high !== null ? `${formatMiB(low)} to ${formatMiB(high)}` : '');
+const VERDICT: Readonly<Record<Risk, string>> = { fits: 'fits', tight: 'within the safety margin', oom: 'does not fit' };
+
+/** A chart's container: uPlot draws its canvas inside; the label says what it shows, the table beside it every number. */
+const chartDiv = (data: ModelChartData, kind: string, label: string): string =>
+  `<div class="chart" id="${data.id}-${kind}" data-chart="${kind}" role="img" aria-label="${escapeHtml(label)}"></div>`;
 
 function exportButtons(modelIndex: number, name: string): string {
   return (Object.keys(EXPORT_FORMATS) as ExportFormat[])
@@ -38,27 +44,35 @@ function breakdownSection(data: ModelChartData): string {
   const label = `Memory breakdown: ${data.breakdown.map((part) => `${part.label} ${formatMiB(part.mib)}`).join(', ')}`;
   const rows = data.breakdown.map((part) => `<tr><th scope="row">${escapeHtml(part.label)}</th><td class="num">${formatMiB(part.mib)}</td><td class="num">${total > 0 ? ((100 * part.mib) / total).toFixed(1) : '0.0'}%</td></tr>`).join('');
   return `<h3>Memory breakdown (analytical model)</h3>
-  <div class="chart" id="${data.id}-breakdown" data-chart="breakdown" role="img" aria-label="${escapeHtml(label)}"></div>
+  ${chartDiv(data, 'breakdown', label)}
   <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function curveSection(data: ModelChartData, curve: MemoryCurve | null): string {
   if (!curve) return '';
   const fit = curve.maxBatchSize ?? curve.analyticalMaxBatch;
-  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
-  const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : ''].filter(Boolean).join(', ');
-  const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td><td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
+  const band = curve.points.some((p) => p.ensemble);
+  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ' and the trained ensemble, its range shaded' : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
+  const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : '', b === curve.maxBatchSize && b !== curve.analyticalMaxBatch ? 'largest that fits' : ''].filter(Boolean).join(', ');
+  const ensembleCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.ensemble ? formatMiB(p.ensemble.estimateMiB) : ''}</td><td class="num">${p.ensemble ? range(p.ensemble.lowMiB, p.ensemble.highMiB) : ''}</td>` : '');
+  const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td>${ensembleCells(p)}<td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
   const ensemble = curve.ensemblePoint ? `; trained ensemble at batch ${curve.ensemblePoint.batchSize}: ${formatMiB(curve.ensemblePoint.estimateMiB)}` : '';
+  const ensembleHeads = band ? '<th scope="col">Trained ensemble</th><th scope="col">Ensemble range</th>' : '';
   return `<h3>Memory vs batch size</h3>
-  <p class="muted">Analytical model; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${ensemble}.</p>
-  <div class="chart" id="${data.id}-curve" data-chart="curve" role="img" aria-label="${escapeHtml(label)}"></div>
+  <p class="muted">Analytical model${band ? ', and the trained ensemble with its range shaded' : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${ensemble}.</p>
+  ${chartDiv(data, 'curve', label)}
   <details><summary>Curve data (${curve.points.length} batch sizes)</summary>
-  <table class="curve"><caption>Peak memory by batch size (analytical model)</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th><th scope="col">${escapeHtml(data.gpuName)}</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+  <table class="curve"><caption>Peak memory by batch size (analytical model${band ? ' and trained ensemble' : ''})</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th>${ensembleHeads}<th scope="col">${escapeHtml(data.gpuName)} (analytical)</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }
 
-function gpuSection(estimate: FileEstimate, model: ModelEstimate, safetyMargin: number): string {
-  const rows = gpuComparison(model, estimate.gpu.id, safetyMargin);
-  if (!rows.length) return '';
+function gpuSection(data: ModelChartData, model: ModelEstimate, safetyMargin: number): string {
+  if (!data.gpus) return '';
+  const { rows, estimateMiB } = data.gpus;
+  const groups = (Object.keys(VERDICT) as Risk[])
+    .map((risk) => ({ risk, names: rows.filter((row) => row.risk === risk).map((row) => `${row.name} (${formatMiB(row.memoryMiB)})`) }))
+    .filter((group) => group.names.length)
+    .map((group) => `${VERDICT[group.risk]} on ${group.names.join(', ')}`);
+  const label = `GPU memory of ${rows.length} GPUs against the estimate of ${formatMiB(estimateMiB)}: ${groups.join('; ')}.`;
   const body = rows
     .map(
       (row) =>
@@ -66,15 +80,19 @@ function gpuSection(estimate: FileEstimate, model: ModelEstimate, safetyMargin: 
         `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${row.analyticalMaxBatch}</td></tr>`,
     )
     .join('');
-  return `<table class="gpus"><caption>GPU comparison (estimate ${escapeHtml(describeEstimate(model))}, safety margin ${Math.round(safetyMargin * 100)}%)</caption>
+  return `<h3>GPU comparison</h3>
+  ${chartDiv(data, 'gpus', label)}
+  <table class="gpus"><caption>GPU comparison (estimate ${escapeHtml(describeEstimate(model))}, safety margin ${Math.round(safetyMargin * 100)}%)</caption>
   <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">Largest batch (analytical)</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
-function estimatorSection(model: ModelEstimate): string {
-  const rows = estimatorComparison(model)
-    .map((row) => `<tr><th scope="row">${row.label}</th><td class="num">${mibOrNa(row.estimateMiB)}</td><td class="num">${row.lowMiB !== null && row.highMiB !== null ? `${formatMiB(row.lowMiB)} to ${formatMiB(row.highMiB)}` : ''}</td></tr>`)
-    .join('');
-  return `<table class="compare"><caption>Estimators</caption>
+function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
+  const estimators = data.estimators ?? estimatorComparison(model);
+  const rows = estimators.map((row) => `<tr><th scope="row">${row.label}</th><td class="num">${mibOrNa(row.estimateMiB)}</td><td class="num">${range(row.lowMiB, row.highMiB)}</td></tr>`).join('');
+  const label = `Estimators compared: ${estimators.map((row) => `${row.label} ${mibOrNa(row.estimateMiB)}${range(row.lowMiB, row.highMiB) && ` (range ${range(row.lowMiB, row.highMiB)})`}`).join(', ')}.`;
+  return `${data.estimators ? `<h3>Estimators compared</h3>
+  ${chartDiv(data, 'estimators', label)}` : ''}
+  <table class="compare"><caption>Estimators</caption>
     <thead><tr><th scope="col">Estimator</th><th scope="col">Estimate</th><th scope="col">Range</th></tr></thead><tbody>${rows}</tbody></table>
   <p class="muted">${escapeHtml(describeLearned(model))}</p>`;
 }
@@ -93,10 +111,10 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   <h2 id="${headingId}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
   <div class="actions">${exportButtons(index, model.name)}</div>
-  ${estimatorSection(model)}
+  ${estimatorSection(data, model)}
   ${breakdownSection(data)}
   ${curveSection(data, data.curve)}
-  ${gpuSection(estimate, model, safetyMargin)}
+  ${gpuSection(data, model, safetyMargin)}
   <h3>Assumptions</h3><ul>${model.assumptions.map((a) => `<li>${escapeHtml(describeAssumption(a))}</li>`).join('')}</ul>
   ${warnings ? `<h3>Warnings</h3><ul class="warnings">${warnings}</ul>` : ''}
   <table class="layers"><caption>Layers (per sample)</caption>
@@ -111,7 +129,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
  * every number it draws is also in a table, so the page reads the same without it.
  */
 export function reportHtml(estimate: FileEstimate, page: ReportPage): string {
-  const charts = estimate.models.map((model, index) => chartData(estimate, model, `model-${index}`));
+  const charts = estimate.models.map((model, index) => chartData(estimate, model, `model-${index}`, page.safetyMargin));
   const body = estimate.models.length
     ? estimate.models.map((model, index) => modelSection(estimate, model, index, page.safetyMargin, charts[index]!)).join('\n')
     : '<p>No PyTorch model found in this file.</p>';

@@ -114,19 +114,27 @@ async function webviewText(timeoutMs) {
   return text;
 }
 
-/** The report's charts (uPlot canvases) and its GPU comparison table, once drawn. */
+// The report's charts, each a uPlot canvas in a role="img" container whose aria-label sums it up.
+const REPORT_CHARTS = ['estimators', 'breakdown', 'curve', 'gpus'];
+
+/** The report's charts (canvases, role, label, drawn size) and its GPU comparison table, once drawn. */
 async function webviewCharts(timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   let last = null;
+  const drawn = (f) => f && REPORT_CHARTS.every((k) => f.charts[k].canvases > 0 && f.charts[k].height > 0) && f.gpuComparison;
   while (Date.now() < deadline) {
     const frames = page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/'));
-    const found = await Promise.all(frames.map((f) => f.evaluate(() => ({
-      breakdown: document.querySelectorAll('#model-0-breakdown canvas').length,
-      curve: document.querySelectorAll('#model-0-curve canvas').length,
+    const found = await Promise.all(frames.map((f) => f.evaluate((kinds) => ({
+      charts: Object.fromEntries(kinds.map((k) => {
+        const box = document.getElementById(`model-0-${k}`);
+        const canvas = box?.querySelector('canvas');
+        return [k, { canvases: box?.querySelectorAll('canvas').length ?? 0, role: box?.getAttribute('role') ?? null, label: box?.getAttribute('aria-label') ?? '', height: canvas?.getBoundingClientRect().height ?? 0 }];
+      })),
       gpuComparison: [...document.querySelectorAll('caption')].some((c) => /GPU comparison/.test(c.textContent ?? '')),
-    })).catch(() => null)));
-    last = found.find((f) => f && (f.breakdown || f.curve || f.gpuComparison)) ?? last;
-    if (last && last.breakdown > 0 && last.curve > 0 && last.gpuComparison) return last;
+      ensembleRangeColumn: [...document.querySelectorAll('table.curve th')].some((th) => th.textContent === 'Ensemble range'),
+    }), REPORT_CHARTS).catch(() => null)));
+    last = found.find((f) => f && Object.values(f.charts).some((c) => c.canvases)) ?? last;
+    if (drawn(last)) return last;
     await page.waitForTimeout(250);
   }
   return last;
@@ -173,6 +181,16 @@ try {
   await page.keyboard.press('Escape');
   await page.mouse.move(900, 700);
   await runFromPalette(COMMAND);
+  // Run by the user, the command asks which GPU, the configured one (A100 40GB) first: take it.
+  const gpuPick = await untilTrue(page.waitForFunction(() => {
+    const widget = document.querySelector('.quick-input-widget');
+    return Boolean(widget && widget.offsetParent !== null && /which GPU/.test(widget.querySelector('.quick-input-title')?.textContent ?? ''));
+  }, null, { timeout: 15000 }));
+  if (gpuPick) {
+    const first = clean(await page.locator('.quick-input-list .monaco-list-row').first().innerText().catch(() => ''));
+    check('the command asks which GPU, the configured A100 40GB first', /^A100 40GB/.test(first), first);
+    await page.keyboard.press('Enter');
+  }
   const reportOk = await untilTrue(page.waitForFunction((title) =>
     [...document.querySelectorAll('.tabs-container .tab')].some((t) =>
       [t.querySelector('.label-name')?.textContent, t.getAttribute('aria-label')].some((l) => l?.trim().startsWith(title))),
@@ -180,9 +198,24 @@ try {
   check(`"${COMMAND}" opens a tab titled "${REPORT_TITLE}…"`, reportOk, JSON.stringify(await tabLabels()));
   if (reportOk) log(`report webview text: ${(await webviewText(15000)).replace(/\s+/g, ' ').slice(0, 300) || '(none)'}`);
   const charts = reportOk ? await webviewCharts(15000) : null;
-  check('the report draws the memory breakdown and the memory-vs-batch curve (uPlot canvases) and compares the GPUs', Boolean(charts && charts.breakdown > 0 && charts.curve > 0 && charts.gpuComparison), JSON.stringify(charts));
+  const drawnCharts = REPORT_CHARTS.filter((k) => charts?.charts[k].canvases > 0 && charts.charts[k].height > 0);
+  check(`the report draws ${REPORT_CHARTS.length} charts (${REPORT_CHARTS.join(', ')}: uPlot canvases) and keeps the GPU comparison table`,
+    drawnCharts.length === REPORT_CHARTS.length && Boolean(charts?.gpuComparison), JSON.stringify({ drawn: drawnCharts, gpuComparison: charts?.gpuComparison }));
+  check('every chart is a role="img" with an aria-label summing it up',
+    Boolean(charts) && REPORT_CHARTS.every((k) => charts.charts[k].role === 'img' && charts.charts[k].label.length > 20),
+    JSON.stringify(charts && Object.fromEntries(REPORT_CHARTS.map((k) => [k, `${charts.charts[k].role}: ${charts.charts[k].label.slice(0, 70)}`]))));
+  check('the curve shades the MLP ensemble\'s range (its label says so, its table lists the range), the GPU chart names all 12 GPUs',
+    Boolean(charts) && /its range shaded/.test(charts.charts.curve.label) && charts.ensembleRangeColumn && /^GPU memory of 12 GPUs against the estimate of /.test(charts.charts.gpus.label),
+    JSON.stringify(charts && { curve: charts.charts.curve.label, gpus: charts.charts.gpus.label.slice(0, 80), ensembleRangeColumn: charts.ensembleRangeColumn }));
   await screenshot('report.png');
   await screenshot('workbench.png');
+  // The curve with the ensemble's band and the GPU chart are further down the report: scroll to them for a second picture.
+  const scrolled = await Promise.all(page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/')).map((f) =>
+    f.evaluate(() => { const h = document.getElementById('model-0-curve')?.previousElementSibling?.previousElementSibling; h?.scrollIntoView(); return Boolean(h); }).catch(() => false)));
+  if (scrolled.some(Boolean)) {
+    await page.waitForTimeout(300);
+    await screenshot('report-charts.png');
+  }
 
   // Raise the batch size past the GPU's memory by typing, and watch the status bar item turn to the theme's error colour.
   const statusItemColours = () => page.evaluate(() => {

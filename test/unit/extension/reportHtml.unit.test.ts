@@ -1,9 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { memoryCurve } from '../../../src/core/report/reportData';
-import { jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
+import { withLearnedEstimates } from '../../../src/core/estimators/learned';
+import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
+import { formatMiB } from '../../../src/core/format/units';
+import { estimatorComparison, gpuComparison, memoryCurve } from '../../../src/core/report/reportData';
+import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
 import { estimate, fixture, REPO_ROOT } from '../fixtures';
+
+const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+const ariaLabel = (html: string, id: string) => /aria-label="([^"]*)"/.exec(new RegExp(`<div class="chart" id="${id}"[^>]*>`).exec(html)?.[0] ?? '')?.[1];
 
 describe('report page', () => {
   const page = {
@@ -36,7 +42,7 @@ describe('report page', () => {
     assert.equal((html.match(/<tr><td><code>/g) ?? []).length, 12, 'one row per layer');
     assert.match(html, /<th scope="row">Horus formula<\/th>/);
     assert.match(html, /<th scope="row">Trained ensemble<\/th><td class="num">n\/a<\/td>/);
-    for (const chart of ['breakdown', 'curve']) {
+    for (const chart of ['estimators', 'breakdown', 'curve', 'gpus']) {
       assert.match(html, new RegExp(`<div class="chart" id="model-0-${chart}" data-chart="${chart}" role="img" aria-label="[^"]+"></div>`), chart);
     }
     assert.match(html, /aria-label="Memory breakdown: Weights [^"]*Optimizer state [^"]*Activations [^"]*CUDA context and allocator /);
@@ -46,7 +52,7 @@ describe('report page', () => {
     assert.equal((html.match(/<tr class="risk-(fits|tight|oom)/g) ?? []).length, 12, 'one row per GPU profile');
     assert.match(html, /<tr class="risk-fits current"><th scope="row">A100 40GB <span class="muted">\(selected\)/);
 
-    const data = JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+    const data = chartJson(html);
     assert.equal(data.length, 1);
     assert.equal(data[0].id, 'model-0');
     assert.deepEqual(data[0].curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
@@ -57,6 +63,63 @@ describe('report page', () => {
       model.memory.breakdown!.activationsMiB,
       model.memory.breakdown!.overheadMiB,
     ]);
+    assert.ok(data[0].curve.points.every((p: { ensemble: unknown }) => p.ensemble === null));
+    assert.doesNotMatch(html, /Ensemble range<\/th>/, 'no ensemble, no range column');
+  });
+
+  it('draws the GPU comparison and the estimators from the rows their tables show', async () => {
+    // The batch that just fits an A100 40GB: too much for the 16 and 24 GB cards.
+    const probe = (await estimate(fixture('cnn_cifar'))).models[0]!;
+    const file = await estimate(fixture('cnn_cifar'), { batchSize: probe.maxBatchSize! });
+    const model = file.models[0]!;
+    const html = reportHtml(file, page);
+    const { gpus, estimators } = chartJson(html)[0];
+    assert.deepEqual(gpus.rows, gpuComparison(model, file.gpu.id, 0.1));
+    assert.equal(gpus.estimateMiB, model.memory.estimateMiB);
+    assert.ok(new Set(gpus.rows.map((r: { risk: string }) => r.risk)).size >= 2, 'verdicts differ between GPUs at this batch');
+    const table = [...html.matchAll(/<tr class="risk-(\w+)[^"]*"><th scope="row">([^<]*)[^]*?<\/th><td class="num">([^<]*)<\/td>/g)].map((m) => ({ risk: m[1], name: m[2]!.trim(), memory: m[3] }));
+    assert.deepEqual(table, gpus.rows.map((r: { risk: string; name: string; memoryMiB: number }) => ({ risk: r.risk, name: escapeHtml(r.name), memory: formatMiB(r.memoryMiB) })));
+    const gpuLabel = ariaLabel(html, 'model-0-gpus')!;
+    assert.match(gpuLabel, new RegExp(`^GPU memory of 12 GPUs against the estimate of ${formatMiB(model.memory.estimateMiB!)}: `));
+    for (const row of gpus.rows) assert.ok(gpuLabel.includes(`${row.name} (${formatMiB(row.memoryMiB)})`), row.name);
+    assert.match(gpuLabel, /does not fit on T4 16GB/);
+    assert.deepEqual(estimators, JSON.parse(JSON.stringify(estimatorComparison(model))));
+    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(model.horusMiB!)}, Trained ensemble n/a.`);
+    // Without an estimate, neither chart (and no empty canvas).
+    const none = reportHtml(await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n'), page);
+    assert.doesNotMatch(none, /id="model-0-(gpus|estimators)"/);
+    assert.match(none, /<caption>Estimators<\/caption>/, 'the estimators table stays');
+  });
+
+  it('shades the trained ensemble’s range on the curve, and lists it per batch size in the curve table', async () => {
+    const runner = new OnnxRunner({ modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
+    try {
+      const file = await withLearnedEstimates(await estimate(readFileSync(path.join(REPO_ROOT, 'examples', 'cnn_cifar10.py'), 'utf8')), runner, { safetyMargin: 0.1 });
+      const model = file.models[0]!;
+      assert.equal(model.memory.method, 'ensemble');
+      const html = reportHtml(file, page);
+      const { curve, estimators } = chartJson(html)[0];
+      assert.deepEqual(curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
+      assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the trained ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
+      assert.match(ariaLabel(html, 'model-0-estimators')!, new RegExp(`Trained ensemble ${formatMiB(model.memory.estimateMiB!)} \\(range ${formatMiB(model.memory.lowMiB!)} to ${formatMiB(model.memory.highMiB!)}\\)\\.$`));
+      assert.equal(estimators[2].lowMiB, model.memory.lowMiB);
+      assert.match(html, /<th scope="col">Trained ensemble<\/th><th scope="col">Ensemble range<\/th>/);
+      const rows = [...html.matchAll(/<tr><td class="num">(\d+)<\/td><td class="num">[^<]*<\/td><td class="num">([^<]*)<\/td><td class="num">([^<]*)<\/td>/g)];
+      assert.equal(rows.length, curve.points.length, 'one table row per point of the curve');
+      let banded = 0;
+      rows.forEach((row, i) => {
+        const point = curve.points[i];
+        assert.equal(Number(row[1]), point.batchSize);
+        if (!point.ensemble) return assert.deepEqual([row[2], row[3]], ['', ''], `batch ${point.batchSize}`);
+        banded++;
+        assert.ok(point.ensemble.lowMiB <= point.ensemble.estimateMiB && point.ensemble.estimateMiB <= point.ensemble.highMiB, `batch ${point.batchSize}`);
+        assert.equal(row[2], formatMiB(point.ensemble.estimateMiB));
+        assert.equal(row[3], `${formatMiB(point.ensemble.lowMiB)} to ${formatMiB(point.ensemble.highMiB)}`);
+      });
+      assert.ok(banded >= 40, `${banded} rows with the range`);
+    } finally {
+      await runner.dispose();
+    }
   });
 
   it('offers real buttons for the exports and the GPU pick', async () => {

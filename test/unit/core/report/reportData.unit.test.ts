@@ -7,6 +7,7 @@ import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { findGpuProfile, GPU_PROFILES } from '../../../../src/core/gpus/gpuProfiles';
 import type { ModelEstimate } from '../../../../src/core/report/fileEstimate';
 import {
+  chartData,
   CURVE_POINTS,
   estimatorComparison,
   exportFileName,
@@ -63,6 +64,45 @@ describe('report data', () => {
       for (let i = 1; i < curve.points.length; i++) assert.ok(curve.points[i]!.analyticalMiB >= curve.points[i - 1]!.analyticalMiB, 'memory grows with the batch');
       assert.equal(at(model.batchSize!), Math.round(analyticalAt(model, model.batchSize!) * 10) / 10);
       assert.equal(curve.ensemblePoint, null, 'no ensemble ran');
+      assert.ok(curve.points.every((p) => p.ensemble === null), 'no ensemble band');
+    });
+
+    it('carries the ensemble’s calibrated range over the whole curve, low <= estimate <= high, crossing the limit at its largest batch', async () => {
+      const runner = new OnnxRunner({ modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
+      try {
+        for (const [file, gpu] of [['cnn_cifar10.py', findGpuProfile('t4-16gb')!], ['mlp_mnist.py', A100_40]] as const) {
+          const learned = await withLearnedEstimates(await estimate(example(file), { gpu }), runner, { safetyMargin: 0.1 });
+          const model = learned.models[0]!;
+          assert.equal(model.memory.method, 'ensemble', file);
+          const curve = memoryCurve(model, gpu.memoryMiB)!;
+          const banded = curve.points.filter((p) => p.ensemble !== null);
+          const last = curve.points[curve.points.length - 1]!;
+          assert.ok(banded.length >= 40, `${file}: ${banded.length} points with the range`);
+          assert.equal(banded[0]!.batchSize, 1, `${file}: the band starts at batch 1`);
+          assert.equal(banded[banded.length - 1], last, `${file}: the band reaches the end of the curve`);
+          assert.ok(last.batchSize >= 2 * model.maxBatchSize! && last.batchSize >= 2 * curve.analyticalMaxBatch, `${file}: the curve reaches twice the largest batch`);
+          for (const p of banded) {
+            const e = p.ensemble!;
+            assert.ok(e.lowMiB <= e.estimateMiB && e.estimateMiB <= e.highMiB, `${file} batch ${p.batchSize}: ${e.lowMiB} <= ${e.estimateMiB} <= ${e.highMiB}`);
+            assert.ok(e.lowMiB > 0, `${file} batch ${p.batchSize}`);
+          }
+          // At the script's batch the band is the estimate as the report states it.
+          assert.deepEqual(curve.points.find((p) => p.batchSize === model.batchSize)!.ensemble, { estimateMiB: model.memory.estimateMiB, lowMiB: model.memory.lowMiB, highMiB: model.memory.highMiB });
+          // Elsewhere it is the ensemble's own grid, as the estimate carries it.
+          const grid = new Map(model.memory.ensemble!.curve!.map((p) => [p.batchSize, p]));
+          for (const p of banded.filter((q) => q.batchSize !== model.batchSize)) {
+            const { estimateMiB, lowMiB, highMiB } = grid.get(p.batchSize)!;
+            assert.deepEqual(p.ensemble, { estimateMiB, lowMiB, highMiB }, `${file} batch ${p.batchSize}`);
+          }
+          // Its estimate stays within the GPU up to the largest batch that fits, and is over it past that.
+          for (const p of banded) if (p.batchSize <= model.maxBatchSize!) assert.ok(p.ensemble!.estimateMiB <= gpu.memoryMiB, `${file} batch ${p.batchSize}`);
+          assert.ok(banded.find((p) => p.batchSize > model.maxBatchSize!)!.ensemble!.estimateMiB >= gpu.memoryMiB, file);
+          // The analytical curve is still sampled evenly besides the grid.
+          assert.ok(curve.points.length >= banded.length + CURVE_POINTS - 8, `${file}: ${curve.points.length} points`);
+        }
+      } finally {
+        await runner.dispose();
+      }
     });
 
     it('adds the ensemble point where the ensemble ran, and draws a curve even without a batch size', async () => {
@@ -120,6 +160,30 @@ describe('report data', () => {
       const model = (await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n')).models[0]!;
       assert.equal(model.memory.estimateMiB, null);
       assert.deepEqual(gpuComparison(model, 'a100-40gb', 0.1), []);
+    });
+  });
+
+  describe('chart data', () => {
+    it('draws exactly the rows the tables show: the GPU comparison and the estimators', async () => {
+      const file = await estimate(fixture('cnn_cifar'));
+      const model = file.models[0]!;
+      const data = chartData(file, model, 'model-0', 0.1);
+      assert.deepEqual(data.gpus, { estimateMiB: model.memory.estimateMiB, rows: gpuComparison(model, file.gpu.id, 0.1) });
+      assert.equal(data.gpus!.rows.length, GPU_PROFILES.length);
+      assert.deepEqual(data.estimators, estimatorComparison(model));
+      assert.deepEqual(data.curve, memoryCurve(model, file.gpu.memoryMiB));
+      assert.equal(data.gpuName, file.gpu.name);
+      // A tighter margin changes the verdicts the chart colours.
+      const tight = chartData(file, model, 'model-0', 0.99);
+      assert.deepEqual(tight.gpus!.rows, gpuComparison(model, file.gpu.id, 0.99));
+      assert.notDeepEqual(tight.gpus!.rows.map((row) => row.risk), data.gpus!.rows.map((row) => row.risk));
+    });
+
+    it('has no GPU or estimator chart without an estimate', async () => {
+      const file = await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n');
+      const data = chartData(file, file.models[0]!, 'model-0', 0.1);
+      assert.equal(data.gpus, null);
+      assert.equal(data.estimators, null);
     });
   });
 
