@@ -29,6 +29,7 @@ import { createPythonParser, type PythonParser } from '../src/core/parsing/pytho
 import type { FileEstimate } from '../src/core/report/fileEstimate';
 import { hoverText } from '../src/core/report/hoverText';
 import { realisticScript } from './generatedScripts';
+import { warmUpEstimation } from '../src/core/warmUp';
 
 const ROOT = findPackageRoot(__dirname);
 const RUNS = 200;
@@ -220,24 +221,24 @@ const HOVER_OPTIONS = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
 async function firstHover(): Promise<void> {
   const source = realisticScript(ROOT, 1_000);
   const warm = process.argv.includes('--warm');
-  if (warm) {
-    // What activation starts in the background (EstimationService.warmUp): the parser and the ensembles' sessions.
-    await createPythonParser(packagedParserAssets(ROOT));
-    const runner = new OnnxRunner({ modelsDir: path.join(ROOT, 'models'), executionProvider: 'auto' });
-    await Promise.all((['mlp', 'cnn'] as const).map((family) => runner.model(family)));
-    await runner.dispose();
-  }
+  const modelsDir = path.join(ROOT, 'models');
+  // What activation starts in the background (EstimationService.warmUp): the parser, the ensembles'
+  // sessions and one estimate of a built-in script; the service then serves the hover with both.
+  const warmStarted = performance.now();
+  const warmed = warm ? { parser: await createPythonParser(packagedParserAssets(ROOT)), runner: new OnnxRunner({ modelsDir, executionProvider: 'auto' }) } : undefined;
+  if (warmed) await warmUpEstimation(warmed.parser, warmed.runner);
+  const warmUpMs = performance.now() - warmStarted;
   const started = performance.now();
-  const parser = await createPythonParser(packagedParserAssets(ROOT));
+  const parser = warmed?.parser ?? (await createPythonParser(packagedParserAssets(ROOT)));
   const parsed = performance.now();
   const analytical = new IncrementalEstimator(parser).estimate(HOVER_FILE, source, HOVER_OPTIONS);
   const analysed = performance.now();
-  const runner = new OnnxRunner({ modelsDir: path.join(ROOT, 'models'), executionProvider: 'auto' });
+  const runner = warmed?.runner ?? new OnnxRunner({ modelsDir, executionProvider: 'auto' });
   const estimate = await withLearnedEstimates(analytical, runner, { safetyMargin: HOVER_OPTIONS.safetyMargin });
   const text = hoverText(estimate, estimate.models[0]!);
   const done = performance.now();
   await runner.dispose();
-  console.log(JSON.stringify({ totalMs: done - started, parserMs: parsed - started, analysisMs: analysed - parsed, learnedMs: done - analysed, models: estimate.models.length, hoverChars: text.length }));
+  console.log(JSON.stringify({ ...(warm ? { warmUpMs } : {}), totalMs: done - started, parserMs: parsed - started, analysisMs: analysed - parsed, learnedMs: done - analysed, models: estimate.models.length, hoverChars: text.length }));
 }
 
 /** The first hover (a fresh process), then hovers after a one-character edit and hovers on a cached estimate. */
@@ -248,12 +249,13 @@ async function hoverBench(parser: PythonParser): Promise<void> {
   console.log(`hover latency on a ${lines.toLocaleString('en-US')}-line file (realistic script, estimate + ONNX ensembles + hover Markdown, no VS Code)`);
   for (const [label, flags] of [
     ['first hover in a fresh process, nothing loaded', ['--first-hover']],
-    ['first hover after activation has loaded the parser and sessions (warmUp)', ['--first-hover', '--warm']],
+    ['first hover after activation\'s warm-up (parser, sessions, one built-in estimate)', ['--first-hover', '--warm']],
   ] as const) {
     const child = spawnSync(process.execPath, [__filename, ...flags], { cwd: ROOT, encoding: 'utf8' });
-    const first = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop()!) as { totalMs: number; parserMs: number; analysisMs: number; learnedMs: number; models: number }) : undefined;
+    const first = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop()!) as { warmUpMs?: number; totalMs: number; parserMs: number; analysisMs: number; learnedMs: number; models: number }) : undefined;
     if (first) {
       console.log(`  ${label}: ${first.totalMs.toFixed(1)} ms  target <= 500 ms ${first.totalMs <= 500 ? 'met' : 'MISSED'}`);
+      if (first.warmUpMs !== undefined) console.log(`    the warm-up itself, in the background after activation: ${first.warmUpMs.toFixed(1)} ms`);
       console.log(`    parser load ${first.parserMs.toFixed(1)} ms, parse + analysis ${first.analysisMs.toFixed(1)} ms (${first.models} models), ONNX load + learned step + hover text ${first.learnedMs.toFixed(1)} ms`);
     } else console.log(`  ${label}: not measured (${child.stderr.trim().split('\n').pop() ?? `exit ${child.status}`})`);
   }

@@ -9,6 +9,8 @@ import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../core/parsing/pythonParser';
 import type { GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/report/fileEstimate';
+import { warmUpEstimation } from '../core/warmUp';
+import { InFlight } from './inFlight';
 import type { Logger } from './logger';
 import type { SettingsStore } from './settings';
 
@@ -25,6 +27,7 @@ interface CacheEntry {
 export class EstimationService implements vscode.Disposable {
   private parser: Promise<PythonParser> | undefined;
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly inFlight = new InFlight<FileEstimate>();
   private readonly estimators = new Map<string, IncrementalEstimator>();
   /** The bundled ONNX ensembles; sessions open on first use and stay until the provider setting changes. */
   private runner: OnnxRunner | undefined;
@@ -43,12 +46,18 @@ export class EstimationService implements vscode.Disposable {
   }
 
   /** `gpu`: another GPU than the configured one (the report's "Change GPU"); such estimates are not cached. */
-  async estimate(document: vscode.TextDocument, gpu: GpuProfile = this.settings.settings.gpu): Promise<FileEstimate> {
+  estimate(document: vscode.TextDocument, gpu: GpuProfile = this.settings.settings.gpu): Promise<FileEstimate> {
     const key = document.uri.toString();
     const { safetyMargin, executionProvider } = this.settings.settings;
     const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}`;
     const cached = this.cache.get(key);
-    if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return cached.estimate;
+    if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return Promise.resolve(cached.estimate);
+    return this.inFlight.join(key, `${document.version}:${settingsKey}`, () => this.estimateNow(document, gpu, settingsKey));
+  }
+
+  private async estimateNow(document: vscode.TextDocument, gpu: GpuProfile, settingsKey: string): Promise<FileEstimate> {
+    const key = document.uri.toString();
+    const { safetyMargin, executionProvider } = this.settings.settings;
     const parser = await this.loadParser();
     let estimator = this.estimators.get(key);
     if (!estimator) {
@@ -64,14 +73,15 @@ export class EstimationService implements vscode.Disposable {
   }
 
   /**
-   * Loads the parser and opens the ensembles' sessions in the background, so the first estimate
-   * after activation does not wait for them. Failures are left for that estimate to report.
+   * Loads the parser, opens the ensembles' sessions and estimates a built-in script in the
+   * background (src/core/warmUp.ts), so the first estimate after activation waits for none of
+   * them. Failures are left for that estimate to report.
    */
   async warmUp(): Promise<void> {
     try {
-      await this.loadParser();
-      const runner = this.currentRunner(this.settings.settings.executionProvider);
-      await Promise.all((['mlp', 'cnn'] as const).map((family) => runner.model(family)));
+      const started = performance.now();
+      const models = await warmUpEstimation(await this.loadParser(), this.currentRunner(this.settings.settings.executionProvider));
+      this.logger.trace(`warm-up: ${models} model(s) of the built-in script estimated in ${(performance.now() - started).toFixed(1)} ms`);
     } catch (error) {
       this.logger.trace(`warm-up: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -131,12 +141,14 @@ export class EstimationService implements vscode.Disposable {
 
   private forget(key: string): void {
     this.cache.delete(key);
+    this.inFlight.forget(key);
     this.estimators.get(key)?.dispose();
     this.estimators.delete(key);
   }
 
   dispose(): void {
     this.cache.clear();
+    this.inFlight.clear();
     for (const estimator of this.estimators.values()) estimator.dispose();
     this.estimators.clear();
     void this.runner?.dispose();

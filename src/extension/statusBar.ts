@@ -22,7 +22,6 @@ export class EstimateStatusBar implements vscode.Disposable {
     private readonly errors: ErrorReporter,
   ) {
     this.item.name = 'GPU Estimator';
-    this.item.command = 'gpuEstimator.estimateMemory';
     this.subscriptions.push(
       vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)),
       vscode.workspace.onDidChangeTextDocument((event) => {
@@ -54,14 +53,14 @@ export class EstimateStatusBar implements vscode.Disposable {
     }
     try {
       const estimate = await this.service.estimate(document);
-      if (generation === this.generation) this.render(estimate);
+      if (generation === this.generation) this.render(document, estimate);
     } catch (error) {
       this.item.hide();
       this.errors.report('cannot estimate this file', error);
     }
   }
 
-  private render(estimate: FileEstimate): void {
+  private render(document: vscode.TextDocument, estimate: FileEstimate): void {
     const model = largestModel(estimate);
     if (!model || model.memory.estimateMiB === null) {
       this.item.hide();
@@ -72,6 +71,8 @@ export class EstimateStatusBar implements vscode.Disposable {
     this.item.backgroundColor =
       model.risk === 'oom' ? new vscode.ThemeColor('statusBarItem.errorBackground') : model.risk === 'tight' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.tooltip = new vscode.MarkdownString(statusTooltipMarkdown(estimate, model));
+    // A click reports on the model and GPU shown here, without asking for either.
+    this.item.command = { command: 'gpuEstimator.estimateMemory', title: 'Estimate GPU memory', arguments: [document.uri, { model: model.name, gpu: estimate.gpu.id }] };
     this.item.accessibilityInformation = { label: `Estimated GPU memory ${formatMiB(model.memory.estimateMiB)} on ${estimate.gpu.name}` };
     this.item.show();
   }
