@@ -249,7 +249,7 @@ async function hoverBench(parser: PythonParser): Promise<void> {
   console.log(`hover latency on a ${lines.toLocaleString('en-US')}-line file (realistic script, estimate + ONNX ensembles + hover Markdown, no VS Code)`);
   for (const [label, flags] of [
     ['first hover in a fresh process, nothing loaded', ['--first-hover']],
-    ['first hover after activation\'s warm-up (parser, sessions, one built-in estimate)', ['--first-hover', '--warm']],
+    ['first hover after activation\'s warm-up (parser, sessions, a built-in script estimated three times)', ['--first-hover', '--warm']],
   ] as const) {
     const child = spawnSync(process.execPath, [__filename, ...flags], { cwd: ROOT, encoding: 'utf8' });
     const first = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop()!) as { warmUpMs?: number; totalMs: number; parserMs: number; analysisMs: number; learnedMs: number; models: number }) : undefined;
