@@ -186,11 +186,9 @@ try {
     const widget = document.querySelector('.quick-input-widget');
     return Boolean(widget && widget.offsetParent !== null && /which GPU/.test(widget.querySelector('.quick-input-title')?.textContent ?? ''));
   }, null, { timeout: 15000 }));
-  if (gpuPick) {
-    const first = clean(await page.locator('.quick-input-list .monaco-list-row').first().innerText().catch(() => ''));
-    check('the command asks which GPU, the configured A100 40GB first', /^A100 40GB/.test(first), first);
-    await page.keyboard.press('Enter');
-  }
+  const firstGpu = gpuPick ? clean(await page.locator('.quick-input-list .monaco-list-row').first().innerText().catch(() => '')) : '(no GPU pick shown)';
+  check('the command asks which GPU, the configured A100 40GB first', gpuPick && /^A100 40GB/.test(firstGpu), firstGpu);
+  if (gpuPick) await page.keyboard.press('Enter');
   const reportOk = await untilTrue(page.waitForFunction((title) =>
     [...document.querySelectorAll('.tabs-container .tab')].some((t) =>
       [t.querySelector('.label-name')?.textContent, t.getAttribute('aria-label')].some((l) => l?.trim().startsWith(title))),
@@ -248,6 +246,16 @@ try {
   const after = await statusItemColours();
   check('after typing batch_size = 2560000 the status bar item turns to statusBarItem.errorBackground', oom && after.error !== before.item, JSON.stringify(after));
   await screenshot('statusbar-oom.png', page.locator('.part.statusbar'));
+
+  // A click on the status item reports on the model and GPU it shows, asking nothing: close the report, click, and it is back.
+  const reportTab = () => page.locator('.tabs-container .tab', { hasText: REPORT_TITLE }).first();
+  await reportTab().click();
+  await page.keyboard.press('Control+W');
+  const closed = await untilTrue(reportTab().waitFor({ state: 'detached', timeout: 10000 }));
+  await page.locator('.part.statusbar .statusbar-item', { hasText: '/ A100 40GB' }).first().click();
+  const reopened = await untilTrue(reportTab().waitFor({ state: 'attached', timeout: 30000 }));
+  const asked = await page.evaluate(() => { const w = document.querySelector('.quick-input-widget'); return Boolean(w && w.offsetParent !== null); });
+  check('clicking the status bar item opens the report again without asking for a model or GPU', closed && reopened && !asked, JSON.stringify({ closed, reopened, asked, tabs: await tabLabels() }));
 } catch (e) {
   crashed = true;
   check('ui driver ran to the end', false, e?.stack ?? e);
