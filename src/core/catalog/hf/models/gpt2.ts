@@ -5,11 +5,11 @@
  * reorder_and_upcast_attn with eager attention, so `attn_dropout` is listed last, uncalled.
  */
 import { num, str, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family } from '../family';
-import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
-import { Module, type Trace } from '../moduleTree';
+import type { ClassSpec, Family } from '../family';
+import { activation, embedding, layerNorm, plain, userModule } from '../layers';
+import { Module } from '../moduleTree';
+import { decoderHeads, tokenModel, type Forward } from './decoderHeads';
 
-type Forward = (trace: Trace, t: number) => void;
 
 /** transformers' Conv1D(nf, nx): weight (nx, nf) and bias (nf), registered on the module itself. */
 function conv1d(nf: number, nx: number): Module {
@@ -67,81 +67,21 @@ function base(c: HfConfig): [Module, Forward] {
   ];
 }
 
-function model(root: Module, forward: Forward, notes?: string[]): BuiltModel {
-  return { root, forward: (trace, input) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
-}
-
-const PAD_NOTE =
-  'GPT2ForSequenceClassification needs config.pad_token_id for batches larger than 1 (the library raises without one); the table does not depend on it';
-
 const classes: Record<string, ClassSpec> = {
   GPT2Model: {
     build(c) {
       const [root, forward] = base(c);
-      return model(root, forward);
+      return tokenModel(root, forward);
     },
   },
-  GPT2LMHeadModel: {
-    build(c) {
-      const d = num(c, 'n_embd');
-      const vocab = num(c, 'vocab_size');
-      const root = userModule('GPT2LMHeadModel');
-      const [transformer, forward] = base(c);
-      root.add('transformer', transformer);
-      const head = root.add('lm_head', linear(d, vocab, false));
-      if (c.tie_word_embeddings === true) head.tie('weight', transformer.children.find(([n]) => n === 'wte')![1].get('weight'));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(head, [t, vocab]);
-      });
-    },
-  },
-  GPT2ForSequenceClassification: {
-    build(c) {
-      const labels = num(c, 'num_labels');
-      const root = userModule('GPT2ForSequenceClassification');
-      const [transformer, forward] = base(c);
-      root.add('transformer', transformer);
-      const score = root.add('score', linear(num(c, 'n_embd'), labels, false));
-      return model(
-        root,
-        (trace, t) => {
-          forward(trace, t);
-          // score runs on every position; the last token's logits are picked afterwards
-          trace.call(score, [t, labels]);
-        },
-        c.pad_token_id === null ? [PAD_NOTE] : undefined,
-      );
-    },
-  },
-  GPT2ForTokenClassification: {
-    build(c) {
-      const d = num(c, 'n_embd');
-      const labels = num(c, 'num_labels');
-      const root = userModule('GPT2ForTokenClassification');
-      const [transformer, forward] = base(c);
-      root.add('transformer', transformer);
-      const dropout = root.add('dropout', plain('Dropout'));
-      const classifier = root.add('classifier', linear(d, labels));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(dropout, [t, d]);
-        trace.call(classifier, [t, labels]);
-      });
-    },
-  },
-  GPT2ForQuestionAnswering: {
-    build(c) {
-      const root = userModule('GPT2ForQuestionAnswering');
-      const [transformer, forward] = base(c);
-      root.add('transformer', transformer);
-      const qa = root.add('qa_outputs', linear(num(c, 'n_embd'), 2));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(qa, [t, 2]);
-      });
-    },
-  },
+  ...decoderHeads({
+    prefix: 'GPT2',
+    causalLm: 'GPT2LMHeadModel',
+    base: 'transformer',
+    hidden: 'n_embd',
+    embedding: 'wte',
+    tokenClassifier: () => ({ name: 'classifier', bias: true }),
+  }, base),
 };
 
 export const gpt2Family: Family = {

@@ -6,11 +6,11 @@
  * limit, so a sequence past max_position_embeddings runs (with a note).
  */
 import { num, str, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family } from '../family';
-import { activation, embedding, linear, plain, userModule } from '../layers';
-import { Module, type Trace } from '../moduleTree';
+import type { ClassSpec, Family } from '../family';
+import { activation, embedding, linear, userModule } from '../layers';
+import { Module } from '../moduleTree';
+import { decoderHeads, tokenModel, type Forward } from './decoderHeads';
 
-type Forward = (trace: Trace, t: number) => void;
 
 function rmsNorm(d: number): Module {
   const m = new Module('LlamaRMSNorm', false);
@@ -66,79 +66,21 @@ function base(c: HfConfig): [Module, Forward] {
   ];
 }
 
-function model(root: Module, forward: Forward, notes?: string[]): BuiltModel {
-  return { root, forward: (trace, input) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
-}
-
-const PAD_NOTE =
-  'LlamaForSequenceClassification needs config.pad_token_id for batches larger than 1 (the library raises without one); the table does not depend on it';
-
 const classes: Record<string, ClassSpec> = {
   LlamaModel: {
     build(c) {
       const [root, forward] = base(c);
-      return model(root, forward);
+      return tokenModel(root, forward);
     },
   },
-  LlamaForCausalLM: {
-    build(c) {
-      const vocab = num(c, 'vocab_size');
-      const root = userModule('LlamaForCausalLM');
-      const [inner, forward] = base(c);
-      root.add('model', inner);
-      const head = root.add('lm_head', linear(num(c, 'hidden_size'), vocab, false));
-      if (c.tie_word_embeddings === true) head.tie('weight', inner.children.find(([n]) => n === 'embed_tokens')![1].get('weight'));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(head, [t, vocab]);
-      });
-    },
-  },
-  LlamaForSequenceClassification: {
-    build(c) {
-      const labels = num(c, 'num_labels');
-      const root = userModule('LlamaForSequenceClassification');
-      const [inner, forward] = base(c);
-      root.add('model', inner);
-      const score = root.add('score', linear(num(c, 'hidden_size'), labels, false));
-      return model(
-        root,
-        (trace, t) => {
-          forward(trace, t);
-          trace.call(score, [t, labels]);
-        },
-        c.pad_token_id === null ? [PAD_NOTE] : undefined,
-      );
-    },
-  },
-  LlamaForTokenClassification: {
-    build(c) {
-      const d = num(c, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const root = userModule('LlamaForTokenClassification');
-      const [inner, forward] = base(c);
-      root.add('model', inner);
-      const dropout = root.add('dropout', plain('Dropout'));
-      const score = root.add('score', linear(d, labels, c.token_classification_bias !== false));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(dropout, [t, d]);
-        trace.call(score, [t, labels]);
-      });
-    },
-  },
-  LlamaForQuestionAnswering: {
-    build(c) {
-      const root = userModule('LlamaForQuestionAnswering');
-      const [inner, forward] = base(c);
-      root.add('transformer', inner);
-      const qa = root.add('qa_outputs', linear(num(c, 'hidden_size'), 2));
-      return model(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(qa, [t, 2]);
-      });
-    },
-  },
+  ...decoderHeads({
+    prefix: 'Llama',
+    causalLm: 'LlamaForCausalLM',
+    base: 'model',
+    hidden: 'hidden_size',
+    embedding: 'embed_tokens',
+    tokenClassifier: (c) => ({ name: 'score', bias: c.token_classification_bias !== false }),
+  }, base),
 };
 
 export const llamaFamily: Family = {
