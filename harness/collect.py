@@ -147,6 +147,22 @@ def _install_sigterm() -> _Stop:
     return stop
 
 
+def worker_result(worker: subprocess.Popen, result_path: str, timeout: float, timed_out: Dict[str, Any], who: str) -> Dict[str, Any]:
+    """What a worker wrote to `result_path` once it exits; `timed_out` when it runs past `timeout`
+    (it is killed); a crashed result saying how `who` ended when it wrote none."""
+    try:
+        code = worker.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+        return timed_out
+    if os.path.exists(result_path):
+        with open(result_path, encoding="utf-8") as handle:
+            return json.load(handle)
+    how = f"signal {-code}" if code < 0 else f"exit code {code}"
+    return {"status": "crashed", "oom": None, "error": f"{who} ended without a result ({how})"}
+
+
 def _worker_command(python: str, *extra: str) -> List[str]:
     return [python, "-m", "harness.worker", *extra]
 
@@ -185,19 +201,8 @@ def _run_one(args, item: Dict[str, Any], seconds: float, system: Dict[str, Any],
             stop.worker = worker
             worker.stdin.write(json.dumps(item))
             worker.stdin.close()
-            try:
-                code = worker.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                code = worker.wait()
-                result = {"status": "crashed", "oom": None, "error": f"worker timed out after {timeout:.0f} s"}
-            else:
-                if os.path.exists(result_path):
-                    with open(result_path, encoding="utf-8") as handle:
-                        result = json.load(handle)
-                else:
-                    how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                    result = {"status": "crashed", "oom": None, "error": f"worker ended without a result ({how})"}
+            timed_out = {"status": "crashed", "oom": None, "error": f"worker timed out after {timeout:.0f} s"}
+            result = worker_result(worker, result_path, timeout, timed_out, "worker")
         finally:
             stop.worker = None
             if monitor is not None:

@@ -8,7 +8,6 @@ output goes to stderr. `--out FILE` also appends the measurement to a JSON Lines
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
-from .collect import _now, _worker_env, emit, fail
+from .collect import _now, _worker_env, emit, fail, worker_result
 from .monitors import GpuMonitor, gpu_info, no_utilization
 from .results import append_row
 
@@ -62,18 +61,8 @@ def measure(args, system: Dict[str, Any]) -> Dict[str, Any]:
         command = [args.python, "-m", "harness.measure_worker", "--result", result_path, "--steps", str(args.steps), args.script, *args.script_args]
         worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sys.stderr, env=_worker_env())
         try:
-            code = worker.wait(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-            result: Dict[str, Any] = {"status": "timeout", "oom": None, "error": f"stopped after {args.timeout:.0f} s"}
-        else:
-            if os.path.exists(result_path):
-                with open(result_path, encoding="utf-8") as handle:
-                    result = json.load(handle)
-            else:
-                how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                result = {"status": "crashed", "oom": None, "error": f"the script's process ended without a result ({how})"}
+            timed_out = {"status": "timeout", "oom": None, "error": f"stopped after {args.timeout:.0f} s"}
+            result = worker_result(worker, result_path, args.timeout, timed_out, "the script's process")
         finally:
             if monitor is not None:
                 monitor.stop()
