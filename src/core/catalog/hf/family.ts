@@ -23,6 +23,14 @@ export interface BuiltModel {
   readonly notes?: readonly string[];
 }
 
+/** The forward pass of a model that takes token ids: `t` is the sequence length. */
+export type TokenForward = (trace: Trace, t: number) => void;
+
+/** A model whose forward takes token ids, with the notes its table comes with. */
+export function tokenModel(root: Module, forward: TokenForward, notes?: string[]): BuiltModel {
+  return { root, forward: (trace, input) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
+}
+
 /** Keyword arguments of the model class's constructor (`add_pooling_layer=False`). */
 export type ModelKwargs = Readonly<Record<string, boolean>>;
 

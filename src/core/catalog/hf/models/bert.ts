@@ -6,9 +6,9 @@
  * attn_implementation. The GELU of the intermediate layer is the library's GELUActivation (no row).
  */
 import { num, str, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family, ForwardInput, ModelKwargs } from '../family';
+import { tokenModel, type ClassSpec, type Family, type ModelKwargs, type TokenForward as Forward } from '../family';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
-import { Module, type Trace } from '../moduleTree';
+import { Module } from '../moduleTree';
 
 interface Dims {
   readonly hidden: number;
@@ -19,8 +19,6 @@ interface Dims {
 function dims(c: HfConfig): Dims {
   return { hidden: num(c, 'hidden_size'), inter: num(c, 'intermediate_size'), vocab: num(c, 'vocab_size') };
 }
-
-type Forward = (trace: Trace, t: number) => void;
 
 function embeddings(c: HfConfig, roberta: boolean): [Module, Forward] {
   const { hidden, vocab } = dims(c);
@@ -123,10 +121,6 @@ function wordEmbeddings(base: Module): Module {
   return emb.children.find(([n]) => n === 'word_embeddings')![1];
 }
 
-function model(root: Module, forward: Forward, notes?: string[]): BuiltModel {
-  return { root, forward: (trace: Trace, input: ForwardInput) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
-}
-
 /** BertLMPredictionHead (`predictions`): transform (dense, act, LayerNorm), decoder, and its own `bias`. */
 function bertLmHead(c: HfConfig, base: Module, parent: Module): Forward {
   const { hidden, vocab } = dims(c);
@@ -152,6 +146,43 @@ function bertLmHead(c: HfConfig, base: Module, parent: Module): Forward {
 const needsTwoLabels = (className: string) => (c: HfConfig) =>
   c.num_labels === 2 ? undefined : `${className} splits its logits into start and end: it needs num_labels=2, not ${String(c.num_labels)}`;
 
+/** The token-classification and question-answering heads, alike for BERT and RoBERTa but for names. */
+function tokenAndQaHeads(prefix: string, attribute: string, roberta: boolean): Record<string, ClassSpec> {
+  const withBase = (className: string, c: HfConfig): [Module, Forward] => {
+    const root = userModule(className);
+    const [base, baseForward] = baseModel(c, roberta, false);
+    root.add(attribute, base);
+    return [root, baseForward];
+  };
+  return {
+    [`${prefix}ForTokenClassification`]: {
+      build(c) {
+        const labels = num(c, 'num_labels');
+        const { hidden } = dims(c);
+        const [root, baseForward] = withBase(`${prefix}ForTokenClassification`, c);
+        const dropout = root.add('dropout', plain('Dropout'));
+        const classifier = root.add('classifier', linear(hidden, labels));
+        return tokenModel(root, (trace, t) => {
+          baseForward(trace, t);
+          trace.call(dropout, [t, hidden]);
+          trace.call(classifier, [t, labels]);
+        });
+      },
+    },
+    [`${prefix}ForQuestionAnswering`]: {
+      refuse: needsTwoLabels(`${prefix}ForQuestionAnswering`),
+      build(c) {
+        const [root, baseForward] = withBase(`${prefix}ForQuestionAnswering`, c);
+        const qa = root.add('qa_outputs', linear(dims(c).hidden, num(c, 'num_labels')));
+        return tokenModel(root, (trace, t) => {
+          baseForward(trace, t);
+          trace.call(qa, [t, num(c, 'num_labels')]);
+        });
+      },
+    },
+  };
+}
+
 function bertClasses(): Record<string, ClassSpec> {
   const maskedLm = (name: string): ClassSpec => ({
     build(c) {
@@ -160,7 +191,7 @@ function bertClasses(): Record<string, ClassSpec> {
       root.add('bert', base);
       const cls = root.add('cls', userModule('BertOnlyMLMHead'));
       const head = bertLmHead(c, base, cls);
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         baseForward(trace, t);
         head(trace, t);
       });
@@ -171,7 +202,7 @@ function bertClasses(): Record<string, ClassSpec> {
       kwargs: { add_pooling_layer: true },
       build(c, kwargs: ModelKwargs) {
         const [root, forward] = baseModel(c, false, kwargs.add_pooling_layer !== false);
-        return model(root, forward);
+        return tokenModel(root, forward);
       },
     },
     BertForMaskedLM: maskedLm('BertForMaskedLM'),
@@ -185,7 +216,7 @@ function bertClasses(): Record<string, ClassSpec> {
         const cls = root.add('cls', userModule('BertPreTrainingHeads'));
         const head = bertLmHead(c, base, cls);
         const nsp = cls.add('seq_relationship', linear(hidden, 2));
-        return model(root, (trace, t) => {
+        return tokenModel(root, (trace, t) => {
           baseForward(trace, t);
           head(trace, t);
           trace.call(nsp, [2]);
@@ -199,7 +230,7 @@ function bertClasses(): Record<string, ClassSpec> {
         root.add('bert', base);
         const cls = root.add('cls', userModule('BertOnlyNSPHead'));
         const nsp = cls.add('seq_relationship', linear(dims(c).hidden, 2));
-        return model(root, (trace, t) => {
+        return tokenModel(root, (trace, t) => {
           baseForward(trace, t);
           trace.call(nsp, [2]);
         });
@@ -213,42 +244,14 @@ function bertClasses(): Record<string, ClassSpec> {
         root.add('bert', base);
         const dropout = root.add('dropout', plain('Dropout'));
         const classifier = root.add('classifier', linear(dims(c).hidden, labels));
-        return model(root, (trace, t) => {
+        return tokenModel(root, (trace, t) => {
           baseForward(trace, t);
           trace.call(dropout, [dims(c).hidden]);
           trace.call(classifier, [labels]);
         });
       },
     },
-    BertForTokenClassification: {
-      build(c) {
-        const labels = num(c, 'num_labels');
-        const { hidden } = dims(c);
-        const root = userModule('BertForTokenClassification');
-        const [base, baseForward] = baseModel(c, false, false);
-        root.add('bert', base);
-        const dropout = root.add('dropout', plain('Dropout'));
-        const classifier = root.add('classifier', linear(hidden, labels));
-        return model(root, (trace, t) => {
-          baseForward(trace, t);
-          trace.call(dropout, [t, hidden]);
-          trace.call(classifier, [t, labels]);
-        });
-      },
-    },
-    BertForQuestionAnswering: {
-      refuse: needsTwoLabels('BertForQuestionAnswering'),
-      build(c) {
-        const root = userModule('BertForQuestionAnswering');
-        const [base, baseForward] = baseModel(c, false, false);
-        root.add('bert', base);
-        const qa = root.add('qa_outputs', linear(dims(c).hidden, num(c, 'num_labels')));
-        return model(root, (trace, t) => {
-          baseForward(trace, t);
-          trace.call(qa, [t, num(c, 'num_labels')]);
-        });
-      },
-    },
+    ...tokenAndQaHeads('Bert', 'bert', false),
   };
 }
 
@@ -278,7 +281,7 @@ function robertaClasses(): Record<string, ClassSpec> {
       const [base, baseForward] = baseModel(c, true, false);
       root.add('roberta', base);
       const head = robertaLmHead(c, base, root);
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         baseForward(trace, t);
         head(trace, t);
       });
@@ -289,7 +292,7 @@ function robertaClasses(): Record<string, ClassSpec> {
       kwargs: { add_pooling_layer: true },
       build(c, kwargs: ModelKwargs) {
         const [root, forward] = baseModel(c, true, kwargs.add_pooling_layer !== false);
-        return model(root, forward);
+        return tokenModel(root, forward);
       },
     },
     RobertaForMaskedLM: lm('RobertaForMaskedLM'),
@@ -305,7 +308,7 @@ function robertaClasses(): Record<string, ClassSpec> {
         const dense = head.add('dense', linear(hidden, hidden));
         const dropout = head.add('dropout', plain('Dropout'));
         const outProj = head.add('out_proj', linear(hidden, labels));
-        return model(root, (trace, t) => {
+        return tokenModel(root, (trace, t) => {
           baseForward(trace, t);
           // features[:, 0, :] -> dropout -> dense -> tanh (a function) -> dropout -> out_proj
           trace.call(dropout, [hidden]);
@@ -315,35 +318,7 @@ function robertaClasses(): Record<string, ClassSpec> {
         });
       },
     },
-    RobertaForTokenClassification: {
-      build(c) {
-        const { hidden } = dims(c);
-        const labels = num(c, 'num_labels');
-        const root = userModule('RobertaForTokenClassification');
-        const [base, baseForward] = baseModel(c, true, false);
-        root.add('roberta', base);
-        const dropout = root.add('dropout', plain('Dropout'));
-        const classifier = root.add('classifier', linear(hidden, labels));
-        return model(root, (trace, t) => {
-          baseForward(trace, t);
-          trace.call(dropout, [t, hidden]);
-          trace.call(classifier, [t, labels]);
-        });
-      },
-    },
-    RobertaForQuestionAnswering: {
-      refuse: needsTwoLabels('RobertaForQuestionAnswering'),
-      build(c) {
-        const root = userModule('RobertaForQuestionAnswering');
-        const [base, baseForward] = baseModel(c, true, false);
-        root.add('roberta', base);
-        const qa = root.add('qa_outputs', linear(dims(c).hidden, num(c, 'num_labels')));
-        return model(root, (trace, t) => {
-          baseForward(trace, t);
-          trace.call(qa, [t, num(c, 'num_labels')]);
-        });
-      },
-    },
+    ...tokenAndQaHeads('Roberta', 'roberta', true),
   };
 }
 

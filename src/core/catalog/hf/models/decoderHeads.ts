@@ -4,16 +4,9 @@
  * classes of modeling_layers.py. GPT-2 and LLaMA build them alike and differ only in names.
  */
 import { num, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec } from '../family';
+import { tokenModel, type ClassSpec, type TokenForward as Forward } from '../family';
 import { linear, plain, userModule } from '../layers';
-import type { Module, Trace } from '../moduleTree';
-
-export type Forward = (trace: Trace, t: number) => void;
-
-/** A model whose forward takes token ids, with the notes its table comes with. */
-export function tokenModel(root: Module, forward: Forward, notes?: string[]): BuiltModel {
-  return { root, forward: (trace, input) => forward(trace, input.tokens!), ...(notes ? { notes } : {}) };
-}
+import type { Module } from '../moduleTree';
 
 export interface DecoderNames {
   /** Class-name prefix: `GPT2`, `Llama`. */

@@ -7,11 +7,9 @@
  * trainable parameter.
  */
 import { num, str, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family } from '../family';
+import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
-import type { Module, Trace } from '../moduleTree';
-
-type Forward = (trace: Trace, t: number) => void;
+import type { Module } from '../moduleTree';
 
 function base(c: HfConfig): [Module, Forward] {
   const dim = num(c, 'dim');
@@ -66,10 +64,6 @@ function base(c: HfConfig): [Module, Forward] {
   ];
 }
 
-function model(root: Module, forward: Forward): BuiltModel {
-  return { root, forward: (trace, input) => forward(trace, input.tokens!) };
-}
-
 function wordEmbeddings(distilbert: Module): Module {
   const emb = distilbert.children.find(([n]) => n === 'embeddings')![1];
   return emb.children.find(([n]) => n === 'word_embeddings')![1];
@@ -79,7 +73,7 @@ const classes: Record<string, ClassSpec> = {
   DistilBertModel: {
     build(c) {
       const [root, forward] = base(c);
-      return model(root, forward);
+      return tokenModel(root, forward);
     },
   },
   DistilBertForMaskedLM: {
@@ -95,7 +89,7 @@ const classes: Record<string, ClassSpec> = {
       const projector = root.add('vocab_projector', linear(dim, vocab));
       root.add('mlm_loss_fct', plain('CrossEntropyLoss'));
       if (c.tie_word_embeddings === true) projector.tie('weight', wordEmbeddings(distilbert).get('weight'));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(transform, [t, dim]);
         trace.call(act, [t, dim]);
@@ -114,7 +108,7 @@ const classes: Record<string, ClassSpec> = {
       const pre = root.add('pre_classifier', linear(dim, dim));
       const classifier = root.add('classifier', linear(dim, labels));
       const dropout = root.add('dropout', plain('Dropout'));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(pre, [dim]);
         trace.call(dropout, [dim]);
@@ -131,7 +125,7 @@ const classes: Record<string, ClassSpec> = {
       root.add('distilbert', distilbert);
       const dropout = root.add('dropout', plain('Dropout'));
       const classifier = root.add('classifier', linear(dim, labels));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(dropout, [t, dim]);
         trace.call(classifier, [t, labels]);
@@ -147,7 +141,7 @@ const classes: Record<string, ClassSpec> = {
       root.add('distilbert', distilbert);
       const qa = root.add('qa_outputs', linear(dim, 2));
       const dropout = root.add('dropout', plain('Dropout'));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(dropout, [t, dim]);
         trace.call(qa, [t, 2]);

@@ -5,11 +5,10 @@
  * reorder_and_upcast_attn with eager attention, so `attn_dropout` is listed last, uncalled.
  */
 import { num, str, type HfConfig } from '../configs';
-import type { ClassSpec, Family } from '../family';
+import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
 import { activation, embedding, layerNorm, plain, userModule } from '../layers';
 import { Module } from '../moduleTree';
-import { decoderHeads, tokenModel, type Forward } from './decoderHeads';
-
+import { decoderHeads } from './decoderHeads';
 
 /** transformers' Conv1D(nf, nx): weight (nx, nf) and bias (nf), registered on the module itself. */
 function conv1d(nf: number, nx: number): Module {

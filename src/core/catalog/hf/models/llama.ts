@@ -6,11 +6,10 @@
  * limit, so a sequence past max_position_embeddings runs (with a note).
  */
 import { num, str, type HfConfig } from '../configs';
-import type { ClassSpec, Family } from '../family';
+import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
 import { activation, embedding, linear, userModule } from '../layers';
 import { Module } from '../moduleTree';
-import { decoderHeads, tokenModel, type Forward } from './decoderHeads';
-
+import { decoderHeads } from './decoderHeads';
 
 function rmsNorm(d: number): Module {
   const m = new Module('LlamaRMSNorm', false);

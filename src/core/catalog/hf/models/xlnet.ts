@@ -8,11 +8,9 @@
  * (use_mems_train=False), no target mapping, so only the content stream runs.
  */
 import { num, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family } from '../family';
+import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
-import type { Module, Trace } from '../moduleTree';
-
-type Forward = (trace: Trace, t: number) => void;
+import type { Module } from '../moduleTree';
 
 function base(c: HfConfig): [Module, Forward] {
   const d = num(c, 'd_model');
@@ -65,15 +63,11 @@ function base(c: HfConfig): [Module, Forward] {
   ];
 }
 
-function model(root: Module, forward: Forward): BuiltModel {
-  return { root, forward: (trace, input) => forward(trace, input.tokens!) };
-}
-
 const classes: Record<string, ClassSpec> = {
   XLNetModel: {
     build(c) {
       const [root, forward] = base(c);
-      return model(root, forward);
+      return tokenModel(root, forward);
     },
   },
   XLNetLMHeadModel: {
@@ -84,7 +78,7 @@ const classes: Record<string, ClassSpec> = {
       root.add('transformer', transformer);
       const head = root.add('lm_loss', linear(num(c, 'd_model'), vocab));
       if (c.tie_word_embeddings === true) head.tie('weight', transformer.children.find(([n]) => n === 'word_embedding')![1].get('weight'));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(head, [t, vocab]);
       });
@@ -104,7 +98,7 @@ const classes: Record<string, ClassSpec> = {
       const first = summary.add('first_dropout', plain('Identity'));
       const last = summary.add('last_dropout', num(c, 'summary_last_dropout') > 0 ? plain('Dropout') : plain('Identity'));
       const logits = root.add('logits_proj', linear(d, labels));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(first, [d]);
         trace.call(proj, [d]);
@@ -121,7 +115,7 @@ const classes: Record<string, ClassSpec> = {
       const [transformer, forward] = base(c);
       root.add('transformer', transformer);
       const classifier = root.add('classifier', linear(num(c, 'd_model'), labels));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(classifier, [t, labels]);
       });
@@ -136,7 +130,7 @@ const classes: Record<string, ClassSpec> = {
       const [transformer, forward] = base(c);
       root.add('transformer', transformer);
       const qa = root.add('qa_outputs', linear(num(c, 'd_model'), labels));
-      return model(root, (trace, t) => {
+      return tokenModel(root, (trace, t) => {
         forward(trace, t);
         trace.call(qa, [t, labels]);
       });
