@@ -88,9 +88,8 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     const refined = await runner.run(model.family, sizes.map((b) => featureVector(job(b))));
     return sizes.map((_, i) => row(refined!, card.outputs.memory.name, i)[1]!);
   });
-  // The grid up to 2^24 is large; the report's curve (reportData.memoryCurve) reaches twice the
-  // largest batch that fits (ensemble or analytical) or the script's batch, so keep one point past that.
-  const reach = Math.max(8, 2 * maxBatchSize, 2 * (model.maxBatchSize ?? 0), 2 * batchSize);
+  // The grid up to 2^24 is large: keep it as far as the report's curve reaches, and one point past.
+  const reach = curveReach(maxBatchSize, model.maxBatchSize, batchSize);
   const last = grid.findIndex((b) => b >= reach);
   const curve = grid.slice(0, last === -1 ? grid.length : last + 1).map((b, i) => {
     const at = row(result, card.outputs.memory.name, i + 1);
@@ -128,6 +127,17 @@ async function learnFor(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner
     warnings,
     notes,
   };
+}
+
+/** The memory-vs-batch curve reaches at least this batch size, so tiny batches still show a slope. */
+const MIN_CURVE_BATCH = 8;
+
+/**
+ * How far the report's memory-vs-batch curve reaches: twice the largest of the batch sizes given
+ * (the largest that fits by either estimator, the script's), at least MIN_CURVE_BATCH.
+ */
+export function curveReach(...batchSizes: readonly (number | null)[]): number {
+  return Math.max(MIN_CURVE_BATCH, ...batchSizes.map((b) => 2 * (b ?? 0)));
 }
 
 /** The geometric grid of batch sizes: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, ... up to 2^24. */

@@ -4,6 +4,7 @@
  * `vscode`), so the extension, the webview and the tests share it.
  */
 import { analyticalEstimate, type MemoryBreakdown } from '../estimators/analytical';
+import { curveReach } from '../estimators/learned';
 import type { TrainingJob } from '../estimators/trainingJob';
 import { largestFittingBatch, riskOf } from '../estimateSource';
 import { formatCount, formatMiB } from '../format/units';
@@ -13,8 +14,6 @@ import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
 
 /** At most this many batch sizes on the curve (evenly spaced, plus the batch sizes that matter). */
 export const CURVE_POINTS = 64;
-/** The curve reaches at least this batch size, so tiny batches still show a slope. */
-const MIN_CURVE_BATCH = 8;
 
 export interface EnsembleAt {
   readonly estimateMiB: number;
@@ -75,7 +74,7 @@ export function memoryCurve(model: ModelEstimate, gpuMiB: number): MemoryCurve |
   if (model.layerTable.rows.length === 0) return null;
   const at = (b: number): number => analyticalEstimate(jobOf(model, b)).totalMiB;
   const analyticalMaxBatch = largestFittingBatch(at, gpuMiB);
-  const reach = Math.max(MIN_CURVE_BATCH, 2 * analyticalMaxBatch, 2 * (model.maxBatchSize ?? 0), 2 * (model.batchSize ?? 0));
+  const reach = curveReach(analyticalMaxBatch, model.maxBatchSize, model.batchSize);
   const ensemble = ensembleByBatch(model, reach);
   // The ensemble's grid is geometric: its first point past `reach` ends the curve, so the band does not stop short.
   const limit = Math.max(reach, ...ensemble.keys());
