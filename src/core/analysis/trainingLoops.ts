@@ -48,7 +48,16 @@ export function findTrainingLoops(root: SyntaxNode): TrainingLoop[] {
   const outermost = [...loops].filter((loop) => ![...loops].some((other) => other !== loop && other.startIndex <= loop.startIndex && loop.endIndex <= other.endIndex));
   return outermost
     .sort((a, b) => a.startIndex - b.startIndex)
-    .map((loop) => ({ range: rangeOf(loop), names: new Set(loop.descendantsOfType('identifier').map((node) => node.text)) }));
+    .map((loop) => ({ range: rangeOf(loop), names: namesIn(loop) }));
+}
+
+/** The names a loop mentions; kept per node, which an edit elsewhere leaves as it is. */
+const loopNames = new WeakMap<SyntaxNode, ReadonlySet<string>>();
+
+function namesIn(loop: SyntaxNode): ReadonlySet<string> {
+  let names = loopNames.get(loop);
+  if (!names) loopNames.set(loop, (names = new Set(loop.descendantsOfType('identifier').map((node) => node.text))));
+  return names;
 }
 
 /** `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)`; not `scheduler.step()`. */
