@@ -4,15 +4,18 @@ This is the reference the static analyzer (src/core/layerTable) is tested agains
 schema (schema/layer-table.schema.json), the same row rules (docs/layer-table.md), but every
 number comes from PyTorch itself. The model runs forward twice on CPU, with batch sizes 2 and 3,
 in train mode with autograd on (dropout and batch norm behave as in training); forward hooks on
-the layer modules record what each call returns.
+the layer modules record what each call returns, and a TorchFunctionMode records the
+concatenations user code makes between them (the one kind of functional call that is a row).
 """
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 SCHEMA_VERSION = 1
 
@@ -97,21 +100,82 @@ def _normalize_inputs(value: Any) -> Tuple[Any, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 
-def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]]):
-    """Runs forward once; returns (calls, input shapes): calls are (module, [tensor shapes])."""
-    calls: List[Tuple[nn.Module, List[Tuple[int, ...]]]] = []
-    handles = []
+#: Functional calls that are rows, by the row type they get: a concatenation is a new tensor as
+#: large as its inputs together, and the convolution or norm it feeds keeps it for backward.
+FUNCTIONAL_ROWS: Dict[Any, str] = {torch.cat: "torch.cat", torch.concat: "torch.cat", torch.stack: "torch.stack"}
+if hasattr(torch, "concatenate"):  # torch >= 2.1
+    FUNCTIONAL_ROWS[torch.concatenate] = "torch.cat"
 
-    def hook(module: nn.Module, _inputs: Any, output: Any) -> None:
-        calls.append((module, [tuple(t.shape) for t in flatten_tensors(output)]))
+
+def is_functional_row(row: Dict[str, Any]) -> bool:
+    return str(row.get("type", "")).startswith("torch.")
+
+
+#: One traced call: the layer module, or the functional row type with the path of the user module
+#: that made it, and the shapes of the tensors returned.
+Call = Tuple[Any, str, List[Tuple[int, ...]]]
+
+
+class _FunctionalCalls(TorchFunctionMode):
+    """Records torch.cat / torch.stack calls made by user code (not inside a layer module)."""
+
+    def __init__(self, calls: List[Call], state: Dict[str, Any]):
+        super().__init__()
+        self.calls = calls
+        self.state = state
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        kind = FUNCTIONAL_ROWS.get(func)
+        if kind is not None and self.state["inside_layer"] == 0 and isinstance(result, torch.Tensor):
+            path = self.state["user_stack"][-1] if self.state["user_stack"] else ""
+            self.calls.append((kind, path, [tuple(result.shape)]))
+        return result
+
+
+# Hooks must return None: a forward hook's return value would replace the module's output.
+def _enter_user_module(stack: List[str], path: str, _module: nn.Module, _inputs: Any) -> None:
+    stack.append(path)
+
+
+def _leave_user_module(stack: List[str], _module: nn.Module, _inputs: Any, _output: Any) -> None:
+    stack.pop()
+
+
+def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]], functional_calls: bool):
+    """Runs forward once; returns (calls, input shapes)."""
+    calls: List[Call] = []
+    handles = []
+    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": []}
+
+    def enter_layer(_module: nn.Module, _inputs: Any) -> None:
+        state["inside_layer"] += 1
+
+    def leave_layer(module: nn.Module, _inputs: Any, output: Any) -> None:
+        state["inside_layer"] -= 1
+        calls.append((module, "", [tuple(t.shape) for t in flatten_tensors(output)]))
 
     for _, module in leaves:
-        handles.append(module.register_forward_hook(hook))
+        handles.append(module.register_forward_pre_hook(enter_layer))
+        handles.append(module.register_forward_hook(leave_layer))
+    if functional_calls:
+        # The user modules (and containers) whose forward is running: a concatenation's row takes
+        # the path of the innermost one.
+        leaf_paths = [path for path, _ in leaves]
+        for path, module in model.named_modules():
+            if any(path == leaf or leaf == "" or path.startswith(leaf + ".") for leaf in leaf_paths):
+                continue
+            handles.append(module.register_forward_pre_hook(partial(_enter_user_module, state["user_stack"], path)))
+            handles.append(module.register_forward_hook(partial(_leave_user_module, state["user_stack"])))
     try:
         torch.manual_seed(0)
         inputs = _normalize_inputs(make_input(batch_size))
         with torch.enable_grad():
-            model(*inputs)
+            if functional_calls:
+                with _FunctionalCalls(calls, state):
+                    model(*inputs)
+            else:
+                model(*inputs)
     finally:
         for handle in handles:
             handle.remove()
@@ -119,20 +183,26 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     return calls, input_shapes
 
 
-def layer_table(model: nn.Module, make_input: InputFactory, name: str) -> Dict[str, Any]:
+def _call_key(call: Call) -> Tuple[Any, str]:
+    target, path, _ = call
+    return (target, path) if isinstance(target, str) else (id(target), "")
+
+
+def layer_table(model: nn.Module, make_input: InputFactory, name: str, functional_calls: bool = True) -> Dict[str, Any]:
     """The layer table of `model` as a JSON-ready dict (docs/layer-table.md has the rules).
 
     `make_input(batch_size)` returns the positional arguments of `model.forward` (a tuple, or a
-    single tensor)."""
+    single tensor). `functional_calls=False` leaves out the concatenation rows (the module-only
+    tables the catalog's builders reproduce)."""
     model.train()
     leaves = layer_modules(model)
     first_name: Dict[int, str] = {}
     for path, module in model.named_modules():
         first_name.setdefault(id(module), path)
 
-    small_calls, small_inputs = _trace(model, make_input, BATCH_SIZES[0], leaves)
-    large_calls, large_inputs = _trace(model, make_input, BATCH_SIZES[1], leaves)
-    if [id(m) for m, _ in small_calls] != [id(m) for m, _ in large_calls]:
+    small_calls, small_inputs = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
+    large_calls, large_inputs = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
+    if [_call_key(c) for c in small_calls] != [_call_key(c) for c in large_calls]:
         raise LayerTableError(f"{name}: forward calls different layers for batch sizes {BATCH_SIZES}")
 
     counted: set = set()
@@ -156,17 +226,22 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str) -> Dict[s
 
     # One row per call, in call order.
     called = set()
-    for index, ((module, small), (_, large)) in enumerate(zip(small_calls, large_calls)):
-        path = first_name[id(module)]
-        where = f"{name}: call {index} of {path or '<root>'} ({type(module).__name__})"
+    for index, ((target, functional_path, small), (_, _, large)) in enumerate(zip(small_calls, large_calls)):
+        functional = isinstance(target, str)
+        path = functional_path if functional else first_name[id(target)]
+        type_name = target if functional else type(target).__name__
+        where = f"{name}: call {index} of {path or '<root>'} ({type_name})"
         if len(small) != len(large):
             raise LayerTableError(f"{where}: the number of output tensors changes with the batch size")
         shapes = [per_sample_shape(s, l, where) for s, l in zip(small, large)]
         output_shape = shapes[0] if shapes else None
         activations = sum(math.prod(shape) for shape in shapes)
-        params = list(module.parameters())
-        called.add(id(module))
-        rows.append(_row(path, type(module).__name__, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
+        if functional:
+            rows.append(_row(path, type_name, output_shape, activations, 0, True))
+            continue
+        params = list(target.parameters())
+        called.add(id(target))
+        rows.append(_row(path, type_name, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
 
     # Layer modules forward never calls come last.
     for path, module in leaves:
@@ -192,7 +267,8 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str) -> Dict[s
         "totals": {
             "params": total_params,
             "trainableParams": sum(row["params"] for row in rows if row["trainable"]),
-            "activations": sum(row["activations"] for row in rows),
+            # The layer modules' outputs (the research's A): concatenations are left out.
+            "activations": sum(row["activations"] for row in rows if not is_functional_row(row)),
         },
         "incomplete": False,
     }

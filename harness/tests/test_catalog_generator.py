@@ -39,7 +39,7 @@ def cpu_table(name, options, sample):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = tvm.get_model(name, **options)
-        return layer_table(model, lambda batch: torch.randn(batch, *sample), name)
+        return layer_table(model, lambda batch: torch.randn(batch, *sample), name, functional_calls=False)
 
 
 @pytest.mark.parametrize(

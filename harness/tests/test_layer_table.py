@@ -379,3 +379,68 @@ def test_the_validator_rejects_broken_tables():
     nulls["inputShape"] = None
     nulls["incomplete"] = True
     validate(nulls, schema)
+
+
+class DenseBlock(nn.Module):
+    """A DenseNet-style block: every convolution reads the concatenation of what came before."""
+
+    def __init__(self, channels, growth, layers):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(channels + i * growth, growth, 3, padding=1) for i in range(layers)])
+
+    def forward(self, x):
+        features = [x]
+        for conv in self.convs:
+            features.append(conv(torch.cat(features, 1)))
+        return torch.cat(features, 1)
+
+
+def test_concatenations_in_user_code_are_rows_in_call_order():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 4, 3, padding=1)
+            self.dense = DenseBlock(4, 2, 2)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x):
+            pooled = self.pool(self.dense(self.stem(x))).flatten(1)
+            return torch.stack([pooled, pooled], 1)
+
+    table = layer_table(Net(), floats(3, 5, 5), "net")
+    assert rows_of(table, "path", "type", "outputShape", "activations", "params") == [
+        ("stem", "Conv2d", [4, 5, 5], 100, 112),
+        ("dense", "torch.cat", [4, 5, 5], 100, 0),
+        ("dense.convs.0", "Conv2d", [2, 5, 5], 50, 74),
+        ("dense", "torch.cat", [6, 5, 5], 150, 0),
+        ("dense.convs.1", "Conv2d", [2, 5, 5], 50, 110),
+        ("dense", "torch.cat", [8, 5, 5], 200, 0),
+        ("pool", "AdaptiveAvgPool2d", [8, 1, 1], 8, 0),
+        ("", "torch.stack", [2, 8], 16, 0),
+    ]
+    # totals.activations stays the layer modules' outputs (the Horus formula's A).
+    assert table["totals"]["activations"] == 100 + 50 + 50 + 8
+    validate(table, load_schema())
+
+
+def test_concatenations_inside_layer_modules_and_outside_forward_are_not_rows():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            # MultiheadAttention with add_bias_kv concatenates inside torch.nn: part of its row.
+            self.attn = nn.MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True)
+
+        def forward(self, x):
+            return self.attn(x, x, x)[0]
+
+    torch.cat([torch.zeros(1), torch.ones(1)])  # outside any forward
+    table = layer_table(Net(), floats(4, 8), "net")
+    assert rows_of(table, "type") == [("MultiheadAttention",)]
+
+
+def test_functional_calls_false_gives_the_module_only_table():
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), DenseBlock(4, 2, 1))
+    with_cat = layer_table(model, floats(3, 4, 4), "m")
+    without = layer_table(model, floats(3, 4, 4), "m", functional_calls=False)
+    assert [row for row in with_cat["rows"] if not row["type"].startswith("torch.")] == without["rows"]
+    assert with_cat["totals"] == without["totals"]

@@ -75,13 +75,46 @@ def default_reference_dir() -> Path:
     return Path(env) if env else (REPO_ROOT.parent / "shared" / "data" / "gpumemnet-a100")
 
 
+def dense_concat_activations(params: int, activations: int) -> Optional[int]:
+    """Per-sample elements of the `torch.cat` that feeds a dense-architecture Conv2d, from that
+    conv's parameters and activations; None where the conv is neither kind the generator builds.
+
+    - a 3x3 growth conv with 32 outputs: params = 288 C_in + 32, activations = 32 HW;
+    - the 1x1 transition conv halving c channels: params = c (c // 2) + c // 2, activations = (c // 2) HW.
+    """
+    if (params - 32) % 288 == 0 and activations % 32 == 0:
+        return (params - 32) // 288 * (activations // 32)
+    c = 2
+    while c * (c // 2) + c // 2 <= params:  # increasing in c: at most one c fits
+        if c * (c // 2) + c // 2 == params:
+            return c * (activations // (c // 2)) if activations % (c // 2) == 0 else None
+        c += 1
+    return None
+
+
 def reference_layer_table(filename: str, layers: str, input_shape: List[int]) -> Dict[str, Any]:
-    rows = []
+    """The layer table of a GPUMemNet record, exactly as scripts/evaluation/referenceData.ts builds it.
+
+    Dense records (`arch:dense` in the file name) gain functional rows: the generator's DenseBlock
+    runs every convolution on a `torch.cat` of the block's features so far, which the published
+    layer lists leave out, so a `torch.cat` row (its elements from the conv's parameters and
+    activations, `dense_concat_activations`) goes immediately before every Conv2d row, as our
+    analyzer and harness record a script's concatenations (what it measured: README.md, Data). The totals leave functional rows out, as layer tables
+    do (totals.activations is the modules' outputs), so they are those of the published list.
+    """
+    dense = "arch:dense" in filename
+    listed = []
     for match in _LAYER.finditer(layers):
         name, activations, params = match.group(1), int(match.group(2)), int(match.group(3))
-        rows.append({"path": str(len(rows)), "type": LAYER_TYPES.get(name, name), "outputShape": None, "activations": activations, "params": params, "trainable": True})
-    params = sum(row["params"] for row in rows)
-    activations = sum(row["activations"] for row in rows)
+        listed.append((LAYER_TYPES.get(name, name), activations, params))
+    rows = []
+    for layer_type, activations, params in listed:
+        concat = dense_concat_activations(params, activations) if dense and layer_type == "Conv2d" else None
+        if concat is not None:
+            rows.append({"path": str(len(rows)), "type": "torch.cat", "outputShape": None, "activations": concat, "params": 0, "trainable": True})
+        rows.append({"path": str(len(rows)), "type": layer_type, "outputShape": None, "activations": activations, "params": params, "trainable": True})
+    params = sum(params for _, _, params in listed)
+    activations = sum(activations for _, activations, _ in listed)
     return {
         "schemaVersion": SCHEMA_VERSION,
         "model": filename,

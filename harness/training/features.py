@@ -3,6 +3,11 @@
 The same definition as src/core/features/features.ts (both read featureDefinition.json);
 test/vectors/features/*.json are checked by pytest and mocha. Raw values: the exported ONNX graph
 applies the transforms and scaling itself, so TypeScript feeds these numbers unchanged.
+
+Functional rows (`torch.cat` / `torch.stack` calls, row type "torch.<function>") feed only the
+analytical estimate and its state/activation parts, which take every row, and the two features of
+their own (version 2: how many, and their output elements x B). All other features are computed
+from the table without them (totals.activations already leaves them out).
 """
 from __future__ import annotations
 
@@ -30,6 +35,11 @@ def hidden_activation(types: Sequence[str]) -> Optional[str]:
     return best
 
 
+def is_functional_row(row: Mapping[str, Any]) -> bool:
+    """A torch function call in `forward` (docs/layer-table.md), not a module."""
+    return str(row["type"]).startswith("torch.")
+
+
 def _product(dims: Sequence[int]) -> int:
     result = 1
     for d in dims:
@@ -46,7 +56,7 @@ def feature_record(table: Mapping[str, Any], setup: Mapping[str, Any]) -> Dict[s
     optimizer = setup.get("optimizer") or "adam"
     precision = setup.get("precision") or "fp32"
     f: Dict[str, float] = {name: 0 for name in feature_names()}
-    rows = [row for row in table["rows"] if row["type"] != "Parameter"]
+    rows = [row for row in table["rows"] if row["type"] != "Parameter" and not is_functional_row(row)]
     totals = table["totals"]
     f["batch_size"] = batch
     f["params"] = int(totals["params"])
@@ -81,7 +91,7 @@ def feature_record(table: Mapping[str, Any], setup: Mapping[str, Any]) -> Dict[s
     f["input_spatial"] = _product(shape[1:]) if shape and len(shape) >= 2 else 0
     f["largest_activations_x_batch"] = largest_activations * batch
     f["largest_params"] = largest_params
-    parts = analytical_bytes(table, batch, optimizer, precision)
+    parts = analytical_bytes(table, batch, optimizer, precision)  # every row, functional ones too
     mib = model["bytesPerMiB"]
     f["analytical_mib"] = (parts.state_bytes + parts.activation_bytes) / mib + model["runtimeOverheadMiB"]
     f["analytical_state_mib"] = parts.state_bytes / mib
@@ -89,6 +99,9 @@ def feature_record(table: Mapping[str, Any], setup: Mapping[str, Any]) -> Dict[s
     f["optimizer_state_copies"] = model["optimizerCopies"][optimizer]
     f["weight_bytes"] = model["precisionBytes"][precision]["weights"]
     f["activation_bytes"] = model["precisionBytes"][precision]["activations"]
+    functional = [row for row in table["rows"] if is_functional_row(row)]
+    f["functional_calls"] = len(functional)
+    f["functional_activations_x_batch"] = sum(int(row.get("activations") or 0) for row in functional) * batch
     return {name: float(value) for name, value in f.items()}
 
 

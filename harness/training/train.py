@@ -42,7 +42,7 @@ TARGETS: Dict[str, Dict[str, float]] = {
     "cnn": {"bins_8192": 0.90, "bins_2048": 0.75, "median_abs_error": 0.05, "under_10pct": 0.02, "smact_accuracy": 0.77, "smocc_accuracy": 0.71},
 }
 #: Candidate quantile levels for the point estimate; cross-validation picks one (see choose_point_quantile).
-POINT_CANDIDATES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
+POINT_CANDIDATES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 #: A family needs this many successful runs to get an ensemble; below it the analytical model serves it.
 MIN_RUNS = 200
 

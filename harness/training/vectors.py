@@ -19,12 +19,13 @@ from typing import Any, Dict, List, Optional
 
 from .data import default_reference_dir, reference_run
 from .definitions import REPO_ROOT
-from .features import feature_record
+from .features import feature_record, is_functional_row
 
 VECTORS = REPO_ROOT / "test" / "vectors" / "features"
 CORPUS = ["mlp_mnist_sequential.model", "resnet18_cifar.net", "nanogpt_shakespeare_char.model", "lstm_text_classifier.model", "vit_cifar10.model", "video_c3d_bf16.model", "resnet50_imagenet_amp.model", "recsys_embeddingbag.model"]
-#: (family, 0-based data row) of reference rows turned into vectors.
-REFERENCE_ROWS = [("mlp", 0), ("mlp", 1), ("cnn", 0), ("cnn", 3)]
+#: (family, 0-based data row) of reference rows turned into vectors; cnn 690 is a dense record
+#: (its table gains a torch.cat row before every Conv2d, growth and transition convs alike).
+REFERENCE_ROWS = [("mlp", 0), ("mlp", 1), ("cnn", 0), ("cnn", 3), ("cnn", 690)]
 
 
 def _row(path: str, layer_type: str, activations: Optional[int], params: Optional[int], shape: Optional[List[int]] = None, trainable: bool = True) -> Dict[str, Any]:
@@ -33,12 +34,13 @@ def _row(path: str, layer_type: str, activations: Optional[int], params: Optiona
 
 def _table(name: str, input_shape: Optional[List[int]], rows: List[Dict[str, Any]], incomplete: bool = False) -> Dict[str, Any]:
     params = sum(row["params"] or 0 for row in rows)
+    modules = [row for row in rows if not is_functional_row(row)]  # totals.activations leaves functional rows out
     return {
         "schemaVersion": 1,
         "model": name,
         "inputShape": input_shape,
         "rows": rows,
-        "totals": {"params": params, "trainableParams": sum(row["params"] or 0 for row in rows if row["trainable"]), "activations": sum(row["activations"] or 0 for row in rows)},
+        "totals": {"params": params, "trainableParams": sum(row["params"] or 0 for row in rows if row["trainable"]), "activations": sum(row["activations"] or 0 for row in modules)},
         "incomplete": incomplete,
     }
 
@@ -89,6 +91,25 @@ def synthetic_vectors() -> Dict[str, Dict[str, Any]]:
             ),
             "setup": {"batchSize": 4096, "optimizer": "adamw", "precision": "bf16"},
         },
+        "synthetic.functional-cat": {
+            "description": "A DenseNet-style block with functional rows: a torch.cat feeding a Conv2d (kept for backward: the conv saves its input) and one feeding an AvgPool2d (not kept), the second the largest activation. Every feature but the analytical three equals that of the same table without the torch.cat rows.",
+            "layerTable": _table(
+                "dense-block",
+                [3, 32, 32],
+                [
+                    _row("stem", "Conv2d", 32768, 896, [32, 32, 32]),
+                    _row("act", "ReLU", 32768, 0, [32, 32, 32]),
+                    _row("", "torch.cat", 32768, 0, [32, 32, 32]),
+                    _row("grow", "Conv2d", 32768, 9248, [32, 32, 32]),
+                    _row("norm", "BatchNorm2d", 32768, 64, [32, 32, 32]),
+                    _row("", "torch.cat", 65536, 0, [64, 32, 32]),
+                    _row("pool", "AvgPool2d", 16384, 0, [64, 16, 16]),
+                    _row("flat", "Flatten", 16384, 0, [16384]),
+                    _row("head", "Linear", 10, 163850, [10]),
+                ],
+            ),
+            "setup": {"batchSize": 64, "optimizer": "adam", "precision": "fp32"},
+        },
     }
 
 
@@ -116,8 +137,9 @@ def reference_vectors(directory: Path) -> Dict[str, Dict[str, Any]]:
             record = next(r for i, r in enumerate(csv.DictReader(handle)) if i == index)
         run = reference_run(family, record)
         assert run is not None
+        dense = " A dense record: a torch.cat row goes before every Conv2d (the generator's DenseBlock concatenates before each conv)." if "arch:dense" in record["Filename"] else ""
         vectors[f"gpumemnet.{family}.{index}"] = {
-            "description": f"Row {index} of GPUMemNet's {family}.csv: the record becomes a layer table (scripts/evaluation/referenceData.ts, harness/training/data.py), then features.",
+            "description": f"Row {index} of GPUMemNet's {family}.csv: the record becomes a layer table (scripts/evaluation/referenceData.ts, harness/training/data.py), then features.{dense}",
             "gpumemnet": {"family": family, "record": record},
             "layerTable": run.table,
             "setup": run.setup,

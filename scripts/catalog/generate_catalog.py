@@ -570,7 +570,7 @@ def harness_table(model: nn.Module, sample: Sequence[int], name: str) -> Dict[st
     """harness.layer_table on the meta device: PyTorch's own shape functions, no arithmetic."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table = layer_table(model, lambda batch: torch.empty(batch, *sample, device="meta"), name)
+        table = layer_table(model, lambda batch: torch.empty(batch, *sample, device="meta"), name, functional_calls=False)
     for row in table["rows"]:
         if row["outputShape"] is not None and any(d <= 0 for d in row["outputShape"]):
             raise EmptyOutput(f"{name}: {row['path']} ({row['type']}) gives an empty output {row['outputShape']}")

@@ -61,13 +61,47 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
+/**
+ * Per-sample elements of the `torch.cat` that feeds a dense-architecture Conv2d, from that conv's
+ * parameters and activations; null where the conv is neither kind the generator builds:
+ * - a 3x3 growth conv with 32 outputs: params = 288 C_in + 32, activations = 32 HW;
+ * - the 1x1 transition conv halving c channels: params = c (c // 2) + c // 2, activations = (c // 2) HW.
+ * As harness/training/data.py `dense_concat_activations`.
+ */
+export function denseConcatActivations(params: number, activations: number): number | null {
+  if ((params - 32) % 288 === 0 && activations % 32 === 0) return ((params - 32) / 288) * (activations / 32);
+  const half = (c: number) => Math.floor(c / 2);
+  // Increasing in c: at most one c fits.
+  for (let c = 2; c * half(c) + half(c) <= params; c++) {
+    if (c * half(c) + half(c) === params) return activations % half(c) === 0 ? c * (activations / half(c)) : null;
+  }
+  return null;
+}
+
+/**
+ * The layer table of a GPUMemNet record, exactly as harness/training/data.py
+ * `reference_layer_table` builds it. Dense records (`arch:dense` in the file name) gain
+ * functional rows: the generator's DenseBlock runs every convolution on a `torch.cat` of the
+ * block's features so far, which the published layer lists leave out, so a `torch.cat` row (its
+ * elements from `denseConcatActivations`) goes immediately before every Conv2d row, as our
+ * analyzer and harness record a script's concatenations (what it measured:
+ * harness/training/README.md, Data). The totals leave functional rows out, as layer tables do
+ * (totals.activations is the modules' outputs), so they are those of the published list.
+ */
 function layerTable(file: string, layers: string, inputShape: number[]): LayerTable {
-  const rows: LayerRow[] = [];
+  const dense = file.includes('arch:dense');
+  const listed: { type: string; activations: number; params: number }[] = [];
   for (const match of layers.matchAll(/\('([^']+)',\s*(\d+),\s*(\d+)\)/g)) {
     const [, name = '', activations = '0', params = '0'] = match;
-    rows.push({ path: String(rows.length), type: LAYER_TYPES[name] ?? name, outputShape: null, activations: Number(activations), params: Number(params), trainable: true });
+    listed.push({ type: LAYER_TYPES[name] ?? name, activations: Number(activations), params: Number(params) });
   }
-  const sum = (key: 'params' | 'activations') => rows.reduce((s, r) => s + (r[key] ?? 0), 0);
+  const rows: LayerRow[] = [];
+  for (const { type, activations, params } of listed) {
+    const concat = dense && type === 'Conv2d' ? denseConcatActivations(params, activations) : null;
+    if (concat !== null) rows.push({ path: String(rows.length), type: 'torch.cat', outputShape: null, activations: concat, params: 0, trainable: true });
+    rows.push({ path: String(rows.length), type, outputShape: null, activations, params, trainable: true });
+  }
+  const sum = (key: 'params' | 'activations') => listed.reduce((s, r) => s + r[key], 0);
   return { schemaVersion: LAYER_TABLE_SCHEMA_VERSION, model: file, inputShape, rows, totals: { params: sum('params'), trainableParams: sum('params'), activations: sum('activations') }, incomplete: false };
 }
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from harness.training.data import Run, default_reference_dir, jsonl_run, load_jsonl, load_reference, split, split_key
+from harness.training.data import Run, default_reference_dir, dense_concat_activations, jsonl_run, load_jsonl, load_reference, reference_run, split, split_key
 
 REFERENCE = default_reference_dir()
 needs_reference = pytest.mark.skipif(not (REFERENCE / "mlp.csv").exists(), reason="GPUMemNet reference data not beside the repository")
@@ -68,6 +68,52 @@ def test_jsonl_rejects_another_layer_table_schema():
         jsonl_run({"layerTable": {**_table(), "schemaVersion": 2}, "setup": {"batchSize": 1}, "peakMiB": 1}, "x:1")
 
 
+def _gpumemnet_record(arch):
+    # 16 x 16 = 256 positions: growth convs 3 -> 32 and 35 -> 32, the transition 131 -> 65, then two
+    # convs of neither kind (params fit no rule; a transition's activations not divisible).
+    layers = "[('conv2d', 8192, 896), ('ReLU', 8192, 0), ('conv2d', 8192, 10112), ('ReLU', 8192, 0), ('conv2d', 16640, 8580), ('ReLU', 16640, 0), ('conv2d', 100, 1000), ('conv2d', 100, 8580), ('adaptive_avg_pool2d', 65, 0), ('linear', 10, 660), ('softmax', 10, 0)]"
+    name = f"input_channels:3_num_classes:10_depth:2_arch:{arch}_base_filters:32_batch:8_input_size:16_act:relu_dropout:0.1_dropout:False_batchnorm:False.out"
+    return {"Filename": name, "Depth": "2", "Activations-Params": layers, "Batch Size": "8", "Max GPU Memory (MiB)": "1500", "Status": "SUCCESSFUL"}
+
+
+def test_dense_concat_activations_from_the_conv_it_feeds():
+    assert dense_concat_activations(896, 8192) == 3 * 256
+    assert dense_concat_activations(10112, 8192) == 35 * 256
+    assert dense_concat_activations(8580, 16640) == 131 * 256
+    assert dense_concat_activations(1000, 100) is None
+    assert dense_concat_activations(8580, 100) is None
+
+
+def test_a_dense_gpumemnet_record_gains_a_cat_row_before_every_conv():
+    table = reference_run("cnn", _gpumemnet_record("dense")).table
+    plain = reference_run("cnn", _gpumemnet_record("uniform")).table
+    assert [(r["path"], r["type"], r["activations"], r["params"]) for r in table["rows"]] == [
+        ("0", "torch.cat", 768, 0),
+        ("1", "Conv2d", 8192, 896),
+        ("2", "ReLU", 8192, 0),
+        ("3", "torch.cat", 8960, 0),
+        ("4", "Conv2d", 8192, 10112),
+        ("5", "ReLU", 8192, 0),
+        ("6", "torch.cat", 33536, 0),
+        ("7", "Conv2d", 16640, 8580),
+        ("8", "ReLU", 16640, 0),
+        ("9", "Conv2d", 100, 1000),
+        ("10", "Conv2d", 100, 8580),
+        ("11", "AdaptiveAvgPool2d", 65, 0),
+        ("12", "Linear", 10, 660),
+        ("13", "Softmax", 10, 0),
+    ]
+    assert all(r["outputShape"] is None and r["trainable"] for r in table["rows"] if r["type"] == "torch.cat")
+    assert table["totals"] == plain["totals"]
+    assert table["totals"]["activations"] == 8192 * 4 + 16640 * 2 + 200 + 65 + 20
+
+
+def test_other_gpumemnet_architectures_are_read_as_published():
+    plain = reference_run("cnn", _gpumemnet_record("uniform")).table
+    assert [r["type"] for r in plain["rows"]] == ["Conv2d", "ReLU", "Conv2d", "ReLU", "Conv2d", "ReLU", "Conv2d", "Conv2d", "AdaptiveAvgPool2d", "Linear", "Softmax"]
+    assert [r["path"] for r in plain["rows"]] == [str(i) for i in range(11)]
+
+
 @needs_reference
 def test_reference_data_reads_as_the_evaluation_does():
     mlp = load_reference(REFERENCE, "mlp")
@@ -77,3 +123,7 @@ def test_reference_data_reads_as_the_evaluation_does():
     assert sum(not r.oom for r in cnn) == 1592
     assert all(r.table["inputShape"] and len(r.table["inputShape"]) == 3 for r in cnn)
     assert sum(r.smact is not None for r in cnn if not r.oom) > 600
+    # Every conv of a dense record is a growth or transition conv, so each gets its torch.cat.
+    dense = [r for r in cnn if "arch:dense" in r.id]
+    assert dense and all(sum(row["type"] == "torch.cat" for row in r.table["rows"]) == sum(row["type"] == "Conv2d" for row in r.table["rows"]) for r in dense)
+    assert not any(row["type"] == "torch.cat" for r in cnn if "arch:dense" not in r.id for row in r.table["rows"])

@@ -57,7 +57,8 @@ def test_point_quantile_rule():
     quantiles = np.tile(np.log(np.array([0.6, 0.7, 0.75, 0.8, 1.0, 1.2, 1.3])), (100, 1))
     tau, table = choose_point_quantile(peak, anchor, quantiles)
     assert tau == 0.7
-    assert [row["under_10pct"] for row in table] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert [row["quantile"] for row in table] == [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]
+    assert [row["under_10pct"] for row in table] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     assert table[3]["median_abs_error"] == pytest.approx(1 - 0.8 ** 0.4)
 
 

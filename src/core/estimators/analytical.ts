@@ -1,6 +1,6 @@
 import type { OptimizerKind, Precision } from '../analysis/modelDescription';
 import { BYTES_PER_MIB } from '../format/units';
-import { layerSpec } from '../layers/layerCatalog';
+import { layerTraits } from '../layers/layerTraits';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -78,9 +78,9 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   let largest = 0;
   rows.forEach((row, index) => {
     if (row.activations === null) return;
-    const spec = layerSpec(row.type);
+    const spec = layerTraits(row.type);
     const next = rows[index + 1];
-    const nextSpec = next && layerSpec(next.type);
+    const nextSpec = next && layerTraits(next.type);
     const isLast = index === rows.length - 1;
     const kept = isLast || spec?.savesOutput === true || nextSpec?.savesInput === true;
     const elements = batchSize * row.activations;
@@ -95,7 +95,9 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
 
 /**
  * Our analytical model of a training step's peak: weights, gradients and optimizer state by
- * optimizer and precision, the activations autograd keeps for backward (by layer type), the
+ * optimizer and precision, the activations autograd keeps for backward (by row type, over all
+ * rows: functional rows such as a `torch.cat` feeding a conv count like modules, with the traits
+ * of src/core/layers/layerTraits.ts), the
  * transient gradients of the largest activation during backward, and the runtime overhead.
  */
 export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {

@@ -1,19 +1,15 @@
 /**
- * The analytical model as data: the constants of analytical.ts and what each torch.nn layer type
- * keeps for backward (from the layer catalog). The Python training pipeline
+ * The analytical model as data: the constants of analytical.ts and what each row type keeps for
+ * backward (torch.nn layer types from the layer catalog, functional rows such as torch.cat from
+ * src/core/layers/layerTraits.ts). The Python training pipeline
  * (harness/training/analytical.py) reads this as `analyticalModel.json` to compute the same
  * anchor features; `npm run features:sync` rewrites the file and a unit test fails when it is stale.
  */
 import { OPTIMIZER_COPIES, PRECISION_BYTES, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { BYTES_PER_MIB } from '../format/units';
-import { knownLayerTypes, layerSpec } from '../layers/layerCatalog';
+import { layerTraits, rowTypesWithTraits, type LayerTraits } from '../layers/layerTraits';
 
-export interface LayerTraits {
-  readonly category: string;
-  readonly savesInput: boolean;
-  readonly savesOutput: boolean;
-  readonly extraBytesPerElement: number;
-}
+export type { LayerTraits } from '../layers/layerTraits';
 
 export interface AnalyticalModelData {
   readonly comment: string;
@@ -25,10 +21,10 @@ export interface AnalyticalModelData {
 }
 
 export function analyticalModelData(): AnalyticalModelData {
-  const layerTraits: Record<string, LayerTraits> = {};
-  for (const type of knownLayerTypes()) {
-    const spec = layerSpec(type)!;
-    layerTraits[type] = { category: spec.category, savesInput: spec.savesInput, savesOutput: spec.savesOutput, extraBytesPerElement: spec.extraBytesPerElement ?? 0 };
+  const traits: Record<string, LayerTraits> = {};
+  for (const type of rowTypesWithTraits()) {
+    const { category, savesInput, savesOutput, extraBytesPerElement } = layerTraits(type)!;
+    traits[type] = { category, savesInput, savesOutput, extraBytesPerElement };
   }
   return {
     comment: 'Generated from src/core/estimators/analytical.ts and src/core/layers by `npm run features:sync`; do not edit.',
@@ -36,7 +32,7 @@ export function analyticalModelData(): AnalyticalModelData {
     runtimeOverheadMiB: RUNTIME_OVERHEAD_MIB,
     precisionBytes: { ...PRECISION_BYTES },
     optimizerCopies: { ...OPTIMIZER_COPIES },
-    layerTraits,
+    layerTraits: traits,
   };
 }
 

@@ -4,11 +4,17 @@
  * the same numbers for training, and test/vectors/features/*.json are checked by mocha and pytest,
  * so a model trained in Python sees in the editor exactly the features it was trained on.
  * Raw values only: the ONNX graph applies its own transforms and scaling.
+ *
+ * Functional rows (`torch.cat` / `torch.stack` calls, row type "torch.<function>") feed only the
+ * analytical estimate and its state/activation parts, which take every row, and the two features
+ * of their own (version 2: how many, and their output elements x B). All other features are
+ * computed from the table without them (totals.activations already leaves them out).
  */
 import { analyticalBytes, OPTIMIZER_COPIES, PRECISION_BYTES, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import type { TrainingJob } from '../estimators/trainingJob';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerSpec } from '../layers/layerCatalog';
+import { isFunctionalRow } from '../layerTable/layerTable';
 import definition from './featureDefinition.json';
 
 export const FEATURE_DEFINITION_VERSION: number = definition.version;
@@ -38,6 +44,8 @@ interface TableSummary {
   /** Per-sample activations by layer group, multiplied by the batch size for `activations_x_batch_<group>`. */
   readonly groupActivations: ReadonlyMap<string, number>;
   readonly largestActivations: number;
+  /** Per-sample output elements of the functional rows together. */
+  readonly functionalActivations: number;
 }
 
 /** Remembered per table object: the largest-batch search asks for hundreds of batch sizes of one table. */
@@ -47,7 +55,7 @@ function tableSummary(table: TrainingJob['table']): TableSummary {
   const known = summaries.get(table);
   if (known) return known;
   const f: Record<string, number> = Object.fromEntries(FEATURE_NAMES.map((name) => [name, 0]));
-  const rows = table.rows.filter((row) => row.type !== 'Parameter');
+  const rows = table.rows.filter((row) => row.type !== 'Parameter' && !isFunctionalRow(row));
   f.params = table.totals.params;
   f.activations = table.totals.activations;
   f.layer_calls = rows.length;
@@ -73,7 +81,10 @@ function tableSummary(table: TrainingJob['table']): TableSummary {
   f.input_elements = shape ? shape.reduce((a, b) => a * b, 1) : 0;
   f.input_spatial = shape && shape.length >= 2 ? shape.slice(1).reduce((a, b) => a * b, 1) : 0;
   f.largest_params = largestParams;
-  const summary = { base: f, groupActivations, largestActivations };
+  const functional = table.rows.filter(isFunctionalRow);
+  f.functional_calls = functional.length;
+  const functionalActivations = functional.reduce((sum, row) => sum + (row.activations ?? 0), 0);
+  const summary = { base: f, groupActivations, largestActivations, functionalActivations };
   summaries.set(table, summary);
   return summary;
 }
@@ -81,13 +92,13 @@ function tableSummary(table: TrainingJob['table']): TableSummary {
 /** The features by name, in definition order. */
 export function featureRecord(job: TrainingJob): Record<string, number> {
   const { table, batchSize, optimizer, precision } = job;
-  const { base, groupActivations, largestActivations } = tableSummary(table);
+  const { base, groupActivations, largestActivations, functionalActivations } = tableSummary(table);
   const f: Record<string, number> = { ...base };
   f.batch_size = batchSize;
   f.activations_x_batch = table.totals.activations * batchSize;
   for (const [group, activations] of groupActivations) f[`activations_x_batch_${group}`] = activations * batchSize;
   f.largest_activations_x_batch = largestActivations * batchSize;
-  const bytes = analyticalBytes(job);
+  const bytes = analyticalBytes(job); // every row, functional ones too
   const state = 2 * bytes.weightBytes + bytes.optimizerBytes;
   const activations = bytes.savedBytes + bytes.backwardBytes;
   f.analytical_mib = (state + activations) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
@@ -96,6 +107,7 @@ export function featureRecord(job: TrainingJob): Record<string, number> {
   f.optimizer_state_copies = OPTIMIZER_COPIES[optimizer];
   f.weight_bytes = PRECISION_BYTES[precision].weights;
   f.activation_bytes = PRECISION_BYTES[precision].activations;
+  f.functional_activations_x_batch = functionalActivations * batchSize;
   return f;
 }
 

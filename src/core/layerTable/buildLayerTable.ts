@@ -1,5 +1,5 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
-import { BudgetExceeded, Interpreter, isLoss } from '../analysis/interpreter/interpreter';
+import { BudgetExceeded, Interpreter, isLoss, type FunctionalRowType } from '../analysis/interpreter/interpreter';
 import type { ModuleObject } from '../analysis/interpreter/moduleObject';
 import { isUnresolvedValue, kindOf, toValue, tuple, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
@@ -8,7 +8,7 @@ import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerCatalog';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
-import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from './layerTable';
+import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable } from './layerTable';
 
 export interface LayerTableResult {
   readonly table: LayerTable;
@@ -39,7 +39,7 @@ export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, c
   let best: (LayerTableResult & { score: number; layoutMismatches: number }) | undefined;
   for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
     const result = followForward(model, input, context);
-    const score = result.table.rows.filter((r) => r.outputShape !== null).length - (result.orderFromDeclaration ? 0.5 : 0) - result.layoutMismatches;
+    const score = sizedLayerRows(result.table.rows) - (result.orderFromDeclaration ? 0.5 : 0) - result.layoutMismatches;
     if (!best || score > best.score) best = { ...result, score };
     if (!result.table.incomplete && !result.orderFromDeclaration && result.layoutMismatches === 0) break;
   }
@@ -131,8 +131,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
     const fallback = new RowRecorder(model.root);
     const fallbackInterpreter = forwardInterpreter(fallback, context);
     fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
-    const known = (rows: readonly LayerRow[]) => rows.filter((row) => row.outputShape !== null).length;
-    if (known(fallback.calls) > known(recorder.calls)) {
+    if (sizedLayerRows(fallback.calls) > sizedLayerRows(recorder.calls)) {
       notes.push({ severity: 'warning', message: `${model.name}: forward() could not be followed throughout; layers are listed in declaration order.`, range: model.range });
       return { table: fallback.table(model.name, input.value), inputShape: input, orderFromDeclaration: true, notes: [...notes, ...fallbackInterpreter.notes], layoutMismatches: fallback.layoutMismatches };
     }
@@ -145,11 +144,19 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes, layoutMismatches: recorder.layoutMismatches };
 }
 
+/** Rows of layer-module calls whose output shape is known (functional rows are not counted: they only follow their inputs). */
+function sizedLayerRows(rows: readonly LayerRow[]): number {
+  return rows.filter((row) => row.outputShape !== null && !isFunctionalRow(row)).length;
+}
+
 /** An interpreter in forward mode whose layer calls become rows of `recorder`, on one trial's share of the budget. */
 function forwardInterpreter(recorder: RowRecorder, context: AnalysisContext): Interpreter {
   const interpreter: Interpreter = new Interpreter(
     context.imports,
-    { onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter) },
+    {
+      onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter),
+      onFunctionalCall: (type, output) => recorder.functional(type, output),
+    },
     context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS),
   );
   interpreter.forwardMode = true;
@@ -175,6 +182,8 @@ class RowRecorder {
   private readonly paths = new Map<number, string>();
   private readonly counted = new Set<string>();
   private readonly called = new Set<number>();
+  /** Paths of the user-defined modules whose forward() is running, innermost last; the root's is "". */
+  private readonly forwardPaths: string[] = [];
 
   constructor(private readonly root: ModuleObject) {
     this.paths.set(root.id, '');
@@ -188,7 +197,14 @@ class RowRecorder {
       for (const child of module.children.values()) value = interpreter.callValue({ kind: 'module', module: child }, [value], new Map(), node);
       return value;
     }
-    if (module.kind === 'user' || ownForward) return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
+    if (module.kind === 'user' || ownForward) {
+      this.forwardPaths.push(this.paths.get(module.id) ?? module.className);
+      try {
+        return interpreter.runForward(module, [...inputs], new Map(kwargs), node);
+      } finally {
+        this.forwardPaths.pop();
+      }
+    }
     if (module.kind === 'catalog') return this.callCatalog(module, inputs, node, interpreter);
     if (module.kind !== 'layer' || !module.layer) {
       interpreter.note(node, `${module.className} is a container and cannot be called`);
@@ -240,6 +256,16 @@ class RowRecorder {
       trainable: true,
     });
     return toPyValue(output);
+  }
+
+  /**
+   * A `torch.cat` / `torch.stack` made by forward() code: a row under the path of the
+   * innermost user-defined module whose forward() is running (rule 2 of docs/layer-table.md).
+   */
+  functional(type: FunctionalRowType, output: PyValue): void {
+    const shape = shapeOf(output);
+    if (!shape) return;
+    this.calls.push({ path: this.forwardPaths[this.forwardPaths.length - 1] ?? '', type, outputShape: perSampleShape(shape), activations: perSampleElements(shape), params: 0, trainable: true });
   }
 
   /**
@@ -380,7 +406,8 @@ class RowRecorder {
       totals: {
         params: sum(rows.map((r) => r.params)),
         trainableParams: sum(rows.filter((r) => r.trainable).map((r) => r.params)),
-        activations: sum(rows.map((r) => r.activations)),
+        // The layer-module calls' outputs only: functional rows (torch.cat) are not counted (rule 2).
+        activations: sum(rows.filter((r) => !isFunctionalRow(r)).map((r) => r.activations)),
       },
       incomplete: rows.some((r) => r.params === null || r.activations === null),
     };

@@ -8,7 +8,7 @@ export const LAYER_TABLE_SCHEMA_VERSION = 1;
 export interface LayerRow {
   /** Dotted module path, as `named_modules()` prints it. */
   readonly path: string;
-  /** The `torch.nn` class name. */
+  /** The `torch.nn` class name, `Parameter`, or a functional call's name (`torch.cat`, `torch.stack`). */
   readonly type: string;
   /** Output shape of one sample; null where it could not be worked out. */
   readonly outputShape: readonly number[] | null;
@@ -21,7 +21,10 @@ export interface LayerRow {
 export interface LayerTableTotals {
   readonly params: number;
   readonly trainableParams: number;
-  /** Sum of every layer's output elements per sample: the research's "total activations". */
+  /**
+   * Sum of every layer-module call's output elements per sample, functional rows excluded: the
+   * research's "total activations".
+   */
   readonly activations: number;
 }
 
@@ -34,4 +37,9 @@ export interface LayerTable {
   readonly totals: LayerTableTotals;
   /** True when some row lacks a shape or a parameter count, so totals are lower bounds. */
   readonly incomplete: boolean;
+}
+
+/** A row of a functional call (`torch.cat`, `torch.stack`) rather than of a module or a parameter. */
+export function isFunctionalRow(row: Pick<LayerRow, 'type'>): boolean {
+  return row.type.startsWith('torch.');
 }

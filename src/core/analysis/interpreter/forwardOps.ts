@@ -119,6 +119,24 @@ function dims(args: PyValue[], kwargs: Map<string, PyValue>, position = 0): numb
   return ints(value);
 }
 
+const CONCATENATIONS = new Set(['cat', 'concat', 'concatenate', 'stack']);
+
+/**
+ * `torch.cat` (`concat`, `concatenate`) and `torch.stack`. In forward mode a result of known
+ * shape is reported to the interpreter's hooks: it is a row of the layer table (rule 2).
+ */
+function concatenation(interpreter: Interpreter, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const tensors = kwargs.get('tensors') ?? args[0];
+  const shapes = (isList(tensors) ? tensors : []).map(shapeOf);
+  const result = withShapes(interpreter, node, () => {
+    if (!shapes.length || shapes.some((s) => !s)) throw new ShapeError(`torch.${name} of unknown tensors`);
+    const dim = int(kwargs.get('dim') ?? kwargs.get('axis') ?? args[1], 0)!;
+    return name === 'stack' ? stack(shapes as TensorShape[], dim) : concatenate(shapes as TensorShape[], dim);
+  });
+  if (shapeOf(result)) interpreter.functionalCall(name === 'stack' ? 'torch.stack' : 'torch.cat', result, node);
+  return result;
+}
+
 /** `torch.*` and `torch.nn.functional.*` calls: tensor creation and shape arithmetic. */
 export function callTensorFunction(interpreter: Interpreter, qualified: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const name = qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -140,7 +158,8 @@ export function callTensorFunction(interpreter: Interpreter, qualified: string, 
     return values.length ? tensor([Math.max(0, Math.ceil((stop - start) / step))], 'long') : unresolved(node.text, 'arange of unknown length');
   }
   if (name === 'tensor' || name === 'as_tensor') return tensor(null);
-  if (first === undefined && !['cat', 'concat', 'stack', 'where', 'matmul', 'bmm', 'einsum', 'scaled_dot_product_attention'].includes(name)) {
+  if (CONCATENATIONS.has(name)) return concatenation(interpreter, name, args, kwargs, node);
+  if (first === undefined && !['where', 'matmul', 'bmm', 'einsum', 'scaled_dot_product_attention'].includes(name)) {
     return unresolved(node.text, `${qualified}() is not followed`);
   }
   if (first === null) return tensor(null);
@@ -149,14 +168,6 @@ export function callTensorFunction(interpreter: Interpreter, qualified: string, 
     if (SAME_SHAPE.has(name)) return shape;
     if (LOSSES.test(name)) return [];
     switch (name) {
-      case 'cat':
-      case 'concat':
-      case 'stack': {
-        const shapes = (isList(args[0]) ? args[0] : []).map(shapeOf);
-        if (!shapes.length || shapes.some((s) => !s)) throw new ShapeError(`torch.${name} of unknown tensors`);
-        const dim = int(kwargs.get('dim') ?? args[1], 0)!;
-        return name === 'stack' ? stack(shapes as TensorShape[], dim) : concatenate(shapes as TensorShape[], dim);
-      }
       case 'flatten':
         return flatten(shape, int(kwargs.get('start_dim') ?? args[1], 0), int(kwargs.get('end_dim') ?? args[2], -1));
       case 'reshape':

@@ -51,7 +51,15 @@ export interface InterpreterHooks {
   onArgument?(name: string, node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */
   onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
+  /**
+   * A functional call that is a row of the layer table (`torch.cat`, `torch.stack`), made in
+   * forward mode, with the tensor it returns; only called when the result's shape is known.
+   */
+  onFunctionalCall?(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
 }
+
+/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
+export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
 const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
   'torch.nn.Sequential': 'sequential',
@@ -116,6 +124,11 @@ export class Interpreter {
 
   note(node: SyntaxNode | undefined, message: string): void {
     if (this.notes.length < 200) this.notes.push({ severity: 'warning', message, range: node ? rangeOf(node) : undefined });
+  }
+
+  /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */
+  functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void {
+    if (this.forwardMode) this.hooks.onFunctionalCall?.(type, output, node);
   }
 
   private tick(): void {

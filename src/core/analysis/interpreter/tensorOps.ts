@@ -136,8 +136,10 @@ export function concatenate(shapes: readonly TensorShape[], dim: number): Tensor
   for (const shape of rest) {
     if (shape.length !== first.length) throw new ShapeError(`torch.cat of ${show(first)} and ${show(shape)}`);
     const d = shape[index]!;
-    if (isBatchDim(size) || isBatchDim(d)) throw new ShapeError('torch.cat along the batch dimension');
-    size += d;
+    // Batches joined along the batch dimension make a batch of their summed factors (`torch.cat([x, x])` is 2B).
+    if (isBatchDim(size) && isBatchDim(d)) size = { batch: size.batch + d.batch };
+    else if (isBatchDim(size) || isBatchDim(d)) throw new ShapeError('torch.cat of a batch and a tensor without one along the batch dimension');
+    else size += d;
   }
   return first.map((d, i) => (i === index ? size : d));
 }

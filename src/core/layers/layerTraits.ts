@@ -1,0 +1,54 @@
+/**
+ * What the analytical memory model needs to know about each layer-table row type: its category
+ * and what autograd keeps of it for backward. Module rows take these from the layer catalog
+ * (layerCatalog.ts); functional rows (a `torch.cat` / `torch.stack` call in `forward`, row type
+ * "torch.<function>", see docs/layer-table.md) take them from the small table below. The
+ * functional ops are deliberately NOT in the catalog: the catalog lists the torch.nn modules the
+ * interpreter can construct, and `torch.cat` is no module.
+ *
+ * `npm run features:sync` writes these traits, catalog and functional alike, into
+ * src/core/features/analyticalModel.json for the Python training pipeline.
+ */
+import { knownLayerTypes, layerSpec, type LayerCategory } from './layerCatalog';
+
+export interface LayerTraits {
+  readonly category: LayerCategory | 'functional';
+  /** Backward needs this row's input. */
+  readonly savesInput: boolean;
+  /** Backward needs this row's output. */
+  readonly savesOutput: boolean;
+  /** Extra bytes kept per output element, such as Dropout's boolean mask. */
+  readonly extraBytesPerElement: number;
+}
+
+/**
+ * Functional rows. Concatenation and stacking keep nothing for backward themselves (their
+ * gradient is a slice of the incoming one), but their output is a new tensor: the analytical
+ * model counts it when the next row saves its input (a DenseNet block's cat feeding a conv or a
+ * norm), and it takes part in the largest-activation transient term.
+ */
+const FUNCTIONAL_TRAITS: Readonly<Record<string, LayerTraits>> = {
+  'torch.cat': { category: 'functional', savesInput: false, savesOutput: false, extraBytesPerElement: 0 },
+  'torch.stack': { category: 'functional', savesInput: false, savesOutput: false, extraBytesPerElement: 0 },
+};
+
+/** Looked up per row on every analytical estimate (the largest-batch search makes hundreds). */
+const cache = new Map<string, LayerTraits | undefined>();
+
+/** The traits of a row type: a catalog module's, a functional op's, or undefined when unknown. */
+export function layerTraits(type: string): LayerTraits | undefined {
+  if (cache.has(type)) return cache.get(type);
+  const spec = layerSpec(type);
+  const traits = spec
+    ? { category: spec.category, savesInput: spec.savesInput, savesOutput: spec.savesOutput, extraBytesPerElement: spec.extraBytesPerElement ?? 0 }
+    : Object.prototype.hasOwnProperty.call(FUNCTIONAL_TRAITS, type)
+      ? FUNCTIONAL_TRAITS[type]
+      : undefined;
+  cache.set(type, traits);
+  return traits;
+}
+
+/** Every row type with traits: the catalog's modules and the functional ops, sorted. */
+export function rowTypesWithTraits(): string[] {
+  return [...knownLayerTypes(), ...Object.keys(FUNCTIONAL_TRAITS)].sort();
+}

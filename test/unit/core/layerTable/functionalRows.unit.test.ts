@@ -1,0 +1,196 @@
+import * as assert from 'node:assert/strict';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import { buildLayerTable, type LayerTableResult } from '../../../../src/core/layerTable/buildLayerTable';
+import { isFunctionalRow, type LayerRow } from '../../../../src/core/layerTable/layerTable';
+import { realParser } from '../../fixtures';
+
+async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
+  const tree = (await realParser()).parse(source);
+  try {
+    const analysis = analyzeSource(tree, source);
+    const model = analysis.models[index];
+    assert.ok(model, 'a model');
+    return buildLayerTable(model, analysis.setup, analysis.context);
+  } finally {
+    tree.delete();
+  }
+}
+
+const row = (r: LayerRow) => [r.path, r.type, r.outputShape, r.activations, r.params];
+
+// A DenseNet-style model: a torch.cat in each user-defined layer, a torch.stack in a helper
+// method of a user module, cats along the batch dimension in the model's own forward, and
+// cats and stacks in the training loop.
+const DENSE = `
+import torch
+import torch.nn as nn
+
+
+class DenseLayer(nn.Module):
+    def __init__(self, cin, growth):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(cin)
+        self.conv = nn.Conv2d(cin, growth, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        out = self.conv(torch.relu(self.bn(x)))
+        return torch.cat([x, out], 1)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(32, 10)
+        self.b = nn.Linear(32, 10)
+
+    def merge(self, x):
+        return torch.stack([self.a(x), self.b(x)], dim=1)
+
+    def forward(self, x):
+        return self.merge(x)
+
+
+class DenseNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.blocks = nn.ModuleList([DenseLayer(16, 8), DenseLayer(24, 8)])
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = Head()
+
+    def forward(self, x):
+        x = self.stem(x)
+        for block in self.blocks:
+            x = block(x)
+        x = torch.flatten(self.pool(x), 1)
+        both = torch.cat((x, x), dim=0)
+        return torch.concat([self.head(both), self.head(x)], dim=0)
+
+
+model = DenseNet()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    images = torch.cat([torch.randn(4, 3, 32, 32), torch.randn(4, 3, 32, 32)])
+    extra = torch.stack([images, images])
+    loss = model(images).sum()
+    loss.backward()
+    optimizer.step()
+`;
+
+// The table harness/layer_table.py measures with PyTorch 1.13 for the model of DENSE.
+const DENSE_ROWS = [
+  ['stem', 'Conv2d', [16, 32, 32], 16384, 448],
+  ['blocks.0.bn', 'BatchNorm2d', [16, 32, 32], 16384, 32],
+  ['blocks.0.conv', 'Conv2d', [8, 32, 32], 8192, 1152],
+  ['blocks.0', 'torch.cat', [24, 32, 32], 24576, 0],
+  ['blocks.1.bn', 'BatchNorm2d', [24, 32, 32], 24576, 48],
+  ['blocks.1.conv', 'Conv2d', [8, 32, 32], 8192, 1728],
+  ['blocks.1', 'torch.cat', [32, 32, 32], 32768, 0],
+  ['pool', 'AdaptiveAvgPool2d', [32, 1, 1], 32, 0],
+  ['', 'torch.cat', [2, 32], 64, 0],
+  ['head.a', 'Linear', [2, 10], 20, 330],
+  ['head.b', 'Linear', [2, 10], 20, 330],
+  ['head', 'torch.stack', [2, 2, 10], 40, 0],
+  ['head.a', 'Linear', [10], 10, 0],
+  ['head.b', 'Linear', [10], 10, 0],
+  ['head', 'torch.stack', [2, 10], 20, 0],
+  ['', 'torch.cat', [3, 2, 10], 60, 0],
+];
+
+describe('functional rows (torch.cat, torch.stack)', () => {
+  it('gives each concatenation made by forward code a row under the module whose forward made it, in call order', async () => {
+    const { table } = await tableOf(DENSE);
+    assert.deepEqual(table.rows.map(row), DENSE_ROWS);
+    assert.ok(table.rows.filter((r) => isFunctionalRow(r)).every((r) => r.trainable && r.params === 0));
+  });
+
+  it('leaves the functional rows out of totals.activations, as PyTorch measured it', async () => {
+    const { table } = await tableOf(DENSE);
+    assert.equal(table.totals.activations, 73820);
+    assert.equal(table.totals.params, 4068);
+    assert.equal(table.totals.trainableParams, 4068);
+    assert.equal(table.incomplete, false);
+  });
+
+  it('makes no row of a torch.cat or torch.stack in the training loop or data preparation', async () => {
+    const source = `
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+data = torch.stack([torch.randn(8) for _ in range(100)])
+for epoch in range(3):
+    batch = torch.cat([torch.randn(16, 8), torch.randn(16, 8)], dim=0)
+    out = model(batch)
+    both = torch.cat([out, out], dim=1)
+`;
+    const { table } = await tableOf(source);
+    assert.deepEqual(table.rows.map((r) => r.type), ['Linear', 'ReLU']);
+    assert.equal(table.totals.activations, 8);
+  });
+
+  it('makes no row of a concatenation whose shape is unknown, and says why', async () => {
+    const source = `
+import torch
+import torch.nn as nn
+import somelib
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        y = torch.cat([x, somelib.features(x)], dim=1)
+        z = torch.cat([x, x.sum(dim=1)], dim=1)
+        return self.fc(torch.cat([x, x], dim=1))
+
+
+model = Net()
+out = model(torch.randn(2, 8))
+`;
+    const { table, notes } = await tableOf(source);
+    assert.deepEqual(table.rows.map(row), [
+      ['', 'torch.cat', [16], 16, 0],
+      ['fc', 'Linear', [4], 4, 68],
+    ]);
+    assert.equal(table.totals.activations, 4);
+    assert.ok(notes.some((n) => /torch\.cat of unknown tensors/.test(n.message)), notes.map((n) => n.message).join('; '));
+  });
+
+  it('names torch.concat and torch.concatenate torch.cat, and reads dim and axis keywords', async () => {
+    const source = `
+import torch
+from torch import nn, concatenate
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 4)
+
+    def forward(self, x):
+        a = torch.concat((x, x), dim=-1)
+        b = concatenate([a, x], axis=1)
+        return self.fc(b)
+
+
+net = Net()
+out = net(torch.randn(5, 4))
+`;
+    const { table } = await tableOf(source);
+    assert.deepEqual(table.rows.map(row), [
+      ['', 'torch.cat', [8], 8, 0],
+      ['', 'torch.cat', [12], 12, 0],
+      ['fc', 'Linear', [4], 4, 52],
+    ]);
+  });
+
+  it('isFunctionalRow tells functional rows from module and Parameter rows', () => {
+    assert.equal(isFunctionalRow({ type: 'torch.cat' }), true);
+    assert.equal(isFunctionalRow({ type: 'torch.stack' }), true);
+    assert.equal(isFunctionalRow({ type: 'Conv2d' }), false);
+    assert.equal(isFunctionalRow({ type: 'Parameter' }), false);
+  });
+});
