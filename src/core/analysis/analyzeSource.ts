@@ -72,7 +72,7 @@ export interface SyntaxCache {
  * Python. The module's statements run in groups that share no names (statementGroups.ts); with
  * a cache, a group whose statements did not change since the last call is not run again.
  */
-export function analyzeSource(tree: Tree, source = tree.rootNode.text, given?: Budget, cache?: SyntaxCache): SourceAnalysis {
+export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
   const statementsByGroup = statementGroups(root);
   // The budget bounds following the script; copying the tree and grouping its statements are

@@ -6,7 +6,7 @@ import { fixture, realParser } from '../../fixtures';
 async function analyze(source: string): Promise<SourceAnalysis> {
   const tree = (await realParser()).parse(source);
   try {
-    return analyzeSource(tree);
+    return analyzeSource(tree, source);
   } finally {
     tree.delete();
   }
@@ -48,6 +48,12 @@ describe('analyzeSource', () => {
       assert.deepEqual(layerSummary(analysis), ['0:Linear', '1:Linear']);
     });
   }
+
+  it('reads a script that starts with blank lines and a comment, with lines counted from the top', async () => {
+    const analysis = await analyze('\n\n# a training script\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 2))\n');
+    assert.equal(analysis.models.length, 1);
+    assert.equal(analysis.models[0]!.range.startLine, 4);
+  });
 
   it('numbers nested Sequential layers as PyTorch does and sees through .to(device)', async () => {
     const analysis = await analyze(fixture('nested_sequential'));

@@ -5,7 +5,7 @@ import { realParser } from '../../fixtures';
 
 async function constants(source: string): Promise<(name: string) => PyValue | undefined> {
   const tree = (await realParser()).parse(source);
-  const { scope } = analyzeSource(tree).context;
+  const { scope } = analyzeSource(tree, source).context;
   tree.delete();
   return (name) => scope.get(name);
 }

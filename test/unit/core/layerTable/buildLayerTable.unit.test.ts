@@ -6,7 +6,7 @@ import { estimate, fixture, realParser } from '../../fixtures';
 async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
   const tree = (await realParser()).parse(source);
   try {
-    const analysis = analyzeSource(tree);
+    const analysis = analyzeSource(tree, source);
     const model = analysis.models[index];
     assert.ok(model, 'a model');
     return buildLayerTable(model, analysis.setup, analysis.context);
