@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { analyzeSource } from '../../src/core/analysis/analyzeSource';
 import { estimateSource, type EstimateOptions } from '../../src/core/estimateSource';
 import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { findPackageRoot, packagedParserAssets } from '../../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../../src/core/parsing/pythonParser';
+import { buildLayerTable, type LayerTableResult } from '../../src/core/layerTable/buildLayerTable';
 import type { FileEstimate } from '../../src/core/report/fileEstimate';
 
 /** The repository root, found from the compiled test's location. */
@@ -24,4 +26,17 @@ export function realParser(): Promise<PythonParser> {
 
 export async function estimate(source: string, options: Partial<EstimateOptions> = {}): Promise<FileEstimate> {
   return estimateSource('test.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, ...options });
+}
+
+/** The layer table of the `index`-th model `source` builds (the analyzer alone, no estimate). */
+export async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
+  const tree = (await realParser()).parse(source);
+  try {
+    const analysis = analyzeSource(tree, source);
+    const model = analysis.models[index];
+    if (!model) throw new Error(`no model ${index} in the source`);
+    return buildLayerTable(model, analysis.setup, analysis.context);
+  } finally {
+    tree.delete();
+  }
 }

@@ -1,19 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
-import { buildLayerTable, type LayerTableResult } from '../../../../src/core/layerTable/buildLayerTable';
-import { estimate, fixture, realParser } from '../../fixtures';
-
-async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
-  const tree = (await realParser()).parse(source);
-  try {
-    const analysis = analyzeSource(tree, source);
-    const model = analysis.models[index];
-    assert.ok(model, 'a model');
-    return buildLayerTable(model, analysis.setup, analysis.context);
-  } finally {
-    tree.delete();
-  }
-}
+import { estimate, fixture, tableOf } from '../../fixtures';
 
 // Parameter counts and shapes below were printed by PyTorch 1.13 for the same fixtures.
 describe('buildLayerTable', () => {

@@ -1,20 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
-import { buildLayerTable, type LayerTableResult } from '../../../../src/core/layerTable/buildLayerTable';
 import { isFunctionalRow, type LayerRow } from '../../../../src/core/layerTable/layerTable';
-import { realParser } from '../../fixtures';
-
-async function tableOf(source: string, index = 0): Promise<LayerTableResult> {
-  const tree = (await realParser()).parse(source);
-  try {
-    const analysis = analyzeSource(tree, source);
-    const model = analysis.models[index];
-    assert.ok(model, 'a model');
-    return buildLayerTable(model, analysis.setup, analysis.context);
-  } finally {
-    tree.delete();
-  }
-}
+import { tableOf } from '../../fixtures';
 
 const row = (r: LayerRow) => [r.path, r.type, r.outputShape, r.activations, r.params];
 
