@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .schema_check import is_functional_row
+
 SCHEMA_VERSION = 1
 
 #: The two batch sizes the model runs with; a dimension that is 2k in the first run and 3k in the
@@ -107,10 +109,6 @@ if hasattr(torch, "concatenate"):  # torch >= 2.1
     FUNCTIONAL_ROWS[torch.concatenate] = "torch.cat"
 
 
-def is_functional_row(row: Dict[str, Any]) -> bool:
-    return str(row.get("type", "")).startswith("torch.")
-
-
 #: One traced call: the layer module, or the functional row type with the path of the user module
 #: that made it, and the shapes of the tensors returned.
 Call = Tuple[Any, str, List[Tuple[int, ...]]]
@@ -161,9 +159,9 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     if functional_calls:
         # The user modules (and containers) whose forward is running: a concatenation's row takes
         # the path of the innermost one.
-        leaf_paths = [path for path, _ in leaves]
+        in_leaves = {id(inner) for _, leaf in leaves for inner in leaf.modules()}
         for path, module in model.named_modules():
-            if any(path == leaf or leaf == "" or path.startswith(leaf + ".") for leaf in leaf_paths):
+            if id(module) in in_leaves:
                 continue
             handles.append(module.register_forward_pre_hook(partial(_enter_user_module, state["user_stack"], path)))
             handles.append(module.register_forward_hook(partial(_leave_user_module, state["user_stack"])))

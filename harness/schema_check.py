@@ -12,6 +12,12 @@ from typing import Any, Dict, List, Union
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "layer-table.schema.json"
 
+
+def is_functional_row(row: Dict[str, Any]) -> bool:
+    """A row of a functional call (`torch.cat`, `torch.stack`; rule 2 of docs/layer-table.md),
+    not of a module or a parameter. Here, torch-free, so the training table's export can use it."""
+    return str(row.get("type", "")).startswith("torch.")
+
 #: Keywords that only annotate.
 _ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"}
 _SUPPORTED = _ANNOTATIONS | {

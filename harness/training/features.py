@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ..schema_check import is_functional_row
 from .analytical import analytical_bytes
 from .definitions import analytical_model, feature_definition, feature_names
 
@@ -33,11 +34,6 @@ def hidden_activation(types: Sequence[str]) -> Optional[str]:
         if best is None or count > counts[best]:
             best = layer_type
     return best
-
-
-def is_functional_row(row: Mapping[str, Any]) -> bool:
-    """A torch function call in `forward` (docs/layer-table.md), not a module."""
-    return str(row["type"]).startswith("torch.")
 
 
 def _product(dims: Sequence[int]) -> int:
