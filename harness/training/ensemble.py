@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -142,22 +142,26 @@ def _batches(n: int, batch: int, generator: torch.Generator):
             yield order[start:start + batch]
 
 
-def train_memory_member(z: torch.Tensor, log_ratio: torch.Tensor, config: MemberConfig) -> MemoryMember:
-    torch.manual_seed(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
-    member = MemoryMember(z.shape[1], config)
+def _fit(member: nn.Module, rows: int, config: MemberConfig, generator: torch.Generator, loss_of: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """Adam with cosine decay over `config.steps` mini-batches of the `rows` runs; `loss_of(index)` is the batch's loss."""
     optimizer = torch.optim.Adam(member.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.steps)
-    batches = _batches(len(z), config.batch, generator)
+    batches = _batches(rows, config.batch, generator)
     member.train()
     for _ in range(config.steps):
-        index = next(batches)
-        loss = pinball(member(z[index]), log_ratio[index])
+        loss = loss_of(next(batches))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         schedule.step()
     member.eval()
+
+
+def train_memory_member(z: torch.Tensor, log_ratio: torch.Tensor, config: MemberConfig) -> MemoryMember:
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    member = MemoryMember(z.shape[1], config)
+    _fit(member, len(z), config, generator, lambda index: pinball(member(z[index]), log_ratio[index]))
     return member
 
 
@@ -166,22 +170,16 @@ def train_utilization_member(z: torch.Tensor, smact: torch.Tensor, smocc: torch.
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     member = UtilizationMember(z.shape[1], config)
-    optimizer = torch.optim.Adam(member.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.steps)
-    batches = _batches(len(z), config.batch, generator)
-    member.train()
-    for _ in range(config.steps):
-        index = next(batches)
+
+    def loss_of(index: torch.Tensor) -> torch.Tensor:
         act_logits, occ_logits = member(z[index])
         loss = act_logits.sum() * 0.0
         for logits, target in ((act_logits, smact[index]), (occ_logits, smocc[index])):
             if bool((target >= 0).any()):
                 loss = loss + nn.functional.cross_entropy(logits, target, ignore_index=-1)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-    member.eval()
+        return loss
+
+    _fit(member, len(z), config, generator, loss_of)
     return member
 
 
