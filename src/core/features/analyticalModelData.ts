@@ -21,11 +21,7 @@ export interface AnalyticalModelData {
 }
 
 export function analyticalModelData(): AnalyticalModelData {
-  const traits: Record<string, LayerTraits> = {};
-  for (const type of rowTypesWithTraits()) {
-    const { category, savesInput, savesOutput, extraBytesPerElement } = layerTraits(type)!;
-    traits[type] = { category, savesInput, savesOutput, extraBytesPerElement };
-  }
+  const traits: Record<string, LayerTraits> = Object.fromEntries(rowTypesWithTraits().map((type) => [type, layerTraits(type)!]));
   return {
     comment: 'Generated from src/core/estimators/analytical.ts and src/core/layers by `npm run features:sync`; do not edit.',
     bytesPerMiB: BYTES_PER_MIB,
