@@ -92,7 +92,7 @@ def synthetic_vectors() -> Dict[str, Dict[str, Any]]:
             "setup": {"batchSize": 4096, "optimizer": "adamw", "precision": "bf16"},
         },
         "synthetic.functional-cat": {
-            "description": "A DenseNet-style block with functional rows: a torch.cat feeding a Conv2d (kept for backward: the conv saves its input) and one feeding an AvgPool2d (not kept), the second the largest activation. Every feature but the analytical three equals that of the same table without the torch.cat rows.",
+            "description": "A DenseNet-style block with functional rows: a torch.cat feeding a Conv2d (kept for backward: the conv saves its input) and one feeding an AvgPool2d (not kept), the second the largest activation. Every feature but the analytical three and the two functional ones equals that of the same table without the torch.cat rows.",
             "layerTable": _table(
                 "dense-block",
                 [3, 32, 32],
