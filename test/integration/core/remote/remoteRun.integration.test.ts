@@ -8,7 +8,7 @@ import type { Progress } from '../../../../src/core/remote/progress';
 import { RemoteRunner, type RunRecord } from '../../../../src/core/remote/remoteRun';
 import { sshArgs } from '../../../../src/core/remote/ssh';
 import { REPO_ROOT } from '../../../unit/fixtures';
-import { SshServer, startForSuite, TORCH_PYTHON } from '../../sshServer';
+import { SshServer, skipBecause, startForSuite, TORCH_PYTHON } from '../../sshServer';
 
 /**
  * The "Collect training data on a remote GPU host" flow end to end against a real OpenSSH server
@@ -229,7 +229,7 @@ describe('remote data collection over a real OpenSSH server', function () {
   });
 
   it('a GPU run needs nvidia-smi on the host', async function () {
-    if (existsSync('/usr/bin/nvidia-smi')) this.skip(); // this machine has a GPU driver
+    if (existsSync('/usr/bin/nvidia-smi')) skipBecause(this, 'this machine has nvidia-smi, so the host cannot be shown without one');
     await assert.rejects(runner().preflight('cuda'), (error: unknown) => error instanceof RemoteError && error.kind === 'no-gpu' && /nvidia-smi was not found on gpu-test/.test(error.message));
   });
 
