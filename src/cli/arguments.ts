@@ -37,7 +37,8 @@ Options:
   -h, --help            print this help
   -v, --version         print the version
 
-Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom).`;
+Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom),
+141 the reader of the output closed it early (e.g. | head -1).`;
 
 export function parseCliArguments(argv: readonly string[]): CliArguments {
   let parsed;

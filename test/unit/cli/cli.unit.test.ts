@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -130,6 +131,19 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
 
   it('lists GPUs and prints help', () => {
     assert.match(run('--list-gpus').stdout, /h100-80gb\s+H100 80GB\s+79\.6 GiB/);
-    assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit/);
+    assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit .*\n141 the reader of the output closed it early/);
   });
+
+  for (const args of [['--list-gpus'], ['examples/mlp_mnist.py', '--json']]) {
+    it(`ends quietly with 141 when the reader closes the output early (${args.join(' ')} | head)`, async () => {
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      // Closed before the child has even loaded (which takes tens of milliseconds), so its first write meets a closed pipe.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code, signal] = (await once(child, 'close')) as [number | null, string | null];
+      assert.equal(stderr, '');
+      assert.deepEqual([code, signal], [141, null]);
+    });
+  }
 });
