@@ -101,6 +101,16 @@ describe('estimateSource', () => {
     });
   });
 
+  it('takes a batch size past 2**53 - 1 as unknown and says why, instead of printing an inexact one', async () => {
+    const result = await estimate('import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(8, 8))\nBATCH_SIZE = 2**64\n');
+    const model = result.models[0]!;
+    assert.equal(model.batchSize, null);
+    assert.equal(model.memory.estimateMiB, null);
+    assert.ok(result.warnings.includes('line 3: `2**64` is larger than 9007199254740991 (2**53 - 1), beyond what can be estimated exactly; it is taken as unknown'), result.warnings.join('\n'));
+    assert.ok(model.warnings.some((w) => /Batch size not found/.test(w)));
+    assert.ok(!JSON.stringify(result).includes('18446744073709552000'));
+  });
+
   it('finds the largest batch by bisection', () => {
     assert.equal(largestFittingBatch((b) => 100 + b, 1000), 900);
     assert.equal(largestFittingBatch((b) => 2000 + b, 1000), 0);
