@@ -37,7 +37,8 @@ Options:
   -h, --help            print this help
   -v, --version         print the version
 
-Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom).`;
+Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom),
+141 the reader of the output closed it early (e.g. | head -1).`;
 
 export function parseCliArguments(argv: readonly string[]): CliArguments {
   let parsed;
@@ -60,7 +61,8 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
       },
     });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    // node:util's messages can add a hint on further lines; the first says what is wrong.
+    throw new UsageError((error instanceof Error ? error.message : String(error)).split('\n')[0]);
   }
   const { values, positionals } = parsed;
   if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')}`);
@@ -79,15 +81,20 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
   };
 }
 
+/** Plain decimal digits, nothing else: no sign, blanks, hex, exponent or separators. */
+const DECIMAL_INTEGER = /^[0-9]+$/;
+const DECIMAL_NUMBER = /^[0-9]+(\.[0-9]+)?$/;
+
 function positiveInteger(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} needs a positive whole number, got "${text}"`);
-  return value;
+  if (!DECIMAL_INTEGER.test(text) || BigInt(text) < 1n) throw new UsageError(`${flag} needs a positive whole number in plain decimal digits, got "${text}"`);
+  // Past 2**53 - 1 a JavaScript number is no longer exact, so the estimate would be for another batch size.
+  if (BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError(`${flag} ${text} is beyond what can be estimated (at most ${Number.MAX_SAFE_INTEGER})`);
+  return Number(text);
 }
 
 function percentage(text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || value >= 100) throw new UsageError(`--safety-margin needs a percentage from 0 to 99, got "${text}"`);
+  if (!DECIMAL_NUMBER.test(text) || value >= 100) throw new UsageError(`--safety-margin needs a percentage from 0 to below 100 in plain decimal digits, got "${text}"`);
   return value;
 }
 

@@ -16,6 +16,8 @@ declare const PACKAGE_VERSION: string;
 export const EXIT_OK = 0;
 export const EXIT_BAD_INPUT = 2;
 export const EXIT_OOM = 3;
+/** The reader of the output went away early (`| head -1`): 128 + SIGPIPE, what a shell reports for any command a closed pipe stops. */
+export const EXIT_OUTPUT_CLOSED = 141;
 
 /** The `gpu-estimate` command. Returns the exit code; writes only through the given streams. */
 export async function main(argv: readonly string[], stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
@@ -71,7 +73,20 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }
 
+/**
+ * Ends the process quietly when the reader of `stream` has gone (EPIPE): Node ignores SIGPIPE, so
+ * without this the failed write becomes an unhandled 'error' event and a stack trace.
+ */
+export function exitWhenReaderCloses(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(EXIT_OUTPUT_CLOSED);
+  });
+}
+
 if (require.main === module) {
+  exitWhenReaderCloses(process.stdout);
+  exitWhenReaderCloses(process.stderr);
   main(process.argv.slice(2), process.stdout, process.stderr).then(
     (code) => {
       process.exitCode = code;

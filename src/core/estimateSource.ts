@@ -12,6 +12,7 @@ import type { PythonParser } from './parsing/pythonParser';
 import type { ArchitectureRef, Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
 import type { ModuleObject } from './analysis/interpreter/moduleObject';
 import { loopsOf } from './analysis/trainingLoops';
+import { lastStatementBoundary } from './parsing/statementBoundary';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -37,15 +38,23 @@ export function estimateSource(file: string, source: string, parser: PythonParse
 }
 
 /**
- * The part of a source that is analysed: all of it up to MAX_SOURCE_CHARS, else the lines before
- * that point (a partial result beats none), with a warning that says so.
+ * The part of a source that is analysed: all of it up to MAX_SOURCE_CHARS, else its whole
+ * top-level statements before that point (a partial result beats none), with a warning that
+ * says what was skipped.
  */
 export function withinLimit(source: string): { analysed: string; warning?: string } {
   if (source.length <= MAX_SOURCE_CHARS) return { analysed: source };
-  const cut = source.lastIndexOf('\n', MAX_SOURCE_CHARS);
-  const analysed = source.slice(0, cut > 0 ? cut + 1 : MAX_SOURCE_CHARS);
+  const cut = lastStatementBoundary(source, MAX_SOURCE_CHARS);
+  const analysed = source.slice(0, cut);
+  const size = `The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed`;
+  if (cut === 0) return { analysed, warning: `${size}, and no top-level statement ends within them (its first one is longer); nothing was analysed.` };
   const lines = analysed.split('\n').length - 1;
-  return { analysed, warning: `The file has ${source.length} characters; only its first ${lines} lines (${analysed.length} characters) were analysed.` };
+  const column = cut - (analysed.lastIndexOf('\n') + 1);
+  const warning =
+    column === 0
+      ? `${size}; only its first ${lines} lines (${cut} characters of whole statements) were analysed, the rest from line ${lines + 1} on was skipped.`
+      : `${size}; only its first ${cut} characters (whole statements, up to line ${lines + 1}, column ${column}) were analysed, the rest from line ${lines + 1}, column ${column + 1} on was skipped.`;
+  return { analysed, warning };
 }
 
 /**

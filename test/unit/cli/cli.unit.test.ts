@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../fixtures';
@@ -8,7 +9,8 @@ import { REPO_ROOT } from '../fixtures';
 const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
 
 function run(...args: string[]) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
+  // The timeout turns a hang into a failure (a null status) instead of a stuck test run.
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 15_000 });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -98,6 +100,19 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
       });
     }
 
+    it('a symlink to /dev/zero and a FIFO named like scripts, at once and without reading them', () => {
+      symlinkSync('/dev/zero', path.join(scratch, 'zero.py'));
+      execFileSync('mkfifo', [path.join(scratch, 'fifo.py')]);
+      for (const [name, kind] of [['zero.py', 'a character device'], ['fifo.py', 'a FIFO \\(named pipe\\)']] as const) {
+        const started = Date.now();
+        const { code, stdout, stderr } = run(path.join(scratch, name));
+        assert.equal(code, 2, stdout + stderr);
+        assert.match(stderr, new RegExp(`${name.replace('.', '\\.')} is ${kind}, not a regular file`));
+        assert.equal(stderr.trim().split('\n').length, 1, stderr);
+        assert.ok(Date.now() - started < 5_000, `${name}: ${Date.now() - started} ms`);
+      }
+    });
+
     it('a real directory named like a script', () => {
       const dir = path.join(scratch, 'pkg.py');
       mkdirSync(dir);
@@ -116,6 +131,19 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
 
   it('lists GPUs and prints help', () => {
     assert.match(run('--list-gpus').stdout, /h100-80gb\s+H100 80GB\s+79\.6 GiB/);
-    assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit/);
+    assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit .*\n141 the reader of the output closed it early/);
   });
+
+  for (const args of [['--list-gpus'], ['examples/mlp_mnist.py', '--json']]) {
+    it(`ends quietly with 141 when the reader closes the output early (${args.join(' ')} | head)`, async () => {
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      // Closed before the child has even loaded (which takes tens of milliseconds), so its first write meets a closed pipe.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code, signal] = (await once(child, 'close')) as [number | null, string | null];
+      assert.equal(stderr, '');
+      assert.deepEqual([code, signal], [141, null]);
+    });
+  }
 });

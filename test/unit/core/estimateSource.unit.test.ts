@@ -58,7 +58,7 @@ describe('estimateSource', () => {
     assert.ok(none.warnings.some((w) => /No PyTorch model/.test(w)));
     const huge = await estimate('#'.repeat(MAX_SOURCE_CHARS + 1));
     assert.deepEqual(huge.models, []);
-    assert.match(huge.warnings[0] ?? '', /were analysed/);
+    assert.match(huge.warnings[0] ?? '', /no top-level statement ends within them .*; nothing was analysed\.$/);
     const garbage = await estimate('\u0000\u0001 def ((( class :::\n\t\t)))');
     assert.deepEqual(garbage.models, []);
   });
@@ -69,7 +69,46 @@ describe('estimateSource', () => {
     const result = await estimate(script + padding);
     assert.equal(result.models.length, 1, 'the model at the top is still estimated');
     assert.equal(result.models[0]!.params, 1070858);
-    assert.match(result.warnings[0] ?? '', /only its first \d+ lines/);
+    assert.match(result.warnings[0] ?? '', /only its first \d+ lines \(\d+ characters of whole statements\) were analysed, the rest from line \d+ on was skipped\./);
+  });
+
+  describe('a 5 MB script whose model comes first', () => {
+    const model = 'import torch.nn as nn; model = nn.Sequential(nn.Linear(8, 8)); BATCH_SIZE = 32';
+    const items = '1, '.repeat(1_700_000);
+
+    it('on one line: analyses the statements before the long one, and says where it stopped', async () => {
+      const source = `${model}; data = [${items}1]\n`;
+      assert.ok(source.length > 5_000_000);
+      const result = await estimate(source);
+      assert.deepEqual(result.models.map((m) => [m.name, m.line, m.params, m.batchSize]), [['model', 1, 72, 32]]);
+      assert.equal(result.warnings[0], `The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed; only its first ${model.length + 1} characters (whole statements, up to line 1, column ${model.length + 1}) were analysed, the rest from line 1, column ${model.length + 2} on was skipped.`);
+      assert.ok(!result.warnings.some((w) => /0 lines|No PyTorch model|syntax errors/.test(w)), result.warnings.join('\n'));
+    });
+
+    it('over many lines in one statement: analyses the lines before it', async () => {
+      const source = `${model.replace(/; /g, '\n')}\ndata = [\n${items.replace(/ /g, '\n')}1]\n`;
+      const result = await estimate(source);
+      assert.deepEqual(result.models.map((m) => [m.name, m.line, m.batchSize]), [['model', 2, 32]]);
+      assert.match(result.warnings[0] ?? '', /only its first 3 lines \(\d+ characters of whole statements\) were analysed, the rest from line 4 on was skipped\./);
+      assert.ok(!result.warnings.some((w) => /syntax errors/.test(w)), result.warnings.join('\n'));
+    });
+
+    it('behind a statement longer than the limit: says plainly that nothing was analysed', async () => {
+      const source = `data = [${items}1]; ${model}\n`;
+      const result = await estimate(source);
+      assert.deepEqual(result.models, []);
+      assert.equal(result.warnings[0], `The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed, and no top-level statement ends within them (its first one is longer); nothing was analysed.`);
+    });
+  });
+
+  it('takes a batch size past 2**53 - 1 as unknown and says why, instead of printing an inexact one', async () => {
+    const result = await estimate('import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(8, 8))\nBATCH_SIZE = 2**64\n');
+    const model = result.models[0]!;
+    assert.equal(model.batchSize, null);
+    assert.equal(model.memory.estimateMiB, null);
+    assert.ok(result.warnings.includes('line 3: `2**64` is larger than 9007199254740991 (2**53 - 1), beyond what can be estimated exactly; it is taken as unknown'), result.warnings.join('\n'));
+    assert.ok(model.warnings.some((w) => /Batch size not found/.test(w)));
+    assert.ok(!JSON.stringify(result).includes('18446744073709552000'));
   });
 
   it('finds the largest batch by bisection', () => {

@@ -445,7 +445,7 @@ export class Interpreter {
   private evaluateNode(node: SyntaxNode, scope: Scope): PyValue {
     switch (node.type) {
       case 'integer':
-        return Number(node.text.replace(/_/g, '').replace(/[lL]$/, ''));
+        return this.exactNumber(Number(node.text.replace(/_/g, '').replace(/[lL]$/, '')), node);
       case 'float':
         return Number(node.text.replace(/_/g, ''));
       case 'true':
@@ -503,11 +503,12 @@ export class Interpreter {
         return { kind: 'slice', start: value(parts[0]!), stop: value(parts[1]!), step: value(parts[2]!) };
       }
       case 'call':
-        return this.call(node, scope);
+        return this.exactNumber(this.call(node, scope), node);
       case 'unary_operator': {
         const value = this.evaluate(node.childForFieldName('argument')!, scope);
         const operator = node.childForFieldName('operator')?.text;
-        if (typeof value === 'number') return operator === '-' ? -value : operator === '~' ? ~value : value;
+        if (typeof value === 'number' && operator === '~') return Number.isInteger(value) ? -value - 1 : unresolved(node.text, 'not an integer');
+        if (typeof value === 'number') return operator === '-' ? -value : value;
         if (isTensorLike(value)) return value;
         return unresolved(node.text, 'not a number');
       }
@@ -741,7 +742,7 @@ export class Interpreter {
     if (isTensorLike(a) || isTensorLike(b)) return tensorBinary(this, operator, a, b, node);
     if (typeof a === 'number' && typeof b === 'number') {
       const result = arithmetic(operator, a, b);
-      return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : result;
+      return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : this.exactNumber(result, node, Number.isFinite(a) && Number.isFinite(b));
     }
     if (kindOf(a) === 'batch' || kindOf(b) === 'batch') return batchArithmetic(operator, a, b, node);
     if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && (b > MAX_LIST || a.length * b > MAX_LIST))) {
@@ -754,6 +755,20 @@ export class Interpreter {
     if (isUnresolvedValue(a)) return a;
     if (isUnresolvedValue(b)) return b;
     return unresolved(node.text, `cannot compute \`${operator}\` here`);
+  }
+
+  /**
+   * A whole number past 2**53 - 1 has no exact JavaScript number (2**64 would print as
+   * 18446744073709552000), and no layer or batch is that large: it becomes unknown, with a note.
+   * So does arithmetic on finite numbers that overflows to infinity (`2 ** 2000`).
+   */
+  private exactNumber(value: PyValue, node: SyntaxNode, fromFinite = false): PyValue {
+    if (typeof value !== 'number') return value;
+    const tooLarge = Number.isInteger(value) ? !Number.isSafeInteger(value) : fromFinite && (value === Infinity || value === -Infinity);
+    if (!tooLarge) return value;
+    const unknown = unresolved(node.text, `larger than ${Number.MAX_SAFE_INTEGER}`);
+    this.note(node, `\`${unknown.unresolved}\` is larger than ${Number.MAX_SAFE_INTEGER} (2**53 - 1), beyond what can be estimated exactly; it is taken as unknown`);
+    return unknown;
   }
 
   // ---------------------------------------------------------------- calls
@@ -1200,7 +1215,7 @@ function callBuiltin(interpreter: Interpreter, name: string, args: PyValue[], kw
     case 'dict':
       return { kind: 'dict', entries: new Map(kwargs) };
     case 'pow':
-      return numbers && args.length === 2 ? args[0]! ** args[1]! : unresolved(node.text, 'pow');
+      return numbers && args.length === 2 ? interpreter.binary('**', args[0]!, args[1]!, node) : unresolved(node.text, 'pow');
     case 'print':
       return null;
     default:
@@ -1224,14 +1239,15 @@ function arithmetic(operator: string, a: number, b: number): number | undefined 
       return b === 0 ? undefined : a - b * Math.floor(a / b);
     case '**':
       return a ** b;
+    // Python's integers have no width: JavaScript's 32-bit `<<` would make 1 << 32 equal 1.
     case '<<':
-      return a << b;
+      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? a * 2 ** b : undefined;
     case '>>':
-      return a >> b;
+      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? Math.floor(a / 2 ** b) : undefined;
     case '&':
-      return a & b;
+      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) & BigInt(b)) : undefined;
     case '|':
-      return a | b;
+      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) | BigInt(b)) : undefined;
     default:
       return undefined;
   }

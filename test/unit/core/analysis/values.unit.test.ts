@@ -3,11 +3,15 @@ import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
 import type { PyValue } from '../../../../src/core/analysis/interpreter/pyValues';
 import { realParser } from '../../fixtures';
 
-async function constants(source: string): Promise<(name: string) => PyValue | undefined> {
+async function analysed(source: string): Promise<{ get: (name: string) => PyValue | undefined; notes: string[] }> {
   const tree = (await realParser()).parse(source);
-  const { scope } = analyzeSource(tree, source).context;
+  const analysis = analyzeSource(tree, source);
   tree.delete();
-  return (name) => scope.get(name);
+  return { get: (name) => analysis.context.scope.get(name), notes: analysis.notes.map((note) => `${(note.range?.startLine ?? -1) + 1}: ${note.message}`) };
+}
+
+async function constants(source: string): Promise<(name: string) => PyValue | undefined> {
+  return (await analysed(source)).get;
 }
 
 describe('module constants', () => {
@@ -31,5 +35,29 @@ describe('module constants', () => {
       const value = get(name);
       assert.ok(value && typeof value === 'object' && 'reason' in value, `${name} is unresolved`);
     }
+  });
+
+  it('computes whole numbers exactly as Python does, shifts and bitwise operators included', async () => {
+    const get = await constants('A = 1 << 40\nB = -(1 << 33) >> 3\nC = 2**52 + (2**52 - 1)\nD = (1 << 40) | 5\nE = ((1 << 40) + 7) & 6\nF = ~(1 << 40)\nG = pow(2, 52)\n');
+    assert.equal(get('A'), 2 ** 40);
+    assert.equal(get('B'), -(2 ** 30));
+    assert.equal(get('C'), Number.MAX_SAFE_INTEGER);
+    assert.equal(get('D'), 2 ** 40 + 5);
+    assert.equal(get('E'), 6);
+    assert.equal(get('F'), -(2 ** 40) - 1);
+    assert.equal(get('G'), 2 ** 52);
+  });
+
+  it('takes a whole number past 2**53 - 1 as unknown, with a note, instead of an inexact one', async () => {
+    const { get, notes } = await analysed('A = 2**64\nB = 18446744073709551616\nC = 1 << 64\nD = pow(2, 64)\nE = int(1e20)\nF = A + 1\nG = 2 ** 5000\nH = 2**53\n');
+    for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) {
+      const value = get(name);
+      assert.ok(value && typeof value === 'object' && 'reason' in value, `${name} is ${String(value)}`);
+    }
+    const [a, b, c, d, e, , g, h] = ['2**64', '18446744073709551616', '1 << 64', 'pow(2, 64)', 'int(1e20)', '', '2 ** 5000', '2**53'];
+    assert.deepEqual(
+      notes.filter((note) => !/No PyTorch model/.test(note)),
+      [[1, a], [2, b], [3, c], [4, d], [5, e], [7, g], [8, h]].map(([line, text]) => `${line}: \`${text}\` is larger than 9007199254740991 (2**53 - 1), beyond what can be estimated exactly; it is taken as unknown`),
+    );
   });
 });

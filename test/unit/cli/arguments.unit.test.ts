@@ -1,0 +1,36 @@
+import * as assert from 'node:assert/strict';
+import { parseCliArguments, UsageError } from '../../../src/cli/arguments';
+
+const usageError = (pattern: RegExp) => (error: unknown) => error instanceof UsageError && pattern.test(error.message) && !error.message.includes('\n');
+
+describe('parseCliArguments', () => {
+  it('takes a batch size in plain decimal digits, exactly', () => {
+    assert.equal(parseCliArguments(['x.py', '--batch-size', '12']).batchSize, 12);
+    assert.equal(parseCliArguments(['x.py', '--batch-size', '9007199254740991']).batchSize, Number.MAX_SAFE_INTEGER);
+  });
+
+  for (const text of ['0x10', ' 12 ', '12 ', '1e3', '+12', '-12', '12.0', '1_000', '', '0', '00', '١٢']) {
+    it(`rejects --batch-size ${JSON.stringify(text)} with one line`, () => {
+      assert.throws(() => parseCliArguments(['x.py', `--batch-size=${text}`]), usageError(/--batch-size needs a positive whole number in plain decimal digits/));
+    });
+  }
+
+  it('puts a value that looks like an option on one line too', () => {
+    assert.throws(() => parseCliArguments(['x.py', '--batch-size', '-12']), usageError(/'--batch-size' argument is ambiguous/));
+  });
+
+  it('says when a batch size is beyond what can be estimated instead of rounding it', () => {
+    for (const text of ['9007199254740992', '9007199254740993', '18446744073709551616']) {
+      assert.throws(() => parseCliArguments(['x.py', '--batch-size', text]), usageError(new RegExp(`--batch-size ${text} is beyond what can be estimated \\(at most 9007199254740991\\)`)));
+    }
+  });
+
+  it('takes a safety margin in plain decimal digits, fractions included', () => {
+    assert.equal(parseCliArguments(['x.py']).safetyMarginPercent, 10);
+    assert.equal(parseCliArguments(['x.py', '--safety-margin', '0']).safetyMarginPercent, 0);
+    assert.equal(parseCliArguments(['x.py', '--safety-margin', '12.5']).safetyMarginPercent, 12.5);
+    for (const text of ['0x10', ' 5 ', '1e1', '', '-0', '.5', '5.', '100', 'Infinity']) {
+      assert.throws(() => parseCliArguments(['x.py', `--safety-margin=${text}`]), usageError(/--safety-margin needs a percentage/), text);
+    }
+  });
+});
