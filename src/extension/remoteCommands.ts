@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { RemoteError } from '../core/remote/errors';
+import { plainMessage } from '../core/remote/plainMessage';
 import { describeProgress, type Progress } from '../core/remote/progress';
 import { RemoteRunner, type FollowResult, type RunRecord, type TrainInputs } from '../core/remote/remoteRun';
 import { installModels, summarizeTraining } from '../core/remote/retrain';
@@ -124,7 +125,7 @@ export class RemoteCommands implements vscode.Disposable {
     const mib = (value: unknown): string => (typeof value === 'number' ? `${Math.round(value)} MiB` : 'n/a');
     const text = `Measured on ${record.host} (${String(measured.gpu ?? record.device)}), ${String(measured.steps)} steps, ${String(measured.status)}: peak ${mib(measured.peakMiB)} (nvidia-smi), ${mib(measured.torchMaxAllocatedMiB)} allocated / ${mib(measured.torchMaxReservedMiB)} reserved (PyTorch). Estimated: ${estimated || 'no model found'}.`;
     this.logger.info(text);
-    void vscode.window.showInformationMessage(`GPU Estimator: ${text}`, 'View Logs').then((choice) => choice && this.logger.show());
+    void vscode.window.showInformationMessage(`GPU Estimator: ${plainMessage(text)}`, 'View Logs').then((choice) => choice && this.logger.show());
   }
 
   /**
@@ -184,11 +185,11 @@ export class RemoteCommands implements vscode.Disposable {
   }
 
   /** After a train run's download: says what it trained from, and installs its models (asking before replacing any file). */
-  private async installTrained(record: RunRecord, directory: string, folder: string): Promise<void> {
-    const summary = summarizeTraining(directory, record);
+  private async installTrained(record: RunRecord, directory: string, folder: string, leftOnHost: readonly string[]): Promise<void> {
+    const summary = summarizeTraining(directory, record, leftOnHost);
     this.logger.info(`${record.runId}: ${summary.text}`);
     if (!summary.trained.length) {
-      void vscode.window.showWarningMessage(`GPU Estimator: ${summary.text}`, 'View Logs').then((choice) => choice && this.logger.show());
+      void vscode.window.showWarningMessage(`GPU Estimator: ${plainMessage(summary.text)}`, 'View Logs').then((choice) => choice && this.logger.show());
       return;
     }
     const configured = this.settings.settings.modelsFolder;
@@ -197,7 +198,7 @@ export class RemoteCommands implements vscode.Disposable {
     const question = configured
       ? `Install the trained ${families} model(s) into ${target}?`
       : `Install the trained ${families} model(s) into ${DEFAULT_MODELS_FOLDER} and set gpuEstimator.modelsFolder to it (this workspace), so the estimators use them?`;
-    if ((await vscode.window.showInformationMessage(`GPU Estimator: ${summary.text} ${question}`, 'Install', 'Not Now')) !== 'Install') return;
+    if ((await vscode.window.showInformationMessage(`GPU Estimator: ${plainMessage(summary.text)} ${question}`, 'Install', 'Not Now')) !== 'Install') return;
     const result = await installModels(summary.trained, target, async (files) => {
       const replace = await vscode.window.showWarningMessage(`GPU Estimator: replace ${files.map((file) => path.basename(file)).join(', ')} in ${target}? They differ from the new models.`, { modal: true }, 'Replace');
       return replace === 'Replace';
@@ -282,7 +283,7 @@ export class RemoteCommands implements vscode.Disposable {
       if (result.state === 'finished') await this.download(record, folder);
       else if (result.state === 'stopped' || result.state === 'failed') {
         this.logger.error(`${record.runId}: ${result.message ?? result.state}\n${result.stderrTail}`);
-        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${result.message ?? `the run ${result.state}`}`, 'Resume', 'Download Partial Results', 'View Logs');
+        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(result.message ?? `the run ${result.state}`)}`, 'Resume', 'Download Partial Results', 'View Logs');
         if (choice === 'Resume') await this.onRunChoice(record, 'Resume');
         else if (choice === 'Download Partial Results') await this.download(record, folder);
         else if (choice) this.logger.show();
@@ -291,7 +292,7 @@ export class RemoteCommands implements vscode.Disposable {
     } catch (error) {
       if (error instanceof RemoteError && error.kind === 'connection-lost') {
         this.logger.error(`${error.message}\n${error.detail}`);
-        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${error.message}`, 'Re-attach', 'View Logs');
+        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(error.message)}`, 'Re-attach', 'View Logs');
         if (choice === 'Re-attach') await this.follow(record, folder);
         else if (choice) this.logger.show();
         return undefined;
@@ -304,14 +305,17 @@ export class RemoteCommands implements vscode.Disposable {
 
   private async download(record: RunRecord, folder = this.workspaceFolder()): Promise<void> {
     const runner = RemoteRunner.forRecord(record, this.runnerOptions());
-    const { directory, merge } = await runner.download(record, folder);
-    if (record.kind === 'train') return this.installTrained(record, directory, folder);
+    const { directory, merge, skipped } = await runner.download(record, folder);
+    if (record.kind === 'train') return this.installTrained(record, directory, folder, skipped);
     const kept = merge.kept.length ? `; ${merge.kept.length} file(s) kept beside existing ones (nothing overwritten)` : '';
+    const left = skipped.length ? `; ${skipped.length} link(s) or special file(s) left on the host (listed in the log)` : '';
     const choice = await vscode.window.showInformationMessage(
-      `GPU Estimator: results of ${record.runId} are in ${path.relative(folder, directory)} (${merge.added.length} new file(s)${kept}).`,
+      `GPU Estimator: results of ${record.runId} are in ${path.relative(folder, directory)} (${merge.added.length} new file(s)${kept}${left}).`,
       'Reveal',
+      ...(skipped.length ? ['View Logs'] : []),
     );
-    if (choice) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(directory));
+    if (choice === 'Reveal') await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(directory));
+    else if (choice) this.logger.show();
   }
 
   // ------------------------------------------------------------------ helpers
@@ -326,7 +330,7 @@ export class RemoteCommands implements vscode.Disposable {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.logger.error(`${what}: ${message}${error instanceof RemoteError && error.detail ? `\n${error.detail}` : ''}`);
-      void vscode.window.showErrorMessage(`GPU Estimator: ${message}`, 'View Logs').then((choice) => choice && this.logger.show());
+      void vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(message)}`, 'View Logs').then((choice) => choice && this.logger.show());
     }
   }
 
@@ -376,7 +380,7 @@ export class RemoteCommands implements vscode.Disposable {
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `GPU Estimator: ${title}` }, (progress) =>
       task((message) => {
         this.logger.info(message);
-        progress.report({ message });
+        progress.report({ message: plainMessage(message) }); // pre-flight notes quote the host's Python and nvidia-smi
       }),
     );
   }

@@ -3,6 +3,7 @@ import type { LayerTable } from '../layerTable/layerTable';
 
 /** The architecture families the estimators are trained per (as in GPUMemNet). */
 export type ModelFamily = 'mlp' | 'cnn' | 'transformer';
+export const MODEL_FAMILIES: readonly ModelFamily[] = ['mlp', 'cnn', 'transformer'];
 
 const TRANSFORMER_TYPES = /^(MultiheadAttention|Transformer.*)$/;
 

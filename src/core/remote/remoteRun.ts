@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { MODEL_FAMILIES } from '../estimators/family';
 import { RemoteError } from './errors';
-import { mergeWithoutOverwriting, type MergeResult } from './download';
+import { fetchBatches, mergeWithoutOverwriting, parseListing, type MergeResult } from './download';
 import { hostDirectoryName, normalizeRemoteDir, validateHost } from './host';
 import { checkPreflight, parsePreflight, type Device, type PreflightReport } from './preflight';
 import { spawnProcess, type ProcessRunner } from './processRunner';
 import { NO_PROGRESS, applyEvents, parseEvents, type Progress } from './progress';
-import { CANCEL, MKDIR, POLL, POLL_STDERR_MARKER, POLL_STDOUT_MARKER, PREFLIGHT, START, keyValues, preflightArgs } from './scripts';
+import { CANCEL, LIST_RESULTS, MKDIR, POLL, POLL_STDERR_MARKER, POLL_STDOUT_MARKER, PREFLIGHT, START, keyValues, preflightArgs } from './scripts';
 import { runRemote, scpArgs, sshFailure, type SshTarget } from './ssh';
 
 export type RunKind = 'collect' | 'measure' | 'train';
@@ -107,6 +108,8 @@ export interface FollowOptions {
 export interface DownloadResult {
   readonly directory: string;
   readonly merge: MergeResult;
+  /** What stayed on the host, each with the reason ("out/data: a symbolic link"). */
+  readonly skipped: readonly string[];
 }
 
 /**
@@ -167,7 +170,7 @@ export class RemoteRunner {
    * `models/<family>.onnx` and cards in the run directory; `downloadModels` fetches them.
    */
   async startTrain(inputs: TrainInputs): Promise<RunRecord> {
-    const families = [...(inputs.families ?? ['mlp', 'cnn', 'transformer'])];
+    const families = [...(inputs.families ?? MODEL_FAMILIES)];
     if (!families.length || families.some((family) => !/^[a-z]+$/.test(family))) throw new RemoteError('invalid-setting', `families must be names like mlp, cnn, transformer; got ${families.join(',') || 'none'}`);
     const steps = inputs.steps ?? 1000;
     const utilizationSteps = inputs.utilizationSteps ?? 600;
@@ -338,30 +341,37 @@ export class RemoteRunner {
   }
 
   /**
-   * Copies the run's results into `<workspace>/.gpu-estimator/runs/<host>/<run-id>/` without
-   * replacing any file already there (see mergeWithoutOverwriting).
+   * Copies the run's regular files into `<workspace>/.gpu-estimator/runs/<host>/<run-id>/` without
+   * replacing any file already there (see mergeWithoutOverwriting). Links, FIFOs and paths that are
+   * not plain are left on the host and listed in `skipped`; the rest downloads.
    */
   async download(record: RunRecord, workspaceRoot: string): Promise<DownloadResult> {
     const wanted = record.kind === 'collect' ? ['out', 'stdout.jsonl', 'stderr.log'] : record.kind === 'train' ? ['models', 'stdout.jsonl', 'stderr.log'] : ['measurement.jsonl', 'stdout.jsonl', 'stderr.log'];
-    const listed = await runRemote(this.run, this.options.target, 'cd "$1" || exit 3; shift; for f in "$@"; do [ -e "$f" ] && echo "$f"; done; exit 0', [record.remoteDir, ...wanted], 'listing the results');
+    const listed = await runRemote(this.run, this.options.target, LIST_RESULTS, [record.remoteDir, ...wanted], 'listing the results');
     if (listed.code === 3) throw new RemoteError('remote-failed', `The run directory ${record.remoteDir} is gone from ${this.host}.`);
-    const present = listed.stdout.split('\n').map((line) => line.trim()).filter((line) => wanted.includes(line));
+    const { files, skipped } = parseListing(listed.stdout, wanted);
+    for (const note of skipped) this.log(`download of ${record.runId}: skipped ${note}`);
     const directory = path.join(workspaceRoot, '.gpu-estimator', 'runs', hostDirectoryName(record.host), record.runId);
     const staging = mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-download-'));
     try {
-      if (present.length) await this.scp(present.map((name) => `remote:${record.remoteDir}/${name}`), staging, 'downloading the results');
+      const remotePrefix = `remote:${record.remoteDir}/`;
+      for (const batch of fetchBatches(files, this.host.length + remotePrefix.length)) {
+        const to = path.join(staging, ...batch.folder.split('/'));
+        mkdirSync(to, { recursive: true });
+        await this.scp(batch.files.map((file) => remotePrefix + file), to, 'downloading the results', false);
+      }
       writeFileSync(path.join(staging, 'gpu-estimator-run.json'), JSON.stringify({ ...record, state: undefined }, null, 2) + '\n');
       mkdirSync(directory, { recursive: true });
       const merge = mergeWithoutOverwriting(staging, directory);
-      this.log(`downloaded ${record.runId} into ${directory}: ${merge.added.length} new, ${merge.unchanged.length} unchanged, ${merge.kept.length} kept beside existing files`);
-      return { directory, merge };
+      this.log(`downloaded ${record.runId} into ${directory}: ${merge.added.length} new, ${merge.unchanged.length} unchanged, ${merge.kept.length} kept beside existing files, ${skipped.length} skipped`);
+      return { directory, merge, skipped };
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }
   }
 
-  private async scp(sources: string[], destination: string, what: string): Promise<void> {
-    const result = await this.run('scp', scpArgs(this.options.target, sources, destination), { timeoutMs: 600_000 });
+  private async scp(sources: string[], destination: string, what: string, recursive = true): Promise<void> {
+    const result = await this.run('scp', scpArgs(this.options.target, sources, destination, recursive), { timeoutMs: 600_000 });
     if (result.code !== 0) {
       const error = sshFailure(this.host, result, what);
       throw error.kind === 'ssh-failed' ? new RemoteError('remote-failed', `${what} failed: ${result.stderr.trim() || `scp exit code ${String(result.code)}`}`, result.stderr) : error;

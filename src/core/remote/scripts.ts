@@ -108,6 +108,23 @@ while alive && [ "$i" -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
 echo "state=stopped"
 `;
 
+/**
+ * $1 run directory, then the names to fetch in it. Lists every entry under each name that exists
+ * except folders, each tagged and NUL-terminated (a name may hold a newline): `f` a regular file,
+ * `l` a symbolic link, `o` anything else (FIFO, socket, device). find follows no link, not even
+ * one given as a name, so a linked folder is listed as one `l` entry. Exits 3 when the run
+ * directory is gone.
+ */
+export const LIST_RESULTS = `cd "$1" || exit 3
+shift
+for f in "$@"; do
+  if [ -e "$f" ] || [ -L "$f" ]; then
+    find "$f" \\( -type f -exec printf 'f%s\\000' {} + \\) -o \\( -type l -exec printf 'l%s\\000' {} + \\) -o \\( ! -type d -exec printf 'o%s\\000' {} + \\)
+  fi
+done
+exit 0
+`;
+
 /** key=value lines (first occurrence wins, repeated keys collected by `all`). */
 export function keyValues(text: string): { get(key: string): string | undefined; all(key: string): string[] } {
   const pairs: [string, string][] = [];

@@ -30,11 +30,15 @@ export function sshArgs(target: SshTarget, script: string, args: readonly string
   return [...commonOptions(target), '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=4', '--', host, remote];
 }
 
-/** `scp -r` arguments; remote paths are written `remote:PATH` and get the host prefixed. */
-export function scpArgs(target: SshTarget, sources: readonly string[], destination: string): string[] {
+/**
+ * `scp` arguments; remote paths are written `remote:PATH` and get the host prefixed. Uploads copy
+ * folders (`recursive`); downloads fetch listed files only, so nothing the host swaps in between
+ * listing and fetching (a folder, a link) is copied recursively.
+ */
+export function scpArgs(target: SshTarget, sources: readonly string[], destination: string, recursive = true): string[] {
   const host = validateHost(target.host);
   const spec = (path: string): string => (path.startsWith('remote:') ? `${host}:${path.slice('remote:'.length)}` : path);
-  return ['-B', '-q', '-r', ...commonOptions(target), '--', ...sources.map(spec), spec(destination)];
+  return ['-B', '-q', ...(recursive ? ['-r'] : []), ...commonOptions(target), '--', ...sources.map(spec), spec(destination)];
 }
 
 /** Turns a failed ssh/scp run into a RemoteError with a message a user can act on. */

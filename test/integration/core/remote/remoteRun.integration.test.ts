@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RemoteError } from '../../../../src/core/remote/errors';
@@ -204,6 +205,23 @@ describe('remote data collection over a real OpenSSH server', function () {
     assert.equal(new Set(rows.map((row) => (JSON.parse(row) as { id: string }).id)).size, 3, 'no configuration ran twice');
     const stdout = readFileSync(path.join(remoteRunDir(record), 'stdout.jsonl'), 'utf8');
     assert.equal((stdout.match(/"status":"skipped"/g) ?? []).length, kept.length);
+  });
+
+  it('downloads the regular files of a run folder holding a linked folder, a linked file and a FIFO, and names what it left', async () => {
+    const record = await runner().startCollect(CONFIG, 'cpu', SECONDS);
+    assert.equal((await runner().follow(record)).state, 'finished');
+    // What a host might hold besides the harness's files: links to folders and files outside the run, a FIFO.
+    const run = remoteRunDir(record);
+    symlinkSync(server.dir, path.join(run, 'out', 'linked-folder'));
+    symlinkSync(path.join(server.dir, 'user_key'), path.join(run, 'out', 'linked-key'));
+    execFileSync('mkfifo', [path.join(run, 'out', 'pipe')]);
+    log.length = 0;
+    const { directory, merge, skipped } = await runner().download(record, workspace);
+    assert.deepEqual(skipped, ['out/linked-folder: a symbolic link', 'out/linked-key: a symbolic link', 'out/pipe: not a regular file']);
+    assert.ok(log.some((line) => line.endsWith('skipped out/linked-folder: a symbolic link')), log.join('\n'));
+    assert.equal(readFileSync(path.join(directory, 'out', 'results.jsonl'), 'utf8').split('\n').filter(Boolean).length, 3);
+    assert.ok(merge.added.includes(path.join('out', 'run.json')) && merge.added.some((file) => file.startsWith(path.join('out', 'scripts', ''))));
+    assert.deepEqual(readdirSync(path.join(directory, 'out')).sort(), ['results.jsonl', 'run.json', 'scripts']);
   });
 
   it('refuses a host whose key is not in known_hosts, and never adds it', async () => {

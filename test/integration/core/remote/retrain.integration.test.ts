@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { RemoteError } from '../../../../src/core/remote/errors';
 import { spawnProcess, type ProcessRunner } from '../../../../src/core/remote/processRunner';
 import { RemoteRunner, type RunRecord } from '../../../../src/core/remote/remoteRun';
-import { installModels, summarizeTraining } from '../../../../src/core/remote/retrain';
+import { MAX_MODEL_BYTES, installModels, summarizeTraining } from '../../../../src/core/remote/retrain';
 import { REPO_ROOT } from '../../../unit/fixtures';
 import { SshServer, startForSuite, TORCH_PYTHON } from '../../sshServer';
 
@@ -143,5 +143,82 @@ describe('retraining the estimators on a remote host over a real OpenSSH server'
     } finally {
       await onnx.dispose();
     }
+  });
+});
+
+describe('installing models from a hostile host over a real OpenSSH server', function () {
+  this.timeout(120_000);
+  const server = new SshServer();
+  let workDir: string;
+  let workspace: string;
+
+  before(async function () {
+    ({ workDir, workspace } = await startForSuite(this, server));
+  });
+
+  after(async () => {
+    await server.dispose();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  /** A finished train run on the host whose models/ folder the host filled as it liked. */
+  function hostileRun(runId: string, fill: (models: string) => void): { record: RunRecord; remote: RemoteRunner } {
+    const remote = new RemoteRunner({ target: { host: 'gpu-test', configFile: server.configFile, connectTimeoutSeconds: 5 }, python: TORCH_PYTHON, workDir, harnessDir: path.join(REPO_ROOT, 'harness') });
+    const record: RunRecord = { version: 1, runId, kind: 'train', host: 'gpu-test', sshConfigFile: server.configFile, python: TORCH_PYTHON, remoteDir: `${workDir}/runs/${runId}`, harnessArgs: [], device: 'cpu', label: 'hostile', startedAt: new Date().toISOString(), state: 'finished' };
+    const models = path.join(record.remoteDir, 'models');
+    mkdirSync(models, { recursive: true });
+    writeFileSync(path.join(record.remoteDir, 'stdout.jsonl'), '');
+    fill(models);
+    return { record, remote };
+  }
+
+  const card = (family: string, file: string): string => readFileSync(path.join(REPO_ROOT, 'models', 'mlp.card.json'), 'utf8').replace('"family": "mlp"', `"family": "${family}"`).replace('"file": "mlp.onnx"', `"file": ${JSON.stringify(file)}`);
+  const model = readFileSync(path.join(REPO_ROOT, 'models', 'mlp.onnx'));
+
+  it('refuses cards naming other files, a model linked to a local file and an oversized model; only the valid pair lands in the models folder', async () => {
+    const secret = path.join(server.dir, 'local-secret');
+    writeFileSync(secret, 'not for the models folder\n');
+    const first = hostileRun('20250101-000000-train-aaaaaa', (models) => {
+      writeFileSync(path.join(models, 'mlp.card.json'), card('mlp', 'mlp.onnx'));
+      symlinkSync(secret, path.join(models, 'mlp.onnx'));
+      writeFileSync(path.join(models, 'cnn.card.json'), card('cnn', '../../etc/hostname'));
+      writeFileSync(path.join(models, 'cnn.onnx'), model);
+      writeFileSync(path.join(models, 'transformer.card.json'), card('transformer', 'payload.sh'));
+      writeFileSync(path.join(models, 'transformer.onnx'), model);
+      writeFileSync(path.join(models, 'payload.sh'), '#!/bin/sh\necho owned\n');
+    });
+    const second = hostileRun('20250101-000000-train-bbbbbb', (models) => {
+      writeFileSync(path.join(models, 'mlp.card.json'), card('mlp', 'mlp.onnx'));
+      writeFileSync(path.join(models, 'mlp.onnx'), model);
+      writeFileSync(path.join(models, 'cnn.card.json'), card('cnn', 'cnn.onnx'));
+      writeFileSync(path.join(models, 'cnn.onnx'), '');
+      truncateSync(path.join(models, 'cnn.onnx'), MAX_MODEL_BYTES + 1); // sparse on the host; downloaded in full
+    });
+    const modelsFolder = path.join(workspace, 'user-models');
+
+    const a = await first.remote.download(first.record, workspace);
+    assert.deepEqual(a.skipped, ['models/mlp.onnx: a symbolic link']);
+    const refusedA = summarizeTraining(a.directory, first.record, a.skipped);
+    assert.deepEqual(refusedA.trained, []);
+    assert.deepEqual(refusedA.refused, [
+      'payload.sh: not a model or card of a known family (mlp, cnn, transformer)',
+      'mlp.onnx: missing',
+      'cnn.card.json: names "../../etc/hostname" instead of cnn.onnx',
+      'transformer.card.json: names "payload.sh" instead of transformer.onnx',
+    ]);
+    assert.match(refusedA.text, /No model could be installed\. Not installed from the download: payload\.sh: .*\. Left on the host, not downloaded: models\/mlp\.onnx: a symbolic link\.$/);
+    await installModels(refusedA.trained, modelsFolder, async () => assert.fail('nothing to replace'));
+
+    const b = await second.remote.download(second.record, workspace);
+    assert.deepEqual(b.skipped, []);
+    const refusedB = summarizeTraining(b.directory, second.record, b.skipped);
+    assert.deepEqual(refusedB.trained.map((t) => t.family), ['mlp']);
+    assert.deepEqual(refusedB.refused, [`cnn.onnx: ${MAX_MODEL_BYTES + 1} bytes, over the ${MAX_MODEL_BYTES}-byte limit`]);
+    assert.match(refusedB.text, /Models: mlp .* Not installed from the download: cnn\.onnx: \d+ bytes, over the/);
+    const installed = await installModels(refusedB.trained, modelsFolder, async () => assert.fail('nothing to replace'));
+
+    assert.deepEqual(installed.installed.sort(), ['mlp.card.json', 'mlp.onnx']);
+    assert.deepEqual(readdirSync(modelsFolder).sort(), ['mlp.card.json', 'mlp.onnx'], 'nothing but the valid pair lands in the models folder');
+    assert.deepEqual(readFileSync(path.join(modelsFolder, 'mlp.onnx')), model);
   });
 });

@@ -1,15 +1,16 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as fc from 'fast-check';
-import { mergeWithoutOverwriting } from '../../../../src/core/remote/download';
+import { fetchBatches, mergeWithoutOverwriting, parseListing } from '../../../../src/core/remote/download';
 import { RemoteError } from '../../../../src/core/remote/errors';
 import { hostDirectoryName, normalizeRemoteDir, shellQuote, validateHost } from '../../../../src/core/remote/host';
 import { checkPreflight, parsePreflight } from '../../../../src/core/remote/preflight';
 import { NO_PROGRESS, applyEvents, describeProgress, parseEvents } from '../../../../src/core/remote/progress';
 import { newRunId } from '../../../../src/core/remote/remoteRun';
+import { LIST_RESULTS } from '../../../../src/core/remote/scripts';
 import { scpArgs, sshArgs, sshFailure } from '../../../../src/core/remote/ssh';
 import { sshConfigHosts } from '../../../../src/core/remote/sshConfigHosts';
 import { REPO_ROOT } from '../../fixtures';
@@ -145,6 +146,56 @@ describe('remote: downloads never overwrite', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('remote: the results listing is untrusted', () => {
+  const wanted = ['out', 'models', 'stdout.jsonl'];
+
+  it('lists regular files and tags links, FIFOs and linked folders without following them', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'listing-'));
+    try {
+      mkdirSync(path.join(root, 'out', 'scripts'), { recursive: true });
+      mkdirSync(path.join(root, 'models'));
+      writeFileSync(path.join(root, 'out', 'results.jsonl'), '{}\n');
+      writeFileSync(path.join(root, 'out', 'scripts', 'mlp-1.py'), '');
+      writeFileSync(path.join(root, 'out', 'two\nlines'), '');
+      writeFileSync(path.join(root, 'stdout.jsonl'), '');
+      symlinkSync('/etc', path.join(root, 'out', 'etc'));
+      symlinkSync('/etc/hostname', path.join(root, 'models', 'mlp.onnx'));
+      execFileSync('mkfifo', [path.join(root, 'out', 'pipe')]);
+      const stdout = execFileSync('sh', ['-c', LIST_RESULTS, 'sh', root, ...wanted, 'stderr.log'], { encoding: 'utf8' });
+      const listing = parseListing(stdout, wanted);
+      assert.deepEqual(listing.files, ['out/results.jsonl', 'out/scripts/mlp-1.py', 'stdout.jsonl']);
+      assert.deepEqual(listing.skipped.sort(), ['"out/two\\nlines": not a plain relative path in the run folder', 'models/mlp.onnx: a symbolic link', 'out/etc: a symbolic link', 'out/pipe: not a regular file']);
+      const gone = spawnSync('sh', ['-c', LIST_RESULTS, 'sh', path.join(root, 'gone'), ...wanted], { encoding: 'utf8' });
+      assert.deepEqual([gone.status, gone.stdout], [3, '']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('fetches nothing that could leave the destination or that scp could read as another path', () => {
+    const hostile = ['/etc/passwd', '../x', 'out/../../x', 'out/./x', 'out//x', 'other/x', 'out/.ssh/x', 'out/*', 'out/a b', "out/a'b", 'out/\u001b[31mred', 'out/x\\y', 'out/'];
+    const listing = parseListing(hostile.map((name) => `f${name}\0`).join('') + 'fout/ok.jsonl\0fout/-dash\0', wanted);
+    // A leading dash is harmless: every source reaches scp as host:<run directory>/<path>.
+    assert.deepEqual(listing.files, ['out/-dash', 'out/ok.jsonl']);
+    assert.equal(listing.skipped.length, hostile.length);
+    assert.ok(listing.skipped.every((note) => note.endsWith(': not a plain relative path in the run folder')));
+  });
+
+  it('fetches each folder with as few scp calls as fit a Windows command line', () => {
+    const files = ['out/a', 'out/scripts/s1', 'out/b', 'out/scripts/s2', 'stdout.jsonl'];
+    assert.deepEqual(fetchBatches(files, 10), [
+      { folder: 'out', files: ['out/a', 'out/b'] },
+      { folder: 'out/scripts', files: ['out/scripts/s1', 'out/scripts/s2'] },
+      { folder: '.', files: ['stdout.jsonl'] },
+    ]);
+    const many = Array.from({ length: 1000 }, (_, i) => `out/scripts/cnn-${String(i).padStart(12, '0')}.py`);
+    const batches = fetchBatches(many, 60);
+    assert.deepEqual(batches.flatMap((b) => b.files), many);
+    assert.ok(batches.length > 1 && batches.every((b) => b.files.reduce((sum, f) => sum + 60 + f.length + 1, 0) <= 24_000));
+    assert.ok(!scpArgs({ host: 'gpu' }, ['remote:x'], '/d', false).includes('-r'));
   });
 });
 
