@@ -27,7 +27,8 @@
 # `npm run package` (scripts/packaging/packageVsix.ts, one .vsix per platform in build/vsix/).
 # To test that package, set GPU_ESTIMATOR_E2E_VSIX=<file.vsix>: phase A then installs it
 # with `code-server --install-extension` into a fresh extensions dir and opens the
-# workbench without a dev path (this checks the .vscodeignore allowlist too).
+# workbench without a dev path (this checks the .vscodeignore allowlist too), and also opens
+# the extension's page in the Extensions view and checks that every README image loads.
 #
 # The last line is "vscode-e2e: N passed, M failed" (both phases); the exit status is
 # non-zero if anything failed.
