@@ -18,8 +18,9 @@ const common = {
   format: 'cjs',
   sourcemap: !production,
   minify: production,
-  // vscode is provided by the editor; onnxruntime-node is a native addon loaded from node_modules.
-  external: ['vscode', 'onnxruntime-node'],
+  // vscode is provided by the editor; onnxruntime-node (a native addon) and onnxruntime-web (its
+  // WebAssembly fallback, which loads its .wasm beside itself) are loaded from node_modules.
+  external: ['vscode', 'onnxruntime-node', 'onnxruntime-web'],
   define: { PACKAGE_VERSION: JSON.stringify(pkg.version) },
   // The ESM build of web-tree-sitter finds itself through import.meta.url, which a CommonJS
   // bundle does not have; its CommonJS build uses __dirname instead.

@@ -24,10 +24,11 @@
 # made. `vsce package --no-dependencies` would not do: it leaves out node_modules, and the
 # bundle loads onnxruntime-node (native) from there at run time; the dev path resolves it
 # from the repo's node_modules like any `require`. Packing with dependencies is the job of
-# `npm run package` (scripts/package-vsix.sh, its own vsce), so vsce is not installed here.
+# `npm run package` (scripts/packaging/packageVsix.ts, one .vsix per platform in build/vsix/).
 # To test that package, set GPU_ESTIMATOR_E2E_VSIX=<file.vsix>: phase A then installs it
 # with `code-server --install-extension` into a fresh extensions dir and opens the
-# workbench without a dev path (this checks the .vscodeignore allowlist too).
+# workbench without a dev path (this checks the .vscodeignore allowlist too), and also opens
+# the extension's page in the Extensions view and checks that every README image loads.
 #
 # The last line is "vscode-e2e: N passed, M failed" (both phases); the exit status is
 # non-zero if anything failed.

@@ -34,8 +34,8 @@ export interface MemoryEstimate {
 export interface EnsembleRun {
   /** The bundled model, `models/cnn.onnx`. */
   readonly model: string;
-  /** The onnxruntime execution provider that ran it. */
-  readonly executionProvider: 'cpu' | 'cuda';
+  /** The onnxruntime execution provider that ran it (`wasm`: onnxruntime-web on the CPU, see onnx/onnxRuntime.ts). */
+  readonly executionProvider: 'cpu' | 'cuda' | 'wasm';
   /** The quantile of the learned distribution used as the point estimate, and the range's quantiles. */
   readonly pointQuantile: number;
   readonly rangeQuantiles: readonly [number, number];

@@ -140,6 +140,22 @@ async function webviewCharts(timeoutMs) {
   return last;
 }
 
+/** The images of the extension page's README (a webview), once it shows its title and every image has settled. */
+async function readmeImages(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = [];
+  while (Date.now() < deadline) {
+    const frames = page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/'));
+    const found = await Promise.all(frames.map((f) => f.evaluate(() => document.querySelector('h1')?.textContent === 'GPU Estimator for PyTorch'
+      ? [...document.images].map((i) => ({ src: i.getAttribute('src').slice(0, 32), complete: i.complete, loaded: i.complete && i.naturalWidth > 0 }))
+      : null).catch(() => null)));
+    last = found.find(Boolean) ?? last;
+    if (last.length > 0 && last.every((i) => i.complete)) return last;
+    await page.waitForTimeout(250);
+  }
+  return last;
+}
+
 let crashed = false;
 try {
   const ext = process.env.E2E_EXT_DIR;
@@ -256,6 +272,20 @@ try {
   const reopened = await untilTrue(reportTab().waitFor({ state: 'attached', timeout: 30000 }));
   const asked = await page.evaluate(() => { const w = document.querySelector('.quick-input-widget'); return Boolean(w && w.offsetParent !== null); });
   check('clicking the status bar item opens the report again without asking for a model or GPU', closed && reopened && !asked, JSON.stringify({ closed, reopened, asked, tabs: await tabLabels() }));
+
+  if (!ext) {
+    // Installed from a .vsix: its page in the Extensions view shows the README with every screenshot
+    // (the view allows only https: and data: images; a relative one would be a broken image).
+    // The report (a webview) has the focus, and keeps F1 to itself: give it back to the editor first.
+    await page.locator('.tabs-container .tab', { hasText: FILE }).first().click();
+    await runFromPalette('Extensions: Show Enabled Extensions');
+    const item = page.locator('.extension-list-item', { hasText: 'GPU Estimator for PyTorch' }).first();
+    await item.waitFor({ state: 'visible', timeout: 30000 });
+    await item.click();
+    const images = await readmeImages(30000);
+    await screenshot('extension-details.png');
+    check('the Extensions view shows the installed README with all its screenshots loaded', images.length >= 6 && images.every((i) => i.loaded), JSON.stringify(images));
+  }
 } catch (e) {
   crashed = true;
   check('ui driver ran to the end', false, e?.stack ?? e);

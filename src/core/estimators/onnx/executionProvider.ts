@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 
 export type ExecutionProviderChoice = 'auto' | 'cuda' | 'cpu';
-export type ExecutionProviderName = 'cuda' | 'cpu';
+/** `wasm`: onnxruntime-web's WebAssembly backend on the CPU, where onnxruntime-node has no native runtime. */
+export type ExecutionProviderName = 'cuda' | 'cpu' | 'wasm';
 
 export const EXECUTION_PROVIDER_CHOICES: readonly ExecutionProviderChoice[] = ['auto', 'cuda', 'cpu'];
 

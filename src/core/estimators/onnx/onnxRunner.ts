@@ -2,7 +2,10 @@
  * Runs the bundled ONNX estimators with onnxruntime-node. One session per family, created on
  * first use and kept; the model card is read with it. The execution provider is `auto` (CUDA
  * when its provider library is installed, else the CPU, said once in the log), `cuda` (tried,
- * CPU if it fails, with a warning) or `cpu`; every result says which one ran.
+ * CPU if it fails, with a warning) or `cpu`; every result says which one ran. Where
+ * onnxruntime-node has no native runtime the estimators run on onnxruntime-web's WebAssembly
+ * (`wasm`), and where neither loads the learned estimators are off (said once) and the analytical
+ * model's estimates stand.
  */
 import { readFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -11,6 +14,7 @@ import type { ModelFamily } from '../family';
 import { FEATURE_DEFINITION_VERSION, FEATURE_NAMES } from '../../features/features';
 import { cudaProviderInstalled, type ExecutionProviderChoice, type ExecutionProviderName } from './executionProvider';
 import type { ModelCard } from './modelCard';
+import { loadOnnxRuntime, type OnnxRuntime } from './onnxRuntime';
 
 export type RunnerLog = (level: 'info' | 'warning', message: string) => void;
 
@@ -28,6 +32,8 @@ export interface RunnerOptions {
   readonly log?: RunnerLog;
   /** Whether the CUDA provider library is installed; detected when left out (tests replace it). */
   readonly cudaInstalled?: () => boolean;
+  /** Loads onnxruntime (native, else WebAssembly); tests replace it to force a path. */
+  readonly loadRuntime?: () => OnnxRuntime;
 }
 
 export interface LoadedModel {
@@ -50,8 +56,6 @@ interface Loaded extends LoadedModel {
   readonly session: InferenceSession;
 }
 
-type Ort = typeof import('onnxruntime-node');
-
 /**
  * The graphs are small (a few hundred kilobytes, batches of one to a few hundred rows): one
  * thread runs them fastest and leaves the editor's other cores alone (measured: 0.43 ms p50 and
@@ -61,7 +65,8 @@ const SESSION_OPTIONS = { intraOpNumThreads: 1, interOpNumThreads: 1, executionM
 
 export class OnnxRunner {
   private readonly sessions = new Map<ModelFamily, Promise<Loaded | null>>();
-  private ort: Ort | undefined;
+  /** The runtime once loaded, or null once it failed to (both said once in the log). */
+  private loadedRuntime: OnnxRuntime | null | undefined;
   /** Set once the CPU fallback has been logged (or CUDA has failed): later sessions go straight to the CPU, silently. */
   private onCpu = false;
 
@@ -86,7 +91,7 @@ export class OnnxRunner {
       if (row.length !== width) throw new Error(`${family} model takes ${width} features, got ${row.length}`);
       data.set(row, i * width);
     });
-    const ort = this.runtime();
+    const { ort } = this.runtime()!;
     const results = await loaded.session.run({ [loaded.card.input.name]: new ort.Tensor('float32', data, [rows.length, width]) });
     const outputs: Record<string, Float32Array> = {};
     const columns: Record<string, number> = {};
@@ -118,13 +123,15 @@ export class OnnxRunner {
   }
 
   private async open(family: ModelFamily): Promise<Loaded | null> {
+    const runtime = this.runtime();
+    if (!runtime) return null;
     const userDir = this.options.userModelsDir;
     if (userDir && path.resolve(userDir) !== path.resolve(this.options.modelsDir) && existsSync(path.join(userDir, `${family}.card.json`))) {
       const cardPath = path.join(path.resolve(userDir), `${family}.card.json`);
       try {
         const card = readCard(cardPath, family);
         const modelPath = path.join(path.dirname(cardPath), card.file);
-        const { session, provider } = await this.createSession(readFileSync(modelPath));
+        const { session, provider } = await this.createSession(runtime, readFileSync(modelPath));
         const problem = graphMismatch(session, card) ?? (await this.probe(session, card));
         if (!problem) return { family, card, session, provider, modelPath, source: 'user' };
         await session.release();
@@ -142,13 +149,13 @@ export class OnnxRunner {
       return null;
     }
     const modelBytes = readFileSync(path.join(path.dirname(cardPath), card.file));
-    const { session, provider } = await this.createSession(modelBytes);
+    const { session, provider } = await this.createSession(runtime, modelBytes);
     return { family, card, session, provider, modelPath: `models/${card.file}`, source: 'bundled' };
   }
 
   /** Runs one row (each feature at its training minimum) and checks the memory output's shape; null when it is right. */
   private async probe(session: InferenceSession, card: ModelCard): Promise<string | null> {
-    const ort = this.runtime();
+    const { ort } = this.runtime()!;
     const width = card.features.length;
     try {
       const results = await session.run({ [card.input.name]: new ort.Tensor('float32', Float32Array.from(card.features.map((feature) => feature.min)), [1, width]) });
@@ -161,10 +168,15 @@ export class OnnxRunner {
     }
   }
 
-  private async createSession(model: Uint8Array): Promise<{ session: InferenceSession; provider: ExecutionProviderName }> {
-    const ort = this.runtime();
+  private async createSession({ ort, kind }: OnnxRuntime, model: Uint8Array): Promise<{ session: InferenceSession; provider: ExecutionProviderName }> {
     const choice = this.options.executionProvider;
     const log = this.options.log;
+    if (kind === 'wasm') {
+      if (choice === 'cuda' && !this.onCpu) log?.('warning', 'CUDA execution provider unavailable (onnxruntime-node has no native runtime here); the estimators run on WebAssembly on the CPU');
+      this.onCpu = true;
+      const session = await ort.InferenceSession.create(model, { ...SESSION_OPTIONS, executionProviders: ['wasm'] });
+      return { session, provider: 'wasm' };
+    }
     const cudaInstalled = (this.options.cudaInstalled ?? cudaProviderInstalled)();
     if (!this.onCpu && (choice === 'cuda' || (choice === 'auto' && cudaInstalled))) {
       try {
@@ -184,17 +196,21 @@ export class OnnxRunner {
   }
 
   /**
-   * onnxruntime-node is loaded on first use, so a session that never needs it never pays for it.
-   * Its own logging is limited to fatal errors: a CUDA provider that cannot load would otherwise
-   * print to stderr from native code; the runner reports that through `log` instead.
+   * onnxruntime is loaded on first use, so a session that never needs it never pays for it; once,
+   * whether it loads or not, and what came of it is said once.
    */
-  private runtime(): Ort {
-    if (!this.ort) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      this.ort = require('onnxruntime-node') as Ort;
-      this.ort.env.logLevel = 'fatal';
+  private runtime(): OnnxRuntime | null {
+    if (this.loadedRuntime === undefined) {
+      const log = this.options.log;
+      try {
+        this.loadedRuntime = (this.options.loadRuntime ?? loadOnnxRuntime)();
+        if (this.loadedRuntime.kind === 'wasm') log?.('info', `onnxruntime-node's native runtime does not load on ${process.platform}-${process.arch} (${this.loadedRuntime.nativeProblem}); the learned estimators run on onnxruntime-web's WebAssembly, on the CPU`);
+      } catch (error) {
+        this.loadedRuntime = null;
+        log?.('warning', `The learned estimators are unavailable: ${error instanceof Error ? error.message : String(error)}. Estimates use the analytical model.`);
+      }
     }
-    return this.ort;
+    return this.loadedRuntime;
   }
 }
 

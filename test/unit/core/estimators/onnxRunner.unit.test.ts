@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { ModelCard } from '../../../../src/core/estimators/onnx/modelCard';
 import { OnnxRunner, type RunnerLog } from '../../../../src/core/estimators/onnx/onnxRunner';
+import { loadOnnxRuntime, type OnnxRuntime, type RuntimePackage } from '../../../../src/core/estimators/onnx/onnxRuntime';
 import { FEATURE_NAMES } from '../../../../src/core/features/features';
 import { REPO_ROOT } from '../../fixtures';
 
@@ -118,6 +119,78 @@ describe('ONNX runner', () => {
       await stale.dispose();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ONNX runner without a native onnxruntime (as on darwin-x64)', () => {
+  const wasmOnly = (): OnnxRuntime =>
+    loadOnnxRuntime((name: RuntimePackage) => {
+      if (name === 'onnxruntime-node') throw new Error(`Cannot find module '../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node'`);
+      return require(name) as unknown;
+    });
+
+  /** Rows spread over each feature's training range: every feature at 0, 1/12 .. 12/12 of the way, mixed across rows. */
+  function spread(card: ModelCard, count: number): number[][] {
+    return Array.from({ length: count }, (_, i) => card.features.map((f, j) => f.min + ((f.max - f.min) * ((i * 7 + j) % 13)) / 12));
+  }
+
+  for (const card of cards) {
+    it(`${card.file} on onnxruntime-web's WebAssembly gives the native runtime's outputs (self-test rows and 64 spread rows)`, async () => {
+      const { log, lines } = recorder();
+      const wasm = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'auto', log, loadRuntime: wasmOnly, cudaInstalled: () => true });
+      const native = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu' });
+      try {
+        const rows = [...card.selfTest!.features, ...spread(card, 64)];
+        const [fromWasm, fromNative] = [(await wasm.run(card.family, rows))!, (await native.run(card.family, rows))!];
+        assert.equal(fromWasm.provider, 'wasm');
+        assert.equal((await wasm.model(card.family))?.provider, 'wasm');
+        assert.deepEqual(Object.keys(fromWasm.outputs).sort(), Object.keys(fromNative.outputs).sort());
+        assert.deepEqual(fromWasm.columns, fromNative.columns);
+        for (const [name, expected] of Object.entries(fromNative.outputs)) {
+          const got = fromWasm.outputs[name]!;
+          assert.equal(got.length, expected.length, name);
+          expected.forEach((value, i) => assert.ok(Math.abs(Number(got[i]) - Number(value)) <= 1e-4 * Math.max(1, Math.abs(Number(value))), `${name}[${i}]: wasm ${got[i]}, native ${value}`));
+        }
+        assert.deepEqual(lines, [
+          `info: onnxruntime-node's native runtime does not load on ${process.platform}-${process.arch} (Cannot find module '../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node'); the learned estimators run on onnxruntime-web's WebAssembly, on the CPU`,
+        ]);
+      } finally {
+        await wasm.dispose();
+        await native.dispose();
+      }
+    });
+  }
+
+  it('cuda asked for is a warning, once, and the results say WebAssembly ran', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cuda', log, loadRuntime: wasmOnly });
+    try {
+      assert.equal((await runner.model('mlp'))?.provider, 'wasm');
+      assert.equal((await runner.model('cnn'))?.provider, 'wasm');
+      assert.deepEqual(lines.slice(1), ['warning: CUDA execution provider unavailable (onnxruntime-node has no native runtime here); the estimators run on WebAssembly on the CPU']);
+    } finally {
+      await runner.dispose();
+    }
+  });
+
+  it('with no onnxruntime at all, every family has no learned model and the log says so once', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({
+      modelsDir: MODELS,
+      executionProvider: 'auto',
+      log,
+      loadRuntime: () => {
+        throw new Error('onnxruntime does not load on darwin-x64: neither its native runtime (a) nor its WebAssembly one (b)');
+      },
+    });
+    try {
+      assert.equal(await runner.model('mlp'), null);
+      assert.equal(await runner.model('cnn'), null);
+      assert.equal(await runner.run('mlp', [cards.find((c) => c.family === 'mlp')!.selfTest!.features[0]!]), null);
+      assert.deepEqual(lines, ['warning: The learned estimators are unavailable: onnxruntime does not load on darwin-x64: neither its native runtime (a) nor its WebAssembly one (b). Estimates use the analytical model.']);
+    } finally {
+      await runner.dispose();
     }
   });
 });
