@@ -97,12 +97,16 @@ export class OnnxRunner {
     return { outputs, columns, provider: loaded.provider };
   }
 
+  /**
+   * Releases every session. One that fails to release is logged and the others are still released:
+   * this never rejects, as the extension starts it and does not wait for it.
+   */
   async dispose(): Promise<void> {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     for (const pending of sessions) {
       const loaded = await pending.catch(() => null);
-      await loaded?.session.release();
+      await loaded?.session.release().catch((error: unknown) => this.options.log?.('warning', `could not release the ${loaded.family} model's session: ${error instanceof Error ? error.message : String(error)}`));
     }
   }
 
