@@ -29,4 +29,11 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // A fake of a Promise-returning function (a process runner, a prompt) is written async to match the real one, throws included.
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
 );
