@@ -2,6 +2,8 @@
 // that matter most here (no-floating-promises, no-misused-promises) need the types to see a promise.
 // A promise dropped in the extension host fails silently, so those two are errors, stated below so
 // that a change to the recommended set cannot quietly turn them off (test/unit/lint.unit.test.ts).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import eslint from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
@@ -19,7 +21,8 @@ export default defineConfig(
         // The report view's script has its own tsconfig (DOM types); everything else is in
         // tsconfig.test.json, which is tsconfig.json plus test/, bench/ and scripts/.
         project: ['./src/webview/tsconfig.json', './tsconfig.test.json'],
-        tsconfigRootDir: import.meta.dirname,
+        // import.meta.dirname needs Node 20.11; package.json allows any Node 20.
+        tsconfigRootDir: path.dirname(fileURLToPath(import.meta.url)),
       },
     },
     rules: {
