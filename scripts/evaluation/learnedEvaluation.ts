@@ -94,7 +94,7 @@ export async function evaluateLearned(modelsDir: string, runsByFamily: Readonly<
         const hits = test.filter((run, i) => argmax(probabilities, i * bins.count, bins.count) === Math.min(Math.floor(run.measuredMiB / bins.widthMiB), bins.count - 1)).length;
         const accuracy = hits / test.length;
         const goal = target.bins[bins.widthMiB];
-        const cv = python.crossValidation.mean[`bins_${bins.widthMiB}`];
+        const cv = python.crossValidation.mean[`bins_${bins.widthMiB}`]!;
         line(`${bins.widthMiB / 1024} GiB bins: accuracy`, acc(accuracy), acc(python.test[`bins_${bins.widthMiB}`]), acc(cv), goal === undefined ? '' : `>= ${goal} ${verdict(accuracy >= goal, cv >= goal)}`);
       }
       line(`point estimate (q${card.outputs.memory.pointQuantile}): median |error|`, pct(ours.mae), pct(python.test.memory.median_abs_error), pct(python.crossValidation.mean.memory.median_abs_error), `<= ${pct(target.mae)} ${verdict(ours.mae <= target.mae, python.crossValidation.mean.memory.median_abs_error <= target.mae)}`);

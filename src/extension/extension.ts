@@ -21,7 +21,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const errors = new ErrorReporter(logger);
     const service = new EstimationService(context.extensionUri, settings, logger);
     const report = new ReportPanel(context.extensionUri);
-    logger.info(`GPU Estimator ${String(context.extension.packageJSON.version)} activated; GPU ${settings.settings.gpu.id}, safety margin ${settings.settings.safetyMargin * 100}%`);
+    logger.info(`GPU Estimator ${String((context.extension.packageJSON as { version?: unknown }).version)} activated; GPU ${settings.settings.gpu.id}, safety margin ${settings.settings.safetyMargin * 100}%`);
     context.subscriptions.push(
       settings,
       service,

@@ -123,7 +123,7 @@ export class RemoteCommands implements vscode.Disposable {
     const estimate = await this.service.estimate(document);
     const estimated = estimate.models.map((model) => `${model.name}: ${model.memory.estimateMiB === null ? 'no estimate' : `${Math.round(model.memory.estimateMiB)} MiB`}`).join(', ');
     const mib = (value: unknown): string => (typeof value === 'number' ? `${Math.round(value)} MiB` : 'n/a');
-    const text = `Measured on ${record.host} (${String(measured.gpu ?? record.device)}), ${String(measured.steps)} steps, ${String(measured.status)}: peak ${mib(measured.peakMiB)} (nvidia-smi), ${mib(measured.torchMaxAllocatedMiB)} allocated / ${mib(measured.torchMaxReservedMiB)} reserved (PyTorch). Estimated: ${estimated || 'no model found'}.`;
+    const text = `Measured on ${record.host} (${typeof measured.gpu === 'string' ? measured.gpu : record.device}), ${String(measured.steps)} steps, ${String(measured.status)}: peak ${mib(measured.peakMiB)} (nvidia-smi), ${mib(measured.torchMaxAllocatedMiB)} allocated / ${mib(measured.torchMaxReservedMiB)} reserved (PyTorch). Estimated: ${estimated || 'no model found'}.`;
     this.logger.info(text);
     void vscode.window.showInformationMessage(`GPU Estimator: ${plainMessage(text)}`, 'View Logs').then((choice) => choice && this.logger.show());
   }

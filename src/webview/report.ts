@@ -6,7 +6,7 @@
  */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { ModelChartData } from '../core/report/reportData';
+import type { EnsembleAt, ModelChartData } from '../core/report/reportData';
 import type { ReportMessage } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReportMessage): void };
@@ -200,7 +200,7 @@ function curveChart(container: HTMLElement, data: ModelChartData, t: Theme): uPl
   const bands: uPlot.Band[] = [];
   if (curve.points.some((p) => p.ensemble)) {
     // The ensemble ran on its own batch grid: its lines span the batch sizes in between.
-    const line = (label: string, width: number, value: (e: NonNullable<(typeof curve.points)[number]['ensemble']>) => number): void => {
+    const line = (label: string, width: number, value: (e: EnsembleAt) => number): void => {
       series.push({ label, stroke: width ? t.orange : withAlpha(t.orange, 0.5), width: width || 1, spanGaps: true, points: { show: false }, value: (_u, v) => mib(v) });
       columns.push(curve.points.map((p) => (p.ensemble ? value(p.ensemble) : null)));
     };

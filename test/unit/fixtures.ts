@@ -11,6 +11,21 @@ import type { FileEstimate } from '../../src/core/report/fileEstimate';
 /** The repository root, found from the compiled test's location. */
 export const REPO_ROOT = findPackageRoot(__dirname);
 
+/** The parts of package.json the tests check. */
+export interface Manifest {
+  readonly engines: { readonly vscode: string };
+  readonly activationEvents: readonly string[];
+  readonly capabilities: { readonly untrustedWorkspaces: { readonly supported: string; readonly restrictedConfigurations: readonly string[] } };
+  readonly contributes: {
+    readonly commands: readonly { readonly command: string; readonly title: string; readonly enablement?: string }[];
+    readonly configuration: { readonly properties: Readonly<Record<string, { readonly default: unknown; readonly enum?: string[] }>> };
+  };
+}
+
+export function readManifest(): Manifest {
+  return JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest;
+}
+
 /** A training script from test/fixtures/scripts, by file name without `.py`. */
 export function fixture(name: string): string {
   return readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'scripts', `${name}.py`), 'utf8');

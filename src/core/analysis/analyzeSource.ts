@@ -227,7 +227,7 @@ function exampleSamples(inputs: readonly PyValue[]): number[][] | undefined {
     const sample = shape?.slice(1);
     const batchFirst = shape && shape.length >= 2 && (typeof shape[0] === 'number' || (isBatchDim(shape[0]) && shape[0].batch === 1));
     if (!batchFirst || !sample!.every((d): d is number => typeof d === 'number')) return undefined;
-    samples.push(sample as number[]);
+    samples.push(sample);
   }
   return samples.length ? samples : undefined;
 }

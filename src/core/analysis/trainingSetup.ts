@@ -144,7 +144,7 @@ function exampleTensors(events: readonly CallEvent[], batchSize: number | undefi
     const sizeArgument = isRandint ? (call.kwargs.get('size') ?? call.args[call.args.length - 1]) : undefined;
     const dims = isRandint ? (sizeArgument === undefined ? undefined : sizeArguments([sizeArgument])) : sizeArguments(call.qualified.endsWith('full') ? call.args.slice(0, 1) : call.args);
     if (!dims || dims.length < 2 || !dims.every((d): d is number => typeof d === 'number' && d > 0)) continue;
-    const [first, ...sample] = dims as number[];
+    const [first, ...sample] = dims;
     if (batchSize !== undefined && first !== batchSize) continue;
     found.push({ value: sample, node: call.node, origin: `${simpleName(call.qualified)}(...)`, batch: first });
   }
@@ -249,7 +249,7 @@ function namedCalls(root: SyntaxNode, names: ReadonlySet<string>): SyntaxNode[] 
   const found: SyntaxNode[] = [];
   for (const statement of root.children) {
     let known = callsByStatement.get(statement);
-    if (!known) callsByStatement.set(statement, (known = new Map()));
+    if (!known) callsByStatement.set(statement, (known = new Map<ReadonlySet<string>, SyntaxNode[]>()));
     let calls = known.get(names);
     if (!calls) {
       calls = statement.descendantsOfType('call').filter((call) => {

@@ -51,7 +51,7 @@ async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRu
   let byTable = remembered.get(loaded);
   if (!byTable) remembered.set(loaded, (byTable = new WeakMap()));
   let known = byTable.get(model.layerTable);
-  if (!known) byTable.set(model.layerTable, (known = new Map()));
+  if (!known) byTable.set(model.layerTable, (known = new Map<string, ModelEstimate>()));
   const key = JSON.stringify([model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, model.warnings, gpuMiB, options.safetyMargin]);
   const found = known.get(key);
   if (found) return { ...model, memory: found.memory, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, warnings: found.warnings, notes: found.notes };

@@ -115,9 +115,9 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   if (input) {
     try {
       // Each tensor parameter of forward() gets the matching example input, else the first one.
-      const arity = Math.max(forwardArity(model.root, interpreter), sources!.value.length, model.invocationArity ?? 0);
-      const full = (sample: readonly number[]): TensorShape => (sources!.seqFirst ? [sample[0]!, BATCH, ...sample.slice(1)] : batched([...sample]));
-      const values = Array.from({ length: arity }, (_, i) => tensor(full(sources!.value[i] ?? input.value)));
+      const arity = Math.max(forwardArity(model.root, interpreter), sources.value.length, model.invocationArity ?? 0);
+      const full = (sample: readonly number[]): TensorShape => (sources.seqFirst ? [sample[0]!, BATCH, ...sample.slice(1)] : batched([...sample]));
+      const values = Array.from({ length: arity }, (_, i) => tensor(full(sources.value[i] ?? input.value)));
       interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;

@@ -107,7 +107,7 @@ export class LayerArgs {
     const value = this.resolved(position, name);
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'number') return Array.from({ length: dims }, () => value);
-    if (Array.isArray(value) && value.length === dims && value.every((v) => typeof v === 'number')) return value as number[];
+    if (Array.isArray(value) && value.length === dims && value.every((v) => typeof v === 'number')) return value;
     if (Array.isArray(value) && value.some(isUnresolved)) throw this.unresolvedError(name, value.find(isUnresolved));
     throw new LayerArgumentError(`${this.type} \`${name}\` should be a number or ${dims} numbers`);
   }
@@ -119,7 +119,7 @@ export class LayerArgs {
     if (Array.isArray(value)) {
       const unresolved = value.find(isUnresolved);
       if (unresolved) throw this.unresolvedError(name, unresolved);
-      if (value.every((v) => typeof v === 'number')) return value.map((v) => this.atLeast(this.toInt(v as number, name), minimum, name));
+      if (value.every((v) => typeof v === 'number')) return value.map((v) => this.atLeast(this.toInt(v, name), minimum, name));
     }
     throw new LayerArgumentError(`${this.type} needs \`${name}\` as an int or a list of ints`);
   }

@@ -138,7 +138,7 @@ function maxUnpool(dims: number): LayerSpec {
 }
 
 export const poolingLayers: LayerFamily = Object.fromEntries([
-  ...[1, 2, 3].flatMap((dims) => [
+  ...[1, 2, 3].flatMap((dims): [string, LayerSpec][] => [
     [`MaxPool${dims}d`, maxPool(dims)],
     [`AvgPool${dims}d`, avgPool(dims)],
     [`LPPool${dims}d`, lpPool(dims)],

@@ -29,7 +29,7 @@ export function isTensorShape(output: LayerOutput): output is TensorShape {
 export function outputTensors(output: LayerOutput): TensorShape[] {
   if (output === null) return [];
   if (isTensorShape(output)) return [output];
-  return (output as readonly LayerOutput[]).flatMap(outputTensors);
+  return output.flatMap(outputTensors);
 }
 
 /** The shape of one sample: batch dimensions removed (a batch factor other than 1 stays as a dimension). */

@@ -25,6 +25,7 @@ export function hostDirectoryName(host: string): string {
 }
 
 function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this replaces
   return text.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 80);
 }
 

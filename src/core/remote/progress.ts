@@ -1,6 +1,7 @@
 /** The harness's stdout protocol: one JSON object per line, `event` says which. */
 export interface HarnessEvent {
-  readonly event: 'start' | 'config' | 'end' | 'error' | 'measurement' | string;
+  /** 'start', 'config', 'end', 'error' or 'measurement'; others are passed over. */
+  readonly event: string;
   readonly [key: string]: unknown;
 }
 

@@ -130,7 +130,7 @@ describe('GPU Estimator in a real VS Code', () => {
     );
     const ours = lenses.filter((l) => l.command?.command === 'gpuEstimator.estimateMemory');
     assert.strictEqual(ours.length, 1, `lenses: ${JSON.stringify(lenses.map((l) => l.command?.title))}`);
-    const [lens] = ours;
+    const lens = ours[0]!;
     assert.strictEqual(lens.range.start.line, 5, 'on the line of `model = nn.Sequential(`');
     assert.match(lens.command!.title, /^~\d+(\.\d+)? (GiB|MiB) on A100 40GB \(.+\) \| Horus \d+(\.\d+)? (GiB|MiB)/);
     assert.strictEqual(String(lens.command!.arguments?.[0]), uri.toString());
@@ -165,9 +165,9 @@ describe('GPU Estimator in a real VS Code', () => {
       assert.ok(await setBatch('batch_size = 2000000'));
       const found = await poll(ours, (d) => d.length > 0, 15000);
       assert.strictEqual(found.length, 1, JSON.stringify(found));
-      assert.strictEqual(found[0].severity, vscode.DiagnosticSeverity.Error);
-      assert.strictEqual(found[0].range.start.line, 3);
-      assert.match(found[0].message, /batch size 2000000: does not fit A100 40GB/);
+      assert.strictEqual(found[0]!.severity, vscode.DiagnosticSeverity.Error);
+      assert.strictEqual(found[0]!.range.start.line, 3);
+      assert.match(found[0]!.message, /batch size 2000000: does not fit A100 40GB/);
       assert.ok(await setBatch('batch_size = 256'));
       assert.strictEqual((await poll(ours, (d) => d.length === 0, 15000)).length, 0, 'gone once the batch fits again');
       assert.ok(await setBatch('batch_size = 2000000'));
@@ -189,7 +189,7 @@ describe('GPU Estimator in a real VS Code', () => {
     assert.strictEqual(result.gpu.memoryMiB, 40960);
     assert.deepStrictEqual(result.models.map((m) => m.name), ['model']);
 
-    const [model] = result.models;
+    const model = result.models[0]!;
     assert.strictEqual(model.line, 6);
     assert.strictEqual(model.params, MLP_PARAMS);
     assert.strictEqual(model.batchSize, 256);

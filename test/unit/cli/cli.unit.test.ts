@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { FileEstimate } from '../../../src/core/report/fileEstimate';
 import { REPO_ROOT } from '../fixtures';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
@@ -23,7 +24,7 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     it(`prints the JSON contract for examples/${example}`, () => {
       const { code, stdout, stderr } = run(`examples/${example}`, '--json');
       assert.equal(code, 0, stderr);
-      const report = JSON.parse(stdout);
+      const report = JSON.parse(stdout) as FileEstimate;
       assert.equal(report.file, `examples/${example}`);
       assert.deepEqual(Object.keys(report.gpu).sort(), ['id', 'memoryMiB', 'name']);
       assert.ok(report.models.length >= 1);
@@ -43,11 +44,11 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
   it('estimates a script that builds a catalog model like a hand-written one, and names an unknown one', () => {
     const built = run('test/fixtures/catalog/cifar10_resnet18_finetune.py', '--json');
     assert.equal(built.code, 0, built.stderr);
-    const [model] = JSON.parse(built.stdout).models;
+    const model = (JSON.parse(built.stdout) as FileEstimate).models[0]!;
     assert.deepEqual(model.architecture && [model.architecture.library, model.architecture.name], ['torchvision', 'resnet18']);
     assert.equal(model.params, 11181642);
-    assert.equal(model.layerTable.rows.at(-1).path, 'fc');
-    assert.deepEqual(model.layerTable.rows.at(-1).outputShape, [10]);
+    assert.equal(model.layerTable.rows.at(-1)?.path, 'fc');
+    assert.deepEqual(model.layerTable.rows.at(-1)?.outputShape, [10]);
     assert.equal(typeof model.memory.estimateMiB, 'number');
     const unknown = run('test/fixtures/scripts/unknown_catalog_models.py');
     assert.equal(unknown.code, 0, unknown.stderr);
@@ -66,11 +67,11 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
 
   it('checks against another GPU and batch size, and exits 3 on OOM only with --fail-on-oom', () => {
     const ok = run('examples/mlp_mnist.py', '--json', '--gpu', 't4-16gb');
-    assert.equal(JSON.parse(ok.stdout).gpu.memoryMiB, 15360);
+    assert.equal((JSON.parse(ok.stdout) as FileEstimate).gpu.memoryMiB, 15360);
     const huge = ['examples/mlp_mnist.py', '--json', '--gpu', 't4-16gb', '--batch-size', '10000000'];
     const warned = run(...huge);
     assert.equal(warned.code, 0);
-    assert.equal(JSON.parse(warned.stdout).models[0].fits, false);
+    assert.equal((JSON.parse(warned.stdout) as FileEstimate).models[0]?.fits, false);
     assert.equal(run(...huge, '--fail-on-oom').code, 3);
     assert.equal(run('examples/mlp_mnist.py', '--fail-on-oom').code, 0);
   });
@@ -125,8 +126,8 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
   it('gives a syntax-error file a model-less or partial result with a warning, exit 0', () => {
     const { code, stdout } = run('test/fixtures/scripts/half_typed.py', '--json');
     assert.equal(code, 0);
-    const report = JSON.parse(stdout);
-    assert.ok(report.warnings.some((w: string) => /syntax errors/.test(w)));
+    const report = JSON.parse(stdout) as FileEstimate;
+    assert.ok(report.warnings.some((w) => /syntax errors/.test(w)));
   });
 
   it('lists GPUs and prints help', () => {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseCliArguments, UsageError } from '../../../src/cli/arguments';
+import type { FileEstimate } from '../../../src/core/report/fileEstimate';
 import { REPO_ROOT } from '../fixtures';
 
 describe('gpu-estimate and the learned estimators', () => {
@@ -15,12 +16,12 @@ describe('gpu-estimate and the learned estimators', () => {
     const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'examples/cnn_cifar10.py', '--json', '--execution-provider', 'cpu'], { cwd: REPO_ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stderr, '');
-    const model = JSON.parse(result.stdout).models[0];
+    const model = (JSON.parse(result.stdout) as FileEstimate).models[0]!;
     assert.equal(model.memory.method, 'ensemble');
-    assert.equal(model.memory.ensemble.executionProvider, 'cpu');
-    assert.equal(model.memory.ensemble.model, 'models/cnn.onnx');
-    assert.equal(typeof model.memory.ensemble.analyticalMiB, 'number');
-    assert.ok(model.memory.lowMiB <= model.memory.estimateMiB && model.memory.estimateMiB <= model.memory.highMiB);
-    assert.ok(['low', 'medium', 'high'].includes(model.utilization.smact));
+    assert.equal(model.memory.ensemble?.executionProvider, 'cpu');
+    assert.equal(model.memory.ensemble?.model, 'models/cnn.onnx');
+    assert.equal(typeof model.memory.ensemble?.analyticalMiB, 'number');
+    assert.ok(model.memory.lowMiB! <= model.memory.estimateMiB! && model.memory.estimateMiB! <= model.memory.highMiB!);
+    assert.ok(['low', 'medium', 'high'].includes(model.utilization.smact!));
   });
 });

@@ -3,6 +3,7 @@ import { estimateSource } from '../../../src/core/estimateSource';
 import { defaultGpuProfile } from '../../../src/core/gpus/gpuProfiles';
 import { IncrementalEstimator } from '../../../src/core/incrementalEstimator';
 import { parseableSource } from '../../../src/core/parsing/parseableSource';
+import type { FileEstimate } from '../../../src/core/report/fileEstimate';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyzeSource, type SyntaxCache } from '../../../src/core/analysis/analyzeSource';
@@ -69,10 +70,10 @@ describe('IncrementalEstimator', () => {
         estimator.estimate(file, text, options);
         for (let step = 0; step < 6; step++) {
           text = edit(text, next);
-          const incremental = JSON.parse(JSON.stringify(estimator.estimate(file, text, options)));
-          const fresh = JSON.parse(JSON.stringify(estimateSource(file, text, parser, options)));
+          const incremental = JSON.parse(JSON.stringify(estimator.estimate(file, text, options))) as FileEstimate;
+          const fresh = JSON.parse(JSON.stringify(estimateSource(file, text, parser, options))) as FileEstimate;
           // An analysis cut short by its time budget (a loaded machine) legitimately differs; the step budget alone is deterministic.
-          const stopped = (estimate: { warnings: string[]; models: { warnings: string[] }[] }) => [...estimate.warnings, ...estimate.models.flatMap((m) => m.warnings)].some((w) => /Analysis stopped|takes too long/.test(w));
+          const stopped = (estimate: FileEstimate) => [...estimate.warnings, ...estimate.models.flatMap((m) => m.warnings)].some((w) => /Analysis stopped|takes too long/.test(w));
           if (stopped(incremental) || stopped(fresh)) continue;
           assert.deepEqual(incremental, fresh, `${file}, edit ${step + 1}`);
         }

@@ -4,11 +4,11 @@ import * as path from 'node:path';
 import { withLearnedEstimates } from '../../../src/core/estimators/learned';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
-import { estimatorComparison, gpuComparison, memoryCurve } from '../../../src/core/report/reportData';
+import { estimatorComparison, gpuComparison, memoryCurve, type ModelChartData } from '../../../src/core/report/reportData';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
 import { estimate, fixture, REPO_ROOT } from '../fixtures';
 
-const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as ModelChartData[];
 const ariaLabel = (html: string, id: string) => /aria-label="([^"]*)"/.exec(new RegExp(`<div class="chart" id="${id}"[^>]*>`).exec(html)?.[0] ?? '')?.[1];
 
 describe('report page', () => {
@@ -54,16 +54,16 @@ describe('report page', () => {
 
     const data = chartJson(html);
     assert.equal(data.length, 1);
-    assert.equal(data[0].id, 'model-0');
-    assert.deepEqual(data[0].curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
-    assert.deepEqual(data[0].breakdown.map((p: { mib: number }) => p.mib), [
+    assert.equal(data[0]!.id, 'model-0');
+    assert.deepEqual(data[0]!.curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
+    assert.deepEqual(data[0]!.breakdown!.map((p) => p.mib), [
       model.memory.breakdown!.weightsMiB,
       model.memory.breakdown!.gradientsMiB,
       model.memory.breakdown!.optimizerMiB,
       model.memory.breakdown!.activationsMiB,
       model.memory.breakdown!.overheadMiB,
     ]);
-    assert.ok(data[0].curve.points.every((p: { ensemble: unknown }) => p.ensemble === null));
+    assert.ok(data[0]!.curve!.points.every((p) => p.ensemble === null));
     assert.doesNotMatch(html, /Ensemble range<\/th>/, 'no ensemble, no range column');
   });
 
@@ -73,7 +73,8 @@ describe('report page', () => {
     const file = await estimate(fixture('cnn_cifar'), { batchSize: probe.maxBatchSize! });
     const model = file.models[0]!;
     const html = reportHtml(file, page);
-    const { gpus, estimators } = chartJson(html)[0];
+    const { gpus: comparison, estimators } = chartJson(html)[0]!;
+    const gpus = comparison!;
     assert.deepEqual(gpus.rows, gpuComparison(model, file.gpu.id, 0.1));
     assert.equal(gpus.estimateMiB, model.memory.estimateMiB);
     assert.ok(new Set(gpus.rows.map((r: { risk: string }) => r.risk)).size >= 2, 'verdicts differ between GPUs at this batch');
@@ -98,17 +99,17 @@ describe('report page', () => {
       const model = file.models[0]!;
       assert.equal(model.memory.method, 'ensemble');
       const html = reportHtml(file, page);
-      const { curve, estimators } = chartJson(html)[0];
+      const { curve, estimators } = chartJson(html)[0]!;
       assert.deepEqual(curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
       assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the trained ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
       assert.match(ariaLabel(html, 'model-0-estimators')!, new RegExp(`Trained ensemble ${formatMiB(model.memory.estimateMiB!)} \\(range ${formatMiB(model.memory.lowMiB!)} to ${formatMiB(model.memory.highMiB!)}\\)\\.$`));
-      assert.equal(estimators[2].lowMiB, model.memory.lowMiB);
+      assert.equal(estimators![2]!.lowMiB, model.memory.lowMiB);
       assert.match(html, /<th scope="col">Trained ensemble<\/th><th scope="col">Ensemble range<\/th>/);
       const rows = [...html.matchAll(/<tr><td class="num">(\d+)<\/td><td class="num">[^<]*<\/td><td class="num">([^<]*)<\/td><td class="num">([^<]*)<\/td>/g)];
-      assert.equal(rows.length, curve.points.length, 'one table row per point of the curve');
+      assert.equal(rows.length, curve!.points.length, 'one table row per point of the curve');
       let banded = 0;
       rows.forEach((row, i) => {
-        const point = curve.points[i];
+        const point = curve!.points[i]!;
         assert.equal(Number(row[1]), point.batchSize);
         if (!point.ensemble) return assert.deepEqual([row[2], row[3]], ['', ''], `batch ${point.batchSize}`);
         banded++;

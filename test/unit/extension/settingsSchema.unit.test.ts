@@ -1,12 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';
 import { SETTING_DEFAULTS } from '../../../src/extension/settingsSchema';
-import { REPO_ROOT } from '../fixtures';
+import { readManifest } from '../fixtures';
 
-const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
-const properties: Record<string, { default: unknown; enum?: string[] }> = manifest.contributes.configuration.properties;
+const manifest = readManifest();
+const properties = manifest.contributes.configuration.properties;
 
 describe('settings declared in package.json', () => {
   it('are exactly the ones the extension reads, with the same defaults', () => {
@@ -19,7 +17,7 @@ describe('settings declared in package.json', () => {
   });
 
   it('contribute the Estimate GPU memory command and activate on Python', () => {
-    const command = manifest.contributes.commands.find((c: { command: string }) => c.command === 'gpuEstimator.estimateMemory');
+    const command = manifest.contributes.commands.find((c) => c.command === 'gpuEstimator.estimateMemory');
     assert.equal(command?.title, 'Estimate GPU memory');
     assert.ok(manifest.activationEvents.includes('onLanguage:python'));
     assert.match(manifest.engines.vscode, /^\^1\.(9\d|100)\./);

@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import { isBatchDim, type Dim, type TensorShape } from '../../layers/tensorShape';
 import type { Interpreter } from './interpreter';
-import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyList, type PyValue } from './pyValues';
+import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue } from './pyValues';
 import {
   ShapeError,
   asDim,
@@ -48,14 +48,14 @@ function int(value: PyValue | undefined, fallback?: number): number | undefined 
 
 function ints(value: PyValue | undefined): number[] | undefined {
   if (typeof value === 'number') return [value];
-  if (isList(value) && value.every((v) => typeof v === 'number')) return value as number[];
+  if (isList(value) && value.every((v) => typeof v === 'number')) return value;
   return undefined;
 }
 
 function withShapes(interpreter: Interpreter, node: SyntaxNode, compute: () => TensorShape | PyValue): PyValue {
   try {
     const result = compute();
-    return Array.isArray(result) && !(result as PyList).tuple && (result as unknown[]).every((d) => typeof d === 'number' || isBatchDim(d as Dim)) ? tensor(result as TensorShape) : (result as PyValue);
+    return Array.isArray(result) && !result.tuple && (result as unknown[]).every((d) => typeof d === 'number' || isBatchDim(d as Dim)) ? tensor(result as TensorShape) : (result as PyValue);
   } catch (error) {
     if (error instanceof ShapeError) return fail(interpreter, node, `\`${node.text.split('\n')[0]}\`: ${error.message}`);
     throw error;
@@ -153,7 +153,7 @@ export function callTensorFunction(interpreter: Interpreter, qualified: string, 
     return sizes ? { kind: 'tensor', shape: sizes, dtype: 'long', ...(high === undefined ? {} : {}) } : unresolved(node.text, 'tensor of unknown size');
   }
   if (name === 'arange') {
-    const values = args.filter((a) => typeof a === 'number') as number[];
+    const values = args.filter((a) => typeof a === 'number');
     const [start, stop, step] = values.length === 1 ? [0, values[0]!, 1] : [values[0] ?? 0, values[1] ?? 0, values[2] ?? 1];
     return values.length ? tensor([Math.max(0, Math.ceil((stop - start) / step))], 'long') : unresolved(node.text, 'arange of unknown length');
   }
@@ -251,12 +251,12 @@ export function callTensorFunction(interpreter: Interpreter, qualified: string, 
   });
 }
 
-function requestedShape(args: PyValue[]): (Dim | -1)[] {
+function requestedShape(args: PyValue[]): Dim[] {
   const values = args.length === 1 && isList(args[0]) ? (args[0] as PyValue[]) : args;
   return values.map((v) => {
     const dim = asDim(v);
     if (dim === undefined) throw new ShapeError('view() with a size that is not known statically');
-    return dim as Dim | -1;
+    return dim;
   });
 }
 

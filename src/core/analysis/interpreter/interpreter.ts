@@ -268,7 +268,7 @@ export class Interpreter {
     if (isList(value)) return [...value];
     if (typeof value === 'string') return [...value];
     const module = asModule(value);
-    if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }) as ModuleValue);
+    if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }));
     if (kindOf(value) === 'dict') return [...(value as DictValue).entries.keys()];
     // A DataLoader over a TensorDataset: one batch stands for all of them.
     if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'DataLoader') {
@@ -676,7 +676,7 @@ export class Interpreter {
     const indexNodes = node.childrenForFieldName('subscript');
     const indices = indexNodes.map((n) => this.evaluate(n, scope));
     const key = indices.length === 1 ? indices[0]! : tuple(indices);
-    if (isTensorLike(container)) return callTensorMethod(this, container, '__getitem__', isList(key) && (key as PyList).tuple ? [...key] : [key], new Map(), node);
+    if (isTensorLike(container)) return callTensorMethod(this, container, '__getitem__', isList(key) && key.tuple ? [...key] : [key], new Map(), node);
     if (isList(container)) {
       if (typeof key === 'number') {
         const item = container[key < 0 ? container.length + key : key];
@@ -748,8 +748,8 @@ export class Interpreter {
     if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && (b > MAX_LIST || a.length * b > MAX_LIST))) {
       return unresolved(node.text, `a list of more than ${MAX_LIST} items`);
     }
-    if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple }) as PyList;
-    if (operator === '*' && isList(a) && typeof b === 'number') return Object.assign(Array.from({ length: Math.max(0, Math.trunc(b)) }, () => a).flat(), { tuple: a.tuple }) as PyList;
+    if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple });
+    if (operator === '*' && isList(a) && typeof b === 'number') return Object.assign(Array.from({ length: Math.max(0, Math.trunc(b)) }, () => a).flat(), { tuple: a.tuple });
     if (operator === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
     if (operator === '%' && typeof a === 'string') return percentFormat(a, isList(b) ? b : [b]) ?? unresolved(node.text, 'formatted string');
     if (isUnresolvedValue(a)) return a;
@@ -1035,11 +1035,11 @@ export class Interpreter {
     if (kind === 'dict' || (kind === 'sequential' && args.length === 1 && kindOf(args[0]) === 'dict')) {
       const dict = args[0];
       if (kindOf(dict) === 'dict') for (const [key, value] of (dict as DictValue).entries) this.addChild(module, key, value, node);
-      else if (isOrderedDictPairs(dict)) for (const pair of dict as PyList) this.addChild(module, String((pair as PyList)[0]), (pair as PyList)[1]!, node);
+      else if (isOrderedDictPairs(dict)) for (const pair of dict as PyList) this.addChild(module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
       return;
     }
     if (kind === 'sequential' && args.length === 1 && isOrderedDictPairs(args[0])) {
-      for (const pair of args[0] as PyList) this.addChild(module, String((pair as PyList)[0]), (pair as PyList)[1]!, node);
+      for (const pair of args[0] as PyList) this.addChild(module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
       return;
     }
     items.forEach((item, i) => this.addChild(module, String(i), item, node));

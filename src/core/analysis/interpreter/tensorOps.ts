@@ -56,7 +56,7 @@ function axis(shape: TensorShape, dim: number): number {
 }
 
 /** `x.view(...)` / `x.reshape(...)`: one -1 at most; a batch dimension in the request or absorbed by -1. */
-export function reshape(shape: TensorShape, request: readonly (Dim | -1)[]): TensorShape {
+export function reshape(shape: TensorShape, request: readonly Dim[]): TensorShape {
   const total = perSampleElements(shape);
   const batchInInput = shape.some(isBatchDim);
   let known = 1;
@@ -74,12 +74,12 @@ export function reshape(shape: TensorShape, request: readonly (Dim | -1)[]): Ten
   if (batchInRequest && !batchInInput) throw new ShapeError('view() asks for the batch dimension of a tensor without one');
   if (unknown === -1) {
     if (known !== total || batchInRequest !== batchInInput) throw new ShapeError(`cannot view ${show(shape)} as ${request.length} dimensions`);
-    return request as Dim[];
+    return request;
   }
   const rest = total / known;
   if (!Number.isInteger(rest)) throw new ShapeError(`cannot view ${show(shape)}: ${total} elements per sample do not split by ${known}`);
   const fill: Dim = batchInInput && !batchInRequest ? { batch: rest } : rest;
-  return request.map((d, i) => (i === unknown ? fill : (d as Dim)));
+  return request.map((d, i) => (i === unknown ? fill : d));
 }
 
 export function flatten(shape: TensorShape, start = 0, end = -1): TensorShape {

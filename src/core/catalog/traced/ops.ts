@@ -45,7 +45,7 @@ export class OpCall {
     const named = this.kwargs[name];
     if (named !== undefined) return isTuple(named) ? [...named] : [named];
     const rest = this.args.slice(position);
-    return rest.length === 1 && isTuple(rest[0]) ? [...(rest[0] as readonly Val[])] : [...rest];
+    return rest.length === 1 && isTuple(rest[0]) ? [...rest[0]] : [...rest];
   }
 }
 
@@ -215,7 +215,7 @@ function expand(shape: TensorShape, sizes: readonly Val[], what: string): Tensor
       if (existing === undefined) throw new ShapeError(`${what}: -1 for a new dimension`);
       return existing;
     }
-    if (existing !== undefined && existing !== 1 && !(isBatchDim(existing) && isBatchDim(v!) && existing.batch === v.batch) && existing !== v) {
+    if (existing !== undefined && existing !== 1 && !(isBatchDim(existing) && isBatchDim(v) && existing.batch === v.batch) && existing !== v) {
       throw new ShapeError(`${what}: cannot expand ${formatDims(shape)} to ${formatDims(requested as Dim[])}`);
     }
     return v as Dim;
@@ -225,7 +225,7 @@ function expand(shape: TensorShape, sizes: readonly Val[], what: string): Tensor
 function reshapeTo(shape: TensorShape, sizes: readonly Val[], what: string): TensorShape {
   const request = sizes.map((v) => (v === -1 ? -1 : asDim(v)));
   if (request.some((v) => v === undefined)) throw new ShapeError(`${what}: sizes ${sizes.map(describe).join(', ')}`);
-  return reshape(shape, request as (Dim | -1)[]);
+  return reshape(shape, request as Dim[]);
 }
 
 function reduceDims(call: OpCall, shape: TensorShape): Val {
@@ -258,7 +258,7 @@ function toValue(value: Val, what: string): Value {
 export function fromOutput(output: LayerOutput): Val {
   if (output === null) return null;
   if (isTensorShape(output)) return tensorVal(output);
-  return (output as readonly LayerOutput[]).map(fromOutput);
+  return output.map(fromOutput);
 }
 
 // swin_transformer._patch_merging_pad: pads H and W to even and stacks the 2x2 neighbours: (..., H/2, W/2, 4C).
@@ -266,7 +266,7 @@ const patchMergingPad: Op = (call) => {
   const shape = call.tensor(0, 'x');
   if (shape.length < 3) throw new ShapeError(`${call.target} needs (..., H, W, C), got ${formatDims(shape)}`);
   const [h, w, c] = shape.slice(-3);
-  if (isBatchDim(h!) || isBatchDim(w!) || isBatchDim(c!)) throw new ShapeError(`${call.target}: ${formatDims(shape)}`);
+  if (isBatchDim(h) || isBatchDim(w) || isBatchDim(c)) throw new ShapeError(`${call.target}: ${formatDims(shape)}`);
   return tensorVal([...shape.slice(0, -3), Math.ceil(h! / 2), Math.ceil(w! / 2), 4 * c!]);
 };
 
@@ -308,7 +308,7 @@ const FUNCTIONS: Readonly<Record<string, Op>> = {
   'torch.cat': (call) => {
     const tensors = call.get(0, 'tensors');
     if (!isTuple(tensors) || !tensors.every(isTensor)) throw new ShapeError('torch.cat of something other than tensors');
-    return tensorVal(concatenate(tensors.map((t) => (t as TensorVal).shape), call.int(1, 'dim', 0)));
+    return tensorVal(concatenate(tensors.map((t) => t.shape), call.int(1, 'dim', 0)));
   },
   'torch.flatten': (call) => tensorVal(flatten(call.tensor(0, 'input'), call.int(1, 'start_dim', 0), call.int(2, 'end_dim', -1))),
   'torch.permute': (call) => tensorVal(permute(call.tensor(0, 'input'), ints(call.sizes(1, 'dims'), call.target))),

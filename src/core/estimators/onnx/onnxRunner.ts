@@ -102,12 +102,16 @@ export class OnnxRunner {
     return { outputs, columns, provider: loaded.provider };
   }
 
+  /**
+   * Releases every session. One that fails to release is logged and the others are still released:
+   * this never rejects, as the extension starts it and does not wait for it.
+   */
   async dispose(): Promise<void> {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     for (const pending of sessions) {
       const loaded = await pending.catch(() => null);
-      await loaded?.session.release();
+      await loaded?.session.release().catch((error: unknown) => this.options.log?.('warning', `could not release the ${loaded.family} model's session: ${error instanceof Error ? error.message : String(error)}`));
     }
   }
 
@@ -226,7 +230,7 @@ function readCard(cardPath: string, family: ModelFamily): ModelCard {
   if (card.family !== family) throw new Error(`${path.basename(cardPath)} is for family "${String(card.family)}", not ${family}`);
   if (card.featureDefinitionVersion !== FEATURE_DEFINITION_VERSION) throw new Error(`it was trained on feature definition ${String(card.featureDefinitionVersion)}, this build computes ${FEATURE_DEFINITION_VERSION}`);
   if (typeof card.file !== 'string' || !card.file || card.file.includes('/') || card.file.includes('\\') || !card.file.endsWith('.onnx')) throw new Error(`the card's "file" must name an .onnx file beside it, got ${JSON.stringify(card.file)}`);
-  const names = Array.isArray(card.features) ? card.features.map((feature) => feature?.name) : [];
+  const names = Array.isArray(card.features) ? (card.features as readonly ({ readonly name?: unknown } | null)[]).map((feature) => feature?.name) : [];
   if (names.length !== FEATURE_NAMES.length) throw new Error(`the card lists ${names.length} features, this build computes ${FEATURE_NAMES.length}`);
   const differs = names.findIndex((name, i) => name !== FEATURE_NAMES[i]);
   if (differs >= 0) throw new Error(`the card's feature ${differs} is ${String(names[differs])}, this build computes ${FEATURE_NAMES[differs]}`);

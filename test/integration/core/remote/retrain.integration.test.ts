@@ -137,8 +137,8 @@ describe('retraining the estimators on a remote host over a real OpenSSH server'
       assert.equal(loaded?.modelPath, path.join(modelsFolder, 'mlp.onnx'));
       const bundled = JSON.parse(readFileSync(path.join(REPO_ROOT, 'models', 'mlp.card.json'), 'utf8')) as { sha256: string };
       assert.notEqual((loaded?.card as unknown as { sha256: string }).sha256, bundled.sha256, 'a model trained with 5 steps is not the bundled one');
-      const out = await onnx.run('mlp', [loaded!.card.selfTest!.features[0]!]);
-      assert.ok(out && [...out.outputs[loaded!.card.outputs.memory.name]!].every((v) => Number.isFinite(v) && v > 0));
+      const out = await onnx.run('mlp', [loaded.card.selfTest!.features[0]!]);
+      assert.ok(out && [...out.outputs[loaded.card.outputs.memory.name]!].every((v) => Number.isFinite(v) && v > 0));
       assert.deepEqual(warnings, []);
     } finally {
       await onnx.dispose();

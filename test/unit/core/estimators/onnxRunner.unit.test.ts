@@ -62,6 +62,21 @@ describe('ONNX runner', () => {
     }
   });
 
+  it('dispose releases every session even when one fails to, logs that one, and does not reject', async () => {
+    const { log, lines } = recorder();
+    const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'cpu', log });
+    // The loaded model is the runner's record with its session (not part of LoadedModel's type).
+    const session = async (family: 'mlp' | 'cnn') => ((await runner.model(family)) as unknown as { session: { release(): Promise<void> } }).session;
+    const [mlp, cnn] = [await session('mlp'), await session('cnn')];
+    const release = cnn.release.bind(cnn);
+    let cnnReleased = false;
+    mlp.release = () => Promise.reject(new Error('release failed'));
+    cnn.release = () => release().then(() => void (cnnReleased = true));
+    await runner.dispose();
+    assert.ok(cnnReleased, 'the session after the failing one is released too');
+    assert.deepEqual(lines, ["warning: could not release the mlp model's session: release failed"]);
+  });
+
   it('auto without the CUDA provider library runs on the CPU and says so once', async () => {
     const { log, lines } = recorder();
     const runner = new OnnxRunner({ modelsDir: MODELS, executionProvider: 'auto', log, cudaInstalled: () => false });

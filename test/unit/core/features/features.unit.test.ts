@@ -68,7 +68,7 @@ describe('learned-estimator features', () => {
     const stripped = { ...vector.layerTable, rows: vector.layerTable.rows.filter((row) => !isFunctionalRow(row)) };
     const full = featureRecord(job(vector));
     const modules = featureRecord({ ...job(vector), table: stripped });
-    assert.equal(full.analytical_activations_mib - modules.analytical_activations_mib, 8 + 16);
+    assert.equal(full.analytical_activations_mib! - modules.analytical_activations_mib!, 8 + 16);
     assert.equal(full.analytical_state_mib, modules.analytical_state_mib);
     assert.equal(full.layer_calls, 7);
     assert.equal(full.largest_activations_x_batch, 32768 * 64);

@@ -5,7 +5,7 @@ import { estimate, REPO_ROOT } from '../../fixtures';
 
 type Schema = Record<string, unknown>;
 
-const SCHEMA: Schema = JSON.parse(readFileSync(path.join(REPO_ROOT, 'schema', 'layer-table.schema.json'), 'utf8'));
+const SCHEMA = JSON.parse(readFileSync(path.join(REPO_ROOT, 'schema', 'layer-table.schema.json'), 'utf8')) as Schema;
 /** Keywords the schema may use; a new one must be taught to `violations` first. */
 const UNDERSTOOD = new Set(['$schema', '$id', '$ref', '$defs', 'title', 'description', 'type', 'required', 'properties', 'additionalProperties', 'items', 'minimum', 'minLength', 'const']);
 

@@ -13,7 +13,7 @@ import { newRunId } from '../../../../src/core/remote/remoteRun';
 import { LIST_RESULTS } from '../../../../src/core/remote/scripts';
 import { scpArgs, sshArgs, sshFailure } from '../../../../src/core/remote/ssh';
 import { sshConfigHosts } from '../../../../src/core/remote/sshConfigHosts';
-import { REPO_ROOT } from '../../fixtures';
+import { readManifest } from '../../fixtures';
 
 describe('remote: hosts, quoting and ssh arguments', () => {
   it('accepts ssh aliases, host names and user@host', () => {
@@ -200,9 +200,9 @@ describe('remote: the results listing is untrusted', () => {
 });
 
 describe('remote commands in package.json', () => {
-  const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+  const manifest = readManifest();
   it('are contributed, need a trusted workspace, and the manifest says trust is limited', () => {
-    const titles = Object.fromEntries(manifest.contributes.commands.map((c: { command: string; title: string; enablement?: string }) => [c.command, [c.title, c.enablement]]));
+    const titles = Object.fromEntries(manifest.contributes.commands.map((c) => [c.command, [c.title, c.enablement]]));
     assert.deepEqual(titles['gpuEstimator.collectRemote'], ['Collect training data on a remote GPU host', 'isWorkspaceTrusted']);
     assert.deepEqual(titles['gpuEstimator.measureRemote'], ['Measure on remote GPU host', 'isWorkspaceTrusted']);
     assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');

@@ -5,7 +5,7 @@ import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
 import { withLearnedEstimates } from '../../../../src/core/estimators/learned';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { findGpuProfile, GPU_PROFILES } from '../../../../src/core/gpus/gpuProfiles';
-import type { ModelEstimate } from '../../../../src/core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../../../src/core/report/fileEstimate';
 import {
   chartData,
   CURVE_POINTS,
@@ -34,13 +34,22 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
-    else field += c;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
   }
   return rows;
 }
@@ -169,14 +178,14 @@ describe('report data', () => {
       const model = file.models[0]!;
       const data = chartData(file, model, 'model-0', 0.1);
       assert.deepEqual(data.gpus, { estimateMiB: model.memory.estimateMiB, rows: gpuComparison(model, file.gpu.id, 0.1) });
-      assert.equal(data.gpus!.rows.length, GPU_PROFILES.length);
+      assert.equal(data.gpus.rows.length, GPU_PROFILES.length);
       assert.deepEqual(data.estimators, estimatorComparison(model));
       assert.deepEqual(data.curve, memoryCurve(model, file.gpu.memoryMiB));
       assert.equal(data.gpuName, file.gpu.name);
       // A tighter margin changes the verdicts the chart colours.
       const tight = chartData(file, model, 'model-0', 0.99);
       assert.deepEqual(tight.gpus!.rows, gpuComparison(model, file.gpu.id, 0.99));
-      assert.notDeepEqual(tight.gpus!.rows.map((row) => row.risk), data.gpus!.rows.map((row) => row.risk));
+      assert.notDeepEqual(tight.gpus!.rows.map((row) => row.risk), data.gpus.rows.map((row) => row.risk));
     });
 
     it('has no GPU or estimator chart without an estimate', async () => {
@@ -227,11 +236,11 @@ describe('report data', () => {
     it('JSON is the estimate limited to the model; names and formats are checked', async () => {
       const file = await estimate(fixture('cnn_cifar'));
       const model = file.models[0]!;
-      const json = JSON.parse(exportText(file, model, 'json', 0.1));
+      const json = JSON.parse(exportText(file, model, 'json', 0.1)) as FileEstimate;
       assert.equal(json.file, file.file);
       assert.deepEqual(json.gpu, file.gpu);
       assert.equal(json.models.length, 1);
-      assert.equal(json.models[0].memory.estimateMiB, model.memory.estimateMiB);
+      assert.equal(json.models[0]?.memory.estimateMiB, model.memory.estimateMiB);
       assert.equal(exportText(file, model, 'csv', 0.1), layerTableCsv(model));
       assert.equal(exportFileName('src/train.py', 'model', 'csv'), 'train-model.gpu-estimate.csv');
       assert.equal(exportFileName('C:\\w\\my net.py', 'm', 'markdown'), 'my_net-m.gpu-estimate.md');
