@@ -13,7 +13,7 @@ type Decision = { action: 'ok' } | { action: 'install'; packages: string[] } | {
 const SCRIPT = path.join(REPO_ROOT, 'scripts', 'test-prerequisites.cjs');
 // A CommonJS script with no build step (it runs before `npm run build`), so it is required, not imported.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const prerequisites = require(SCRIPT) as { REQUIREMENTS: readonly Requirement[]; decide(missing: readonly Requirement[], machine: { isRoot: boolean; hasApt: boolean }): Decision };
+const prerequisites = require(SCRIPT) as { REQUIREMENTS: readonly Requirement[]; decide(this: void, missing: readonly Requirement[], machine: { isRoot: boolean; hasApt: boolean }): Decision };
 
 describe('scripts/test-prerequisites.cjs (what `npm run test:all` needs beyond Node)', () => {
   const { REQUIREMENTS, decide } = prerequisites;

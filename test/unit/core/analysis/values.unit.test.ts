@@ -52,7 +52,7 @@ describe('module constants', () => {
     const { get, notes } = await analysed('A = 2**64\nB = 18446744073709551616\nC = 1 << 64\nD = pow(2, 64)\nE = int(1e20)\nF = A + 1\nG = 2 ** 5000\nH = 2**53\n');
     for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) {
       const value = get(name);
-      assert.ok(value && typeof value === 'object' && 'reason' in value, `${name} is ${String(value)}`);
+      assert.ok(value && typeof value === 'object' && 'reason' in value, `${name} is ${JSON.stringify(value)}`);
     }
     const [a, b, c, d, e, , g, h] = ['2**64', '18446744073709551616', '1 << 64', 'pow(2, 64)', 'int(1e20)', '', '2 ** 5000', '2**53'];
     assert.deepEqual(

@@ -18,6 +18,7 @@ describe('onnxruntime-node, installed without its install script', () => {
 describe('loadOnnxRuntime', () => {
   const noBinding = (name: RuntimePackage): unknown => {
     if (name === 'onnxruntime-node') throw new Error("Cannot find module '../bin/napi-v6/darwin/x64/onnxruntime_binding.node'\nRequire stack: ...");
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the loader under test takes a require-like function
     return require(name) as unknown;
   };
 

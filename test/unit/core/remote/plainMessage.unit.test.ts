@@ -28,6 +28,7 @@ describe('remote: text from the host in a pop-up', () => {
       fc.property(fc.string({ unit: 'binary', maxLength: 600 }), (text) => {
         const shown = plainMessage(text);
         assert.ok([...shown].length <= MAX_MESSAGE_CHARS);
+        // eslint-disable-next-line no-control-regex -- the property is that no control character is left
         assert.ok(!/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/.test(shown), JSON.stringify(shown));
         assert.ok(!shown.includes(']('));
         assert.equal(shown, shown.trim());
