@@ -34,7 +34,6 @@ const REQUIREMENTS = [
   { what: 'ripgrep (rg)', pkg: 'ripgrep', suite: 'VS Code tests', probe: () => onPath('rg') },
   { what: 'a C++ toolchain (make, g++)', pkg: 'build-essential', suite: 'VS Code tests (code-server native modules)', probe: () => onPath('make') && onPath('g++') },
   { what: 'Kerberos headers (gssapi.h)', pkg: 'libkrb5-dev', suite: 'VS Code tests (code-server native modules)', probe: () => existsSync('/usr/include/gssapi/gssapi.h') },
-  { what: 'unzip', pkg: 'unzip', suite: 'package tests (.vsix contents)', probe: () => onPath('unzip') },
 ];
 
 function succeeds(command, args) {
