@@ -1,4 +1,4 @@
-import type { SyntaxNode } from '../parsing/syntax';
+import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import type { ImportTable } from './imports';
 import type { ModuleObject } from './interpreter/moduleObject';
 import type { Budget } from './interpreter/budget';
@@ -8,14 +8,6 @@ import type { Scope } from './interpreter/scope';
  * The analyzer's output: what a training script says about each model and its training set-up,
  * before any shape or memory arithmetic. Every value remembers where in the source it came from.
  */
-
-/** Zero-based, as tree-sitter and VS Code count. */
-export interface SourceRange {
-  readonly startLine: number;
-  readonly startColumn: number;
-  readonly endLine: number;
-  readonly endColumn: number;
-}
 
 /** A value found in the source, with the place it was read from and how. */
 export interface Sourced<T> {

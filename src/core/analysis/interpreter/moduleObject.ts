@@ -1,4 +1,5 @@
-import type { LayerCall, SourceRange } from '../modelDescription';
+import type { LayerCall } from '../modelDescription';
+import type { SourceRange } from '../../parsing/syntax';
 import type { CatalogArchitecture } from '../../catalog/catalog';
 import type { ClassValue, ParameterValue, PyValue } from './pyValues';
 
