@@ -1,4 +1,4 @@
-import type { LayerCall } from '../modelDescription';
+import type { LayerCall } from '../layerCall';
 import type { SourceRange } from '../../parsing/syntax';
 import type { CatalogArchitecture } from '../../catalog/catalog';
 import type { ClassValue, ParameterValue, PyValue } from './pyValues';

@@ -1,6 +1,6 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { BatchDim, TensorShape } from '../../layers/tensorShape';
-import type { Unresolved, Value } from '../modelDescription';
+import type { Unresolved, Value } from '../layerCall';
 import type { ModuleObject } from './moduleObject';
 import type { Scope } from './scope';
 
