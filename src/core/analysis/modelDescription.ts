@@ -1,8 +1,7 @@
 import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import type { ImportTable } from './imports';
-import type { ModuleObject } from './interpreter/moduleObject';
 import type { Budget } from './interpreter/budget';
-import type { Scope } from './interpreter/scope';
+import type { ModuleObject, Scope } from './interpreter/pyValues';
 
 /**
  * The analyzer's output: what a training script says about each model and its training set-up,
