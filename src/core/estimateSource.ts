@@ -10,7 +10,7 @@ import type { Tree } from 'web-tree-sitter';
 import { IncrementalEstimator } from './incrementalEstimator';
 import type { PythonParser } from './parsing/pythonParser';
 import type { ArchitectureRef, Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
-import type { ModuleObject } from './analysis/interpreter/moduleObject';
+import type { ModuleObject } from './analysis/interpreter/pyValues';
 import { loopsOf } from './analysis/trainingLoops';
 import { lastStatementBoundary } from './parsing/statementBoundary';
 

@@ -1,8 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import type { ImportTable } from './imports';
 import type { CallEvent } from './interpreter/interpreter';
-import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
-import type { Scope } from './interpreter/scope';
+import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
 

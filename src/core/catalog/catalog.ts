@@ -1,4 +1,4 @@
-import type { Value } from '../analysis/modelDescription';
+import type { Value } from '../analysis/layerCall';
 import type { LayerRow } from '../layerTable/layerTable';
 
 /**

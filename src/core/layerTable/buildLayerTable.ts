@@ -1,7 +1,6 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import { BudgetExceeded, Interpreter, isLoss, type FunctionalRowType } from '../analysis/interpreter/interpreter';
-import type { ModuleObject } from '../analysis/interpreter/moduleObject';
-import { isUnresolvedValue, kindOf, toValue, tuple, type PyValue } from '../analysis/interpreter/pyValues';
+import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';

@@ -1,4 +1,4 @@
-import { isLayerValue, isUnresolved, type LayerCall, type LayerValue, type Unresolved, type Value } from '../analysis/modelDescription';
+import { isLayerValue, isUnresolved, type LayerCall, type LayerValue, type Unresolved, type Value } from '../analysis/layerCall';
 
 /**
  * Thrown with a plain message when a layer cannot be sized: an argument the analyzer could not

@@ -1,4 +1,4 @@
-import type { Value } from '../analysis/modelDescription';
+import type { Value } from '../analysis/layerCall';
 import type { LayerArgs } from './layerArgs';
 import type { LayerOutput, TensorShape } from './tensorShape';
 

@@ -3,7 +3,7 @@
  * ranks, and the window formulas of convolution and pooling. Errors are LayerArgumentErrors with
  * a message a user can act on.
  */
-import type { Value } from '../analysis/modelDescription';
+import type { Value } from '../analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
 import { formatShape, isBatchDim, type Dim, type TensorShape } from './tensorShape';

@@ -1,7 +1,14 @@
-import type { SourceRange } from '../analysis/modelDescription';
 import type { SyntaxNode } from './syntaxTree';
 
 export type { SyntaxNode };
+
+/** Zero-based, as tree-sitter and VS Code count. */
+export interface SourceRange {
+  readonly startLine: number;
+  readonly startColumn: number;
+  readonly endLine: number;
+  readonly endColumn: number;
+}
 
 /**
  * Zero-based range of a node, the shape editors and the JSON report use. Read when shown, not

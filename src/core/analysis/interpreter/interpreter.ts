@@ -4,7 +4,6 @@ import type { ImportTable } from '../imports';
 import type { AnalysisNote } from '../modelDescription';
 import { callTensorFunction, callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
 import { Budget } from './budget';
-import { ModuleObject } from './moduleObject';
 import { catalogCall, type CatalogCall } from './catalogCalls';
 import {
   asModule,
@@ -15,6 +14,8 @@ import {
   tuple,
   unresolved,
   toValue,
+  ModuleObject,
+  Scope,
   type ClassValue,
   type DictValue,
   type ExternalValue,
@@ -25,7 +26,6 @@ import {
   type PyList,
   type PyValue,
 } from './pyValues';
-import { Scope } from './scope';
 import { isTensorLike } from './tensorOps';
 
 export { BudgetExceeded } from './budget';

@@ -5,7 +5,7 @@
  * layers last).
  */
 import { ShapeError } from '../../analysis/interpreter/tensorOps';
-import type { Value } from '../../analysis/modelDescription';
+import type { Value } from '../../analysis/layerCall';
 import type { LayerRow } from '../../layerTable/layerTable';
 import { LayerArgs, LayerArgumentError } from '../../layers/layerArgs';
 import { layerSpec } from '../../layers/layerCatalog';

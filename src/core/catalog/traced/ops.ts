@@ -5,7 +5,7 @@
  * Every target the catalog data uses must be here: test/unit/core/catalog/traced checks it.
  */
 import { broadcast, concatenate, flatten, permute, reduce, reshape, ShapeError, transpose, unsqueeze } from '../../analysis/interpreter/tensorOps';
-import type { Value } from '../../analysis/modelDescription';
+import type { Value } from '../../analysis/layerCall';
 import { LayerArgs } from '../../layers/layerArgs';
 import { layerSpec } from '../../layers/layerCatalog';
 import { isBatchDim, isTensorShape, type Dim, type LayerOutput, type TensorShape } from '../../layers/tensorShape';

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import type { Value } from '../../../../src/core/analysis/modelDescription';
+import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
 
 const RANGE = { startLine: 0, startColumn: 0, endLine: 0, endColumn: 0 };

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import type { Value } from '../../../../src/core/analysis/modelDescription';
+import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
 import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
 import type { LayerCategory, LayerSpec } from '../../../../src/core/layers/layerSpec';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Value } from '../../../../src/core/analysis/modelDescription';
+import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
 import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
 import type { LayerSpec } from '../../../../src/core/layers/layerSpec';

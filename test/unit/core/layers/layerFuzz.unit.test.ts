@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { Value } from '../../../../src/core/analysis/modelDescription';
+import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
 import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
 import { BATCH, isBatchDim, outputTensors, type Dim, type LayerOutput, type TensorShape } from '../../../../src/core/layers/tensorShape';
