@@ -2,15 +2,18 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { GPU_PROFILES, type GpuProfile } from '../../../../src/core/gpus/gpuProfiles';
-import { gpuSettingsDrift, readGpuSettingsFiles, syncedGpuSettings, syncedManifest, syncedReadme } from '../../../../scripts/gpus/gpuSettings';
+import { gpuSettingsDrift, readGpuSettingsFiles, settingDescription, syncedGpuSettings, syncedManifest, syncedReadme } from '../../../../scripts/gpus/gpuSettings';
 import { REPO_ROOT } from '../../fixtures';
 
 const files = readGpuSettingsFiles(REPO_ROOT);
 
+/** A made-up card, so that no real profile ever takes its id. */
+const NEW_GPU: GpuProfile = { id: 'x900-96gb', name: 'X900 96GB', fullName: 'NVIDIA X900', architecture: 'Test', memoryMiB: 98304 };
+
 /** gpuProfiles.json's profiles as a copy read from the file, with one more GPU as a contributor would add it. */
 function profilesWithNewGpu(): GpuProfile[] {
   const data = JSON.parse(readFileSync(path.join(REPO_ROOT, 'src', 'core', 'gpus', 'gpuProfiles.json'), 'utf8')) as { profiles: GpuProfile[] };
-  return [...data.profiles, { id: 'b200-192gb', name: 'B200 192GB', fullName: 'NVIDIA B200', architecture: 'Blackwell', memoryMiB: 183359 }];
+  return [...data.profiles, NEW_GPU];
 }
 
 describe('GPU settings generated from gpuProfiles.json', () => {
@@ -31,23 +34,25 @@ describe('GPU settings generated from gpuProfiles.json', () => {
     const synced = syncedGpuSettings(files, profilesWithNewGpu());
     const manifest = JSON.parse(synced['package.json']) as { contributes: { configuration: { properties: Record<string, { enum: string[]; enumDescriptions: string[] }> } } };
     const setting = manifest.contributes.configuration.properties['gpuEstimator.gpu']!;
-    assert.equal(setting.enum.at(-1), 'b200-192gb');
-    assert.equal(setting.enumDescriptions.at(-1), 'NVIDIA B200 192GB');
+    assert.equal(setting.enum.at(-1), NEW_GPU.id);
+    assert.equal(setting.enumDescriptions.at(-1), 'NVIDIA X900 96GB');
     const added = (before: string, after: string): string[] => {
       const old = new Set(before.split('\n'));
       return after.split('\n').filter((line) => !old.has(line));
     };
-    // The two last entries gain a comma; the new ones follow them; indentation is package.json's.
+    // The last entries gain a comma and the new ones follow them, indented as package.json is.
+    const last = GPU_PROFILES.at(-1)!;
     assert.deepEqual(added(files['package.json'], synced['package.json']), [
-      '            "rtx4090-24gb",',
-      '            "b200-192gb"',
-      '            "NVIDIA GeForce RTX 4090 24GB",',
-      '            "NVIDIA B200 192GB"',
+      `            "${last.id}",`,
+      `            "${NEW_GPU.id}"`,
+      `            "${settingDescription(last)}",`,
+      '            "NVIDIA X900 96GB"',
     ]);
     assert.equal(synced['package.json'].split('\n').length, files['package.json'].split('\n').length + 2);
     const readmeChanges = added(files['README.md'], synced['README.md']);
     assert.equal(readmeChanges.length, 1);
-    assert.match(readmeChanges[0]!, /^\| `gpuEstimator\.gpu` \| `a100-40gb` \| GPU to check against: `a100-40gb`, .*`rtx4090-24gb`, `b200-192gb` \|$/);
+    const ids = [...GPU_PROFILES, NEW_GPU].map((p) => `\`${p.id}\``).join(', ');
+    assert.equal(readmeChanges[0], `| \`gpuEstimator.gpu\` | \`a100-40gb\` | GPU to check against: ${ids} |`);
   });
 
   it('say what is missing when package.json has no gpu setting or the README no row for it', () => {
