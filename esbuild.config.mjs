@@ -41,6 +41,21 @@ function copyAssets() {
   copyFileSync(grammar, path.join(root, 'grammars', 'tree-sitter-python.wasm'));
 }
 
+// package.json's gpuEstimator.gpu choices and the README's row for it are generated from
+// src/core/gpus/gpuProfiles.json (scripts/gpus/gpuSettings.ts); a build must not ship them stale.
+// The check is TypeScript, so esbuild bundles it here and it runs from memory.
+async function checkGpuSettings() {
+  const bundled = await build({ entryPoints: ['scripts/gpus/gpuSettings.ts'], bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning' });
+  const code = Buffer.from(bundled.outputFiles[0].contents).toString('base64');
+  const { checkGpuSettings: drift } = await import(`data:text/javascript;base64,${code}`);
+  return drift(root);
+}
+
+const gpuSettingsDrift = await checkGpuSettings();
+if (gpuSettingsDrift) {
+  console.error(gpuSettingsDrift);
+  process.exit(1);
+}
 copyAssets();
 await Promise.all([
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' }),

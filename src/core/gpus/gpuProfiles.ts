@@ -10,6 +10,11 @@ export interface GpuProfile {
   readonly memoryMiB: number;
 }
 
+/**
+ * The GPUs, in the order settings and tables list them. To add one, add it to gpuProfiles.json and
+ * run `npm run gpus:sync`, which writes package.json's choices for `gpuEstimator.gpu` and the
+ * README's row from it (scripts/gpus/gpuSettings.ts; the build fails while they disagree).
+ */
 export const GPU_PROFILES: readonly GpuProfile[] = data.profiles;
 
 /** The GPU of the reference measurements, and so the one estimates are calibrated on. */

@@ -13,6 +13,8 @@ const COMMAND = 'GPU Estimator: Estimate GPU memory';
 const REPORT_TITLE = 'GPU estimate';
 // The CodeLens above `model = nn.Sequential(`: `~1.2 GiB on A100 40GB (...) | Horus 2.0 GiB | ...`.
 const CODELENS = /~\d+(\.\d+)?\s(GiB|MiB) on A100 40GB \(.+\) \| Horus \d+(\.\d+)?\s(GiB|MiB)/;
+// The report's GPU chart shows every profile.
+const GPU_COUNT = JSON.parse(fs.readFileSync(new URL('../../../src/core/gpus/gpuProfiles.json', import.meta.url), 'utf8')).profiles.length;
 
 const outDir = env('E2E_OUT_DIR');
 const log = logger('ui');
@@ -218,8 +220,8 @@ try {
   check('every chart is a role="img" with an aria-label summing it up',
     Boolean(charts) && REPORT_CHARTS.every((k) => charts.charts[k].role === 'img' && charts.charts[k].label.length > 20),
     JSON.stringify(charts && Object.fromEntries(REPORT_CHARTS.map((k) => [k, `${charts.charts[k].role}: ${charts.charts[k].label.slice(0, 70)}`]))));
-  check('the curve shades the MLP ensemble\'s range (its label says so, its table lists the range), the GPU chart names all 12 GPUs',
-    Boolean(charts) && /its range shaded/.test(charts.charts.curve.label) && charts.ensembleRangeColumn && /^GPU memory of 12 GPUs against the estimate of /.test(charts.charts.gpus.label),
+  check(`the curve shades the MLP ensemble's range (its label says so, its table lists the range), the GPU chart names all ${GPU_COUNT} GPUs`,
+    Boolean(charts) && /its range shaded/.test(charts.charts.curve.label) && charts.ensembleRangeColumn && charts.charts.gpus.label.startsWith(`GPU memory of ${GPU_COUNT} GPUs against the estimate of `),
     JSON.stringify(charts && { curve: charts.charts.curve.label, gpus: charts.charts.gpus.label.slice(0, 80), ensembleRangeColumn: charts.ensembleRangeColumn }));
   await screenshot('report.png');
   await screenshot('workbench.png');

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { withLearnedEstimates } from '../../../src/core/estimators/learned';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
+import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';
 import { estimatorComparison, gpuComparison, memoryCurve, type ModelChartData } from '../../../src/core/report/reportData';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
 import { estimate, fixture, REPO_ROOT } from '../fixtures';
@@ -49,7 +50,7 @@ describe('report page', () => {
     assert.match(html, new RegExp(`largest batch that fits is ${model.maxBatchSize}\\.`));
     assert.match(html, /<caption>Memory breakdown<\/caption>/);
     assert.match(html, /<caption>Peak memory by batch size \(analytical model\)<\/caption>/);
-    assert.equal((html.match(/<tr class="risk-(fits|tight|oom)/g) ?? []).length, 12, 'one row per GPU profile');
+    assert.equal((html.match(/<tr class="risk-(fits|tight|oom)/g) ?? []).length, GPU_PROFILES.length, 'one row per GPU profile');
     assert.match(html, /<tr class="risk-fits current"><th scope="row">A100 40GB <span class="muted">\(selected\)/);
 
     const data = chartJson(html);
@@ -81,7 +82,7 @@ describe('report page', () => {
     const table = [...html.matchAll(/<tr class="risk-(\w+)[^"]*"><th scope="row">([^<]*)[^]*?<\/th><td class="num">([^<]*)<\/td>/g)].map((m) => ({ risk: m[1], name: m[2]!.trim(), memory: m[3] }));
     assert.deepEqual(table, gpus.rows.map((r: { risk: string; name: string; memoryMiB: number }) => ({ risk: r.risk, name: escapeHtml(r.name), memory: formatMiB(r.memoryMiB) })));
     const gpuLabel = ariaLabel(html, 'model-0-gpus')!;
-    assert.match(gpuLabel, new RegExp(`^GPU memory of 12 GPUs against the estimate of ${formatMiB(model.memory.estimateMiB!)}: `));
+    assert.match(gpuLabel, new RegExp(`^GPU memory of ${GPU_PROFILES.length} GPUs against the estimate of ${formatMiB(model.memory.estimateMiB!)}: `));
     for (const row of gpus.rows) assert.ok(gpuLabel.includes(`${row.name} (${formatMiB(row.memoryMiB)})`), row.name);
     assert.match(gpuLabel, /does not fit on T4 16GB/);
     assert.deepEqual(estimators, JSON.parse(JSON.stringify(estimatorComparison(model))));
