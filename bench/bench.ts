@@ -211,7 +211,7 @@ const HOVER_OPTIONS = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
 
 /**
  * What the hover provider does (src/extension/hoverProvider.ts via EstimationService), without
- * VS Code: estimate the document (IncrementalEstimator, then the ONNX ensembles with the default
+ * VS Code: estimate the document (EstimationPipeline: the analysis, then the ONNX ensembles with the default
  * execution provider), find the model, build the hover's Markdown (hoverText, the same text the
  * editor shows). Runs in a fresh process (`--first-hover`) so the parser, onnxruntime and the
  * sessions load as after activation.

@@ -2,7 +2,7 @@ import { analyzeSource, type SyntaxCache } from '../analysis/analyzeSource';
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/moduleObject';
 import { loopsOf } from '../analysis/trainingLoops';
-import { analyticalEstimator } from '../estimators/analytical';
+import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { modelFamily } from '../estimators/family';
 import { horusEstimator } from '../estimators/horus';
 import type { GpuProfile } from '../gpus/gpuProfiles';

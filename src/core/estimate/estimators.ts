@@ -2,7 +2,7 @@
  * Every estimator the pipeline runs, in the order their results are listed. Adding one is a new
  * file under src/core/estimators that exports an `Estimator`, and a line here.
  */
-import { analyticalEstimator } from '../estimators/analytical';
+import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { horusEstimator } from '../estimators/horus';
 import { ensembleEstimator } from '../estimators/learned';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';

@@ -1,5 +1,4 @@
 import type { OptimizerKind, Precision } from '../analysis/modelDescription';
-import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerTraits } from '../layers/layerTraits';
 import type { TrainingJob } from './trainingJob';
@@ -118,13 +117,3 @@ export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
 function product(dims: readonly number[]): number {
   return dims.reduce((a, b) => a * b, 1);
 }
-
-/** Our analytical model as an estimator: a point with its breakdown, no range. */
-export const analyticalEstimator: Estimator<MemoryBreakdown> = {
-  id: 'analytical',
-  pass: 'analysis',
-  estimate({ job }) {
-    const { totalMiB, breakdown } = analyticalEstimate(job);
-    return { method: 'analytical', pointMiB: totalMiB, range: null, warnings: [], memoryAt: (batchSize) => analyticalEstimate({ ...job, batchSize }).totalMiB, detail: breakdown };
-  },
-};
