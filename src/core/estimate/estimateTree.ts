@@ -1,3 +1,8 @@
+/**
+ * The analysis pass of one file: syntax tree -> models -> layer tables -> the estimators of the
+ * analysis pass (estimators.ts) -> each model's estimate, with the verdict taken of the one that
+ * counts. The pipeline (pipeline.ts) adds the learned pass.
+ */
 import { analyzeSource, type SyntaxCache } from '../analysis/analyzeSource';
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/moduleObject';
