@@ -16,17 +16,15 @@ import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
 import type { Tree } from 'web-tree-sitter';
 import { analyzeSource, type SyntaxCache } from '../src/core/analysis/analyzeSource';
-import { estimateSource } from '../src/core/estimateSource';
-import { withLearnedEstimates } from '../src/core/estimators/learned';
-import { OnnxRunner } from '../src/core/estimators/onnx/onnxRunner';
+import { estimateSource } from '../src/core/estimate/incrementalEstimator';
+import { EstimationPipeline } from '../src/core/estimate/pipeline';
 import { featureVector } from '../src/core/features/features';
 import { defaultGpuProfile } from '../src/core/gpus/gpuProfiles';
-import { IncrementalEstimator } from '../src/core/incrementalEstimator';
 import { changeBetween, reparse, type TextChange } from '../src/core/parsing/incrementalParse';
 import { parseableSource } from '../src/core/parsing/parseableSource';
 import { findPackageRoot, packagedParserAssets } from '../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../src/core/parsing/pythonParser';
-import type { FileEstimate } from '../src/core/report/fileEstimate';
+import type { FileEstimate } from '../src/core/estimate/fileEstimate';
 import { hoverText } from '../src/core/report/hoverText';
 import { realisticScript } from './generatedScripts';
 import { warmUpEstimation } from '../src/core/warmUp';
@@ -213,7 +211,7 @@ const HOVER_OPTIONS = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
 
 /**
  * What the hover provider does (src/extension/hoverProvider.ts via EstimationService), without
- * VS Code: estimate the document (IncrementalEstimator, then the ONNX ensembles with the default
+ * VS Code: estimate the document (EstimationPipeline: the analysis, then the ONNX ensembles with the default
  * execution provider), find the model, build the hover's Markdown (hoverText, the same text the
  * editor shows). Runs in a fresh process (`--first-hover`) so the parser, onnxruntime and the
  * sessions load as after activation.
@@ -225,19 +223,18 @@ async function firstHover(): Promise<void> {
   // What activation starts in the background (EstimationService.warmUp): the parser, the ensembles'
   // sessions and one estimate of a built-in script; the service then serves the hover with both.
   const warmStarted = performance.now();
-  const warmed = warm ? { parser: await createPythonParser(packagedParserAssets(ROOT)), runner: new OnnxRunner({ modelsDir, executionProvider: 'auto' }) } : undefined;
-  if (warmed) await warmUpEstimation(warmed.parser, warmed.runner);
+  const models = { modelsDir, executionProvider: 'auto' } as const;
+  const warmed = warm ? new EstimationPipeline(await createPythonParser(packagedParserAssets(ROOT)), models) : undefined;
+  if (warmed) await warmUpEstimation(warmed);
   const warmUpMs = performance.now() - warmStarted;
   const started = performance.now();
-  const parser = warmed?.parser ?? (await createPythonParser(packagedParserAssets(ROOT)));
+  const pipeline = warmed ?? new EstimationPipeline(await createPythonParser(packagedParserAssets(ROOT)), models);
   const parsed = performance.now();
-  const analytical = new IncrementalEstimator(parser).estimate(HOVER_FILE, source, HOVER_OPTIONS);
-  const analysed = performance.now();
-  const runner = warmed?.runner ?? new OnnxRunner({ modelsDir, executionProvider: 'auto' });
-  const estimate = await withLearnedEstimates(analytical, runner, { safetyMargin: HOVER_OPTIONS.safetyMargin });
+  const estimate = await pipeline.estimate({ file: HOVER_FILE, source, options: HOVER_OPTIONS, document: HOVER_FILE });
+  const analysed = parsed + pipeline.lastTimings.analysisMs;
   const text = hoverText(estimate, estimate.models[0]!);
   const done = performance.now();
-  await runner.dispose();
+  await pipeline.dispose();
   console.log(JSON.stringify({ ...(warm ? { warmUpMs } : {}), totalMs: done - started, parserMs: parsed - started, analysisMs: analysed - parsed, learnedMs: done - analysed, models: estimate.models.length, hoverChars: text.length }));
 }
 
@@ -260,8 +257,7 @@ async function hoverBench(parser: PythonParser): Promise<void> {
     } else console.log(`  ${label}: not measured (${child.stderr.trim().split('\n').pop() ?? `exit ${child.status}`})`);
   }
 
-  const estimator = new IncrementalEstimator(parser);
-  const runner = new OnnxRunner({ modelsDir: path.join(ROOT, 'models'), executionProvider: 'auto' });
+  const pipeline = new EstimationPipeline(parser, { modelsDir: path.join(ROOT, 'models'), executionProvider: 'auto' });
   try {
     const [type, undo] = middleEdits(source);
     let text = source;
@@ -271,7 +267,7 @@ async function hoverBench(parser: PythonParser): Promise<void> {
       if (edit || !estimate) {
         const change = step++ % 2 === 0 ? type : undo;
         if (edit) text = text.slice(0, change.offset) + change.text + text.slice(change.offset + change.length);
-        estimate = await withLearnedEstimates(estimator.estimate(HOVER_FILE, text, HOVER_OPTIONS), runner, { safetyMargin: HOVER_OPTIONS.safetyMargin });
+        estimate = await pipeline.estimate({ file: HOVER_FILE, source: text, options: HOVER_OPTIONS, document: HOVER_FILE });
       }
       const model = estimate.models.find((m) => m.line === estimate!.models[0]!.line)!;
       hoverText(estimate, model);
@@ -284,7 +280,7 @@ async function hoverBench(parser: PythonParser): Promise<void> {
       { name: 'hover, estimate cached (same version)', lines, runs: cached.length, samples: cached, target: 30 },
     ]);
   } finally {
-    await runner.dispose();
+    await pipeline.dispose();
   }
 }
 
@@ -298,10 +294,11 @@ async function learnedBench(parser: PythonParser): Promise<void> {
   const fixture = 'mlp_mnist_sequential.py';
   const source = readFileSync(path.join(ROOT, 'test', 'fixtures', 'corpus', fixture), 'utf8');
   const lines = source.split('\n').length;
-  const estimate = estimateSource(fixture, source, parser, { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
-  const model = estimate.models[0]!;
+  const pipeline = new EstimationPipeline(parser, { modelsDir: path.join(ROOT, 'models'), executionProvider: 'cpu' });
+  const request = { file: fixture, source, options: { gpu: defaultGpuProfile(), safetyMargin: 0.1 } };
+  const model = estimateSource(request.file, source, parser, request.options).models[0]!;
   const features = featureVector({ table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision });
-  const runner = new OnnxRunner({ modelsDir: path.join(ROOT, 'models'), executionProvider: 'cpu' });
+  const runner = pipeline.onnx;
   console.log('');
   console.log(`learned estimators: test/fixtures/corpus/${fixture} (${model.family.toUpperCase()}, batch ${model.batchSize}, ${model.optimizer})`);
   try {
@@ -309,9 +306,12 @@ async function learnedBench(parser: PythonParser): Promise<void> {
     await runner.run(model.family, [features]);
     console.log(`  session load + first inference (cold): ${(performance.now() - cold).toFixed(1)} ms`);
     const inference = await measureAsync(2000, 50, () => runner.run(model.family, [features]));
-    // A copy of the layer table each time: learned estimates are kept per table object (an unchanged model after an edit).
-    const fresh = () => ({ ...estimate, models: estimate.models.map((m) => ({ ...m, layerTable: structuredClone(m.layerTable) })) });
-    const learned = await measureAsync(100, 5, () => withLearnedEstimates(fresh(), runner, { safetyMargin: 0.1 }));
+    // Each estimate without a document key builds new layer tables, so the learned pass meets a new model every time (learned estimates are kept per table object).
+    const learned: number[] = [];
+    for (let i = 0; i < 105; i++) {
+      await pipeline.estimate(request);
+      if (i >= 5) learned.push(pipeline.lastTimings.learnedMs);
+    }
     const rows: Row[] = [
       { name: 'one ensemble inference (1 row, CPU)', lines, runs: inference.length, samples: inference, target: 1 },
       { name: 'learned step of a new model (+ max batch)', lines, runs: learned.length, samples: learned },
@@ -324,7 +324,7 @@ async function learnedBench(parser: PythonParser): Promise<void> {
       console.log(`  FakeTensor: ${fake.detail}; median ${ratio.toFixed(0)}x one ensemble inference`);
     } else console.log(`  FakeTensor: not measured (${fake.detail})`);
   } finally {
-    await runner.dispose();
+    await pipeline.dispose();
   }
 }
 

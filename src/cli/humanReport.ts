@@ -1,6 +1,6 @@
 import { formatCount, formatMiB } from '../core/format/units';
 import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod } from '../core/report/describe';
-import type { FileEstimate, ModelEstimate } from '../core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 
 const COLUMNS = ['model', 'line', 'family', 'params', 'batch', 'estimate', 'Horus', 'fits', 'max batch'] as const;
 

@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { estimateSource } from '../core/estimateSource';
-import { withLearnedEstimates } from '../core/estimators/learned';
-import { OnnxRunner } from '../core/estimators/onnx/onnxRunner';
+import { EstimationPipeline } from '../core/estimate/pipeline';
 import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
 import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
@@ -58,16 +56,19 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   const root = findPackageRoot(__dirname);
   const parser = await createPythonParser(packagedParserAssets(root));
   const safetyMargin = args.safetyMarginPercent / 100;
-  const analytical = estimateSource(args.file, source, parser, { gpu, batchSize: args.batchSize, safetyMargin });
-  // The learned step: the bundled ONNX ensembles (the JSON says which execution provider ran them).
   if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const userModels = args.models === undefined ? {} : { userModelsDir: path.resolve(args.models) };
-  const runner = new OnnxRunner({ modelsDir: path.join(root, 'models'), ...userModels, executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) });
+  // The learned step runs the bundled ONNX ensembles (the JSON says which execution provider ran them).
+  const pipeline = new EstimationPipeline(
+    parser,
+    { modelsDir: path.join(root, 'models'), ...userModels, executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) },
+    (level, message) => level === 'error' && stderr.write(`gpu-estimate: ${message}\n`),
+  );
   let estimate;
   try {
-    estimate = await withLearnedEstimates(analytical, runner, { safetyMargin });
+    estimate = await pipeline.estimate({ file: args.file, source, options: { gpu, batchSize: args.batchSize, safetyMargin } });
   } finally {
-    await runner.dispose();
+    await pipeline.dispose();
   }
   stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanReport(estimate)}\n`);
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;

@@ -7,15 +7,12 @@
  * `forward`, Sequential stacks, convolutions, an MLP, argparse, a DataLoader, an optimizer and a
  * training loop) takes that cost before the user's first hover does.
  */
-import { withLearnedEstimates } from './estimators/learned';
-import type { OnnxRunner } from './estimators/onnx/onnxRunner';
+import type { EstimationPipeline } from './estimate/pipeline';
 import { defaultGpuProfile } from './gpus/gpuProfiles';
-import { IncrementalEstimator } from './incrementalEstimator';
-import type { PythonParser } from './parsing/pythonParser';
 
 const WARM_UP_FILE = 'gpu-estimator-warm-up.py';
 /**
- * Each round estimates the script from scratch in a new estimator. V8 optimises a function after
+ * Each round estimates the script from scratch. V8 optimises a function after
  * it has run hot for a while, and one round of a 70-line script is not that; a few are
  * (`npm run bench`, first hover after warm-up: see README.md). Each round is ~10-40 ms of work.
  */
@@ -92,19 +89,14 @@ if __name__ == "__main__":
     main()
 `;
 
-/** Opens the runner's sessions and estimates WARM_UP_SCRIPT `rounds` times with this parser and runner; returns how many models it found. */
-export async function warmUpEstimation(parser: PythonParser, runner: OnnxRunner, rounds = WARM_UP_ROUNDS): Promise<number> {
-  await Promise.all((['mlp', 'cnn'] as const).map((family) => runner.model(family)));
+/** Opens the pipeline's sessions and estimates WARM_UP_SCRIPT `rounds` times with it; returns how many models it found. */
+export async function warmUpEstimation(pipeline: EstimationPipeline, rounds = WARM_UP_ROUNDS): Promise<number> {
+  await pipeline.openSessions(['mlp', 'cnn']);
   const options = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
   let models = 0;
   for (let round = 0; round < rounds; round++) {
-    const estimator = new IncrementalEstimator(parser);
-    try {
-      const estimate = await withLearnedEstimates(estimator.estimate(WARM_UP_FILE, WARM_UP_SCRIPT, options), runner, options);
-      models = estimate.models.length;
-    } finally {
-      estimator.dispose();
-    }
+    const estimate = await pipeline.estimate({ file: WARM_UP_FILE, source: WARM_UP_SCRIPT, options });
+    models = estimate.models.length;
   }
   return models;
 }

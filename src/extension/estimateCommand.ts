@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
-import type { FileEstimate } from '../core/report/fileEstimate';
+import type { FileEstimate } from '../core/estimate/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
 import { pickGpu, pickModel } from './report/pickers';

@@ -1,14 +1,12 @@
 import * as vscode from 'vscode';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { withLearnedEstimates } from '../core/estimators/learned';
-import type { ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
-import { OnnxRunner } from '../core/estimators/onnx/onnxRunner';
-import { IncrementalEstimator } from '../core/incrementalEstimator';
+import { EstimationPipeline } from '../core/estimate/pipeline';
+import type { RunnerOptions } from '../core/estimators/onnx/onnxRunner';
 import { packagedParserAssets } from '../core/parsing/parserAssets';
-import { createPythonParser, type PythonParser } from '../core/parsing/pythonParser';
+import { createPythonParser } from '../core/parsing/pythonParser';
 import type { GpuProfile } from '../core/gpus/gpuProfiles';
-import type { FileEstimate } from '../core/report/fileEstimate';
+import type { FileEstimate } from '../core/estimate/fileEstimate';
 import { warmUpEstimation } from '../core/warmUp';
 import { InFlight } from './inFlight';
 import type { Logger } from './logger';
@@ -25,14 +23,10 @@ interface CacheEntry {
  * only what each edit changed. The parser loads on first use, so activation stays cheap.
  */
 export class EstimationService implements vscode.Disposable {
-  private parser: Promise<PythonParser> | undefined;
+  /** Made when the parser has loaded; its ONNX sessions open on first use and stay until the provider setting or the models folder changes. */
+  private pipeline: Promise<EstimationPipeline> | undefined;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inFlight = new InFlight<FileEstimate>();
-  private readonly estimators = new Map<string, IncrementalEstimator>();
-  /** The bundled ONNX ensembles; sessions open on first use and stay until the provider setting changes. */
-  private runner: OnnxRunner | undefined;
-  /** The user's models folder the runner was made for (undefined: bundled only). */
-  private runnerModelsDir: string | undefined;
   /** Bumped by reloadModels, so cached estimates made with older models are not reused. */
   private modelsGeneration = 0;
   private readonly subscriptions: vscode.Disposable[];
@@ -57,17 +51,9 @@ export class EstimationService implements vscode.Disposable {
 
   private async estimateNow(document: vscode.TextDocument, gpu: GpuProfile, settingsKey: string): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { safetyMargin, executionProvider } = this.settings.settings;
-    const parser = await this.loadParser();
-    let estimator = this.estimators.get(key);
-    if (!estimator) {
-      estimator = new IncrementalEstimator(parser);
-      this.estimators.set(key, estimator);
-    }
-    const started = performance.now();
-    const analytical = estimator.estimate(vscode.workspace.asRelativePath(document.uri), document.getText(), { gpu, safetyMargin });
-    this.logger.trace(`estimated ${key} v${document.version} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${analytical.models.length} model(s)`);
-    const estimate = await this.learned(analytical, executionProvider, safetyMargin);
+    const { safetyMargin } = this.settings.settings;
+    const pipeline = await this.currentPipeline();
+    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin }, document: key });
     if (gpu.id === this.settings.settings.gpu.id) this.cache.set(key, { version: document.version, settingsKey, estimate });
     return estimate;
   }
@@ -80,44 +66,45 @@ export class EstimationService implements vscode.Disposable {
   async warmUp(): Promise<void> {
     try {
       const started = performance.now();
-      const models = await warmUpEstimation(await this.loadParser(), this.currentRunner(this.settings.settings.executionProvider));
+      const models = await warmUpEstimation(await this.currentPipeline());
       this.logger.trace(`warm-up: ${models} model(s) of the built-in script estimated in ${(performance.now() - started).toFixed(1)} ms`);
     } catch (error) {
       this.logger.trace(`warm-up: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  /** The runner for the current settings, made anew when the provider or the models folder changed. */
-  private currentRunner(executionProvider: ExecutionProviderChoice): OnnxRunner {
-    const userModelsDir = this.userModelsDir();
-    if (!this.runner || this.runner.executionProvider !== executionProvider || this.runnerModelsDir !== userModelsDir) {
-      void this.runner?.dispose();
-      const log = (level: 'info' | 'warning', message: string) => (level === 'warning' ? this.logger.warn(message) : this.logger.info(message));
-      this.runner = new OnnxRunner({ modelsDir: path.join(this.extensionUri.fsPath, 'models'), ...(userModelsDir ? { userModelsDir } : {}), executionProvider, log });
-      this.runnerModelsDir = userModelsDir;
-      if (userModelsDir) this.logger.info(`learned estimators: your models folder ${userModelsDir} first, then the bundled models`);
-    }
-    return this.runner;
+  /** The pipeline, its models switched to the current settings (the provider, the models folder). */
+  private async currentPipeline(): Promise<EstimationPipeline> {
+    this.pipeline ??= createPythonParser(packagedParserAssets(this.extensionUri.fsPath)).then(
+      (parser) => {
+        const models = this.modelsSetup();
+        this.logModels(models);
+        return new EstimationPipeline(parser, models, (level, message) => (level === 'error' ? this.logger.error(message) : this.logger.trace(message)));
+      },
+      (error: unknown) => {
+        this.pipeline = undefined;
+        throw error;
+      },
+    );
+    const pipeline = await this.pipeline;
+    const models = this.modelsSetup();
+    if (pipeline.useModels(models)) this.logModels(models);
+    return pipeline;
   }
 
-  /** The learned step (the ensembles); on failure the analytical estimate, with the reason in the log. */
-  private async learned(estimate: FileEstimate, executionProvider: ExecutionProviderChoice, safetyMargin: number): Promise<FileEstimate> {
-    const runner = this.currentRunner(executionProvider);
-    try {
-      const started = performance.now();
-      const learned = await withLearnedEstimates(estimate, runner, { safetyMargin });
-      this.logger.trace(`learned estimates for ${estimate.file} in ${(performance.now() - started).toFixed(1)} ms`);
-      return learned;
-    } catch (error) {
-      this.logger.error(`learned estimators failed, showing the analytical model: ${error instanceof Error ? error.message : String(error)}`);
-      return estimate;
-    }
+  private logModels(models: RunnerOptions): void {
+    if (models.userModelsDir) this.logger.info(`learned estimators: your models folder ${models.userModelsDir} first, then the bundled models`);
+  }
+
+  private modelsSetup(): RunnerOptions {
+    const userModelsDir = this.userModelsDir();
+    const log = (level: 'info' | 'warning', message: string) => (level === 'warning' ? this.logger.warn(message) : this.logger.info(message));
+    return { modelsDir: path.join(this.extensionUri.fsPath, 'models'), ...(userModelsDir ? { userModelsDir } : {}), executionProvider: this.settings.settings.executionProvider, log };
   }
 
   /** Drops the open ONNX sessions and cached estimates, so models just written to the models folder are used. */
   reloadModels(): void {
-    void this.runner?.dispose();
-    this.runner = undefined;
+    void this.pipeline?.then((pipeline) => pipeline.reloadModels(), () => undefined);
     this.modelsGeneration += 1;
   }
 
@@ -131,28 +118,17 @@ export class EstimationService implements vscode.Disposable {
     return root ? path.join(root, folder) : undefined;
   }
 
-  private loadParser(): Promise<PythonParser> {
-    this.parser ??= createPythonParser(packagedParserAssets(this.extensionUri.fsPath)).catch((error: unknown) => {
-      this.parser = undefined;
-      throw error;
-    });
-    return this.parser;
-  }
-
   private forget(key: string): void {
     this.cache.delete(key);
     this.inFlight.forget(key);
-    this.estimators.get(key)?.dispose();
-    this.estimators.delete(key);
+    void this.pipeline?.then((pipeline) => pipeline.forget(key), () => undefined);
   }
 
   dispose(): void {
     this.cache.clear();
     this.inFlight.clear();
-    for (const estimator of this.estimators.values()) estimator.dispose();
-    this.estimators.clear();
-    void this.runner?.dispose();
-    this.runner = undefined;
+    void this.pipeline?.then((pipeline) => pipeline.dispose(), () => undefined);
+    this.pipeline = undefined;
     for (const subscription of this.subscriptions) subscription.dispose();
   }
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { hoverText } from '../core/report/hoverText';
-import type { FileEstimate, ModelEstimate } from '../core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 
 /** The hover for one model (text: src/core/report/hoverText.ts), its lines linking into the document. */
 export function hoverMarkdown(estimate: FileEstimate, model: ModelEstimate, documentUri: vscode.Uri): vscode.MarkdownString {

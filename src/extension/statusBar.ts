@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { formatMiB } from '../core/format/units';
 import { largestModel } from '../core/report/describe';
 import { statusTooltipMarkdown } from '../core/report/editorText';
-import type { FileEstimate } from '../core/report/fileEstimate';
+import type { FileEstimate } from '../core/estimate/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
 import type { SettingsStore } from './settings';

@@ -22,7 +22,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
-import { MAX_SOURCE_CHARS } from '../../src/core/estimateSource';
+import { MAX_SOURCE_CHARS } from '../../src/core/estimate/sourceLimit';
 import { findPackageRoot } from '../../src/core/parsing/parserAssets';
 import { loadCorpus, type CorpusFile } from './corpus';
 import { bigInput, deepInput, edgeInput, hugeInput, mutationInput, randomEdits, recursionInput, type FuzzInput } from './generators';

@@ -8,12 +8,11 @@
 import type { Tree } from 'web-tree-sitter';
 import { humanReport } from '../../src/cli/humanReport';
 import { analyzeSource } from '../../src/core/analysis/analyzeSource';
-import { estimateSource } from '../../src/core/estimateSource';
-import { IncrementalEstimator } from '../../src/core/incrementalEstimator';
+import { IncrementalEstimator, estimateSource } from '../../src/core/estimate/incrementalEstimator';
 import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { reparse, type TextChange } from '../../src/core/parsing/incrementalParse';
 import type { PythonParser } from '../../src/core/parsing/pythonParser';
-import type { FileEstimate } from '../../src/core/report/fileEstimate';
+import type { FileEstimate } from '../../src/core/estimate/fileEstimate';
 
 export interface Job {
   readonly id: number;

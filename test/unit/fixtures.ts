@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyzeSource } from '../../src/core/analysis/analyzeSource';
-import { estimateSource, type EstimateOptions } from '../../src/core/estimateSource';
+import type { EstimateOptions } from '../../src/core/estimate/estimateTree';
+import { estimateSource } from '../../src/core/estimate/incrementalEstimator';
 import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { findPackageRoot, packagedParserAssets } from '../../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../../src/core/parsing/pythonParser';
 import { buildLayerTable, type LayerTableResult } from '../../src/core/layerTable/buildLayerTable';
-import type { FileEstimate } from '../../src/core/report/fileEstimate';
+import type { FileEstimate } from '../../src/core/estimate/fileEstimate';
 
 /** The repository root, found from the compiled test's location. */
 export const REPO_ROOT = findPackageRoot(__dirname);

@@ -1,4 +1,5 @@
 import { BYTES_PER_MIB } from '../format/units';
+import type { Estimator } from '../estimate/estimator';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -11,3 +12,12 @@ export function horusMiB(job: TrainingJob): number {
   const { params: p, activations: a } = job.table.totals;
   return (4 * (b * a + p + b * p)) / BYTES_PER_MIB + 800;
 }
+
+/** The Horus formula as an estimator, shown beside the others for comparison. */
+export const horusEstimator: Estimator<undefined> = {
+  id: 'horus',
+  pass: 'analysis',
+  estimate({ job }) {
+    return { method: 'horus', pointMiB: horusMiB(job), range: null, warnings: [], memoryAt: (batchSize) => horusMiB({ ...job, batchSize }), detail: undefined };
+  },
+};

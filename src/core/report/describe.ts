@@ -1,5 +1,5 @@
 import { formatMiB } from '../format/units';
-import type { Assumption, FileEstimate, ModelEstimate } from './fileEstimate';
+import type { Assumption, FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 /** Words shared by the CLI table, the hover and the status bar, so they never disagree. */
 

@@ -1,6 +1,6 @@
 import { formatMiB } from '../format/units';
 import { describeEstimate, describeMethod, describeVerdict } from './describe';
-import type { FileEstimate, ModelEstimate } from './fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 /**
  * The short texts the editor shows beside the hover: the CodeLens title above a model, the

@@ -11,7 +11,7 @@ import {
   describeUtilization,
   describeVerdict,
 } from './describe';
-import type { FileEstimate, ModelEstimate } from './fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
@@ -41,7 +41,7 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
     parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${line(assumption.line)}`})\n`);
   }
   for (const loop of model.trainingLoops) parts.push(`- training loop: ${line(loop.startLine, `lines ${loop.startLine}-${loop.endLine}`)}\n`);
-  // Notes about a line start `line 12: ` (estimateSource's describeNote): that line links too.
+  // Notes about a line start `line 12: ` (estimateTree's describeNote): that line links too.
   for (const warning of [...model.warnings, ...estimate.warnings]) {
     const at = /^line (\d+): /.exec(warning);
     parts.push(`\n$(warning) ${at ? `${line(Number(at[1]))}: ${escape(warning.slice(at[0].length))}` : escape(warning)}\n`);

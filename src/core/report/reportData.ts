@@ -6,11 +6,11 @@
 import { analyticalEstimate, type MemoryBreakdown } from '../estimators/analytical';
 import { curveReach } from '../estimators/learned';
 import type { TrainingJob } from '../estimators/trainingJob';
-import { largestFittingBatch, riskOf } from '../estimateSource';
+import { largestFittingBatch, riskOf } from '../estimate/verdict';
 import { formatCount, formatMiB } from '../format/units';
 import { GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
 import { describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
-import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
+import type { FileEstimate, ModelEstimate, Risk } from '../estimate/fileEstimate';
 
 /** At most this many batch sizes on the curve (evenly spaced, plus the batch sizes that matter). */
 export const CURVE_POINTS = 64;

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { formatMiB } from '../../core/format/units';
 import { GPU_PROFILES, type GpuProfile } from '../../core/gpus/gpuProfiles';
 import { describeEstimate } from '../../core/report/describe';
-import type { FileEstimate, ModelEstimate } from '../../core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../core/estimate/fileEstimate';
 
 /** Which model to report on, when the file has several; undefined when the user dismisses the pick. */
 export async function pickModel(estimate: FileEstimate): Promise<ModelEstimate | undefined> {

@@ -1,6 +1,6 @@
 import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
-import type { FileEstimate, ModelEstimate, Risk } from '../../core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/report/reportData';
 
 /** Everything the page may load, decided by the panel that hosts it. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuProfile } from '../../core/gpus/gpuProfiles';
-import type { FileEstimate } from '../../core/report/fileEstimate';
+import type { FileEstimate } from '../../core/estimate/fileEstimate';
 import { EXPORT_FORMATS, exportFileName, exportText, isExportFormat, type ExportFormat } from '../../core/report/reportData';
 import type { ReportMessage } from '../../webview/messages';
 import type { ErrorReporter } from '../logger';

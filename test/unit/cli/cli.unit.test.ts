@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { FileEstimate } from '../../../src/core/report/fileEstimate';
+import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
 import { REPO_ROOT } from '../fixtures';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');

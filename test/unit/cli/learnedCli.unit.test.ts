@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseCliArguments, UsageError } from '../../../src/cli/arguments';
-import type { FileEstimate } from '../../../src/core/report/fileEstimate';
+import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
 import { REPO_ROOT } from '../fixtures';
 
 describe('gpu-estimate and the learned estimators', () => {

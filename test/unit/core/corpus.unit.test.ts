@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { OptimizerKind, Precision } from '../../../src/core/analysis/modelDescription';
 import type { LayerRow, LayerTable } from '../../../src/core/layerTable/layerTable';
-import type { FileEstimate, ModelEstimate } from '../../../src/core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
 import { REPO_ROOT, estimate } from '../fixtures';
 
 /**

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
+import { EstimationPipeline } from '../../../src/core/estimate/pipeline';
 import { WARM_UP_SCRIPT, warmUpEstimation } from '../../../src/core/warmUp';
 import { estimate, realParser, REPO_ROOT } from '../fixtures';
 
@@ -22,12 +22,13 @@ describe('warm-up estimate', () => {
   });
 
   it('opens both ensembles and estimates the script with them', async () => {
-    const runner = new OnnxRunner({ modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
+    const pipeline = new EstimationPipeline(await realParser(), { modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
+    const runner = pipeline.onnx;
     try {
-      assert.equal(await warmUpEstimation(await realParser(), runner), 2);
+      assert.equal(await warmUpEstimation(pipeline), 2);
       for (const family of ['mlp', 'cnn'] as const) assert.ok(await runner.model(family), `${family} session open`);
     } finally {
-      await runner.dispose();
+      await pipeline.dispose();
     }
   });
 });

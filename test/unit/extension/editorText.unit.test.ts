@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { withLearnedEstimates } from '../../../src/core/estimators/learned';
+import { withLearnedEstimates } from '../../../src/core/estimate/learnedPass';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { findGpuProfile } from '../../../src/core/gpus/gpuProfiles';
 import { codeLensTitle, formatRangeMiB, riskProblems, statusTooltipMarkdown } from '../../../src/core/report/editorText';
-import type { FileEstimate, ModelEstimate } from '../../../src/core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
 import { hoverText } from '../../../src/core/report/hoverText';
 import { estimate, REPO_ROOT } from '../fixtures';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { withLearnedEstimates } from '../../../src/core/estimators/learned';
+import { withLearnedEstimates } from '../../../src/core/estimate/learnedPass';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
 import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';

@@ -1,9 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { estimateSource } from '../../../../src/core/estimateSource';
 import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
-import { IncrementalEstimator } from '../../../../src/core/incrementalEstimator';
+import { IncrementalEstimator, estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
 import { estimate, fixture, realParser, REPO_ROOT } from '../../fixtures';
 
 const loops = (models: readonly { name: string; trainingLoops: readonly { startLine: number; endLine: number }[] }[]) => models.map((m) => [m.name, m.trainingLoops.map((l) => [l.startLine, l.endLine])]);

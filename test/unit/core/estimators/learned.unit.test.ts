@@ -2,10 +2,12 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
-import { batchGrid, largestFittingBatch, withLearnedEstimates } from '../../../../src/core/estimators/learned';
+import { largestFittingBatchOnGrid as largestFittingBatch } from '../../../../src/core/estimate/verdict';
+import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
+import { batchGrid } from '../../../../src/core/estimators/learned';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { featureVector } from '../../../../src/core/features/features';
-import type { ModelEstimate } from '../../../../src/core/report/fileEstimate';
+import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { estimate, REPO_ROOT } from '../../fixtures';
 
 const MODELS = path.join(REPO_ROOT, 'models');

@@ -4,14 +4,14 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseCliArguments, UsageError } from '../../../../src/cli/arguments';
-import { estimateSource } from '../../../../src/core/estimateSource';
-import { withLearnedEstimates } from '../../../../src/core/estimators/learned';
+import { estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
+import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
 import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { packagedParserAssets } from '../../../../src/core/parsing/parserAssets';
 import { createPythonParser } from '../../../../src/core/parsing/pythonParser';
 import type { ModelCard } from '../../../../src/core/estimators/onnx/modelCard';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
-import type { FileEstimate } from '../../../../src/core/report/fileEstimate';
+import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { REPO_ROOT } from '../../fixtures';
 
 const MODELS = path.join(REPO_ROOT, 'models');

@@ -2,10 +2,10 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
-import { withLearnedEstimates } from '../../../../src/core/estimators/learned';
+import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { findGpuProfile, GPU_PROFILES } from '../../../../src/core/gpus/gpuProfiles';
-import type { FileEstimate, ModelEstimate } from '../../../../src/core/report/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
 import {
   chartData,
   CURVE_POINTS,

@@ -1,9 +1,20 @@
 import type { Tree } from 'web-tree-sitter';
-import { estimateTree, gpuOf, withinLimit, type EstimateCache, type EstimateOptions } from './estimateSource';
-import { changeBetween, reparse } from './parsing/incrementalParse';
-import { parseableSource } from './parsing/parseableSource';
-import { ParseTimeout, type PythonParser } from './parsing/pythonParser';
-import type { FileEstimate } from './report/fileEstimate';
+import { changeBetween, reparse } from '../parsing/incrementalParse';
+import { parseableSource } from '../parsing/parseableSource';
+import { ParseTimeout, type PythonParser } from '../parsing/pythonParser';
+import { estimateTree, gpuOf, type EstimateCache, type EstimateOptions } from './estimateTree';
+import type { FileEstimate } from './fileEstimate';
+import { withinLimit } from './sourceLimit';
+
+/** The analysis pass for one file, from scratch (no learned estimators; the pipeline adds them). */
+export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
+  const estimator = new IncrementalEstimator(parser);
+  try {
+    return estimator.estimate(file, source, options);
+  } finally {
+    estimator.dispose();
+  }
+}
 
 /**
  * Estimates one document as it is edited: keeps its last syntax tree and re-parses only what an

@@ -1,18 +1,22 @@
-import { analyzeSource, type SyntaxCache } from './analysis/analyzeSource';
-import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from './analysis/modelDescription';
-import { analyticalEstimate } from './estimators/analytical';
-import { modelFamily } from './estimators/family';
-import { horusMiB } from './estimators/horus';
-import type { TrainingJob } from './estimators/trainingJob';
-import type { GpuProfile } from './gpus/gpuProfiles';
-import { buildLayerTable, type LayerTableResult } from './layerTable/buildLayerTable';
+/**
+ * The analysis pass of one file: syntax tree -> models -> layer tables -> the estimators of the
+ * analysis pass (estimators.ts) -> each model's estimate, with the verdict taken of the one that
+ * counts. The pipeline (pipeline.ts) adds the learned pass.
+ */
+import { analyzeSource, type SyntaxCache } from '../analysis/analyzeSource';
+import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
+import type { ModuleObject } from '../analysis/interpreter/pyValues';
+import { loopsOf } from '../analysis/trainingLoops';
+import { analyticalEstimator } from '../estimators/analyticalEstimator';
+import { modelFamily } from '../estimators/family';
+import { horusEstimator } from '../estimators/horus';
+import type { GpuProfile } from '../gpus/gpuProfiles';
+import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
 import type { Tree } from 'web-tree-sitter';
-import { IncrementalEstimator } from './incrementalEstimator';
-import type { PythonParser } from './parsing/pythonParser';
-import type { ArchitectureRef, Assumption, FileEstimate, ModelEstimate, Risk } from './report/fileEstimate';
-import type { ModuleObject } from './analysis/interpreter/pyValues';
-import { loopsOf } from './analysis/trainingLoops';
-import { lastStatementBoundary } from './parsing/statementBoundary';
+import { resultOf } from './estimator';
+import { runAnalysisEstimators, theEstimate } from './estimators';
+import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
+import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -20,41 +24,6 @@ export interface EstimateOptions {
   readonly batchSize?: number;
   /** Share of the GPU's memory kept free before an estimate counts as fitting comfortably (0..1). */
   readonly safetyMargin: number;
-}
-
-/** Beyond this many characters a file is not a training script worth parsing while typing. */
-export const MAX_SOURCE_CHARS = 2_000_000;
-/** Batch sizes beyond this are not searched; a model that fits this many samples fits any real batch. */
-const MAX_BATCH_SEARCHED = 1 << 24;
-
-/** The whole flow for one file: source -> syntax tree -> models -> layer tables -> estimates. */
-export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
-  const estimator = new IncrementalEstimator(parser);
-  try {
-    return estimator.estimate(file, source, options);
-  } finally {
-    estimator.dispose();
-  }
-}
-
-/**
- * The part of a source that is analysed: all of it up to MAX_SOURCE_CHARS, else its whole
- * top-level statements before that point (a partial result beats none), with a warning that
- * says what was skipped.
- */
-export function withinLimit(source: string): { analysed: string; warning?: string } {
-  if (source.length <= MAX_SOURCE_CHARS) return { analysed: source };
-  const cut = lastStatementBoundary(source, MAX_SOURCE_CHARS);
-  const analysed = source.slice(0, cut);
-  const size = `The file has ${source.length} characters, more than the ${MAX_SOURCE_CHARS} analysed`;
-  if (cut === 0) return { analysed, warning: `${size}, and no top-level statement ends within them (its first one is longer); nothing was analysed.` };
-  const lines = analysed.split('\n').length - 1;
-  const column = cut - (analysed.lastIndexOf('\n') + 1);
-  const warning =
-    column === 0
-      ? `${size}; only its first ${lines} lines (${cut} characters of whole statements) were analysed, the rest from line ${lines + 1} on was skipped.`
-      : `${size}; only its first ${cut} characters (whole statements, up to line ${lines + 1}, column ${column}) were analysed, the rest from line ${lines + 1}, column ${column + 1} on was skipped.`;
-  return { analysed, warning };
 }
 
 /**
@@ -67,7 +36,7 @@ export interface EstimateCache {
   tables: Map<string, LayerTableResult>;
 }
 
-/** Estimates from an already parsed tree (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
+/** Estimates from an already parsed tree, with the estimators of the analysis pass (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
 export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache): FileEstimate {
   const gpu = gpuOf(options);
   const analysis = analyzeSource(tree, source, undefined, cache?.syntax);
@@ -113,9 +82,12 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (!setup.optimizer) warn('No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
-  const job = (b: number): TrainingJob => ({ table, batchSize: b, optimizer, precision });
-  const analytical = batchSize === null ? undefined : analyticalEstimate(job(batchSize));
-  const estimateMiB = analytical ? Math.round(analytical.totalMiB) : null;
+  const family = modelFamily(table);
+  const results = batchSize === null ? new Map() : runAnalysisEstimators({ job: { table, batchSize, optimizer, precision }, family });
+  const analytical = resultOf(results, analyticalEstimator);
+  const horus = resultOf(results, horusEstimator);
+  const estimate = theEstimate(results)?.result;
+  const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
   return {
     name: model.name,
@@ -124,19 +96,19 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     trainingLoops: loopsOf(model.name, analysis.trainingLoops, analysis.models.map((m) => m.name)).map(({ range }) => ({ startLine: range.startLine + 1, endLine: range.endLine + 1 })),
     params: table.totals.params,
     batchSize,
-    family: modelFamily(table),
+    family,
     architecture: architectureOf(model.root),
     inputShape: table.inputShape,
     optimizer,
     precision,
     gradientCheckpointing: setup.gradientCheckpointing?.value ?? false,
     compiled: setup.compiled?.value ?? false,
-    memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: analytical ? 'analytical' : null, breakdown: analytical?.breakdown ?? null },
-    horusMiB: batchSize === null ? null : Math.round(horusMiB(job(batchSize))),
+    memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: estimate ? (estimate.method as MemoryEstimate['method']) : null, breakdown: analytical?.detail ?? null },
+    horusMiB: horus ? Math.round(horus.pointMiB) : null,
     utilization: { smact: null, smocc: null, drama: null },
-    fits: estimateMiB === null ? null : estimateMiB <= memoryMiB,
+    fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
-    maxBatchSize: analytical ? largestFittingBatch((b) => analyticalEstimate(job(b)).totalMiB, memoryMiB) : null,
+    maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, memoryMiB) : null,
     assumptions: assumptions(options.batchSize, setup, inputShape),
     layerTable: table,
     warnings: modelNotes.map(describeNote),
@@ -149,28 +121,6 @@ function architectureOf(root: ModuleObject): ArchitectureRef | null {
   if (!part) return null;
   const { library, name, className, source } = part.architecture;
   return { library, name, className, source };
-}
-
-export function riskOf(estimateMiB: number, memoryMiB: number, safetyMargin: number): Risk {
-  if (estimateMiB > memoryMiB) return 'oom';
-  return estimateMiB > memoryMiB * (1 - safetyMargin) ? 'tight' : 'fits';
-}
-
-/** Binary search over a memory curve that grows with the batch size; 0 when even one sample fails. */
-export function largestFittingBatch(memoryAt: (batchSize: number) => number, limitMiB: number): number {
-  if (memoryAt(1) > limitMiB) return 0;
-  let low = 1;
-  let high = 2;
-  while (high < MAX_BATCH_SEARCHED && memoryAt(high) <= limitMiB) {
-    low = high;
-    high *= 2;
-  }
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    if (memoryAt(middle) <= limitMiB) low = middle;
-    else high = middle;
-  }
-  return low;
 }
 
 function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined): Assumption[] {

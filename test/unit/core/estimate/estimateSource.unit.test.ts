@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { MAX_SOURCE_CHARS, largestFittingBatch } from '../../../src/core/estimateSource';
-import { findGpuProfile } from '../../../src/core/gpus/gpuProfiles';
-import { estimate, fixture } from '../fixtures';
+import { MAX_SOURCE_CHARS } from '../../../../src/core/estimate/sourceLimit';
+import { largestFittingBatch } from '../../../../src/core/estimate/verdict';
+import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { estimate, fixture } from '../../fixtures';
 
 describe('estimateSource', () => {
   it('fills the report contract for a script with a model', async () => {

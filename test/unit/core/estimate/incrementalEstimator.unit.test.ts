@@ -1,13 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { estimateSource } from '../../../src/core/estimateSource';
-import { defaultGpuProfile } from '../../../src/core/gpus/gpuProfiles';
-import { IncrementalEstimator } from '../../../src/core/incrementalEstimator';
-import { parseableSource } from '../../../src/core/parsing/parseableSource';
-import type { FileEstimate } from '../../../src/core/report/fileEstimate';
+import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { IncrementalEstimator, estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
+import { parseableSource } from '../../../../src/core/parsing/parseableSource';
+import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { analyzeSource, type SyntaxCache } from '../../../src/core/analysis/analyzeSource';
-import { fixture, realParser, REPO_ROOT } from '../fixtures';
+import { analyzeSource, type SyntaxCache } from '../../../../src/core/analysis/analyzeSource';
+import { fixture, realParser, REPO_ROOT } from '../../fixtures';
 
 /** A small deterministic random generator, so a failing edit sequence can be replayed. */
 function random(seed: number): () => number {

@@ -1,0 +1,90 @@
+/**
+ * The learned pass of an estimate: after the analysis, the estimators that run with the ONNX
+ * sessions (the families' ensembles) estimate each model again. Where one of them is the estimate
+ * (estimators.ts), it replaces the analytical point with its own and its calibrated range, adds
+ * the memory bin and the utilization classes, and the verdict is taken again of it.
+ */
+import { curveReach, ensembleEstimator } from '../estimators/learned';
+import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
+import { resultOf } from './estimator';
+import { runLearnedEstimators, theEstimate } from './estimators';
+import type { FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
+import { fits, largestFittingBatchOnGrid, riskOf } from './verdict';
+
+export interface LearnedOptions {
+  /** Share of the GPU's memory kept free before an estimate counts as fitting comfortably (0..1). */
+  readonly safetyMargin: number;
+}
+
+/** The estimate with every model a learned estimator covers estimated by it. */
+export async function withLearnedEstimates(estimate: FileEstimate, runner: OnnxRunner, options: LearnedOptions): Promise<FileEstimate> {
+  const models: ModelEstimate[] = [];
+  for (const model of estimate.models) {
+    try {
+      models.push(await learnedModel(model, estimate.gpu.memoryMiB, runner, options));
+    } catch (error) {
+      const message = `The learned estimator could not run (${error instanceof Error ? error.message : String(error)}); the analytical model's estimate is shown.`;
+      models.push({ ...model, warnings: [...model.warnings, message], notes: [...model.notes, { severity: 'warning', message }] });
+    }
+  }
+  return { ...estimate, models };
+}
+
+/**
+ * Learned estimates already worked out, by runner (its loaded ensembles) and layer table: the
+ * editor keeps an unchanged model's layer table object across edits (the analysis cache), so
+ * after an edit only the models it touched go through the ensembles again.
+ */
+const remembered = new WeakMap<OnnxRunner, WeakMap<object, Map<string, ModelEstimate>>>();
+
+async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
+  if (model.batchSize === null || model.memory.estimateMiB === null) return model;
+  let byTable = remembered.get(runner);
+  if (!byTable) remembered.set(runner, (byTable = new WeakMap()));
+  let known = byTable.get(model.layerTable);
+  if (!known) byTable.set(model.layerTable, (known = new Map<string, ModelEstimate>()));
+  const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, model.warnings, gpuMiB, options.safetyMargin]);
+  const found = known.get(key);
+  if (found) return { ...model, memory: found.memory, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, warnings: found.warnings, notes: found.notes };
+  const learned = await learnFor(model, model.batchSize, model.memory.estimateMiB, gpuMiB, runner, options);
+  known.set(key, learned);
+  return learned;
+}
+
+async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: number, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
+  const results = await runLearnedEstimators({ job: { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }, family: model.family }, runner);
+  const chosen = theEstimate(results);
+  const ensemble = resultOf(results, ensembleEstimator);
+  if (!chosen || chosen.estimator !== ensembleEstimator || !ensemble) return model;
+  const { detail } = ensemble;
+  const estimateMiB = Math.round(ensemble.pointMiB);
+  const maxBatchSize = await largestFittingBatchOnGrid(
+    detail.grid.map((p) => p.batchSize),
+    detail.grid.map((p) => p.pointMiB),
+    gpuMiB,
+    detail.pointsAt,
+  );
+  // The grid up to 2^24 is large: keep it as far as the report's curve reaches, and one point past.
+  const reach = curveReach(maxBatchSize, model.maxBatchSize, batchSize);
+  const last = detail.grid.findIndex((p) => p.batchSize >= reach);
+  const curve = detail.grid.slice(0, last === -1 ? detail.grid.length : last + 1).map((p) => ({ batchSize: p.batchSize, estimateMiB: Math.round(p.pointMiB), lowMiB: Math.round(p.lowMiB), highMiB: Math.round(p.highMiB) }));
+  const memory: MemoryEstimate = {
+    ...model.memory,
+    estimateMiB,
+    lowMiB: ensemble.range ? Math.round(ensemble.range.lowMiB) : null,
+    highMiB: ensemble.range ? Math.round(ensemble.range.highMiB) : null,
+    bin: detail.bin,
+    method: 'ensemble',
+    ensemble: { ...detail.run, analyticalMiB, curve },
+  };
+  return {
+    ...model,
+    memory,
+    utilization: detail.utilization,
+    fits: fits(estimateMiB, gpuMiB),
+    risk: riskOf(estimateMiB, gpuMiB, options.safetyMargin),
+    maxBatchSize,
+    warnings: [...model.warnings, ...ensemble.warnings],
+    notes: [...model.notes, ...ensemble.warnings.map((message) => ({ severity: 'warning' as const, message }))],
+  };
+}
