@@ -26,40 +26,13 @@ import {
   type PyValue,
 } from './pyValues';
 import { Scope } from './scope';
+import type { Evaluator, FunctionalRowType, InterpreterHooks } from './evaluator';
 import { isTensorLike } from './tensorOps';
 
 export { BudgetExceeded } from './budget';
+export type { CallEvent, FunctionalRowType, InterpreterHooks } from './evaluator';
 
 type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
-
-/** An external call seen while running the script: the training set-up is read from these. */
-export interface CallEvent {
-  readonly qualified: string;
-  readonly node: SyntaxNode;
-  readonly args: readonly PyValue[];
-  readonly kwargs: ReadonlyMap<string, PyValue>;
-}
-
-export interface InterpreterHooks {
-  /** Every call of a library function or class (torch.optim.Adam, DataLoader, autocast...). */
-  onExternalCall?(event: CallEvent): void;
-  /** `name = value` in the body being discovered (not inside the functions it calls). */
-  onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
-  /** `model(x)` in script code: what the script feeds its model. */
-  onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
-  /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
-  onArgument?(name: string, node: SyntaxNode): void;
-  /** `module(*inputs)` in forward mode; undefined means "not handled". */
-  onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
-  /**
-   * A functional call that is a row of the layer table (`torch.cat`, `torch.stack`), made in
-   * forward mode, with the tensor it returns; only called when the result's shape is known.
-   */
-  onFunctionalCall?(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
-}
-
-/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
-export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
 const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
   'torch.nn.Sequential': 'sequential',
@@ -105,7 +78,7 @@ const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
  * argparse defaults) and to follow `forward()` with tensor shapes. It never throws for the
  * script's sake: what it cannot follow becomes `Unresolved` with a reason.
  */
-export class Interpreter {
+export class Interpreter implements Evaluator {
   readonly notes: AnalysisNote[] = [];
   /** Containers that reached MAX_CHILDREN (noted once each). */
   private readonly truncated = new Set<number>();

@@ -1,0 +1,45 @@
+import type { SyntaxNode } from '../../parsing/syntax';
+import type { ModuleObject } from './moduleObject';
+import type { PyValue } from './pyValues';
+
+/** An external call seen while running the script: the training set-up is read from these. */
+export interface CallEvent {
+  readonly qualified: string;
+  readonly node: SyntaxNode;
+  readonly args: readonly PyValue[];
+  readonly kwargs: ReadonlyMap<string, PyValue>;
+}
+
+export interface InterpreterHooks {
+  /** Every call of a library function or class (torch.optim.Adam, DataLoader, autocast...). */
+  onExternalCall?(event: CallEvent): void;
+  /** `name = value` in the body being discovered (not inside the functions it calls). */
+  onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
+  /** `model(x)` in script code: what the script feeds its model. */
+  onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
+  /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
+  onArgument?(name: string, node: SyntaxNode): void;
+  /** `module(*inputs)` in forward mode; undefined means "not handled". */
+  onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
+  /**
+   * A functional call that is a row of the layer table (`torch.cat`, `torch.stack`), made in
+   * forward mode, with the tensor it returns; only called when the result's shape is known.
+   */
+  onFunctionalCall?(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+}
+
+/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
+export type FunctionalRowType = 'torch.cat' | 'torch.stack';
+
+/**
+ * What the interpreter's parts (forward ops, ...) ask of the interpreter. They are given it
+ * through this interface rather than importing the Interpreter class, which imports them: so
+ * no module of the interpreter imports another in a circle.
+ */
+export interface Evaluator {
+  /** True while running `forward`: module calls are layers, not objects to build. */
+  readonly forwardMode: boolean;
+  note(node: SyntaxNode | undefined, message: string): void;
+  /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */
+  functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+}
