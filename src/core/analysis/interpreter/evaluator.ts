@@ -32,7 +32,7 @@ export interface InterpreterHooks {
 export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
 /**
- * What the interpreter's parts (forward ops, ...) ask of the interpreter. They are given it
+ * What the interpreter's parts (forward ops, builtins...) ask of the interpreter. They are given it
  * through this interface rather than importing the Interpreter class, which imports them: so
  * no module of the interpreter imports another in a circle.
  */
@@ -42,4 +42,8 @@ export interface Evaluator {
   note(node: SyntaxNode | undefined, message: string): void;
   /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */
   functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+  /** The items a `for` loop visits, when they are known. */
+  iterate(value: PyValue): PyValue[] | undefined;
+  attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
+  binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue;
 }

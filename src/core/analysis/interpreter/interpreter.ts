@@ -28,6 +28,10 @@ import {
 import { Scope } from './scope';
 import type { Evaluator, FunctionalRowType, InterpreterHooks } from './evaluator';
 import { isTensorLike } from './tensorOps';
+import { MAX_LIST, append, dictMethod, listMethod, percentFormat, sliceList, stringMethod, unescape } from './valueMethods';
+import { arithmetic, batchArithmetic, compareValues } from './operators';
+import { BUILTINS, callBuiltin, callMath } from './pythonBuiltins';
+import { bindMethod, classAttribute, collectFields, findClassByNode } from './classes';
 
 export { BudgetExceeded } from './budget';
 export type { CallEvent, FunctionalRowType, InterpreterHooks } from './evaluator';
@@ -43,18 +47,11 @@ const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
 const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
 /** Methods of nn.Module (and of Hugging Face models) that are no sub-module names. */
 const MODULE_METHODS = new Set(['parameters', 'named_parameters', 'modules', 'named_modules', 'children', 'named_children', 'buffers', 'named_buffers', 'state_dict', 'load_state_dict', 'forward', 'register_buffer', 'register_parameter', 'add_module', 'register_forward_hook', 'register_forward_pre_hook', 'config', 'generate', 'save_pretrained', 'resize_token_embeddings', 'gradient_checkpointing_enable', 'get_input_embeddings', 'get_output_embeddings', 'num_parameters', 'training', 'weight', 'bias']);
-const MAX_RANGE = 10_000;
-/** Lists longer than this are not built: no model definition needs them, and hostile input could. */
-export const MAX_LIST = 100_000;
 /** Containers with more items than this (no real model has them) stop taking more. */
 const MAX_CHILDREN = 10_000;
 /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
 const MAX_EXPRESSION_DEPTH = 150;
 
-/** Appends without spreading, so a long list cannot overflow the call stack. */
-function append(target: PyValue[], items: readonly PyValue[]): void {
-  for (const item of items) target.push(item);
-}
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
 /** Layer attributes scripts read back (`model.fc.in_features`): constructor argument names by position. */
@@ -394,12 +391,7 @@ export class Interpreter implements Evaluator {
 
   /** An attribute of a class, looked up through its bases (method resolution order, simplified). */
   classAttribute(classValue: ClassValue, name: string): PyValue | undefined {
-    if (classValue.attrs.has(name)) return classValue.attrs.get(name);
-    for (const base of classValue.bases) {
-      const found = this.classAttribute(base, name);
-      if (found !== undefined) return found;
-    }
-    return undefined;
+    return classAttribute(classValue, name);
   }
 
   // ---------------------------------------------------------------- expressions
@@ -605,12 +597,12 @@ export class Interpreter implements Evaluator {
       const instance = object as InstanceValue;
       if (instance.argparse) return { kind: 'external', name: `argparse.${name}`, self: object };
       if (instance.attrs.has(name)) return instance.attrs.get(name)!;
-      const fromClass = instance.classValue && this.classAttribute(instance.classValue, name);
+      const fromClass = instance.classValue && classAttribute(instance.classValue, name);
       if (fromClass !== undefined) return bindMethod(fromClass, object);
       return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
     }
     if (kind === 'class') {
-      const found = this.classAttribute(object as ClassValue, name);
+      const found = classAttribute(object as ClassValue, name);
       return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
     }
     if (kind === 'tensor' || kind === 'parameter') return tensorAttribute(object, name, node);
@@ -628,7 +620,7 @@ export class Interpreter implements Evaluator {
     if (module.attrs.has(name)) return module.attrs.get(name)!;
     if (name === 'training') return true;
     if (module.classValue) {
-      const found = this.classAttribute(module.classValue, name);
+      const found = classAttribute(module.classValue, name);
       if (found !== undefined) return bindMethod(found, self);
     }
     if (module.layer) {
@@ -855,7 +847,7 @@ export class Interpreter implements Evaluator {
     if (classValue.isModule) {
       const module = new ModuleObject(classValue.container ?? 'user', classValue.name, rangeOf(node), undefined, classValue);
       const self: ModuleValue = { kind: 'module', module };
-      const init = this.classAttribute(classValue, '__init__');
+      const init = classAttribute(classValue, '__init__');
       if (kindOf(init) === 'function') this.callFunction({ ...(init as FunctionValue), self }, args, kwargs, node);
       return self;
     }
@@ -863,13 +855,13 @@ export class Interpreter implements Evaluator {
     if (classValue.isDataclass) {
       const fields = collectFields(classValue);
       fields.forEach((field, i) => {
-        const value = kwargs.get(field) ?? args[i] ?? this.classAttribute(classValue, field);
+        const value = kwargs.get(field) ?? args[i] ?? classAttribute(classValue, field);
         instance.attrs.set(field, value ?? unresolved(field, 'no default'));
       });
     }
-    const init = this.classAttribute(classValue, '__init__');
+    const init = classAttribute(classValue, '__init__');
     if (kindOf(init) === 'function') this.callFunction({ ...(init as FunctionValue), self: instance }, args, kwargs, node);
-    const post = this.classAttribute(classValue, '__post_init__');
+    const post = classAttribute(classValue, '__post_init__');
     if (classValue.isDataclass && kindOf(post) === 'function') this.callFunction({ ...(post as FunctionValue), self: instance }, [], new Map(), node);
     return instance;
   }
@@ -885,7 +877,7 @@ export class Interpreter implements Evaluator {
       else if (argument.type !== 'comment') args.push(this.evaluate(argument, scope));
     }
     for (const base of owner.bases) {
-      const fn = this.classAttribute(base, method);
+      const fn = classAttribute(base, method);
       if (kindOf(fn) === 'function') return this.callFunction({ ...(fn as FunctionValue), self }, args, kwargs, node);
     }
     // nn.Sequential.__init__(*layers) and friends, for subclasses of the containers.
@@ -919,7 +911,7 @@ export class Interpreter implements Evaluator {
 
   /** Runs `module.forward(*args)` of a user module (used by the forward hook). */
   runForward(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-    const forward = module.classValue && this.classAttribute(module.classValue, 'forward');
+    const forward = module.classValue && classAttribute(module.classValue, 'forward');
     if (kindOf(forward) !== 'function') {
       this.note(node, `${module.className} has no forward() in this file`);
       return unresolved(node.text, 'no forward()');
@@ -1114,193 +1106,6 @@ export function isLoss(type: string): boolean {
   return /Loss$/.test(type);
 }
 
-const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod']);
-
-function callBuiltin(interpreter: Interpreter, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-  const numbers = args.every((a): a is number => typeof a === 'number');
-  switch (name) {
-    case 'range': {
-      if (!numbers || args.length === 0) return unresolved(node.text, 'range of unknown length');
-      const [start, stop, step] = args.length === 1 ? [0, args[0]!, 1] : [args[0]!, args[1]!, args[2] ?? 1];
-      const count = step === 0 ? 0 : Math.max(0, Math.ceil((stop - start) / step));
-      if (count > MAX_RANGE) return unresolved(node.text, `range of ${count} items`);
-      return Array.from({ length: count }, (_, i) => start + i * step);
-    }
-    case 'len': {
-      const items = interpreter.iterate(args[0] ?? null);
-      return items ? items.length : unresolved(node.text, 'length unknown');
-    }
-    case 'int':
-      return typeof args[0] === 'number' ? Math.trunc(args[0]) : typeof args[0] === 'string' && /^-?\d+$/.test(args[0]) ? Number(args[0]) : (args[0] ?? 0);
-    case 'float':
-      return typeof args[0] === 'number' ? args[0] : unresolved(node.text, 'not a number');
-    case 'round':
-      return typeof args[0] === 'number' ? Math.round(args[0]) : unresolved(node.text, 'not a number');
-    case 'abs':
-      return typeof args[0] === 'number' ? Math.abs(args[0]) : unresolved(node.text, 'not a number');
-    case 'min':
-    case 'max': {
-      const values = args.length === 1 ? (interpreter.iterate(args[0]!) ?? []) : args;
-      if (values.length && values.every((v): v is number => typeof v === 'number')) return name === 'min' ? Math.min(...values) : Math.max(...values);
-      return unresolved(node.text, `${name} of unknown values`);
-    }
-    case 'sum': {
-      const values = interpreter.iterate(args[0] ?? null);
-      return values?.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : unresolved(node.text, 'sum of unknown values');
-    }
-    case 'list':
-    case 'tuple':
-    case 'sorted':
-    case 'set': {
-      const items = args.length ? interpreter.iterate(args[0]!) : [];
-      if (!items) return unresolved(node.text, `${name} of unknown values`);
-      return name === 'tuple' ? tuple(items) : items;
-    }
-    case 'reversed': {
-      const items = interpreter.iterate(args[0] ?? null);
-      return items ? items.reverse() : unresolved(node.text, 'unknown sequence');
-    }
-    case 'enumerate': {
-      const items = interpreter.iterate(args[0] ?? null);
-      const start = typeof args[1] === 'number' ? args[1] : 0;
-      return items ? items.map((item, i) => tuple([start + i, item])) : unresolved(node.text, 'unknown sequence');
-    }
-    case 'zip': {
-      const lists = args.map((a) => interpreter.iterate(a));
-      if (lists.some((l) => !l)) return unresolved(node.text, 'unknown sequence');
-      const length = Math.min(...lists.map((l) => l!.length));
-      return Array.from({ length }, (_, i) => tuple(lists.map((l) => l![i]!)));
-    }
-    case 'bool': {
-      const value = truthy(args[0] ?? false);
-      return value ?? unresolved(node.text, 'unknown');
-    }
-    case 'str':
-      return typeof args[0] === 'number' ? String(args[0]) : unresolved(node.text, 'string');
-    case 'getattr': {
-      const fallback = args[2];
-      if (typeof args[1] !== 'string') return fallback ?? unresolved(node.text, 'getattr');
-      const value = interpreter.attribute(args[0] ?? null, args[1], node);
-      return isUnresolvedValue(value) && fallback !== undefined ? fallback : value;
-    }
-    case 'hasattr':
-      return unresolved(node.text, 'hasattr');
-    case 'dict':
-      return { kind: 'dict', entries: new Map(kwargs) };
-    case 'pow':
-      return numbers && args.length === 2 ? interpreter.binary('**', args[0]!, args[1]!, node) : unresolved(node.text, 'pow');
-    case 'print':
-      return null;
-    default:
-      return unresolved(node.text, `${name}() is not followed`);
-  }
-}
-
-function arithmetic(operator: string, a: number, b: number): number | undefined {
-  switch (operator) {
-    case '+':
-      return a + b;
-    case '-':
-      return a - b;
-    case '*':
-      return a * b;
-    case '/':
-      return b === 0 ? undefined : a / b;
-    case '//':
-      return b === 0 ? undefined : Math.floor(a / b);
-    case '%':
-      return b === 0 ? undefined : a - b * Math.floor(a / b);
-    case '**':
-      return a ** b;
-    // Python's integers have no width: JavaScript's 32-bit `<<` would make 1 << 32 equal 1.
-    case '<<':
-      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? a * 2 ** b : undefined;
-    case '>>':
-      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? Math.floor(a / 2 ** b) : undefined;
-    case '&':
-      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) & BigInt(b)) : undefined;
-    case '|':
-      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) | BigInt(b)) : undefined;
-    default:
-      return undefined;
-  }
-}
-
-function batchArithmetic(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
-  const factor = (v: PyValue) => (kindOf(v) === 'batch' ? (v as { dim: { batch: number } }).dim.batch : undefined);
-  const fa = factor(a);
-  const fb = factor(b);
-  if (operator === '*' && fa !== undefined && typeof b === 'number') return { kind: 'batch', dim: { batch: fa * b } };
-  if (operator === '*' && fb !== undefined && typeof a === 'number') return { kind: 'batch', dim: { batch: fb * a } };
-  if ((operator === '//' || operator === '/') && fa !== undefined && typeof b === 'number' && Number.isInteger(fa / b)) return { kind: 'batch', dim: { batch: fa / b } };
-  return unresolved(node.text, 'depends on the batch size');
-}
-
-function compareValues(op: string, a: PyValue, b: PyValue): boolean | undefined {
-  if (op === 'is' || op === 'is not') {
-    const known = (v: PyValue) => v === null || typeof v === 'boolean' || (kindOf(v) !== undefined && kindOf(v) !== 'external') || isList(v);
-    if (isUnresolvedValue(a) || isUnresolvedValue(b)) return undefined;
-    if (!known(a) || !known(b)) return undefined;
-    const same = a === b || (asModule(a) !== undefined && asModule(a) === asModule(b));
-    return op === 'is' ? same : !same;
-  }
-  if (op === 'in' || op === 'not in') {
-    if (isList(b) && (typeof a === 'number' || typeof a === 'string')) return b.includes(a) === (op === 'in');
-    if (typeof b === 'string' && typeof a === 'string') return b.includes(a) === (op === 'in');
-    return undefined;
-  }
-  const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;
-  if (!plain(a) || !plain(b)) return undefined;
-  switch (op) {
-    case '==':
-      return a === b;
-    case '!=':
-      return a !== b;
-    case '<':
-      return (a as number) < (b as number);
-    case '>':
-      return (a as number) > (b as number);
-    case '<=':
-      return (a as number) <= (b as number);
-    case '>=':
-      return (a as number) >= (b as number);
-    default:
-      return undefined;
-  }
-}
-
-function sliceList(items: PyValue[], slice: { start: PyValue; stop: PyValue; step: PyValue }): PyList {
-  const n = items.length;
-  const norm = (v: PyValue, fallback: number) => (typeof v === 'number' ? (v < 0 ? Math.max(0, n + v) : Math.min(v, n)) : fallback);
-  const step = typeof slice.step === 'number' && slice.step !== 0 ? slice.step : 1;
-  if (step < 0) return [...items].reverse();
-  const result: PyList = [];
-  for (let i = norm(slice.start, 0); i < norm(slice.stop, n); i += step) result.push(items[i]!);
-  return result;
-}
-
-function listMethod(list: PyList, method: string, args: PyValue[], node: SyntaxNode): PyValue {
-  switch (method) {
-    case 'append':
-      list.push(args[0] ?? null);
-      return null;
-    case 'extend':
-      if (isList(args[0]) && list.length + args[0].length <= MAX_LIST) append(list, args[0]);
-      return null;
-    case 'insert':
-      if (typeof args[0] === 'number') list.splice(args[0], 0, args[1] ?? null);
-      return null;
-    case 'pop':
-      return list.pop() ?? unresolved(node.text, 'pop from an empty list');
-    case 'copy':
-      return [...list];
-    case 'index':
-      return list.indexOf(args[0] ?? null);
-    default:
-      return unresolved(node.text, `list.${method}()`);
-  }
-}
-
 /** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
 function dataLoader(dataset: PyValue | undefined): PyValue {
   const tensors = kindOf(dataset) === 'instance' && (dataset as InstanceValue).className === 'TensorDataset' ? (dataset as InstanceValue).attrs.get('tensors') : undefined;
@@ -1313,135 +1118,6 @@ function dataLoader(dataset: PyValue | undefined): PyValue {
     attrs.set('batch', tuple(batch));
   }
   return { kind: 'instance', className: 'DataLoader', attrs };
-}
-
-const MATH: Readonly<Record<string, (...values: number[]) => number>> = {
-  sqrt: Math.sqrt,
-  log: Math.log,
-  log2: Math.log2,
-  log10: Math.log10,
-  exp: Math.exp,
-  ceil: Math.ceil,
-  floor: Math.floor,
-  pow: Math.pow,
-  prod: (...values) => values.reduce((a, b) => a * b, 1),
-  gcd: (a = 0, b = 0) => {
-    let [x, y] = [Math.abs(a), Math.abs(b)];
-    while (y) [x, y] = [y, x % y];
-    return x;
-  },
-};
-
-/** `math.sqrt(d_model)`, `math.ceil(n / 8)`: the numeric helpers model code uses. */
-function callMath(name: string, args: PyValue[], node: SyntaxNode): PyValue {
-  const fn = MATH[name];
-  const values = name === 'prod' && isList(args[0]) ? args[0] : args;
-  if (!fn || !values.every((v): v is number => typeof v === 'number')) return unresolved(node.text, `${name}() of unknown values`);
-  return fn(...values);
-}
-
-function unescape(sequence: string): string {
-  const simple: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"' };
-  return simple[sequence] ?? '';
-}
-
-function formatValue(value: PyValue | undefined): string | undefined {
-  return typeof value === 'number' || typeof value === 'string' ? String(value) : undefined;
-}
-
-/** `"conv%d" % i`, `"%s_%d" % (name, i)`. */
-function percentFormat(template: string, values: readonly PyValue[]): string | undefined {
-  let index = 0;
-  let failed = false;
-  const text = template.replace(/%[-+ 0#]*\d*(?:\.\d+)?[sdif%r]/g, (spec) => {
-    if (spec === '%%') return '%';
-    const value = formatValue(values[index++]);
-    if (value === undefined) failed = true;
-    return spec.endsWith('d') || spec.endsWith('i') ? String(Math.trunc(Number(value))) : (value ?? '');
-  });
-  return failed ? undefined : text;
-}
-
-function stringMethod(self: string, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-  switch (method) {
-    case 'format': {
-      let next = 0;
-      let failed = false;
-      const text = self.replace(/\{([^{}:!]*)(?:[:!][^{}]*)?\}/g, (_, key: string) => {
-        const value = formatValue(key === '' ? args[next++] : /^\d+$/.test(key) ? args[Number(key)] : kwargs.get(key));
-        if (value === undefined) failed = true;
-        return value ?? '';
-      });
-      return failed ? unresolved(node.text, 'format with unknown values') : text;
-    }
-    case 'lower':
-      return self.toLowerCase();
-    case 'upper':
-      return self.toUpperCase();
-    case 'strip':
-      return self.trim();
-    case 'replace':
-      return typeof args[0] === 'string' && typeof args[1] === 'string' ? self.split(args[0]).join(args[1]) : unresolved(node.text, 'replace');
-    case 'startswith':
-      return typeof args[0] === 'string' ? self.startsWith(args[0]) : unresolved(node.text, 'startswith');
-    case 'endswith':
-      return typeof args[0] === 'string' ? self.endsWith(args[0]) : unresolved(node.text, 'endswith');
-    case 'split':
-      return self.split(typeof args[0] === 'string' ? args[0] : /\s+/);
-    case 'join': {
-      const items = isList(args[0]) ? args[0] : undefined;
-      return items?.every((i) => typeof i === 'string') ? items.join(self) : unresolved(node.text, 'join');
-    }
-    default:
-      return unresolved(node.text, `str.${method}()`);
-  }
-}
-
-function dictMethod(dict: DictValue, method: string, args: PyValue[], node: SyntaxNode): PyValue {
-  switch (method) {
-    case 'items':
-      return [...dict.entries].map(([k, v]) => tuple([k, v]));
-    case 'keys':
-      return [...dict.entries.keys()];
-    case 'values':
-      return [...dict.entries.values()];
-    case 'get':
-      return typeof args[0] === 'string' ? (dict.entries.get(args[0]) ?? args[1] ?? null) : unresolved(node.text, 'dict.get');
-    case 'pop':
-      if (typeof args[0] === 'string') {
-        const value = dict.entries.get(args[0]) ?? args[1] ?? null;
-        dict.entries.delete(args[0]);
-        return value;
-      }
-      return unresolved(node.text, 'dict.pop');
-    case 'update':
-      if (kindOf(args[0]) === 'dict') for (const [k, v] of (args[0] as DictValue).entries) dict.entries.set(k, v);
-      return null;
-    default:
-      return unresolved(node.text, `dict.${method}()`);
-  }
-}
-
-function bindMethod(value: PyValue, self: PyValue): PyValue {
-  if (kindOf(value) !== 'function') return value;
-  const fn = value as FunctionValue;
-  const decorated = fn.node.parent?.type === 'decorated_definition' ? fn.node.parent.text : '';
-  if (/@staticmethod/.test(decorated)) return fn;
-  return { ...fn, self };
-}
-
-function collectFields(classValue: ClassValue): string[] {
-  const inherited = classValue.bases.flatMap(collectFields);
-  return [...inherited, ...classValue.fields.filter((f) => !inherited.includes(f))];
-}
-
-function findClassByNode(start: ClassValue, node: SyntaxNode): ClassValue | undefined {
-  if (start.node.id === node.id) return start;
-  for (const base of start.bases) {
-    const found = findClassByNode(base, node);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 function isOrderedDictPairs(value: PyValue | undefined): boolean {
