@@ -32,11 +32,13 @@ export interface InterpreterHooks {
 export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
 /**
- * What the interpreter's parts (forward ops, builtins...) ask of the interpreter. They are given it
+ * What the interpreter's parts (forward ops, builtins, torch.nn modules...) ask of the interpreter. They are given it
  * through this interface rather than importing the Interpreter class, which imports them: so
  * no module of the interpreter imports another in a circle.
  */
 export interface Evaluator {
+  /** Containers that reached MAX_CHILDREN (noted once each). */
+  readonly truncated: Set<number>;
   /** True while running `forward`: module calls are layers, not objects to build. */
   readonly forwardMode: boolean;
   note(node: SyntaxNode | undefined, message: string): void;
@@ -46,4 +48,5 @@ export interface Evaluator {
   iterate(value: PyValue): PyValue[] | undefined;
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
   binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue;
+  callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
 }

@@ -1,11 +1,10 @@
 import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
-import { layerSpec } from '../../layers/layerCatalog';
 import type { ImportTable } from '../imports';
 import type { AnalysisNote } from '../modelDescription';
 import { callTensorFunction, callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
 import { Budget } from './budget';
 import { ModuleObject } from './moduleObject';
-import { catalogCall, type CatalogCall } from './catalogCalls';
+import { catalogCall } from './catalogCalls';
 import {
   asModule,
   isList,
@@ -14,7 +13,6 @@ import {
   truthy,
   tuple,
   unresolved,
-  toValue,
   type ClassValue,
   type DictValue,
   type ExternalValue,
@@ -31,6 +29,7 @@ import { isTensorLike } from './tensorOps';
 import { MAX_LIST, append, dictMethod, listMethod, percentFormat, sliceList, stringMethod, unescape } from './valueMethods';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS, callBuiltin, callMath } from './pythonBuiltins';
+import { CONTAINERS, buildContainer, buildLayer, catalogPart, catalogValue, fillContainer, moduleAttribute, moduleMethod, parameterFrom, replaceCatalogPart } from './torchModules';
 import { bindMethod, classAttribute, collectFields, findClassByNode } from './classes';
 
 export { BudgetExceeded } from './budget';
@@ -38,36 +37,11 @@ export type { CallEvent, FunctionalRowType, InterpreterHooks } from './evaluator
 
 type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
 
-const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
-  'torch.nn.Sequential': 'sequential',
-  'torch.nn.ModuleList': 'list',
-  'torch.nn.ModuleDict': 'dict',
-  'torch.nn.ParameterList': 'list',
-};
-const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
-/** Methods of nn.Module (and of Hugging Face models) that are no sub-module names. */
-const MODULE_METHODS = new Set(['parameters', 'named_parameters', 'modules', 'named_modules', 'children', 'named_children', 'buffers', 'named_buffers', 'state_dict', 'load_state_dict', 'forward', 'register_buffer', 'register_parameter', 'add_module', 'register_forward_hook', 'register_forward_pre_hook', 'config', 'generate', 'save_pretrained', 'resize_token_embeddings', 'gradient_checkpointing_enable', 'get_input_embeddings', 'get_output_embeddings', 'num_parameters', 'training', 'weight', 'bias']);
-/** Containers with more items than this (no real model has them) stop taking more. */
-const MAX_CHILDREN = 10_000;
 /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
 const MAX_EXPRESSION_DEPTH = 150;
 
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
-/** Layer attributes scripts read back (`model.fc.in_features`): constructor argument names by position. */
-const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
-  Linear: ['in_features', 'out_features'],
-  Conv1d: ['in_channels', 'out_channels', 'kernel_size'],
-  Conv2d: ['in_channels', 'out_channels', 'kernel_size'],
-  Conv3d: ['in_channels', 'out_channels', 'kernel_size'],
-  Embedding: ['num_embeddings', 'embedding_dim'],
-  BatchNorm1d: ['num_features'],
-  BatchNorm2d: ['num_features'],
-  LayerNorm: ['normalized_shape'],
-  LSTM: ['input_size', 'hidden_size', 'num_layers'],
-  GRU: ['input_size', 'hidden_size', 'num_layers'],
-  MultiheadAttention: ['embed_dim', 'num_heads'],
-};
 
 /**
  * A small, bounded Python interpreter over the syntax tree: enough of the language to build
@@ -78,7 +52,7 @@ const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
 export class Interpreter implements Evaluator {
   readonly notes: AnalysisNote[] = [];
   /** Containers that reached MAX_CHILDREN (noted once each). */
-  private readonly truncated = new Set<number>();
+  readonly truncated = new Set<number>();
   private depth = 0;
   private expressionDepth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */
@@ -306,7 +280,7 @@ export class Interpreter implements Evaluator {
         else {
           const module = asModule(container);
           const child = asModule(value);
-          if (module?.kind === 'catalog' && child && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) this.replaceCatalogPart(module, String(key), child);
+          if (module?.kind === 'catalog' && child && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) replaceCatalogPart(module, String(key), child);
           else if (module && child && (typeof key === 'string' || typeof key === 'number')) module.setChild(String(key), child);
         }
         return;
@@ -321,7 +295,7 @@ export class Interpreter implements Evaluator {
     const module = asModule(object);
     if (module) {
       const child = asModule(value);
-      if (child && module.kind === 'catalog') this.replaceCatalogPart(module, name, child);
+      if (child && module.kind === 'catalog') replaceCatalogPart(module, name, child);
       else if (child && module.kind !== 'layer') module.setChild(name, child);
       else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
       else if (module.kind === 'layer' && name === 'weight' && kindOf(value) === 'external' && (value as ExternalValue).name === 'weight-of') {
@@ -592,7 +566,7 @@ export class Interpreter implements Evaluator {
       if (external.name === 'math' && (name === 'pi' || name === 'e' || name === 'inf')) return name === 'pi' ? Math.PI : name === 'e' ? Math.E : Infinity;
       return { kind: 'external', name: `${external.name}.${name}` };
     }
-    if (kind === "module") return this.moduleAttribute((object as ModuleValue).module, name, object);
+    if (kind === "module") return moduleAttribute((object as ModuleValue).module, name, object);
     if (kind === 'instance') {
       const instance = object as InstanceValue;
       if (instance.argparse) return { kind: 'external', name: `argparse.${name}`, self: object };
@@ -609,31 +583,6 @@ export class Interpreter implements Evaluator {
     if (kind === 'dict' || isList(object) || typeof object === 'string') return { kind: 'external', name: `method.${name}`, self: object };
     if (isUnresolvedValue(object)) return object;
     return unresolved(node.text, `cannot read \`${name}\` here`);
-  }
-
-  private moduleAttribute(module: ModuleObject, name: string, self: PyValue): PyValue {
-    const part = module.kind === 'catalog' && this.catalogPart(module, name);
-    if (part) return part;
-    const child = module.children.get(name);
-    if (child) return { kind: 'module', module: child };
-    if (module.parameters.has(name)) return module.parameters.get(name)!;
-    if (module.attrs.has(name)) return module.attrs.get(name)!;
-    if (name === 'training') return true;
-    if (module.classValue) {
-      const found = classAttribute(module.classValue, name);
-      if (found !== undefined) return bindMethod(found, self);
-    }
-    if (module.layer) {
-      if (name === 'weight' || name === 'bias') return { kind: 'external', name: 'weight-of', self };
-      const names = LAYER_ARGUMENT_NAMES[module.layer.type] ?? [];
-      const position = names.indexOf(name);
-      const value = name in module.layer.kwargs ? (module.layer.kwargs[name] as PyValue) : position >= 0 ? (module.layer.args[position] as PyValue | undefined) : undefined;
-      // Convolutions store kernel_size, stride, padding and dilation as tuples.
-      const convolution = /^Conv(Transpose)?([123])d$/.exec(module.layer.type);
-      if (convolution && typeof value === 'number' && ['kernel_size', 'stride', 'padding', 'dilation'].includes(name)) return tuple(Array.from({ length: Number(convolution[2]) }, () => value));
-      if (value !== undefined) return value;
-    }
-    return { kind: 'external', name: `module.${name}`, self };
   }
 
   private subscript(node: SyntaxNode, scope: Scope): PyValue {
@@ -658,7 +607,7 @@ export class Interpreter implements Evaluator {
     }
     const module = asModule(container);
     if (module?.kind === 'catalog' && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) {
-      return this.catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
+      return catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
     }
     if (module && module.kind !== 'layer') {
       const children = [...module.children.entries()];
@@ -882,7 +831,7 @@ export class Interpreter implements Evaluator {
     }
     // nn.Sequential.__init__(*layers) and friends, for subclasses of the containers.
     const module = asModule(self);
-    if (method === '__init__' && module && owner.container) this.fillContainer(module, owner.container, args, node);
+    if (method === '__init__' && module && owner.container) fillContainer(this, module, owner.container, args, node);
     return null;
   }
 
@@ -900,7 +849,7 @@ export class Interpreter implements Evaluator {
     return undefined;
   }
 
-  private callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
     if (!this.forwardMode) {
       this.hooks.onModelInvocation?.(module, args, node);
       return unresolved(node.text, 'model output');
@@ -925,12 +874,12 @@ export class Interpreter implements Evaluator {
     this.hooks.onExternalCall?.({ qualified: name, node, args, kwargs });
     if (name.startsWith('builtins.')) return callBuiltin(this, name.slice('builtins.'.length), args, kwargs, node);
     const container = CONTAINERS[name];
-    if (container) return this.buildContainer(container, name.slice('torch.nn.'.length), args, node);
+    if (container) return buildContainer(this, container, name.slice('torch.nn.'.length), args, node);
     if (name === 'torch.nn.Parameter' || name === 'torch.nn.parameter.Parameter') return parameterFrom(args[0], kwargs);
     // Wrappers that return the model they wrap.
     if (MODEL_WRAPPERS.test(name)) return args[0] ?? null;
     if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
-      return this.buildLayer(name.slice('torch.nn.'.length), args, kwargs, node);
+      return buildLayer(this, name.slice('torch.nn.'.length), args, kwargs, node);
     }
     if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
     if (name === 'dataclasses.field' || name === 'field') {
@@ -945,99 +894,8 @@ export class Interpreter implements Evaluator {
     if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
     if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
     const catalog = catalogCall(name, args, kwargs);
-    if (catalog) return this.catalogValue(catalog, node);
+    if (catalog) return catalogValue(this, catalog, node);
     return callTensorFunction(this, name, args, kwargs, node);
-  }
-
-  /** A standard architecture as a module the script can use, read and change (`model.fc = ...`); a config as an instance. */
-  private catalogValue(call: CatalogCall, node: SyntaxNode): PyValue {
-    if ('config' in call) return call.config;
-    if ('library' in call) return call.library;
-    if ('miss' in call) {
-      this.note(node, call.miss);
-      return unresolved(node.text, call.miss);
-    }
-    const module = new ModuleObject('catalog', call.architecture.className, rangeOf(node));
-    module.catalog = { architecture: call.architecture, root: module, path: '' };
-    for (const name of call.unread) this.note(node, `\`${name}\` of ${call.architecture.name} is not a constant the analysis can read; the architecture's default is assumed`);
-    return { kind: 'module', module };
-  }
-
-  /** `model.fc` or `model.classifier[6]` on a catalog architecture: the script's replacement, the layer there, or a part to go on from. */
-  private catalogPart(module: ModuleObject, name: string): PyValue | undefined {
-    const part = module.catalog!;
-    const path = part.path ? `${part.path}.${name}` : name;
-    const replaced = part.root.children.get(path);
-    if (replaced) return { kind: 'module', module: replaced };
-    if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
-    const layer = part.architecture.layerAt?.(path);
-    if (layer) {
-      const range = module.range;
-      const leaf = new ModuleObject('layer', layer.type, range, { type: layer.type, path, args: [...layer.args], kwargs: { ...layer.kwargs }, range });
-      leaf.catalog = { architecture: part.architecture, root: part.root, path };
-      return { kind: 'module', module: leaf };
-    }
-    if (!/^[A-Za-z_]\w*$|^\d+$/.test(name)) return undefined;
-    const inner = new ModuleObject('catalog', name, module.range);
-    inner.catalog = { architecture: part.architecture, root: part.root, path };
-    return { kind: 'module', module: inner };
-  }
-
-  /** `model.fc = nn.Linear(2048, 10)` on a catalog architecture: the script's layer replaces the architecture's at that path. */
-  private replaceCatalogPart(module: ModuleObject, name: string, child: ModuleObject): void {
-    const part = module.catalog!;
-    part.root.setChild(part.path ? `${part.path}.${name}` : name, child);
-  }
-
-  private buildContainer(kind: 'sequential' | 'list' | 'dict', className: string, args: PyValue[], node: SyntaxNode): PyValue {
-    const module = new ModuleObject(kind, className, rangeOf(node));
-    this.fillContainer(module, kind, args, node);
-    return { kind: 'module', module };
-  }
-
-  private fillContainer(module: ModuleObject, kind: 'sequential' | 'list' | 'dict', args: PyValue[], node: SyntaxNode): void {
-    const items: PyValue[] = kind === 'sequential' && !(args.length === 1 && kindOf(args[0]) === 'external') ? args : (args[0] === undefined ? [] : (this.iterate(args[0]) ?? []));
-    if (kind === 'dict' || (kind === 'sequential' && args.length === 1 && kindOf(args[0]) === 'dict')) {
-      const dict = args[0];
-      if (kindOf(dict) === 'dict') for (const [key, value] of (dict as DictValue).entries) this.addChild(module, key, value, node);
-      else if (isOrderedDictPairs(dict)) for (const pair of dict as PyList) this.addChild(module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
-      return;
-    }
-    if (kind === 'sequential' && args.length === 1 && isOrderedDictPairs(args[0])) {
-      for (const pair of args[0] as PyList) this.addChild(module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
-      return;
-    }
-    items.forEach((item, i) => this.addChild(module, String(i), item, node));
-  }
-
-  private addChild(module: ModuleObject, name: string, value: PyValue, node: SyntaxNode): void {
-    if (module.children.size >= MAX_CHILDREN) {
-      if (!this.truncated.has(module.id)) this.note(node, `${module.className} has more than ${MAX_CHILDREN} items; the rest are not counted`);
-      this.truncated.add(module.id);
-      return;
-    }
-    const child = asModule(value);
-    if (child) module.setChild(name, child);
-    else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
-    else {
-      const placeholder = new ModuleObject('layer', 'Unknown', rangeOf(node), { type: '?', path: '', args: [], kwargs: {}, range: rangeOf(node) });
-      placeholder.attrs.set('reason', isUnresolvedValue(value) ? value.reason : 'not a module');
-      module.setChild(name, placeholder);
-      this.note(node, `item ${name} of ${module.className} is not a module the analysis can follow${isUnresolvedValue(value) ? ` (${value.reason})` : ''}`);
-    }
-  }
-
-  private buildLayer(type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-    const range = rangeOf(node);
-    const layer = {
-      type,
-      path: '',
-      args: args.map((a, i) => toValue(a, node.childForFieldName('arguments')?.namedChildren[i]?.text ?? node.text)),
-      kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, toValue(v, k)])),
-      range,
-    };
-    if (!layerSpec(type) && !isLoss(type)) this.note(node, `nn.${type} is not understood yet; its parameters and activations are not counted`);
-    return { kind: 'module', module: new ModuleObject('layer', type, range, layer) };
   }
 
   private callMethod(self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
@@ -1046,7 +904,7 @@ export class Interpreter implements Evaluator {
     if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return this.argparseMethod(self as InstanceValue, method, args, kwargs, node);
     if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
     const module = asModule(self);
-    if (module) return this.moduleMethod(module, self, method, args, kwargs, node);
+    if (module) return moduleMethod(this, module, self, method, args, kwargs, node);
     if (isTensorLike(self)) return callTensorMethod(this, self, method, args, kwargs, node);
     return unresolved(node.text, `\`.${method}()\` is not followed`);
   }
@@ -1071,40 +929,9 @@ export class Interpreter implements Evaluator {
     return null;
   }
 
-  private moduleMethod(module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-    if (MODULE_PASS_THROUGH.has(method)) return self;
-    if (method === 'add_module' || method === 'register_module') {
-      const child = asModule(args[1]);
-      if (typeof args[0] === 'string' && child) module.setChild(args[0], child);
-      return null;
-    }
-    if (method === 'register_parameter') {
-      if (typeof args[0] === 'string' && kindOf(args[1]) === 'parameter') module.parameters.set(args[0], args[1] as ParameterValue);
-      return null;
-    }
-    if (method === 'register_buffer') {
-      if (typeof args[0] === 'string') module.attrs.set(args[0], args[1] ?? null);
-      return null;
-    }
-    if (module.kind === 'list' && (method === 'append' || method === 'extend' || method === 'insert')) {
-      const items = method === 'extend' ? (this.iterate(args[0] ?? null) ?? []) : [method === 'insert' ? args[1]! : args[0]!];
-      for (const item of items) this.addChild(module, String(module.children.size), item, node);
-      return null;
-    }
-    if (module.kind === 'dict' && method === 'items') return [...module.children].map(([k, m]) => tuple([k, { kind: 'module', module: m }]));
-    if (module.kind === 'dict' && (method === 'values' || method === 'keys')) return [...module.children].map(([k, m]) => (method === 'keys' ? k : { kind: 'module', module: m }));
-    if (method === 'forward' && this.forwardMode) return this.callModule(module, args, kwargs, node);
-    if (method === 'parameters' || method === 'named_parameters' || method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
-    return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
-  }
 }
 
 // -------------------------------------------------------------------- helpers
-
-/** Loss modules (`nn.CrossEntropyLoss()`) are torch.nn modules but neither models nor layers of one. */
-export function isLoss(type: string): boolean {
-  return /Loss$/.test(type);
-}
 
 /** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
 function dataLoader(dataset: PyValue | undefined): PyValue {
@@ -1118,21 +945,5 @@ function dataLoader(dataset: PyValue | undefined): PyValue {
     attrs.set('batch', tuple(batch));
   }
   return { kind: 'instance', className: 'DataLoader', attrs };
-}
-
-function isOrderedDictPairs(value: PyValue | undefined): boolean {
-  return isList(value) && value.length > 0 && value.every((p) => isList(p) && p.length === 2 && typeof p[0] === 'string');
-}
-
-function parameterFrom(data: PyValue | undefined, kwargs: Map<string, PyValue>): ParameterValue {
-  const shape = asShape(data);
-  const trainable = kwargs.get('requires_grad') !== false;
-  return { kind: 'parameter', numel: shape ? shape.reduce((a, b) => a * b, 1) : null, shape, trainable };
-}
-
-function asShape(value: PyValue | undefined): number[] | null {
-  const t = value && kindOf(value) === 'tensor' ? (value as { shape: readonly unknown[] | null }).shape : null;
-  if (!t || !t.every((d) => typeof d === 'number')) return null;
-  return t as number[];
 }
 
