@@ -1,6 +1,8 @@
 import type { SyntaxNode } from '../../parsing/syntax';
+import type { ImportTable } from '../imports';
 import type { ModuleObject } from './moduleObject';
 import type { PyValue } from './pyValues';
+import type { Scope } from './scope';
 
 /** An external call seen while running the script: the training set-up is read from these. */
 export interface CallEvent {
@@ -31,19 +33,31 @@ export interface InterpreterHooks {
 /** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
 export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
+/** How a statement or block ends: returning a value, breaking or continuing a loop, or running on (undefined). */
+export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
+
 /**
  * What the interpreter's parts (forward ops, builtins, torch.nn modules...) ask of the interpreter. They are given it
  * through this interface rather than importing the Interpreter class, which imports them: so
  * no module of the interpreter imports another in a circle.
  */
 export interface Evaluator {
+  readonly imports: ImportTable;
+  readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;
+  /** How deeply calls nest (bounded, against recursion). */
+  depth: number;
   /** True while running `forward`: module calls are layers, not objects to build. */
   readonly forwardMode: boolean;
+  /** True while running the script's own code (module body, main(), train()), false inside constructors. */
+  scriptLevel: boolean;
+  tick(): void;
   note(node: SyntaxNode | undefined, message: string): void;
   /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */
   functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+  execBlock(block: SyntaxNode | null, scope: Scope, discovering?: boolean): Flow;
+  evaluate(node: SyntaxNode, scope: Scope): PyValue;
   /** The items a `for` loop visits, when they are known. */
   iterate(value: PyValue): PyValue[] | undefined;
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
