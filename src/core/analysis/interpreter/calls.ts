@@ -1,3 +1,4 @@
+// Calls in the interpreter: arguments, user functions and classes, super(), library calls, and methods of values.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';

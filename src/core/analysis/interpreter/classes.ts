@@ -1,3 +1,4 @@
+// Python classes: attribute lookup through the bases, bound methods, dataclass fields.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { kindOf, type ClassValue, type FunctionValue, type PyValue } from './pyValues';
 

@@ -33,13 +33,16 @@ export interface InterpreterHooks {
 /** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
 export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
+export /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
+const MAX_EXPRESSION_DEPTH = 150;
+
 /** How a statement or block ends: returning a value, breaking or continuing a loop, or running on (undefined). */
 export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
 
 /**
- * What the interpreter's parts (forward ops, builtins, torch.nn modules...) ask of the interpreter. They are given it
- * through this interface rather than importing the Interpreter class, which imports them: so
- * no module of the interpreter imports another in a circle.
+ * What the interpreter's parts (statements, expressions, calls, forward ops...) ask of the
+ * interpreter. They are given it through this interface rather than importing the Interpreter
+ * class, which imports them: so no module of the interpreter imports another in a circle.
  */
 export interface Evaluator {
   readonly imports: ImportTable;
@@ -48,6 +51,8 @@ export interface Evaluator {
   readonly truncated: Set<number>;
   /** How deeply calls nest (bounded, against recursion). */
   depth: number;
+  /** How deeply expressions nest (bounded by MAX_EXPRESSION_DEPTH). */
+  expressionDepth: number;
   /** True while running `forward`: module calls are layers, not objects to build. */
   readonly forwardMode: boolean;
   /** True while running the script's own code (module body, main(), train()), false inside constructors. */
@@ -58,6 +63,7 @@ export interface Evaluator {
   functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
   execBlock(block: SyntaxNode | null, scope: Scope, discovering?: boolean): Flow;
   evaluate(node: SyntaxNode, scope: Scope): PyValue;
+  bind(target: SyntaxNode, value: PyValue, scope: Scope, discovering?: boolean): void;
   /** The items a `for` loop visits, when they are known. */
   iterate(value: PyValue): PyValue[] | undefined;
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;

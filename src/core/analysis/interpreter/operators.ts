@@ -1,3 +1,4 @@
+// Python's arithmetic and comparison operators on known numbers, strings and batch-dependent sizes.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type PyValue } from './pyValues';
 

@@ -1,3 +1,4 @@
+// Python builtins (range, len, min, zip...) and math/numpy numeric helpers, on known values.
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { isList, isUnresolvedValue, truthy, tuple, unresolved, type PyValue } from './pyValues';

@@ -1,3 +1,4 @@
+// torch.nn modules as scripts build and use them: layers, containers, parameters, catalog architectures and their parts.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerCatalog';
 import type { CatalogCall } from './catalogCalls';

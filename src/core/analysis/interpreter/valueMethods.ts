@@ -1,3 +1,4 @@
+// Methods of Python lists, strings and dicts, and list helpers bounded against hostile input.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { isList, kindOf, tuple, unresolved, type DictValue, type PyList, type PyValue } from './pyValues';
 
