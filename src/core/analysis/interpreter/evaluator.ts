@@ -33,8 +33,8 @@ export interface InterpreterHooks {
 /** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
 export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 
-export /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
-const MAX_EXPRESSION_DEPTH = 150;
+/** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
+export const MAX_EXPRESSION_DEPTH = 150;
 
 /** How a statement or block ends: returning a value, breaking or continuing a loop, or running on (undefined). */
 export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
