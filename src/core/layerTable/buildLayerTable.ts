@@ -1,5 +1,6 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
-import { BudgetExceeded, Interpreter, isLoss, type FunctionalRowType } from '../analysis/interpreter/interpreter';
+import { BudgetExceeded, Interpreter, type FunctionalRowType } from '../analysis/interpreter/interpreter';
+import { isLoss } from '../analysis/interpreter/torchModules';
 import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, type CatalogTable } from '../catalog/catalog';

@@ -1,6 +1,6 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import { isBatchDim, type Dim, type TensorShape } from '../../layers/tensorShape';
-import type { Interpreter } from './interpreter';
+import type { Evaluator } from './evaluator';
 import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue } from './pyValues';
 import {
   ShapeError,
@@ -37,7 +37,7 @@ const REDUCTIONS = new Set(['mean', 'sum', 'amax', 'amin', 'std', 'var', 'norm',
 const CREATION = new Set(['randn', 'rand', 'zeros', 'ones', 'empty', 'full']);
 const LOSSES = /(_loss|^cross_entropy|^nll_loss|^binary_cross_entropy.*|^kl_div|^l1_loss|^mse_loss)$/;
 
-function fail(interpreter: Interpreter, node: SyntaxNode, message: string): PyValue {
+function fail(interpreter: Evaluator, node: SyntaxNode, message: string): PyValue {
   if (interpreter.forwardMode) interpreter.note(node, message);
   return tensor(null);
 }
@@ -52,7 +52,7 @@ function ints(value: PyValue | undefined): number[] | undefined {
   return undefined;
 }
 
-function withShapes(interpreter: Interpreter, node: SyntaxNode, compute: () => TensorShape | PyValue): PyValue {
+function withShapes(interpreter: Evaluator, node: SyntaxNode, compute: () => TensorShape | PyValue): PyValue {
   try {
     const result = compute();
     return Array.isArray(result) && !result.tuple && (result as unknown[]).every((d) => typeof d === 'number' || isBatchDim(d as Dim)) ? tensor(result as TensorShape) : (result as PyValue);
@@ -125,7 +125,7 @@ const CONCATENATIONS = new Set(['cat', 'concat', 'concatenate', 'stack']);
  * `torch.cat` (`concat`, `concatenate`) and `torch.stack`. In forward mode a result of known
  * shape is reported to the interpreter's hooks: it is a row of the layer table (rule 2).
  */
-function concatenation(interpreter: Interpreter, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+function concatenation(interpreter: Evaluator, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const tensors = kwargs.get('tensors') ?? args[0];
   const shapes = (isList(tensors) ? tensors : []).map(shapeOf);
   const result = withShapes(interpreter, node, () => {
@@ -138,7 +138,7 @@ function concatenation(interpreter: Interpreter, name: string, args: PyValue[], 
 }
 
 /** `torch.*` and `torch.nn.functional.*` calls: tensor creation and shape arithmetic. */
-export function callTensorFunction(interpreter: Interpreter, qualified: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+export function callTensorFunction(interpreter: Evaluator, qualified: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const name = qualified.slice(qualified.lastIndexOf('.') + 1);
   const isTorch = qualified.startsWith('torch.');
   if (!isTorch) return unresolved(node.text, `${qualified}() is not followed`);
@@ -261,7 +261,7 @@ function requestedShape(args: PyValue[]): Dim[] {
 }
 
 /** Tensor methods: `x.view(...)`, `x.size(0)`, `x.mean(dim=1)`, `x[:, -1]`. */
-export function callTensorMethod(interpreter: Interpreter, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+export function callTensorMethod(interpreter: Evaluator, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const shape = shapeOf(self);
   if (!shape) {
     if (method === 'size' || method === 'dim') return unresolved(node.text, 'size of a tensor of unknown shape');
@@ -380,7 +380,7 @@ export function tensorAttribute(self: PyValue, name: string, node: SyntaxNode): 
 }
 
 /** `a + b`, `x * 0.5`, `q @ k.transpose(-2, -1)`. */
-export function tensorBinary(interpreter: Interpreter, operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
+export function tensorBinary(interpreter: Evaluator, operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
   const sa = shapeOf(a);
   const sb = shapeOf(b);
   if (sa === null || sb === null) return tensor(null);

@@ -1,0 +1,271 @@
+// Calls in the interpreter: arguments, user functions and classes, super(), library calls, and methods of values.
+import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
+import { catalogCall } from './catalogCalls';
+import { classAttribute, collectFields, findClassByNode } from './classes';
+import type { Evaluator } from './evaluator';
+import { callTensorFunction, callTensorMethod } from './forwardOps';
+import { callBuiltin, callMath } from './pythonBuiltins';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { isTensorLike } from './tensorOps';
+import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
+import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
+
+const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
+const MAX_DEPTH = 40;
+
+export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  const fnNode = node.childForFieldName('function')!;
+  const argumentList = node.childForFieldName('arguments');
+  // `super().__init__(...)`: run the base class's __init__ on the same object.
+  if (fnNode.type === 'attribute' && fnNode.childForFieldName('object')?.type === 'call' && fnNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
+    return callSuper(interp, fnNode.childForFieldName('attribute')!.text, node, scope);
+  }
+  const callee = interp.evaluate(fnNode, scope);
+  const args: PyValue[] = [];
+  const kwargs = new Map<string, PyValue>();
+  if (argumentList?.type === 'generator_expression') args.push(interp.evaluate(argumentList, scope));
+  for (const argument of argumentList?.type === 'argument_list' ? argumentList.namedChildren : []) {
+    if (argument.type === 'comment') continue;
+    if (argument.type === 'keyword_argument') {
+      kwargs.set(argument.childForFieldName('name')!.text, interp.evaluate(argument.childForFieldName('value')!, scope));
+    } else if (argument.type === 'list_splat') {
+      const spread = interp.iterate(interp.evaluate(argument.namedChildren[0]!, scope));
+      if (spread) append(args, spread);
+      else {
+        interp.note(argument, `\`${argument.text}\` could not be expanded`);
+        args.push(unresolved(argument.text, 'unknown *args'));
+      }
+    } else if (argument.type === 'dictionary_splat') {
+      const spread = interp.evaluate(argument.namedChildren[0]!, scope);
+      if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
+    } else args.push(interp.evaluate(argument, scope));
+  }
+  return callValue(interp, callee, args, kwargs, node);
+}
+
+export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  switch (kindOf(callee)) {
+    case 'function':
+      return callFunction(interp, callee as FunctionValue, args, kwargs, node);
+    case 'class':
+      return instantiate(interp, callee as ClassValue, args, kwargs, node);
+    case 'module':
+      return callModule(interp, (callee as ModuleValue).module, args, kwargs, node);
+    case 'external':
+      return callExternal(interp, callee as ExternalValue, args, kwargs, node);
+    default:
+      return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
+  }
+}
+
+function withDepth<T>(interp: Evaluator, node: SyntaxNode, run: () => T, fallback: () => T): T {
+  if (interp.depth >= MAX_DEPTH) {
+    interp.note(node, 'calls nest too deeply (recursion?); not followed further');
+    return fallback();
+  }
+  interp.depth += 1;
+  try {
+    return run();
+  } finally {
+    interp.depth -= 1;
+  }
+}
+
+function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  return withDepth(
+    interp,
+    node,
+    () => {
+      const scope = fn.closure.child();
+      bindParameters(interp, fn, fn.self === undefined ? args : [fn.self, ...args], kwargs, scope);
+      const flow = interp.execBlock(fn.node.childForFieldName('body'), scope);
+      return flow?.kind === 'return' ? flow.value : null;
+    },
+    () => unresolved(node.text, 'recursion'),
+  );
+}
+
+export function bindParameters(interp: Evaluator, fn: FunctionValue, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, scope: Scope): void {
+  let position = 0;
+  for (const parameter of fn.node.childForFieldName('parameters')?.namedChildren ?? []) {
+    if (parameter.type === 'list_splat_pattern') {
+      scope.set(parameter.namedChildren[0]?.text ?? 'args', tuple(args.slice(position)));
+      position = args.length;
+      continue;
+    }
+    if (parameter.type === 'dictionary_splat_pattern') {
+      scope.set(parameter.namedChildren[0]?.text ?? 'kwargs', { kind: 'dict', entries: new Map(kwargs) });
+      continue;
+    }
+    if (parameter.type === 'keyword_separator' || parameter.type === 'positional_separator') continue;
+    const name = parameter.type === 'identifier' ? parameter.text : parameter.type === 'typed_parameter' ? parameter.namedChildren[0]?.text : parameter.childForFieldName('name')?.text;
+    if (!name) continue;
+    const fallback = parameter.childForFieldName('value');
+    let value: PyValue | undefined = kwargs.get(name);
+    if (value === undefined && position < args.length) value = args[position];
+    position += 1;
+    if (value === undefined) value = fallback ? interp.evaluate(fallback, fn.closure) : unresolved(name, `argument \`${name}\` was not passed`);
+    scope.set(name, value);
+  }
+}
+
+export function instantiate(interp: Evaluator, classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const scriptLevel = interp.scriptLevel;
+  interp.scriptLevel = false;
+  try {
+    return construct(interp, classValue, args, kwargs, node);
+  } finally {
+    interp.scriptLevel = scriptLevel;
+  }
+}
+
+function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (classValue.isModule) {
+    const module = new ModuleObject(classValue.container ?? 'user', classValue.name, rangeOf(node), undefined, classValue);
+    const self: ModuleValue = { kind: 'module', module };
+    const init = classAttribute(classValue, '__init__');
+    if (kindOf(init) === 'function') callFunction(interp, { ...(init as FunctionValue), self }, args, kwargs, node);
+    return self;
+  }
+  const instance: InstanceValue = { kind: 'instance', className: classValue.name, attrs: new Map(), classValue };
+  if (classValue.isDataclass) {
+    const fields = collectFields(classValue);
+    fields.forEach((field, i) => {
+      const value = kwargs.get(field) ?? args[i] ?? classAttribute(classValue, field);
+      instance.attrs.set(field, value ?? unresolved(field, 'no default'));
+    });
+  }
+  const init = classAttribute(classValue, '__init__');
+  if (kindOf(init) === 'function') callFunction(interp, { ...(init as FunctionValue), self: instance }, args, kwargs, node);
+  const post = classAttribute(classValue, '__post_init__');
+  if (classValue.isDataclass && kindOf(post) === 'function') callFunction(interp, { ...(post as FunctionValue), self: instance }, [], new Map(), node);
+  return instance;
+}
+
+function callSuper(interp: Evaluator, method: string, node: SyntaxNode, scope: Scope): PyValue {
+  const self = scope.get('self');
+  const owner = enclosingClass(node, scope);
+  if (!self || !owner) return null;
+  const args: PyValue[] = [];
+  const kwargs = new Map<string, PyValue>();
+  for (const argument of node.childForFieldName('arguments')?.namedChildren ?? []) {
+    if (argument.type === 'keyword_argument') kwargs.set(argument.childForFieldName('name')!.text, interp.evaluate(argument.childForFieldName('value')!, scope));
+    else if (argument.type !== 'comment') args.push(interp.evaluate(argument, scope));
+  }
+  for (const base of owner.bases) {
+    const fn = classAttribute(base, method);
+    if (kindOf(fn) === 'function') return callFunction(interp, { ...(fn as FunctionValue), self }, args, kwargs, node);
+  }
+  // nn.Sequential.__init__(*layers) and friends, for subclasses of the containers.
+  const module = asModule(self);
+  if (method === '__init__' && module && owner.container) fillContainer(interp, module, owner.container, args, node);
+  return null;
+}
+
+function enclosingClass(node: SyntaxNode, scope: Scope): ClassValue | undefined {
+  for (let parent = node.parent; parent; parent = parent.parent) {
+    if (parent.type === 'class_definition') {
+      const value = scope.get(parent.childForFieldName('name')?.text ?? '');
+      if (kindOf(value) === 'class' && (value as ClassValue).node.id === parent.id) return value as ClassValue;
+      // The class may be shadowed or nested: find it by node among known classes of the receiver.
+      const self = scope.get('self');
+      const start = asModule(self)?.classValue ?? (kindOf(self) === 'instance' ? (self as InstanceValue).classValue : undefined);
+      return start && findClassByNode(start, parent);
+    }
+  }
+  return undefined;
+}
+
+export function callModule(interp: Evaluator, module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (!interp.forwardMode) {
+    interp.hooks.onModelInvocation?.(module, args, node);
+    return unresolved(node.text, 'model output');
+  }
+  const handled = interp.hooks.onModuleCall?.(module, args, kwargs, node);
+  return handled === undefined ? unresolved(node.text, 'module call not followed') : handled;
+}
+
+/** Runs `module.forward(*args)` of a user module (used by the forward hook). */
+export function runForward(interp: Evaluator, module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const forward = module.classValue && classAttribute(module.classValue, 'forward');
+  if (kindOf(forward) !== 'function') {
+    interp.note(node, `${module.className} has no forward() in this file`);
+    return unresolved(node.text, 'no forward()');
+  }
+  return callFunction(interp, { ...(forward as FunctionValue), self: { kind: 'module', module } }, args, kwargs, node);
+}
+
+function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const name = callee.name;
+  if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
+  interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs });
+  if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
+  const container = CONTAINERS[name];
+  if (container) return buildContainer(interp, container, name.slice('torch.nn.'.length), args, node);
+  if (name === 'torch.nn.Parameter' || name === 'torch.nn.parameter.Parameter') return parameterFrom(args[0], kwargs);
+  // Wrappers that return the model they wrap.
+  if (MODEL_WRAPPERS.test(name)) return args[0] ?? null;
+  if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
+    return buildLayer(interp, name.slice('torch.nn.'.length), args, kwargs, node);
+  }
+  if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
+  if (name === 'dataclasses.field' || name === 'field') {
+    const value = kwargs.get('default');
+    return value ?? unresolved(node.text, 'field(default_factory=...)');
+  }
+  if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
+  if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
+  // Gradient checkpointing runs the function on the arguments (and again in backward).
+  if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
+  if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
+  if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
+  if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+  const catalog = catalogCall(name, args, kwargs);
+  if (catalog) return catalogValue(interp, catalog, node);
+  return callTensorFunction(interp, name, args, kwargs, node);
+}
+
+function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (isList(self)) return listMethod(self, method, args, node);
+  if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
+  if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
+  const module = asModule(self);
+  if (module) return moduleMethod(interp, module, self, method, args, kwargs, node);
+  if (isTensorLike(self)) return callTensorMethod(interp, self, method, args, kwargs, node);
+  return unresolved(node.text, `\`.${method}()\` is not followed`);
+}
+
+/** `add_argument('--batch-size', type=int, default=64)` records the default under `batch_size`; parse_args() returns them. */
+function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (method === 'add_argument') {
+    const flags = args.filter((a): a is string => typeof a === 'string');
+    const long = flags.find((f) => f.startsWith('--')) ?? flags[0];
+    const dest = kwargs.get('dest');
+    const name = typeof dest === 'string' ? dest : long?.replace(/^-+/, '').replace(/-/g, '_');
+    if (!name) return null;
+    const action = kwargs.get('action');
+    const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
+    parser.attrs.set(name, kwargs.has('default') ? kwargs.get('default')! : fallback);
+    interp.hooks.onArgument?.(name, node);
+    return null;
+  }
+  if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
+  if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
+  if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+  return null;
+}
+
+/** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
+function dataLoader(dataset: PyValue | undefined): PyValue {
+  const tensors = kindOf(dataset) === 'instance' && (dataset as InstanceValue).className === 'TensorDataset' ? (dataset as InstanceValue).attrs.get('tensors') : undefined;
+  const attrs = new Map<string, PyValue>();
+  if (isList(tensors)) {
+    const batch = tensors.map((t) => {
+      const shape = kindOf(t) === 'tensor' ? (t as { shape: readonly unknown[] | null }).shape : null;
+      return shape && shape.length >= 1 ? ({ kind: 'tensor', shape: [{ batch: 1 }, ...shape.slice(1)] } as PyValue) : unresolved('batch', 'unknown tensor');
+    });
+    attrs.set('batch', tuple(batch));
+  }
+  return { kind: 'instance', className: 'DataLoader', attrs };
+}

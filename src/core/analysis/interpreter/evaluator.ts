@@ -1,0 +1,70 @@
+import type { SyntaxNode } from '../../parsing/syntax';
+import type { ImportTable } from '../imports';
+import type { ModuleObject, PyValue, Scope } from './pyValues';
+
+/** An external call seen while running the script: the training set-up is read from these. */
+export interface CallEvent {
+  readonly qualified: string;
+  readonly node: SyntaxNode;
+  readonly args: readonly PyValue[];
+  readonly kwargs: ReadonlyMap<string, PyValue>;
+}
+
+export interface InterpreterHooks {
+  /** Every call of a library function or class (torch.optim.Adam, DataLoader, autocast...). */
+  onExternalCall?(event: CallEvent): void;
+  /** `name = value` in the body being discovered (not inside the functions it calls). */
+  onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
+  /** `model(x)` in script code: what the script feeds its model. */
+  onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
+  /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
+  onArgument?(name: string, node: SyntaxNode): void;
+  /** `module(*inputs)` in forward mode; undefined means "not handled". */
+  onModuleCall?(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined;
+  /**
+   * A functional call that is a row of the layer table (`torch.cat`, `torch.stack`), made in
+   * forward mode, with the tensor it returns; only called when the result's shape is known.
+   */
+  onFunctionalCall?(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+}
+
+/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
+export type FunctionalRowType = 'torch.cat' | 'torch.stack';
+
+/** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
+export const MAX_EXPRESSION_DEPTH = 150;
+
+/** How a statement or block ends: returning a value, breaking or continuing a loop, or running on (undefined). */
+export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
+
+/**
+ * What the interpreter's parts (statements, expressions, calls, forward ops...) ask of the
+ * interpreter. They are given it through this interface rather than importing the Interpreter
+ * class, which imports them: so no module of the interpreter imports another in a circle.
+ */
+export interface Evaluator {
+  readonly imports: ImportTable;
+  readonly hooks: InterpreterHooks;
+  /** Containers that reached MAX_CHILDREN (noted once each). */
+  readonly truncated: Set<number>;
+  /** How deeply calls nest (bounded, against recursion). */
+  depth: number;
+  /** How deeply expressions nest (bounded by MAX_EXPRESSION_DEPTH). */
+  expressionDepth: number;
+  /** True while running `forward`: module calls are layers, not objects to build. */
+  readonly forwardMode: boolean;
+  /** True while running the script's own code (module body, main(), train()), false inside constructors. */
+  scriptLevel: boolean;
+  tick(): void;
+  note(node: SyntaxNode | undefined, message: string): void;
+  /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */
+  functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+  execBlock(block: SyntaxNode | null, scope: Scope, discovering?: boolean): Flow;
+  evaluate(node: SyntaxNode, scope: Scope): PyValue;
+  bind(target: SyntaxNode, value: PyValue, scope: Scope, discovering?: boolean): void;
+  /** The items a `for` loop visits, when they are known. */
+  iterate(value: PyValue): PyValue[] | undefined;
+  attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
+  binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue;
+  callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
+}

@@ -1,0 +1,327 @@
+// Expressions of the interpreter: literals, names, attributes, subscripts, comprehensions, operators (calls are in calls.ts).
+import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
+import { call } from './calls';
+import { bindMethod, classAttribute } from './classes';
+import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
+import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
+import { arithmetic, batchArithmetic, compareValues } from './operators';
+import { BUILTINS } from './pythonBuiltins';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { isTensorLike } from './tensorOps';
+import { catalogPart, moduleAttribute } from './torchModules';
+import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
+
+export function evaluate(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  interp.tick();
+  if (interp.expressionDepth >= MAX_EXPRESSION_DEPTH) return unresolved(node.text, 'the expression nests too deeply to follow');
+  interp.expressionDepth += 1;
+  try {
+    return evaluateNode(interp, node, scope);
+  } finally {
+    interp.expressionDepth -= 1;
+  }
+}
+
+function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  switch (node.type) {
+    case 'integer':
+      return exactNumber(interp, Number(node.text.replace(/_/g, '').replace(/[lL]$/, '')), node);
+    case 'float':
+      return Number(node.text.replace(/_/g, ''));
+    case 'true':
+      return true;
+    case 'false':
+      return false;
+    case 'none':
+      return null;
+    case 'string':
+      return stringLiteral(interp, node, scope);
+    case 'concatenated_string': {
+      const parts = node.namedChildren.map((part) => stringLiteral(interp, part, scope));
+      return parts.every((p): p is string => typeof p === 'string') ? parts.join('') : unresolved(node.text, 'formatted string');
+    }
+    case 'ellipsis':
+      return { kind: 'external', name: '...' };
+    case 'identifier':
+      return lookup(interp, node.text, scope, node);
+    case 'parenthesized_expression': {
+      const inner = node.namedChildren.find((c) => c.type !== 'comment');
+      return inner ? evaluate(interp, inner, scope) : tuple([]);
+    }
+    case 'tuple':
+    case 'expression_list':
+      return tuple(evaluateItems(interp, node, scope));
+    case 'list':
+      return evaluateItems(interp, node, scope);
+    case 'set':
+      return evaluateItems(interp, node, scope);
+    case 'dictionary':
+      return evaluateDict(interp, node, scope);
+    case 'list_comprehension':
+    case 'generator_expression':
+    case 'set_comprehension':
+      return comprehension(interp, node, scope);
+    case 'dictionary_comprehension': {
+      const pairs = comprehension(interp, node, scope);
+      if (!isList(pairs)) return pairs;
+      const entries = new Map<string, PyValue>();
+      for (const pair of pairs) if (isList(pair) && (typeof pair[0] === 'string' || typeof pair[0] === 'number')) entries.set(String(pair[0]), pair[1]!);
+      return { kind: 'dict', entries };
+    }
+    case 'attribute':
+      return attribute(evaluate(interp, node.childForFieldName('object')!, scope), node.childForFieldName('attribute')!.text, node);
+    case 'subscript':
+      return subscript(interp, node, scope);
+    case 'slice': {
+      const parts: (SyntaxNode | null)[] = [null, null, null];
+      let index = 0;
+      for (const child of node.children) {
+        if (child.type === ':') index += 1;
+        else if (child.isNamed) parts[index] = child;
+      }
+      const value = (n: SyntaxNode | null) => (n ? evaluate(interp, n, scope) : null);
+      return { kind: 'slice', start: value(parts[0]!), stop: value(parts[1]!), step: value(parts[2]!) };
+    }
+    case 'call':
+      return exactNumber(interp, call(interp, node, scope), node);
+    case 'unary_operator': {
+      const value = evaluate(interp, node.childForFieldName('argument')!, scope);
+      const operator = node.childForFieldName('operator')?.text;
+      if (typeof value === 'number' && operator === '~') return Number.isInteger(value) ? -value - 1 : unresolved(node.text, 'not an integer');
+      if (typeof value === 'number') return operator === '-' ? -value : value;
+      if (isTensorLike(value)) return value;
+      return unresolved(node.text, 'not a number');
+    }
+    case 'binary_operator':
+      return binary(interp, node.childForFieldName('operator')?.text ?? '', evaluate(interp, node.childForFieldName('left')!, scope), evaluate(interp, node.childForFieldName('right')!, scope), node);
+    case 'not_operator': {
+      const value = truthy(evaluate(interp, node.childForFieldName('argument')!, scope));
+      return value === undefined ? unresolved(node.text, 'unknown condition') : !value;
+    }
+    case 'boolean_operator': {
+      const left = evaluate(interp, node.childForFieldName('left')!, scope);
+      const test = truthy(left);
+      if (test === undefined) return unresolved(node.text, 'unknown condition');
+      const isAnd = node.childForFieldName('operator')?.text === 'and';
+      if (isAnd ? !test : test) return left;
+      return evaluate(interp, node.childForFieldName('right')!, scope);
+    }
+    case 'comparison_operator':
+      return compare(interp, node, scope);
+    case 'conditional_expression': {
+      const [consequence, condition, alternative] = node.namedChildren;
+      const test = condition ? truthy(evaluate(interp, condition, scope)) : undefined;
+      return test === false && alternative ? evaluate(interp, alternative, scope) : consequence ? evaluate(interp, consequence, scope) : null;
+    }
+    case 'lambda':
+      return unresolved(node.text, 'lambda');
+    case 'await':
+    case 'named_expression':
+      return unresolved(node.text, node.type.replace(/_/g, ' '));
+    default:
+      return unresolved(node.text, `${node.type.replace(/_/g, ' ')} is not followed`);
+  }
+}
+
+/** A string literal, f-strings included where every interpolated value is known. */
+function stringLiteral(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  if (!node.namedChildren.some((c) => c.type === 'interpolation')) return stringValue(node) ?? unresolved(node.text, 'string');
+  let text = '';
+  for (const child of node.namedChildren) {
+    if (child.type === 'string_content') text += child.text;
+    else if (child.type === 'escape_sequence') text += unescape(child.text);
+    else if (child.type === 'interpolation') {
+      const expression = child.namedChildren.find((c) => c.type !== 'format_specifier' && c.type !== 'type_conversion');
+      const value = expression ? evaluate(interp, expression, scope) : null;
+      if (typeof value !== 'number' && typeof value !== 'string') return unresolved(node.text, 'formatted string with unknown values');
+      text += String(value);
+    }
+  }
+  return text;
+}
+
+function evaluateItems(interp: Evaluator, node: SyntaxNode, scope: Scope): PyList {
+  const items: PyList = [];
+  for (const child of node.namedChildren) {
+    if (child.type === 'comment') continue;
+    if (child.type === 'list_splat') {
+      const spread = interp.iterate(evaluate(interp, child.namedChildren[0]!, scope));
+      if (spread) append(items, spread);
+      else items.push(unresolved(child.text, 'unpacked value is unknown'));
+    } else items.push(evaluate(interp, child, scope));
+  }
+  return items;
+}
+
+function evaluateDict(interp: Evaluator, node: SyntaxNode, scope: Scope): DictValue {
+  const entries = new Map<string, PyValue>();
+  for (const pair of node.namedChildren) {
+    if (pair.type !== 'pair') continue;
+    const key = evaluate(interp, pair.childForFieldName('key')!, scope);
+    if (typeof key === 'string' || typeof key === 'number') entries.set(String(key), evaluate(interp, pair.childForFieldName('value')!, scope));
+  }
+  return { kind: 'dict', entries };
+}
+
+function comprehension(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  const body = node.childForFieldName('body');
+  const clauses = node.namedChildren.filter((c) => c.type === 'for_in_clause' || c.type === 'if_clause');
+  if (!body) return unresolved(node.text, 'comprehension');
+  const results: PyList = [];
+  const run = (index: number, inner: Scope): boolean => {
+    const clause = clauses[index];
+    if (!clause) {
+      // A dict comprehension's body is a `key: value` pair.
+      results.push(body.type === 'pair' ? tuple([evaluate(interp, body.childForFieldName('key')!, inner), evaluate(interp, body.childForFieldName('value')!, inner)]) : evaluate(interp, body, inner));
+      return true;
+    }
+    if (clause.type === 'if_clause') {
+      const test = truthy(evaluate(interp, clause.namedChildren[0]!, inner));
+      return test === false ? true : run(index + 1, inner);
+    }
+    const items = interp.iterate(evaluate(interp, clause.childForFieldName('right')!, inner));
+    if (!items) return false;
+    for (const item of items) {
+      interp.bind(clause.childForFieldName('left')!, item, inner);
+      if (!run(index + 1, inner)) return false;
+    }
+    return true;
+  };
+  return run(0, scope.child()) ? results : unresolved(node.text, 'comprehension over an unknown sequence');
+}
+
+function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode): PyValue {
+  const value = scope.get(name);
+  if (value !== undefined) return value;
+  const qualified = interp.imports.resolve(name);
+  if (qualified) return { kind: 'external', name: qualified };
+  if (BUILTINS.has(name)) return { kind: 'external', name: `builtins.${name}` };
+  return unresolved(node.text, `\`${name}\` has no value known to the analysis`);
+}
+
+export function attribute(object: PyValue, name: string, node: SyntaxNode): PyValue {
+  const kind = kindOf(object);
+  if (kind === 'external') {
+    const external = object as ExternalValue;
+    if (external.self !== undefined) return unresolved(node.text, 'attribute of a library value');
+    if (external.name === 'math' && (name === 'pi' || name === 'e' || name === 'inf')) return name === 'pi' ? Math.PI : name === 'e' ? Math.E : Infinity;
+    return { kind: 'external', name: `${external.name}.${name}` };
+  }
+  if (kind === "module") return moduleAttribute((object as ModuleValue).module, name, object);
+  if (kind === 'instance') {
+    const instance = object as InstanceValue;
+    if (instance.argparse) return { kind: 'external', name: `argparse.${name}`, self: object };
+    if (instance.attrs.has(name)) return instance.attrs.get(name)!;
+    const fromClass = instance.classValue && classAttribute(instance.classValue, name);
+    if (fromClass !== undefined) return bindMethod(fromClass, object);
+    return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
+  }
+  if (kind === 'class') {
+    const found = classAttribute(object as ClassValue, name);
+    return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
+  }
+  if (kind === 'tensor' || kind === 'parameter') return tensorAttribute(object, name, node);
+  if (kind === 'dict' || isList(object) || typeof object === 'string') return { kind: 'external', name: `method.${name}`, self: object };
+  if (isUnresolvedValue(object)) return object;
+  return unresolved(node.text, `cannot read \`${name}\` here`);
+}
+
+function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  const container = evaluate(interp, node.childForFieldName('value')!, scope);
+  const indexNodes = node.childrenForFieldName('subscript');
+  const indices = indexNodes.map((n) => evaluate(interp, n, scope));
+  const key = indices.length === 1 ? indices[0]! : tuple(indices);
+  if (isTensorLike(container)) return callTensorMethod(interp, container, '__getitem__', isList(key) && key.tuple ? [...key] : [key], new Map(), node);
+  if (isList(container)) {
+    if (typeof key === 'number') {
+      const item = container[key < 0 ? container.length + key : key];
+      return item === undefined ? unresolved(node.text, 'index out of range') : item;
+    }
+    if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
+  }
+  if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
+    return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
+  }
+  // `models.__dict__[args.arch]`: a library's namespace looked up by name.
+  if (kindOf(container) === 'external' && (container as ExternalValue).name.endsWith('.__dict__') && (container as ExternalValue).self === undefined && typeof key === 'string') {
+    return { kind: 'external', name: `${(container as ExternalValue).name.slice(0, -'.__dict__'.length)}.${key}` };
+  }
+  const module = asModule(container);
+  if (module?.kind === 'catalog' && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) {
+    return catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
+  }
+  if (module && module.kind !== 'layer') {
+    const children = [...module.children.entries()];
+    if (typeof key === 'number') {
+      const entry = children[key < 0 ? children.length + key : key];
+      return entry ? { kind: 'module', module: entry[1] } : unresolved(node.text, 'index out of range');
+    }
+    if (typeof key === 'string') {
+      const child = module.children.get(key);
+      return child ? { kind: 'module', module: child } : unresolved(node.text, `no module named ${key}`);
+    }
+    if (kindOf(key) === 'slice') {
+      const slice = new ModuleObject('sequential', 'Sequential', rangeOf(node));
+      for (const [name, child] of sliceList(children as unknown as PyValue[], key as never) as unknown as [string, ModuleObject][]) slice.setChild(name, child);
+      return { kind: 'module', module: slice };
+    }
+  }
+  if (isUnresolvedValue(container)) return container;
+  return unresolved(node.text, 'cannot index this value');
+}
+
+function compare(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
+  const operands = node.namedChildren.filter((c) => c.type !== 'comment');
+  const operators = node.children.filter((c) => !c.isNamed).map((c) => c.text);
+  // `is not` and `not in` come as two tokens.
+  const ops: string[] = [];
+  for (let i = 0; i < operators.length; i++) {
+    const op = operators[i]!;
+    if ((op === 'is' && operators[i + 1] === 'not') || (op === 'not' && operators[i + 1] === 'in')) {
+      ops.push(`${op} ${operators[i + 1]}`);
+      i++;
+    } else ops.push(op);
+  }
+  let left = evaluate(interp, operands[0]!, scope);
+  for (let i = 0; i < ops.length; i++) {
+    const right = evaluate(interp, operands[i + 1]!, scope);
+    const result = compareValues(ops[i]!, left, right);
+    if (result === undefined) return unresolved(node.text, 'unknown comparison');
+    if (!result) return false;
+    left = right;
+  }
+  return true;
+}
+
+export function binary(interp: Evaluator, operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
+  if (isTensorLike(a) || isTensorLike(b)) return tensorBinary(interp, operator, a, b, node);
+  if (typeof a === 'number' && typeof b === 'number') {
+    const result = arithmetic(operator, a, b);
+    return result === undefined ? unresolved(node.text, `cannot compute \`${operator}\``) : exactNumber(interp, result, node, Number.isFinite(a) && Number.isFinite(b));
+  }
+  if (kindOf(a) === 'batch' || kindOf(b) === 'batch') return batchArithmetic(operator, a, b, node);
+  if ((operator === '+' && isList(a) && isList(b) && a.length + b.length > MAX_LIST) || (operator === '*' && isList(a) && typeof b === 'number' && (b > MAX_LIST || a.length * b > MAX_LIST))) {
+    return unresolved(node.text, `a list of more than ${MAX_LIST} items`);
+  }
+  if (operator === '+' && isList(a) && isList(b)) return Object.assign([...a, ...b], { tuple: a.tuple });
+  if (operator === '*' && isList(a) && typeof b === 'number') return Object.assign(Array.from({ length: Math.max(0, Math.trunc(b)) }, () => a).flat(), { tuple: a.tuple });
+  if (operator === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
+  if (operator === '%' && typeof a === 'string') return percentFormat(a, isList(b) ? b : [b]) ?? unresolved(node.text, 'formatted string');
+  if (isUnresolvedValue(a)) return a;
+  if (isUnresolvedValue(b)) return b;
+  return unresolved(node.text, `cannot compute \`${operator}\` here`);
+}
+
+/**
+ * A whole number past 2**53 - 1 has no exact JavaScript number (2**64 would print as
+ * 18446744073709552000), and no layer or batch is that large: it becomes unknown, with a note.
+ * So does arithmetic on finite numbers that overflows to infinity (`2 ** 2000`).
+ */
+function exactNumber(interp: Evaluator, value: PyValue, node: SyntaxNode, fromFinite = false): PyValue {
+  if (typeof value !== 'number') return value;
+  const tooLarge = Number.isInteger(value) ? !Number.isSafeInteger(value) : fromFinite && (value === Infinity || value === -Infinity);
+  if (!tooLarge) return value;
+  const unknown = unresolved(node.text, `larger than ${Number.MAX_SAFE_INTEGER}`);
+  interp.note(node, `\`${unknown.unresolved}\` is larger than ${Number.MAX_SAFE_INTEGER} (2**53 - 1), beyond what can be estimated exactly; it is taken as unknown`);
+  return unknown;
+}

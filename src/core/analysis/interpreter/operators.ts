@@ -1,0 +1,76 @@
+// Python's arithmetic and comparison operators on known numbers, strings and batch-dependent sizes.
+import type { SyntaxNode } from '../../parsing/syntax';
+import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type PyValue } from './pyValues';
+
+export function arithmetic(operator: string, a: number, b: number): number | undefined {
+  switch (operator) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return b === 0 ? undefined : a / b;
+    case '//':
+      return b === 0 ? undefined : Math.floor(a / b);
+    case '%':
+      return b === 0 ? undefined : a - b * Math.floor(a / b);
+    case '**':
+      return a ** b;
+    // Python's integers have no width: JavaScript's 32-bit `<<` would make 1 << 32 equal 1.
+    case '<<':
+      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? a * 2 ** b : undefined;
+    case '>>':
+      return Number.isInteger(a) && Number.isInteger(b) && b >= 0 ? Math.floor(a / 2 ** b) : undefined;
+    case '&':
+      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) & BigInt(b)) : undefined;
+    case '|':
+      return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? Number(BigInt(a) | BigInt(b)) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function batchArithmetic(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue {
+  const factor = (v: PyValue) => (kindOf(v) === 'batch' ? (v as { dim: { batch: number } }).dim.batch : undefined);
+  const fa = factor(a);
+  const fb = factor(b);
+  if (operator === '*' && fa !== undefined && typeof b === 'number') return { kind: 'batch', dim: { batch: fa * b } };
+  if (operator === '*' && fb !== undefined && typeof a === 'number') return { kind: 'batch', dim: { batch: fb * a } };
+  if ((operator === '//' || operator === '/') && fa !== undefined && typeof b === 'number' && Number.isInteger(fa / b)) return { kind: 'batch', dim: { batch: fa / b } };
+  return unresolved(node.text, 'depends on the batch size');
+}
+
+export function compareValues(op: string, a: PyValue, b: PyValue): boolean | undefined {
+  if (op === 'is' || op === 'is not') {
+    const known = (v: PyValue) => v === null || typeof v === 'boolean' || (kindOf(v) !== undefined && kindOf(v) !== 'external') || isList(v);
+    if (isUnresolvedValue(a) || isUnresolvedValue(b)) return undefined;
+    if (!known(a) || !known(b)) return undefined;
+    const same = a === b || (asModule(a) !== undefined && asModule(a) === asModule(b));
+    return op === 'is' ? same : !same;
+  }
+  if (op === 'in' || op === 'not in') {
+    if (isList(b) && (typeof a === 'number' || typeof a === 'string')) return b.includes(a) === (op === 'in');
+    if (typeof b === 'string' && typeof a === 'string') return b.includes(a) === (op === 'in');
+    return undefined;
+  }
+  const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;
+  if (!plain(a) || !plain(b)) return undefined;
+  switch (op) {
+    case '==':
+      return a === b;
+    case '!=':
+      return a !== b;
+    case '<':
+      return (a as number) < (b as number);
+    case '>':
+      return (a as number) > (b as number);
+    case '<=':
+      return (a as number) <= (b as number);
+    case '>=':
+      return (a as number) >= (b as number);
+    default:
+      return undefined;
+  }
+}

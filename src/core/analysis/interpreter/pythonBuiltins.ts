@@ -1,0 +1,113 @@
+// Python builtins (range, len, min, zip...) and math/numpy numeric helpers, on known values.
+import type { SyntaxNode } from '../../parsing/syntax';
+import type { Evaluator } from './evaluator';
+import { isList, isUnresolvedValue, truthy, tuple, unresolved, type PyValue } from './pyValues';
+
+const MAX_RANGE = 10_000;
+
+export const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod']);
+
+export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const numbers = args.every((a): a is number => typeof a === 'number');
+  switch (name) {
+    case 'range': {
+      if (!numbers || args.length === 0) return unresolved(node.text, 'range of unknown length');
+      const [start, stop, step] = args.length === 1 ? [0, args[0]!, 1] : [args[0]!, args[1]!, args[2] ?? 1];
+      const count = step === 0 ? 0 : Math.max(0, Math.ceil((stop - start) / step));
+      if (count > MAX_RANGE) return unresolved(node.text, `range of ${count} items`);
+      return Array.from({ length: count }, (_, i) => start + i * step);
+    }
+    case 'len': {
+      const items = interpreter.iterate(args[0] ?? null);
+      return items ? items.length : unresolved(node.text, 'length unknown');
+    }
+    case 'int':
+      return typeof args[0] === 'number' ? Math.trunc(args[0]) : typeof args[0] === 'string' && /^-?\d+$/.test(args[0]) ? Number(args[0]) : (args[0] ?? 0);
+    case 'float':
+      return typeof args[0] === 'number' ? args[0] : unresolved(node.text, 'not a number');
+    case 'round':
+      return typeof args[0] === 'number' ? Math.round(args[0]) : unresolved(node.text, 'not a number');
+    case 'abs':
+      return typeof args[0] === 'number' ? Math.abs(args[0]) : unresolved(node.text, 'not a number');
+    case 'min':
+    case 'max': {
+      const values = args.length === 1 ? (interpreter.iterate(args[0]!) ?? []) : args;
+      if (values.length && values.every((v): v is number => typeof v === 'number')) return name === 'min' ? Math.min(...values) : Math.max(...values);
+      return unresolved(node.text, `${name} of unknown values`);
+    }
+    case 'sum': {
+      const values = interpreter.iterate(args[0] ?? null);
+      return values?.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : unresolved(node.text, 'sum of unknown values');
+    }
+    case 'list':
+    case 'tuple':
+    case 'sorted':
+    case 'set': {
+      const items = args.length ? interpreter.iterate(args[0]!) : [];
+      if (!items) return unresolved(node.text, `${name} of unknown values`);
+      return name === 'tuple' ? tuple(items) : items;
+    }
+    case 'reversed': {
+      const items = interpreter.iterate(args[0] ?? null);
+      return items ? items.reverse() : unresolved(node.text, 'unknown sequence');
+    }
+    case 'enumerate': {
+      const items = interpreter.iterate(args[0] ?? null);
+      const start = typeof args[1] === 'number' ? args[1] : 0;
+      return items ? items.map((item, i) => tuple([start + i, item])) : unresolved(node.text, 'unknown sequence');
+    }
+    case 'zip': {
+      const lists = args.map((a) => interpreter.iterate(a));
+      if (lists.some((l) => !l)) return unresolved(node.text, 'unknown sequence');
+      const length = Math.min(...lists.map((l) => l!.length));
+      return Array.from({ length }, (_, i) => tuple(lists.map((l) => l![i]!)));
+    }
+    case 'bool': {
+      const value = truthy(args[0] ?? false);
+      return value ?? unresolved(node.text, 'unknown');
+    }
+    case 'str':
+      return typeof args[0] === 'number' ? String(args[0]) : unresolved(node.text, 'string');
+    case 'getattr': {
+      const fallback = args[2];
+      if (typeof args[1] !== 'string') return fallback ?? unresolved(node.text, 'getattr');
+      const value = interpreter.attribute(args[0] ?? null, args[1], node);
+      return isUnresolvedValue(value) && fallback !== undefined ? fallback : value;
+    }
+    case 'hasattr':
+      return unresolved(node.text, 'hasattr');
+    case 'dict':
+      return { kind: 'dict', entries: new Map(kwargs) };
+    case 'pow':
+      return numbers && args.length === 2 ? interpreter.binary('**', args[0]!, args[1]!, node) : unresolved(node.text, 'pow');
+    case 'print':
+      return null;
+    default:
+      return unresolved(node.text, `${name}() is not followed`);
+  }
+}
+
+const MATH: Readonly<Record<string, (...values: number[]) => number>> = {
+  sqrt: Math.sqrt,
+  log: Math.log,
+  log2: Math.log2,
+  log10: Math.log10,
+  exp: Math.exp,
+  ceil: Math.ceil,
+  floor: Math.floor,
+  pow: Math.pow,
+  prod: (...values) => values.reduce((a, b) => a * b, 1),
+  gcd: (a = 0, b = 0) => {
+    let [x, y] = [Math.abs(a), Math.abs(b)];
+    while (y) [x, y] = [y, x % y];
+    return x;
+  },
+};
+
+/** `math.sqrt(d_model)`, `math.ceil(n / 8)`: the numeric helpers model code uses. */
+export function callMath(name: string, args: PyValue[], node: SyntaxNode): PyValue {
+  const fn = MATH[name];
+  const values = name === 'prod' && isList(args[0]) ? args[0] : args;
+  if (!fn || !values.every((v): v is number => typeof v === 'number')) return unresolved(node.text, `${name}() of unknown values`);
+  return fn(...values);
+}

@@ -1,0 +1,287 @@
+// Statements of the interpreter: blocks, if/for/while/with/try, assignment and binding, function and class definitions.
+import type { SyntaxNode } from '../../parsing/syntax';
+import { MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
+import { isTensorLike } from './tensorOps';
+import { CONTAINERS, replaceCatalogPart } from './torchModules';
+import { MAX_LIST, append } from './valueMethods';
+
+export function execBlock(interp: Evaluator, block: SyntaxNode | null, scope: Scope, discovering = false): Flow {
+  if (!block) return undefined;
+  for (const statement of block.namedChildren) {
+    const flow = exec(interp, statement, scope, discovering);
+    if (flow) return flow;
+  }
+  return undefined;
+}
+
+export function exec(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering = false): Flow {
+  interp.tick();
+  if (interp.expressionDepth >= MAX_EXPRESSION_DEPTH) return undefined;
+  switch (node.type) {
+    case 'expression_statement':
+      for (const child of node.namedChildren) {
+        if (child.type === 'assignment' || child.type === 'augmented_assignment') assign(interp, child, scope, discovering);
+        else if (!(discovering && isDiscoveredCall(child, scope))) interp.evaluate(child, scope);
+      }
+      return undefined;
+    case 'return_statement': {
+      const value = node.namedChildren[0];
+      return { kind: 'return', value: value ? interp.evaluate(value, scope) : null };
+    }
+    case 'if_statement':
+      return execIf(interp, node, scope, discovering);
+    case 'for_statement':
+      return execFor(interp, node, scope, discovering);
+    case 'while_statement': {
+      const condition = truthy(interp.evaluate(node.childForFieldName('condition')!, scope));
+      if (condition === false) return undefined;
+      // The iteration count is rarely known statically: follow the body once.
+      const flow = execBlock(interp, node.childForFieldName('body'), scope, discovering);
+      return flow?.kind === 'return' ? flow : undefined;
+    }
+    case 'with_statement': {
+      for (const item of node.descendantsOfType('with_item')) {
+        const value = item.childForFieldName('value');
+        const evaluated = value ? interp.evaluate(value.type === 'as_pattern' ? value.namedChildren[0]! : value, scope) : null;
+        const alias = value?.type === 'as_pattern' ? value.childForFieldName('alias') : null;
+        const target = alias?.namedChildren[0] ?? alias;
+        if (target?.type === 'identifier') scope.set(target.text, evaluated);
+      }
+      return execBlock(interp, node.childForFieldName('body'), scope, discovering);
+    }
+    case 'try_statement':
+      return execBlock(interp, node.childForFieldName('body'), scope, discovering);
+    case 'function_definition':
+      defineFunction(node, scope);
+      return undefined;
+    case 'class_definition':
+      defineClass(interp, node, scope, []);
+      return undefined;
+    case 'decorated_definition': {
+      const definition = node.childForFieldName('definition');
+      const decorators = node.namedChildren.filter((c) => c.type === 'decorator');
+      if (definition?.type === 'class_definition') defineClass(interp, definition, scope, decorators);
+      else if (definition?.type === 'function_definition') defineFunction(definition, scope);
+      return undefined;
+    }
+    case 'break_statement':
+      return { kind: 'break' };
+    case 'continue_statement':
+      return { kind: 'continue' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * `main()` as a statement of its own, without arguments, calling a top-level function:
+ * discovery follows that function's body by itself, so following the call too would only do
+ * the work twice. (With arguments, the call carries values the body alone lacks.)
+ */
+function isDiscoveredCall(node: SyntaxNode, scope: Scope): boolean {
+  const fn = node.childForFieldName('function');
+  if (node.type !== 'call' || fn?.type !== 'identifier' || (node.childForFieldName('arguments')?.namedChildren.length ?? 1) > 0) return false;
+  const callee = scope.get(fn.text);
+  if (kindOf(callee) !== 'function') return false;
+  const definition = (callee as FunctionValue).node;
+  const statement = definition.parent?.type === 'decorated_definition' ? definition.parent : definition;
+  return statement.parent?.type === 'module';
+}
+
+function execIf(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
+  const condition = truthy(interp.evaluate(node.childForFieldName('condition')!, scope));
+  const alternatives = node.childrenForFieldName('alternative');
+  if (condition === true) return execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
+  if (condition === undefined) {
+    // Unknown condition: take the first branch; while discovering, look at every branch.
+    const flow = execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
+    if (!discovering) return flow;
+    for (const alternative of alternatives) execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
+    return flow?.kind === 'return' ? flow : undefined;
+  }
+  for (const alternative of alternatives) {
+    if (alternative.type === 'else_clause') return execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
+    const taken = truthy(interp.evaluate(alternative.childForFieldName('condition')!, scope));
+    if (taken !== false) return execBlock(interp, alternative.childForFieldName('consequence'), scope, discovering);
+  }
+  return undefined;
+}
+
+function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
+  const left = node.childForFieldName('left')!;
+  const iterable = interp.evaluate(node.childForFieldName('right')!, scope);
+  const items = iterate(iterable);
+  const body = node.childForFieldName('body');
+  if (!items) {
+    // Unknown iterable (a data loader): follow the body once with unknown loop variables.
+    bind(interp, left, unresolved(left.text, 'loop variable'), scope, discovering);
+    const flow = execBlock(interp, body, scope, discovering);
+    return flow?.kind === 'return' ? flow : undefined;
+  }
+  for (const [i, item] of items.entries()) {
+    const modulesBefore = ModuleObject.created;
+    bind(interp, left, item, scope, discovering);
+    const flow = execBlock(interp, body, scope, discovering);
+    if (flow?.kind === 'break') break;
+    if (flow?.kind === 'return') return flow;
+    // In script code (not a constructor), a loop that builds no module, such as a training
+    // loop, has shown what it does after two rounds.
+    if (interp.scriptLevel && !interp.forwardMode && i >= 1 && ModuleObject.created === modulesBefore) break;
+  }
+  return undefined;
+}
+
+/** The items a `for` loop visits, when they are known. */
+export function iterate(value: PyValue): PyValue[] | undefined {
+  if (isList(value)) return [...value];
+  if (typeof value === 'string') return [...value];
+  const module = asModule(value);
+  if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }));
+  if (kindOf(value) === 'dict') return [...(value as DictValue).entries.keys()];
+  // A DataLoader over a TensorDataset: one batch stands for all of them.
+  if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'DataLoader') {
+    const batch = (value as InstanceValue).attrs.get('batch');
+    return batch ? [batch] : undefined;
+  }
+  return undefined;
+}
+
+function assign(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: boolean): void {
+  const left = node.childForFieldName('left')!;
+  const right = node.childForFieldName('right');
+  if (!right) {
+    // `n_embd: int` in a class body: a declaration without a value.
+    return;
+  }
+  if (node.type === 'augmented_assignment') {
+    const operator = node.childForFieldName('operator')?.text.slice(0, -1) ?? '+';
+    const current = interp.evaluate(left, scope);
+    const value = interp.evaluate(right, scope);
+    if (isList(current) && operator === '+' && isList(value)) {
+      if (current.length + value.length <= MAX_LIST) append(current, value);
+      return;
+    }
+    bind(interp, left, interp.binary(operator, current, value, node), scope, discovering);
+    return;
+  }
+  // a = b = value
+  const value = right.type === 'assignment' ? (assign(interp, right, scope, discovering), interp.evaluate(right.childForFieldName('left')!, scope)) : interp.evaluate(right, scope);
+  bind(interp, left, value, scope, discovering);
+}
+
+export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scope: Scope, discovering = false): void {
+  switch (target.type) {
+    case 'identifier':
+      scope.set(target.text, value);
+      if (discovering && interp.depth === 0) interp.hooks.onAssign?.(target.text, value, target);
+      return;
+    case 'pattern_list':
+    case 'tuple_pattern':
+    case 'list_pattern':
+    case 'tuple':
+    case 'list':
+    case 'parenthesized_expression': {
+      const targets = target.namedChildren.filter((c) => c.type !== 'comment');
+      if (target.type === 'parenthesized_expression') {
+        if (targets[0]) bind(interp, targets[0], value, scope, discovering);
+        return;
+      }
+      const items = isList(value) ? value : undefined;
+      targets.forEach((t, i) => {
+        if (t.type === 'list_splat_pattern') bind(interp, t.namedChildren[0]!, items ? items.slice(i) : unresolved(t.text, 'unpacked'), scope, discovering);
+        else bind(interp, t, items?.[i] ?? unresolved(t.text, `cannot unpack ${value === null ? 'None' : 'this value'}`), scope, discovering);
+      });
+      return;
+    }
+    case 'attribute':
+      setAttribute(interp, interp.evaluate(target.childForFieldName('object')!, scope), target.childForFieldName('attribute')!.text, value, target);
+      return;
+    case 'subscript': {
+      const container = interp.evaluate(target.childForFieldName('value')!, scope);
+      const key = interp.evaluate(target.childForFieldName('subscript')!, scope);
+      if (kindOf(container) === 'dict' && typeof key === 'string') (container as DictValue).entries.set(key, value);
+      else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
+      else {
+        const module = asModule(container);
+        const child = asModule(value);
+        if (module?.kind === 'catalog' && child && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) replaceCatalogPart(module, String(key), child);
+        else if (module && child && (typeof key === 'string' || typeof key === 'number')) module.setChild(String(key), child);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** `self.fc = nn.Linear(...)` registers a child, `self.pos = nn.Parameter(...)` a parameter; `head.weight = emb.weight` ties them. */
+function setAttribute(interp: Evaluator, object: PyValue, name: string, value: PyValue, node: SyntaxNode): void {
+  const module = asModule(object);
+  if (module) {
+    const child = asModule(value);
+    if (child && module.kind === 'catalog') replaceCatalogPart(module, name, child);
+    else if (child && module.kind !== 'layer') module.setChild(name, child);
+    else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
+    else if (module.kind === 'layer' && name === 'weight' && kindOf(value) === 'external' && (value as ExternalValue).name === 'weight-of') {
+      const owner = asModule((value as ExternalValue).self);
+      if (owner) module.tiedWeightOf = owner.tiedWeightOf ?? owner;
+    } else module.attrs.set(name, value);
+    return;
+  }
+  if (kindOf(object) === 'instance') (object as InstanceValue).attrs.set(name, value);
+  else if (kindOf(object) === 'class') (object as ClassValue).attrs.set(name, value);
+  else if (!isUnresolvedValue(object) && !isTensorLike(object)) interp.note(node, `cannot follow the assignment to \`${node.text}\``);
+}
+
+function defineFunction(node: SyntaxNode, scope: Scope, classValue?: ClassValue): FunctionValue {
+  const name = node.childForFieldName('name')?.text ?? '<lambda>';
+  const fn: FunctionValue = { kind: 'function', name, node, closure: scope, classValue };
+  if (!classValue) scope.set(name, fn);
+  return fn;
+}
+
+function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorators: readonly SyntaxNode[]): ClassValue {
+  const name = node.childForFieldName('name')?.text ?? '<class>';
+  const bases: ClassValue[] = [];
+  let isModule = false;
+  let container: ClassValue['container'];
+  for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
+    if (base.type === 'keyword_argument') continue;
+    const value = interp.evaluate(base, scope);
+    if (kindOf(value) === 'class') {
+      bases.push(value as ClassValue);
+      isModule ||= (value as ClassValue).isModule;
+      container ??= (value as ClassValue).container;
+    } else if (kindOf(value) === 'external') {
+      const name = (value as ExternalValue).name;
+      if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
+      if (CONTAINERS[name]) {
+        isModule = true;
+        container ??= CONTAINERS[name];
+      }
+    }
+  }
+  const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
+  const attrs = new Map<string, PyValue>();
+  const fields: string[] = [];
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container };
+  const classScope = scope.child();
+  for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
+    const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+    if (inner?.type === 'function_definition') {
+      attrs.set(inner.childForFieldName('name')?.text ?? '', defineFunction(inner, scope, classValue));
+    } else if (statement.type === 'expression_statement' && statement.namedChildren[0]?.type === 'assignment') {
+      const assignment = statement.namedChildren[0];
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (left?.type !== 'identifier') continue;
+      if (assignment.childForFieldName('type')) fields.push(left.text);
+      const value = right ? interp.evaluate(right, classScope) : unresolved(left.text, 'declared without a default');
+      classScope.set(left.text, value);
+      attrs.set(left.text, value);
+    }
+  }
+  scope.set(name, classValue);
+  return classValue;
+}

@@ -1,0 +1,197 @@
+// torch.nn modules as scripts build and use them: layers, containers, parameters, catalog architectures and their parts.
+import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
+import { layerSpec } from '../../layers/layerCatalog';
+import type { CatalogCall } from './catalogCalls';
+import { bindMethod, classAttribute } from './classes';
+import type { Evaluator } from './evaluator';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type DictValue, type ParameterValue, type PyList, type PyValue } from './pyValues';
+
+export const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
+  'torch.nn.Sequential': 'sequential',
+  'torch.nn.ModuleList': 'list',
+  'torch.nn.ModuleDict': 'dict',
+  'torch.nn.ParameterList': 'list',
+};
+const MODULE_PASS_THROUGH = new Set(['to', 'cuda', 'cpu', 'train', 'eval', 'float', 'half', 'bfloat16', 'double', 'requires_grad_', 'apply', 'type', 'share_memory', 'zero_grad']);
+/** Methods of nn.Module (and of Hugging Face models) that are no sub-module names. */
+const MODULE_METHODS = new Set(['parameters', 'named_parameters', 'modules', 'named_modules', 'children', 'named_children', 'buffers', 'named_buffers', 'state_dict', 'load_state_dict', 'forward', 'register_buffer', 'register_parameter', 'add_module', 'register_forward_hook', 'register_forward_pre_hook', 'config', 'generate', 'save_pretrained', 'resize_token_embeddings', 'gradient_checkpointing_enable', 'get_input_embeddings', 'get_output_embeddings', 'num_parameters', 'training', 'weight', 'bias']);
+/** Containers with more items than this (no real model has them) stop taking more. */
+const MAX_CHILDREN = 10_000;
+/** Layer attributes scripts read back (`model.fc.in_features`): constructor argument names by position. */
+const LAYER_ARGUMENT_NAMES: Readonly<Record<string, readonly string[]>> = {
+  Linear: ['in_features', 'out_features'],
+  Conv1d: ['in_channels', 'out_channels', 'kernel_size'],
+  Conv2d: ['in_channels', 'out_channels', 'kernel_size'],
+  Conv3d: ['in_channels', 'out_channels', 'kernel_size'],
+  Embedding: ['num_embeddings', 'embedding_dim'],
+  BatchNorm1d: ['num_features'],
+  BatchNorm2d: ['num_features'],
+  LayerNorm: ['normalized_shape'],
+  LSTM: ['input_size', 'hidden_size', 'num_layers'],
+  GRU: ['input_size', 'hidden_size', 'num_layers'],
+  MultiheadAttention: ['embed_dim', 'num_heads'],
+};
+
+/** Loss modules (`nn.CrossEntropyLoss()`) are torch.nn modules but neither models nor layers of one. */
+export function isLoss(type: string): boolean {
+  return /Loss$/.test(type);
+}
+
+export function moduleAttribute(module: ModuleObject, name: string, self: PyValue): PyValue {
+  const part = module.kind === 'catalog' && catalogPart(module, name);
+  if (part) return part;
+  const child = module.children.get(name);
+  if (child) return { kind: 'module', module: child };
+  if (module.parameters.has(name)) return module.parameters.get(name)!;
+  if (module.attrs.has(name)) return module.attrs.get(name)!;
+  if (name === 'training') return true;
+  if (module.classValue) {
+    const found = classAttribute(module.classValue, name);
+    if (found !== undefined) return bindMethod(found, self);
+  }
+  if (module.layer) {
+    if (name === 'weight' || name === 'bias') return { kind: 'external', name: 'weight-of', self };
+    const names = LAYER_ARGUMENT_NAMES[module.layer.type] ?? [];
+    const position = names.indexOf(name);
+    const value = name in module.layer.kwargs ? (module.layer.kwargs[name] as PyValue) : position >= 0 ? (module.layer.args[position] as PyValue | undefined) : undefined;
+    // Convolutions store kernel_size, stride, padding and dilation as tuples.
+    const convolution = /^Conv(Transpose)?([123])d$/.exec(module.layer.type);
+    if (convolution && typeof value === 'number' && ['kernel_size', 'stride', 'padding', 'dilation'].includes(name)) return tuple(Array.from({ length: Number(convolution[2]) }, () => value));
+    if (value !== undefined) return value;
+  }
+  return { kind: 'external', name: `module.${name}`, self };
+}
+
+/** A standard architecture as a module the script can use, read and change (`model.fc = ...`); a config as an instance. */
+export function catalogValue(interp: Evaluator, call: CatalogCall, node: SyntaxNode): PyValue {
+  if ('config' in call) return call.config;
+  if ('library' in call) return call.library;
+  if ('miss' in call) {
+    interp.note(node, call.miss);
+    return unresolved(node.text, call.miss);
+  }
+  const module = new ModuleObject('catalog', call.architecture.className, rangeOf(node));
+  module.catalog = { architecture: call.architecture, root: module, path: '' };
+  for (const name of call.unread) interp.note(node, `\`${name}\` of ${call.architecture.name} is not a constant the analysis can read; the architecture's default is assumed`);
+  return { kind: 'module', module };
+}
+
+/** `model.fc` or `model.classifier[6]` on a catalog architecture: the script's replacement, the layer there, or a part to go on from. */
+export function catalogPart(module: ModuleObject, name: string): PyValue | undefined {
+  const part = module.catalog!;
+  const path = part.path ? `${part.path}.${name}` : name;
+  const replaced = part.root.children.get(path);
+  if (replaced) return { kind: 'module', module: replaced };
+  if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
+  const layer = part.architecture.layerAt?.(path);
+  if (layer) {
+    const range = module.range;
+    const leaf = new ModuleObject('layer', layer.type, range, { type: layer.type, path, args: [...layer.args], kwargs: { ...layer.kwargs }, range });
+    leaf.catalog = { architecture: part.architecture, root: part.root, path };
+    return { kind: 'module', module: leaf };
+  }
+  if (!/^[A-Za-z_]\w*$|^\d+$/.test(name)) return undefined;
+  const inner = new ModuleObject('catalog', name, module.range);
+  inner.catalog = { architecture: part.architecture, root: part.root, path };
+  return { kind: 'module', module: inner };
+}
+
+/** `model.fc = nn.Linear(2048, 10)` on a catalog architecture: the script's layer replaces the architecture's at that path. */
+export function replaceCatalogPart(module: ModuleObject, name: string, child: ModuleObject): void {
+  const part = module.catalog!;
+  part.root.setChild(part.path ? `${part.path}.${name}` : name, child);
+}
+
+export function buildContainer(interp: Evaluator, kind: 'sequential' | 'list' | 'dict', className: string, args: PyValue[], node: SyntaxNode): PyValue {
+  const module = new ModuleObject(kind, className, rangeOf(node));
+  fillContainer(interp, module, kind, args, node);
+  return { kind: 'module', module };
+}
+
+export function fillContainer(interp: Evaluator, module: ModuleObject, kind: 'sequential' | 'list' | 'dict', args: PyValue[], node: SyntaxNode): void {
+  const items: PyValue[] = kind === 'sequential' && !(args.length === 1 && kindOf(args[0]) === 'external') ? args : (args[0] === undefined ? [] : (interp.iterate(args[0]) ?? []));
+  if (kind === 'dict' || (kind === 'sequential' && args.length === 1 && kindOf(args[0]) === 'dict')) {
+    const dict = args[0];
+    if (kindOf(dict) === 'dict') for (const [key, value] of (dict as DictValue).entries) addChild(interp, module, key, value, node);
+    else if (isOrderedDictPairs(dict)) for (const pair of dict as PyList) addChild(interp, module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
+    return;
+  }
+  if (kind === 'sequential' && args.length === 1 && isOrderedDictPairs(args[0])) {
+    for (const pair of args[0] as PyList) addChild(interp, module, (pair as PyList)[0] as string, (pair as PyList)[1]!, node);
+    return;
+  }
+  items.forEach((item, i) => addChild(interp, module, String(i), item, node));
+}
+
+function addChild(interp: Evaluator, module: ModuleObject, name: string, value: PyValue, node: SyntaxNode): void {
+  if (module.children.size >= MAX_CHILDREN) {
+    if (!interp.truncated.has(module.id)) interp.note(node, `${module.className} has more than ${MAX_CHILDREN} items; the rest are not counted`);
+    interp.truncated.add(module.id);
+    return;
+  }
+  const child = asModule(value);
+  if (child) module.setChild(name, child);
+  else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
+  else {
+    const placeholder = new ModuleObject('layer', 'Unknown', rangeOf(node), { type: '?', path: '', args: [], kwargs: {}, range: rangeOf(node) });
+    placeholder.attrs.set('reason', isUnresolvedValue(value) ? value.reason : 'not a module');
+    module.setChild(name, placeholder);
+    interp.note(node, `item ${name} of ${module.className} is not a module the analysis can follow${isUnresolvedValue(value) ? ` (${value.reason})` : ''}`);
+  }
+}
+
+export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const range = rangeOf(node);
+  const layer = {
+    type,
+    path: '',
+    args: args.map((a, i) => toValue(a, node.childForFieldName('arguments')?.namedChildren[i]?.text ?? node.text)),
+    kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, toValue(v, k)])),
+    range,
+  };
+  if (!layerSpec(type) && !isLoss(type)) interp.note(node, `nn.${type} is not understood yet; its parameters and activations are not counted`);
+  return { kind: 'module', module: new ModuleObject('layer', type, range, layer) };
+}
+
+export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (MODULE_PASS_THROUGH.has(method)) return self;
+  if (method === 'add_module' || method === 'register_module') {
+    const child = asModule(args[1]);
+    if (typeof args[0] === 'string' && child) module.setChild(args[0], child);
+    return null;
+  }
+  if (method === 'register_parameter') {
+    if (typeof args[0] === 'string' && kindOf(args[1]) === 'parameter') module.parameters.set(args[0], args[1] as ParameterValue);
+    return null;
+  }
+  if (method === 'register_buffer') {
+    if (typeof args[0] === 'string') module.attrs.set(args[0], args[1] ?? null);
+    return null;
+  }
+  if (module.kind === 'list' && (method === 'append' || method === 'extend' || method === 'insert')) {
+    const items = method === 'extend' ? (interp.iterate(args[0] ?? null) ?? []) : [method === 'insert' ? args[1]! : args[0]!];
+    for (const item of items) addChild(interp, module, String(module.children.size), item, node);
+    return null;
+  }
+  if (module.kind === 'dict' && method === 'items') return [...module.children].map(([k, m]) => tuple([k, { kind: 'module', module: m }]));
+  if (module.kind === 'dict' && (method === 'values' || method === 'keys')) return [...module.children].map(([k, m]) => (method === 'keys' ? k : { kind: 'module', module: m }));
+  if (method === 'forward' && interp.forwardMode) return interp.callModule(module, args, kwargs, node);
+  if (method === 'parameters' || method === 'named_parameters' || method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
+  return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
+}
+
+function isOrderedDictPairs(value: PyValue | undefined): boolean {
+  return isList(value) && value.length > 0 && value.every((p) => isList(p) && p.length === 2 && typeof p[0] === 'string');
+}
+
+export function parameterFrom(data: PyValue | undefined, kwargs: Map<string, PyValue>): ParameterValue {
+  const shape = asShape(data);
+  const trainable = kwargs.get('requires_grad') !== false;
+  return { kind: 'parameter', numel: shape ? shape.reduce((a, b) => a * b, 1) : null, shape, trainable };
+}
+
+function asShape(value: PyValue | undefined): number[] | null {
+  const t = value && kindOf(value) === 'tensor' ? (value as { shape: readonly unknown[] | null }).shape : null;
+  if (!t || !t.every((d) => typeof d === 'number')) return null;
+  return t as number[];
+}
