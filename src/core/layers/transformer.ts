@@ -11,7 +11,7 @@ import { checkFeatures } from './linear';
 import { fail, inputAt, sameDim, type LayerFamily } from './shapes';
 import { isTensorShape, type TensorShape } from './tensorShape';
 
-/** Looks a layer type up in the catalog (passed in to keep the modules free of import cycles). */
+/** Looks a layer type up in the layer specs (passed in to keep the modules free of import cycles). */
 export type SpecResolver = (type: string) => LayerSpec | undefined;
 
 interface LayerConfig {

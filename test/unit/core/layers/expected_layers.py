@@ -1,4 +1,4 @@
-"""Prints the parameter counts and output shapes real PyTorch gives for the layer catalog's cases.
+"""Prints the parameter counts and output shapes real PyTorch gives for the layer specs' cases.
 
     /usr/bin/python3 test/unit/core/layers/expected_layers.py > test/unit/core/layers/expected-layers.json
 

@@ -40,12 +40,12 @@ import { upsamplingLayers } from './upsampling';
 
 export type { LayerCategory, LayerSpec } from './layerSpec';
 
-const CATALOG = new Map<string, LayerSpec>();
+const SPECS = new Map<string, LayerSpec>();
 
 function register(family: LayerFamily): void {
   for (const [type, spec] of Object.entries(family)) {
-    if (CATALOG.has(type)) throw new Error(`layer type ${type} is registered twice`);
-    CATALOG.set(type, spec);
+    if (SPECS.has(type)) throw new Error(`layer type ${type} is registered twice`);
+    SPECS.set(type, spec);
   }
 }
 
@@ -61,13 +61,13 @@ register(paddingLayers);
 register(embeddingLayers);
 register(recurrentLayers);
 register(attentionLayers);
-// Transformer stacks look their nested layers up in the finished catalog.
+// Transformer stacks look their nested layers up in the finished specs.
 register(transformerLayers(layerSpec));
 
 export function layerSpec(type: string): LayerSpec | undefined {
-  return CATALOG.get(type);
+  return SPECS.get(type);
 }
 
 export function knownLayerTypes(): string[] {
-  return [...CATALOG.keys()].sort();
+  return [...SPECS.keys()].sort();
 }
