@@ -1,5 +1,5 @@
 /**
- * The torch.nn layer types the estimator understands, by class name. Each family lives in its own
+ * The torch.nn layer types the estimator understands, by class name. Each kind of layer lives in its own
  * module; this one registers them. See layerSpec.ts for what a spec answers.
  *
  * Calling conventions:
@@ -34,7 +34,7 @@ import { paddingLayers } from './padding';
 import { poolingLayers } from './pooling';
 import { recurrentLayers } from './recurrent';
 import { reshapeLayers } from './reshape';
-import type { LayerFamily } from './shapes';
+import type { LayerSpecGroup } from './shapes';
 import { transformerLayers } from './transformer';
 import { upsamplingLayers } from './upsampling';
 
@@ -42,8 +42,8 @@ export type { LayerCategory, LayerSpec } from './layerSpec';
 
 const SPECS = new Map<string, LayerSpec>();
 
-function register(family: LayerFamily): void {
-  for (const [type, spec] of Object.entries(family)) {
+function register(group: LayerSpecGroup): void {
+  for (const [type, spec] of Object.entries(group)) {
     if (SPECS.has(type)) throw new Error(`layer type ${type} is registered twice`);
     SPECS.set(type, spec);
   }

@@ -57,7 +57,7 @@ def long(shape, high):
     return {"shape": shape, "long": high}
 
 
-# Linear family
+# Linear layers
 case("Linear", 784, 512, inputs=[[B, 784]])
 case("Linear", 20, 5, bias=False, inputs=[[B, 7, 20]])
 case("Linear", 10, 3, inputs=[[10]])
