@@ -25,7 +25,7 @@ import { parseableSource } from '../src/core/parsing/parseableSource';
 import { findPackageRoot, packagedParserAssets } from '../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../src/core/parsing/pythonParser';
 import type { FileEstimate } from '../src/core/estimate/fileEstimate';
-import { hoverText } from '../src/core/report/hoverText';
+import { hoverText } from '../src/core/display/hoverText';
 import { realisticScript } from './generatedScripts';
 import { warmUpEstimation } from '../src/core/warmUp';
 

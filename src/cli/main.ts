@@ -6,7 +6,7 @@ import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
-import { humanReport } from './humanReport';
+import { humanOutput } from './humanOutput';
 import { InputError, readPythonSource } from './readSource';
 
 declare const PACKAGE_VERSION: string;
@@ -70,7 +70,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   } finally {
     await pipeline.dispose();
   }
-  stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanReport(estimate)}\n`);
+  stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanOutput(estimate)}\n`);
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }
 

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { hoverText } from '../core/report/hoverText';
+import { hoverText } from '../core/display/hoverText';
 import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 
-/** The hover for one model (text: src/core/report/hoverText.ts), its lines linking into the document. */
+/** The hover for one model (text: src/core/display/hoverText.ts), its lines linking into the document. */
 export function hoverMarkdown(estimate: FileEstimate, model: ModelEstimate, documentUri: vscode.Uri): vscode.MarkdownString {
   const md = new vscode.MarkdownString(hoverText(estimate, model, documentUri.toString()));
   md.supportThemeIcons = true;

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { modelForHover } from '../core/report/hoverText';
+import { modelForHover } from '../core/display/hoverText';
 import type { EstimationService } from './estimationService';
 import { hoverMarkdown } from './hoverContent';
 import type { ErrorReporter } from './logger';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { riskProblems } from '../core/report/editorText';
+import { riskProblems } from '../core/display/editorText';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
 import type { SettingsStore } from './settings';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { formatMiB } from '../core/format/units';
-import { largestModel } from '../core/report/describe';
-import { statusTooltipMarkdown } from '../core/report/editorText';
+import { largestModel } from '../core/display/describe';
+import { statusTooltipMarkdown } from '../core/display/editorText';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';

@@ -6,7 +6,7 @@
  */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { EnsembleAt, ModelChartData } from '../core/report/reportData';
+import type { EnsembleAt, ModelChartData } from '../core/display/reportData';
 import type { ReportMessage } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReportMessage): void };

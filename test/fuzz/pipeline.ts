@@ -1,12 +1,12 @@
 /**
  * What the fuzzer runs on one input, inside the worker: the whole pipeline as the CLI runs it
- * (estimateSource with the default GPU, then the JSON and the human report); for a share of the
+ * (estimateSource with the default GPU, then the JSON and the human-readable output); for a share of the
  * inputs, rounds of incremental re-parsing with random edits, each followed by analyzeSource and
  * a check that the re-parsed tree is consistent with its text; and for some of those, the
  * editor's IncrementalEstimator over the same edits, compared with a fresh estimate.
  */
 import type { Tree } from 'web-tree-sitter';
-import { humanReport } from '../../src/cli/humanReport';
+import { humanOutput } from '../../src/cli/humanOutput';
 import { analyzeSource } from '../../src/core/analysis/analyzeSource';
 import { IncrementalEstimator, estimateSource } from '../../src/core/estimate/incrementalEstimator';
 import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
@@ -91,7 +91,7 @@ export function estimateAndRender(parser: PythonParser, source: string): void {
   const estimate = inStage('estimate', () => estimateSource('fuzz.py', source, parser, OPTIONS));
   inStage('render', () => {
     JSON.stringify(estimate);
-    humanReport(estimate);
+    humanOutput(estimate);
   });
 }
 

@@ -3,7 +3,7 @@ import type { SourceRange } from '../parsing/syntax';
 /**
  * The layer constructions a script writes and the argument values they take, as the analyzer
  * reads them: the part of the model description that the interpreter's values, the layer
- * catalog and the architecture catalog all build on, so it sits below them all.
+ * specs and the architecture catalog all build on, so it sits below them all.
  */
 
 /** An argument the analyzer could not reduce to a constant, and why. */
@@ -17,7 +17,7 @@ export interface Unresolved {
  * `nn.TransformerEncoder(nn.TransformerEncoderLayer(512, 8), num_layers=6)`, its `norm=nn.LayerNorm(512)`,
  * `nn.Transformer(custom_encoder=...)`. `type`, `args` and `kwargs` mean what they mean in a
  * LayerCall (type is the torch.nn class name, without `nn.`); `range` is where the construction is
- * written (for a layer built earlier and passed by name, where it was built). The layer catalog
+ * written (for a layer built earlier and passed by name, where it was built). The layer specs
  * reads it with `LayerArgs.layer(position, name)`.
  */
 export interface LayerValue {

@@ -1,4 +1,4 @@
-import { layerSpec } from '../layers/layerCatalog';
+import { layerSpec } from '../layers/layerSpecs';
 import type { LayerTable } from '../layerTable/layerTable';
 
 /** The architecture families the estimators are trained per (as in GPUMemNet). */

@@ -1,6 +1,6 @@
 /**
  * The analytical model as data: the constants of analytical.ts and what each row type keeps for
- * backward (torch.nn layer types from the layer catalog, functional rows such as torch.cat from
+ * backward (torch.nn layer types from the layer specs, functional rows such as torch.cat from
  * src/core/layers/layerTraits.ts). The Python training pipeline
  * (harness/training/analytical.py) reads this as `analyticalModel.json` to compute the same
  * anchor features; `npm run features:sync` rewrites the file and a unit test fails when it is stale.

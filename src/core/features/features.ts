@@ -13,7 +13,7 @@
 import { analyticalBytes, OPTIMIZER_COPIES, PRECISION_BYTES, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import type { TrainingJob } from '../estimators/trainingJob';
 import { BYTES_PER_MIB } from '../format/units';
-import { layerSpec } from '../layers/layerCatalog';
+import { layerSpec } from '../layers/layerSpecs';
 import { isFunctionalRow } from '../layerTable/layerTable';
 import definition from './featureDefinition.json';
 

@@ -5,7 +5,7 @@ import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyVa
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
-import { layerSpec } from '../layers/layerCatalog';
+import { layerSpec } from '../layers/layerSpecs';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
 import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable } from './layerTable';

@@ -3,7 +3,7 @@
  * there, is in attention.ts). All keep the input's shape except GLU, which halves `dim`.
  */
 import type { LayerSpec } from './layerSpec';
-import { divideDim, expectRank, fail, inputAt, normalizeDim, passThrough, replaceDim, sizeOf, type LayerFamily } from './shapes';
+import { divideDim, expectRank, fail, inputAt, normalizeDim, passThrough, replaceDim, sizeOf, type LayerSpecGroup } from './shapes';
 import { formatShape, type TensorShape } from './tensorShape';
 
 /** Activations whose backward is computed from their output. */
@@ -75,7 +75,7 @@ const glu: LayerSpec = {
   savesOutput: false,
 };
 
-export const activationLayers: LayerFamily = {
+export const activationLayers: LayerSpecGroup = {
   ...Object.fromEntries(OUTPUT_SAVING.map((type) => [type, elementwise(type, false)])),
   ...Object.fromEntries(INPUT_SAVING.map((type) => [type, elementwise(type, true)])),
   PReLU: prelu,

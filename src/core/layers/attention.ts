@@ -2,7 +2,7 @@
 import type { LayerArgs } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
 import { checkFeatures } from './linear';
-import { callFlag, fail, formatDim, inputAt, sameDim, withLast, type LayerFamily } from './shapes';
+import { callFlag, fail, formatDim, inputAt, sameDim, withLast, type LayerSpecGroup } from './shapes';
 import { formatShape, isBatchDim, type Dim, type LayerOutput, type TensorShape } from './tensorShape';
 
 export interface AttentionConfig {
@@ -116,4 +116,4 @@ const multiheadAttention: LayerSpec = {
   extraBytesPerElement: 16,
 };
 
-export const attentionLayers: LayerFamily = { MultiheadAttention: multiheadAttention };
+export const attentionLayers: LayerSpecGroup = { MultiheadAttention: multiheadAttention };

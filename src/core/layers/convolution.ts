@@ -1,7 +1,7 @@
 /** Conv1d/2d/3d, ConvTranspose1d/2d/3d and their Lazy variants. */
 import type { LayerArgs } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
-import { callArgs, expectRank, fail, inputAt, product, sizeOf, spatialSizes, windowOutput, type LayerFamily } from './shapes';
+import { callArgs, expectRank, fail, inputAt, product, sizeOf, spatialSizes, windowOutput, type LayerSpecGroup } from './shapes';
 import { formatShape, type TensorShape } from './tensorShape';
 
 const SPATIAL_NAMES: Readonly<Record<number, string>> = { 1: 'L', 2: 'H, W', 3: 'D, H, W' };
@@ -145,7 +145,7 @@ function convolution(dims: number, transposed: boolean, lazy: boolean): LayerSpe
   };
 }
 
-export const convolutionLayers: LayerFamily = Object.fromEntries(
+export const convolutionLayers: LayerSpecGroup = Object.fromEntries(
   [1, 2, 3].flatMap((dims) => [
     [`Conv${dims}d`, convolution(dims, false, false)],
     [`ConvTranspose${dims}d`, convolution(dims, true, false)],

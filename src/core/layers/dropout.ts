@@ -1,6 +1,6 @@
 /** Every dropout variant: the input's shape, and a mask kept for backward. */
 import type { LayerSpec } from './layerSpec';
-import { expectRank, inputAt, passThrough, type LayerFamily } from './shapes';
+import { expectRank, inputAt, passThrough, type LayerSpecGroup } from './shapes';
 
 // Dropout(p=0.5, inplace=False) and the others: backward multiplies by the mask it kept (one
 // byte per element for Dropout's boolean mask; the feature variants keep one value per channel
@@ -17,7 +17,7 @@ const dropout1d: LayerSpec = {
   },
 };
 
-export const dropoutLayers: LayerFamily = {
+export const dropoutLayers: LayerSpecGroup = {
   Dropout: dropout,
   Dropout1d: dropout1d,
   // Dropout2d and Dropout3d only warn about an unexpected rank.

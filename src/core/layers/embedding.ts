@@ -1,6 +1,6 @@
 /** Embedding and EmbeddingBag: lookup tables indexed by integer tensors. */
 import type { LayerSpec } from './layerSpec';
-import { fail, inputAt, type LayerFamily } from './shapes';
+import { fail, inputAt, type LayerSpecGroup } from './shapes';
 import { formatShape, isBatchDim, type TensorShape } from './tensorShape';
 
 // Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -43,7 +43,7 @@ const embeddingBag: LayerSpec = {
   savesOutput: false,
 };
 
-export const embeddingLayers: LayerFamily = {
+export const embeddingLayers: LayerSpecGroup = {
   Embedding: embedding,
   EmbeddingBag: embeddingBag,
 };

@@ -1,15 +1,15 @@
 /**
  * What the analytical memory model needs to know about each layer-table row type: its category
- * and what autograd keeps of it for backward. Module rows take these from the layer catalog
- * (layerCatalog.ts); functional rows (a `torch.cat` / `torch.stack` call in `forward`, row type
+ * and what autograd keeps of it for backward. Module rows take these from the layer specs
+ * (layerSpecs.ts); functional rows (a `torch.cat` / `torch.stack` call in `forward`, row type
  * "torch.<function>", see docs/layer-table.md) take them from the small table below. The
- * functional ops are deliberately NOT in the catalog: the catalog lists the torch.nn modules the
+ * functional ops are deliberately NOT in the layer specs: those list the torch.nn modules the
  * interpreter can construct, and `torch.cat` is no module.
  *
- * `npm run features:sync` writes these traits, catalog and functional alike, into
+ * `npm run features:sync` writes these traits, module and functional alike, into
  * src/core/features/analyticalModel.json for the Python training pipeline.
  */
-import { knownLayerTypes, layerSpec, type LayerCategory } from './layerCatalog';
+import { knownLayerTypes, layerSpec, type LayerCategory } from './layerSpecs';
 
 export interface LayerTraits {
   readonly category: LayerCategory | 'functional';
@@ -35,7 +35,7 @@ const FUNCTIONAL_TRAITS: Readonly<Record<string, LayerTraits>> = {
 /** Looked up per row on every analytical estimate (the largest-batch search makes hundreds). */
 const cache = new Map<string, LayerTraits | undefined>();
 
-/** The traits of a row type: a catalog module's, a functional op's, or undefined when unknown. */
+/** The traits of a row type: a torch.nn module's, a functional op's, or undefined when unknown. */
 export function layerTraits(type: string): LayerTraits | undefined {
   if (cache.has(type)) return cache.get(type);
   const spec = layerSpec(type);
@@ -48,7 +48,7 @@ export function layerTraits(type: string): LayerTraits | undefined {
   return traits;
 }
 
-/** Every row type with traits: the catalog's modules and the functional ops, sorted. */
+/** Every row type with traits: the layer specs' modules and the functional ops, sorted. */
 export function rowTypesWithTraits(): string[] {
   return [...knownLayerTypes(), ...Object.keys(FUNCTIONAL_TRAITS)].sort();
 }

@@ -1,7 +1,7 @@
 /** Linear, LazyLinear, Bilinear and Identity. */
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
-import { fail, formatDim, inputAt, passThrough, sameDim, withLast, type LayerFamily } from './shapes';
+import { fail, formatDim, inputAt, passThrough, sameDim, withLast, type LayerSpecGroup } from './shapes';
 import { formatShape, isBatchDim, type TensorShape } from './tensorShape';
 
 /** The last dimension of the input, checked against the features the layer expects. */
@@ -79,7 +79,7 @@ const bilinear: LayerSpec = {
   savesOutput: false,
 };
 
-export const linearLayers: LayerFamily = {
+export const linearLayers: LayerSpecGroup = {
   Linear: linear,
   LazyLinear: lazyLinear,
   Bilinear: bilinear,

@@ -6,7 +6,7 @@
  */
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
-import { expectRank, fail, formatDim, inputAt, product, ranksText, sameDim, sizeOf, type LayerFamily } from './shapes';
+import { expectRank, fail, formatDim, inputAt, product, ranksText, sameDim, sizeOf, type LayerSpecGroup } from './shapes';
 import { formatShape, type TensorShape } from './tensorShape';
 
 const SPATIAL: Readonly<Record<number, string>> = { 1: 'L', 2: 'H, W', 3: 'D, H, W' };
@@ -163,7 +163,7 @@ const crossMapLrn = norm(
   (input, args) => expectRank(input, [4], args.type, `a ${ranksText([4])} (N, C, H, W)`),
 );
 
-export const normalizationLayers: LayerFamily = {
+export const normalizationLayers: LayerSpecGroup = {
   ...Object.fromEntries(
     [1, 2, 3].flatMap((dims) => [
       [`BatchNorm${dims}d`, batchNorm(dims)],

@@ -1,6 +1,6 @@
 /** ZeroPad, ConstantPad, ReflectionPad, ReplicationPad and CircularPad, 1d/2d/3d. */
 import type { LayerSpec } from './layerSpec';
-import { expectRank, fail, inputAt, sizeOf, type LayerFamily } from './shapes';
+import { expectRank, fail, inputAt, sizeOf, type LayerSpecGroup } from './shapes';
 import { formatShape, type TensorShape } from './tensorShape';
 
 type PadMode = 'constant' | 'reflect' | 'replicate' | 'circular';
@@ -49,7 +49,7 @@ function pad(dims: number, mode: PadMode): LayerSpec {
   };
 }
 
-export const paddingLayers: LayerFamily = Object.fromEntries(
+export const paddingLayers: LayerSpecGroup = Object.fromEntries(
   [1, 2, 3].flatMap((dims) => [
     // ZeroPad{n}d(padding); ConstantPad{n}d(padding, value).
     [`ZeroPad${dims}d`, pad(dims, 'constant')],

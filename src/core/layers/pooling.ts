@@ -4,7 +4,7 @@
  */
 import type { LayerArgs } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
-import { callArgs, expectRank, fail, inputAt, spatialSizes, windowOutput, type LayerFamily } from './shapes';
+import { callArgs, expectRank, fail, inputAt, spatialSizes, windowOutput, type LayerSpecGroup } from './shapes';
 import { formatShape, type LayerOutput, type TensorShape } from './tensorShape';
 
 const SPATIAL: Readonly<Record<number, string>> = { 1: 'L', 2: 'H, W', 3: 'D, H, W' };
@@ -137,7 +137,7 @@ function maxUnpool(dims: number): LayerSpec {
   });
 }
 
-export const poolingLayers: LayerFamily = Object.fromEntries([
+export const poolingLayers: LayerSpecGroup = Object.fromEntries([
   ...[1, 2, 3].flatMap((dims): [string, LayerSpec][] => [
     [`MaxPool${dims}d`, maxPool(dims)],
     [`AvgPool${dims}d`, avgPool(dims)],

@@ -2,7 +2,7 @@
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
 import { checkFeatures } from './linear';
-import { fail, inputAt, withLast, type LayerFamily } from './shapes';
+import { fail, inputAt, withLast, type LayerSpecGroup } from './shapes';
 import { formatShape, type LayerOutput, type TensorShape } from './tensorShape';
 
 type Mode = 'RNN' | 'LSTM' | 'GRU';
@@ -107,7 +107,7 @@ function cell(mode: Mode): LayerSpec {
   };
 }
 
-export const recurrentLayers: LayerFamily = {
+export const recurrentLayers: LayerSpecGroup = {
   RNN: recurrent('RNN'),
   LSTM: recurrent('LSTM'),
   GRU: recurrent('GRU'),

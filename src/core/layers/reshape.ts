@@ -1,7 +1,7 @@
 /** Flatten, Unflatten, PixelShuffle, PixelUnshuffle, ChannelShuffle, Unfold, Fold: no parameters, views or copies. */
 import type { LayerSpec } from './layerSpec';
 import type { LayerArgs } from './layerArgs';
-import { dimProduct, divideDim, expectRank, fail, formatDim, inputAt, normalizeDim, product, sizeOf, windowOutput, type LayerFamily } from './shapes';
+import { dimProduct, divideDim, expectRank, fail, formatDim, inputAt, normalizeDim, product, sizeOf, windowOutput, type LayerSpecGroup } from './shapes';
 import { formatShape, isBatchDim, type Dim, type TensorShape } from './tensorShape';
 
 function reshape(forward: LayerSpec['forward']): LayerSpec {
@@ -112,7 +112,7 @@ const fold = reshape((inputs, args) => {
   return [...input.slice(0, n - 2), channels, ...output];
 });
 
-export const reshapeLayers: LayerFamily = {
+export const reshapeLayers: LayerSpecGroup = {
   Flatten: flatten,
   Unflatten: unflatten,
   PixelShuffle: pixelShuffle,

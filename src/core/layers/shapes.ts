@@ -8,8 +8,8 @@ import { LayerArgs, LayerArgumentError } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
 import { formatShape, isBatchDim, type Dim, type TensorShape } from './tensorShape';
 
-/** Layer types of one family, by torch.nn class name. */
-export type LayerFamily = Readonly<Record<string, LayerSpec>>;
+/** The specs of one kind of layer (linear, convolution...), by torch.nn class name. */
+export type LayerSpecGroup = Readonly<Record<string, LayerSpec>>;
 
 export function fail(message: string): never {
   throw new LayerArgumentError(message);

@@ -8,10 +8,10 @@ import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
 import { attentionParams, checkSameBatch, checkSequence, type AttentionConfig } from './attention';
 import { checkFeatures } from './linear';
-import { fail, inputAt, sameDim, type LayerFamily } from './shapes';
+import { fail, inputAt, sameDim, type LayerSpecGroup } from './shapes';
 import { isTensorShape, type TensorShape } from './tensorShape';
 
-/** Looks a layer type up in the catalog (passed in to keep the modules free of import cycles). */
+/** Looks a layer type up in the layer specs (passed in to keep the modules free of import cycles). */
 export type SpecResolver = (type: string) => LayerSpec | undefined;
 
 interface LayerConfig {
@@ -228,7 +228,7 @@ function transformer(resolve: SpecResolver): LayerSpec {
   };
 }
 
-export function transformerLayers(resolve: SpecResolver): LayerFamily {
+export function transformerLayers(resolve: SpecResolver): LayerSpecGroup {
   return {
     TransformerEncoderLayer: encoderLayer,
     TransformerDecoderLayer: decoderLayer,

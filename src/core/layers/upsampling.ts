@@ -1,7 +1,7 @@
 /** Upsample, UpsamplingNearest2d, UpsamplingBilinear2d: resize the spatial dimensions of (N, C, ...). */
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
-import { expectRank, fail, inputAt, ranksText, spatialSizes, type LayerFamily } from './shapes';
+import { expectRank, fail, inputAt, ranksText, spatialSizes, type LayerSpecGroup } from './shapes';
 import { formatShape, type TensorShape } from './tensorShape';
 
 /** The input ranks each mode accepts (F.interpolate needs a batch dimension). */
@@ -50,7 +50,7 @@ function upsampling(fixedMode?: string): LayerSpec {
   };
 }
 
-export const upsamplingLayers: LayerFamily = {
+export const upsamplingLayers: LayerSpecGroup = {
   // Upsample(size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None).
   Upsample: upsampling(),
   // UpsamplingNearest2d(size=None, scale_factor=None), UpsamplingBilinear2d(size=None, scale_factor=None).

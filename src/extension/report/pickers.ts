@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { formatMiB } from '../../core/format/units';
 import { GPU_PROFILES, type GpuProfile } from '../../core/gpus/gpuProfiles';
-import { describeEstimate } from '../../core/report/describe';
+import { describeEstimate } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate } from '../../core/estimate/fileEstimate';
 
 /** Which model to report on, when the file has several; undefined when the user dismisses the pick. */

@@ -1,7 +1,7 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/report/describe';
+import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
-import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/report/reportData';
+import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/display/reportData';
 
 /** Everything the page may load, decided by the panel that hosts it. */
 export interface ReportPage {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuProfile } from '../../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../../core/estimate/fileEstimate';
-import { EXPORT_FORMATS, exportFileName, exportText, isExportFormat, type ExportFormat } from '../../core/report/reportData';
+import { EXPORT_FORMATS, exportFileName, exportText, isExportFormat, type ExportFormat } from '../../core/display/reportData';
 import type { ReportMessage } from '../../webview/messages';
 import type { ErrorReporter } from '../logger';
 import { pickGpu } from './pickers';

@@ -5,7 +5,7 @@ import { withLearnedEstimates } from '../../../src/core/estimate/learnedPass';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
 import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';
-import { estimatorComparison, gpuComparison, memoryCurve, type ModelChartData } from '../../../src/core/report/reportData';
+import { estimatorComparison, gpuComparison, memoryCurve, type ModelChartData } from '../../../src/core/display/reportData';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
 import { estimate, fixture, REPO_ROOT } from '../fixtures';
 

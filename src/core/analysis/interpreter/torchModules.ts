@@ -1,6 +1,6 @@
 // torch.nn modules as scripts build and use them: layers, containers, parameters, catalog architectures and their parts.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
-import { layerSpec } from '../../layers/layerCatalog';
+import { layerSpec } from '../../layers/layerSpecs';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';

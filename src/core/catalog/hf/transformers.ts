@@ -17,14 +17,14 @@ import {
 } from '../catalog';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
 import { ConfigBuilder, SCHEMAS, formatValue, num, type HfConfig, type ModelType } from './configs';
-import type { Family, ForwardInput } from './family';
-import { bertFamily, robertaFamily } from './models/bert';
-import { distilbertFamily } from './models/distilbert';
-import { gpt2Family } from './models/gpt2';
-import { llamaFamily } from './models/llama';
-import { hasDecoder, t5Family } from './models/t5';
-import { patchGrid, vitFamily } from './models/vit';
-import { xlnetFamily } from './models/xlnet';
+import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
+import { bertTypeSpec, robertaTypeSpec } from './models/bert';
+import { distilbertTypeSpec } from './models/distilbert';
+import { gpt2TypeSpec } from './models/gpt2';
+import { llamaTypeSpec } from './models/llama';
+import { hasDecoder, t5TypeSpec } from './models/t5';
+import { patchGrid, vitTypeSpec } from './models/vit';
+import { xlnetTypeSpec } from './models/xlnet';
 import { countParams, layerRows, Trace } from './moduleTree';
 
 /** The transformers version whose modeling code the tables follow (and the generator checked them against). */
@@ -47,15 +47,15 @@ export interface TransformersRequest {
   readonly interpolatePosEncoding?: boolean;
 }
 
-const FAMILIES: Readonly<Record<ModelType, Family>> = {
-  bert: bertFamily,
-  roberta: robertaFamily,
-  distilbert: distilbertFamily,
-  gpt2: gpt2Family,
-  xlnet: xlnetFamily,
-  t5: t5Family,
-  vit: vitFamily,
-  llama: llamaFamily,
+const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
+  bert: bertTypeSpec,
+  roberta: robertaTypeSpec,
+  distilbert: distilbertTypeSpec,
+  gpt2: gpt2TypeSpec,
+  xlnet: xlnetTypeSpec,
+  t5: t5TypeSpec,
+  vit: vitTypeSpec,
+  llama: llamaTypeSpec,
 };
 
 /** The Auto classes and what each resolves to per model type (transformers 5.18 auto mappings). */
@@ -113,13 +113,13 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
 };
 
 /** The model type a concrete class belongs to. */
-function familyOfClass(className: string): Family | undefined {
-  return Object.values(FAMILIES).find((family) => Object.prototype.hasOwnProperty.call(family.classes, className));
+function typeSpecOfClass(className: string): ModelTypeSpec | undefined {
+  return Object.values(TYPE_SPECS).find((typeSpec) => Object.prototype.hasOwnProperty.call(typeSpec.classes, className));
 }
 
-function familyOfConfigClass(configClass: string): Family | undefined {
+function typeSpecOfConfigClass(configClass: string): ModelTypeSpec | undefined {
   const schema = Object.values(SCHEMAS).find((s) => s.configClass === configClass);
-  return schema ? FAMILIES[schema.modelType] : undefined;
+  return schema ? TYPE_SPECS[schema.modelType] : undefined;
 }
 
 export interface KnownCheckpoint {
@@ -137,7 +137,7 @@ export function knownTransformersCheckpoints(): KnownCheckpoint[] {
 /** The model classes the catalog answers, then the Auto classes. */
 export function knownTransformersClasses(): { readonly classes: string[]; readonly autoClasses: string[] } {
   return {
-    classes: Object.values(FAMILIES).flatMap((family) => Object.keys(family.classes)),
+    classes: Object.values(TYPE_SPECS).flatMap((typeSpec) => Object.keys(typeSpec.classes)),
     autoClasses: Object.keys(AUTO_CLASSES),
   };
 }
@@ -147,7 +147,7 @@ function miss(message: string): CatalogMiss {
 }
 
 interface Resolved {
-  readonly family: Family;
+  readonly typeSpec: ModelTypeSpec;
   readonly className: string;
   readonly checkpoint?: Checkpoint;
 }
@@ -165,29 +165,29 @@ function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
       );
     }
   }
-  let configFamily: Family | undefined;
+  let configTypeSpec: ModelTypeSpec | undefined;
   if (request.configClass !== undefined && request.configClass !== 'AutoConfig') {
-    configFamily = familyOfConfigClass(request.configClass);
-    if (!configFamily) return miss(`The transformers catalog does not cover ${request.configClass}`);
+    configTypeSpec = typeSpecOfConfigClass(request.configClass);
+    if (!configTypeSpec) return miss(`The transformers catalog does not cover ${request.configClass}`);
   }
-  const typeFamily = checkpoint ? FAMILIES[checkpoint.modelType] : configFamily;
-  if (checkpoint && configFamily && configFamily.modelType !== checkpoint.modelType) {
+  const knownTypeSpec = checkpoint ? TYPE_SPECS[checkpoint.modelType] : configTypeSpec;
+  if (checkpoint && configTypeSpec && configTypeSpec.modelType !== checkpoint.modelType) {
     return miss(`${request.configClass} does not go with '${checkpoint.name}', a ${checkpoint.modelType} checkpoint`);
   }
 
   const auto = AUTO_CLASSES[request.className];
   if (auto) {
-    if (!typeFamily) return miss(`${request.className} needs a checkpoint or a config class to know which model to build`);
-    const concrete = auto[typeFamily.modelType];
-    if (!concrete) return miss(`${request.className} has no class for ${typeFamily.modelType} models`);
-    if (!Object.prototype.hasOwnProperty.call(typeFamily.classes, concrete)) {
-      return miss(`${request.className} builds ${concrete} for ${typeFamily.modelType} models, which the catalog does not cover${uncoveredWhy(concrete)}`);
+    if (!knownTypeSpec) return miss(`${request.className} needs a checkpoint or a config class to know which model to build`);
+    const concrete = auto[knownTypeSpec.modelType];
+    if (!concrete) return miss(`${request.className} has no class for ${knownTypeSpec.modelType} models`);
+    if (!Object.prototype.hasOwnProperty.call(knownTypeSpec.classes, concrete)) {
+      return miss(`${request.className} builds ${concrete} for ${knownTypeSpec.modelType} models, which the catalog does not cover${uncoveredWhy(concrete)}`);
     }
-    return { family: typeFamily, className: concrete, ...(checkpoint ? { checkpoint } : {}) };
+    return { typeSpec: knownTypeSpec, className: concrete, ...(checkpoint ? { checkpoint } : {}) };
   }
 
-  const family = familyOfClass(request.className);
-  if (!family) {
+  const typeSpec = typeSpecOfClass(request.className);
+  if (!typeSpec) {
     if (UNCOVERED_CLASSES[request.className]) return miss(`The transformers catalog does not cover ${request.className}${uncoveredWhy(request.className)}`);
     const { classes, autoClasses } = knownTransformersClasses();
     const suggestions = closest(request.className, [...classes, ...autoClasses]);
@@ -196,11 +196,11 @@ function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
         (suggestions.length > 0 ? `; did you mean ${suggestions.join(', ')}?` : ''),
     );
   }
-  if (typeFamily && typeFamily.modelType !== family.modelType) {
-    const what = checkpoint ? `'${checkpoint.name}' is a ${checkpoint.modelType} checkpoint` : `${request.configClass} is a ${typeFamily.modelType} config`;
-    return miss(`${request.className} is a ${family.modelType} class, but ${what}`);
+  if (knownTypeSpec && knownTypeSpec.modelType !== typeSpec.modelType) {
+    const what = checkpoint ? `'${checkpoint.name}' is a ${checkpoint.modelType} checkpoint` : `${request.configClass} is a ${knownTypeSpec.modelType} config`;
+    return miss(`${request.className} is a ${typeSpec.modelType} class, but ${what}`);
   }
-  return { family, className: request.className, ...(checkpoint ? { checkpoint } : {}) };
+  return { typeSpec, className: request.className, ...(checkpoint ? { checkpoint } : {}) };
 }
 
 function uncoveredWhy(className: string): string {
@@ -210,8 +210,8 @@ function uncoveredWhy(className: string): string {
 
 /** What the request's call builds: the resolved config, the model class's keyword arguments, notes. */
 function resolveConfig(request: TransformersRequest, resolved: Resolved): { config: HfConfig; kwargs: Record<string, boolean>; notes: string[] } | CatalogMiss {
-  const schema = SCHEMAS[resolved.family.modelType];
-  const spec = resolved.family.classes[resolved.className]!;
+  const schema = SCHEMAS[resolved.typeSpec.modelType];
+  const spec = resolved.typeSpec.classes[resolved.className]!;
   const builder = new ConfigBuilder(schema);
   const notes: string[] = [];
   for (const [key, value] of Object.entries(resolved.checkpoint?.config ?? {})) {
@@ -251,14 +251,14 @@ function resolveConfig(request: TransformersRequest, resolved: Resolved): { conf
       `'${resolved.checkpoint!.name}' has a ${presetLabels}-label head: from_pretrained with num_labels=${String(config.num_labels)} needs ignore_mismatched_sizes=True`,
     );
   }
-  const eagerGpt2Dropout = resolved.family.modelType === 'gpt2' && config.attn_implementation === 'eager' && config.reorder_and_upcast_attn === true;
-  if (config.attn_implementation !== null && resolved.family.modelType !== 'xlnet' && !eagerGpt2Dropout) {
+  const eagerGpt2Dropout = resolved.typeSpec.modelType === 'gpt2' && config.attn_implementation === 'eager' && config.reorder_and_upcast_attn === true;
+  if (config.attn_implementation !== null && resolved.typeSpec.modelType !== 'xlnet' && !eagerGpt2Dropout) {
     notes.push(
       `attn_implementation='${String(config.attn_implementation)}' changes how attention is computed, not the rows: ` +
         `in transformers ${TRANSFORMERS_VERSION} attention scores and their dropout are functions, not modules`,
     );
   }
-  if (resolved.family.modelType === 't5' && (request.config?.tie_word_embeddings === false || options.tie_word_embeddings === false)) {
+  if (resolved.typeSpec.modelType === 't5' && (request.config?.tie_word_embeddings === false || options.tie_word_embeddings === false)) {
     notes.push(
       `T5Config ties the LM head to the shared embedding in transformers ${TRANSFORMERS_VERSION} whatever tie_word_embeddings says; ` +
         'False only stops the output scaling',
@@ -269,7 +269,7 @@ function resolveConfig(request: TransformersRequest, resolved: Resolved): { conf
 
 function modelName(request: TransformersRequest, resolved: Resolved): string {
   if (resolved.checkpoint) return resolved.checkpoint.name;
-  const configClass = SCHEMAS[resolved.family.modelType].configClass;
+  const configClass = SCHEMAS[resolved.typeSpec.modelType].configClass;
   const args = Object.entries(request.config ?? {}).map(([key, value]) => `${key}=${formatValue(value)}`);
   return `${configClass}(${args.join(', ')})`;
 }
@@ -285,7 +285,7 @@ export function resolveTransformersRequest(
   if ('miss' in resolved) return resolved;
   const resolvedConfig = resolveConfig(request, resolved);
   if ('miss' in resolvedConfig) return resolvedConfig;
-  return { className: resolved.className, modelType: resolved.family.modelType, config: resolvedConfig.config };
+  return { className: resolved.className, modelType: resolved.typeSpec.modelType, config: resolvedConfig.config };
 }
 
 function isCount(value: unknown): value is number {
@@ -301,8 +301,8 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
   const resolvedConfig = resolveConfig(request, resolved);
   if ('miss' in resolvedConfig) return resolvedConfig;
   const { config, kwargs, notes } = resolvedConfig;
-  const { family, className } = resolved;
-  const spec = family.classes[className]!;
+  const { typeSpec, className } = resolved;
+  const spec = typeSpec.classes[className]!;
   if (request.decoderLength !== undefined && !isCount(request.decoderLength)) {
     return miss(`decoder length ${String(request.decoderLength)} should be a positive int`);
   }
@@ -311,9 +311,9 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
   const name = modelName(request, resolved);
   const source =
     `transformers ${TRANSFORMERS_VERSION} modeling code; ` +
-    (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[family.modelType].configClass} defaults`);
-  const defaultShape = family.defaultShape(config);
-  const isImage = family.input === 'image';
+    (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
+  const defaultShape = typeSpec.defaultShape(config);
+  const isImage = typeSpec.input === 'image';
 
   return {
     library: 'transformers',
@@ -324,7 +324,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
     source,
     table(sample: readonly number[]): CatalogTable {
       const tableNotes = [...notes, ...(built.notes ?? [])];
-      const input = checkInput(sample, request, family, className, config, name, tableNotes);
+      const input = checkInput(sample, request, typeSpec, className, config, name, tableNotes);
       // A fresh model per table: tied parameters are counted per table.
       const model = spec.build(config, kwargs);
       const trace = new Trace();
@@ -338,13 +338,13 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
 function checkInput(
   sample: readonly number[],
   request: TransformersRequest,
-  family: Family,
+  typeSpec: ModelTypeSpec,
   className: string,
   config: HfConfig,
   name: string,
   notes: string[],
 ): ForwardInput {
-  if (family.input === 'image') {
+  if (typeSpec.input === 'image') {
     if (sample.length !== 3 || !sample.every(isCount)) {
       throw new CatalogInputError(`${name} takes images as (channels, height, width); got ${JSON.stringify(sample)}`);
     }
@@ -368,18 +368,18 @@ function checkInput(
     throw new CatalogInputError(`${name} takes a sequence of token ids per sample, [sequence length]; got ${JSON.stringify(sample)}`);
   }
   const tokens = sample[0];
-  const limit = family.maxTokens?.(config);
+  const limit = typeSpec.maxTokens?.(config);
   if (limit !== undefined && tokens > limit) {
-    const why = family.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
+    const why = typeSpec.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
     throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);
   }
-  if (family.modelType === 'llama' && tokens > num(config, 'max_position_embeddings')) {
+  if (typeSpec.modelType === 'llama' && tokens > num(config, 'max_position_embeddings')) {
     notes.push(
       `${tokens} tokens is past max_position_embeddings (${num(config, 'max_position_embeddings')}): ` +
         'rotary positions still run, the model was not trained that long',
     );
   }
-  if (family.modelType === 't5' && hasDecoder(className)) {
+  if (typeSpec.modelType === 't5' && hasDecoder(className)) {
     const decoder = request.decoderLength ?? tokens;
     if (request.decoderLength === undefined) notes.push(`The decoder input is taken as long as the encoder input (${tokens} tokens)`);
     return { tokens, decoderTokens: decoder };

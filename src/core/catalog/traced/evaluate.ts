@@ -1,5 +1,5 @@
 /**
- * Runs a traced model's graph on shapes: module calls through the layer catalog's LayerSpecs,
+ * Runs a traced model's graph on shapes: module calls through the LayerSpecs,
  * functions and methods through ops.ts, and writes the layer table rows of docs/layer-table.md
  * (Parameter rows first, one row per layer call in call order, parameters counted once, uncalled
  * layers last).
@@ -8,7 +8,7 @@ import { ShapeError } from '../../analysis/interpreter/tensorOps';
 import type { Value } from '../../analysis/layerCall';
 import type { LayerRow } from '../../layerTable/layerTable';
 import { LayerArgs, LayerArgumentError } from '../../layers/layerArgs';
-import { layerSpec } from '../../layers/layerCatalog';
+import { layerSpec } from '../../layers/layerSpecs';
 import type { LayerSpec } from '../../layers/layerSpec';
 import { BATCH, perSampleElements, perSampleShape, type TensorShape } from '../../layers/tensorShape';
 import { CatalogInputError } from '../catalog';
@@ -55,7 +55,7 @@ export interface TracedModel {
 export function instantiateVariant(variant: TracedVariant, values: Readonly<Record<string, number>>, label: string): TracedModel {
   const modules = variant.modules.map(([path, type, kwargs]) => {
     const spec = layerSpec(type);
-    if (!spec) throw new Error(`catalog data for ${label} uses ${type}, which the layer catalog does not know`);
+    if (!spec) throw new Error(`catalog data for ${label} uses ${type}, which the layer specs do not know`);
     const instantiated = instantiateKwargs(kwargs, values) as Record<string, Value>;
     return { path, type, spec, args: new LayerArgs({ type, args: [], kwargs: instantiated }), kwargs: instantiated };
   });

@@ -7,7 +7,7 @@
 import { broadcast, concatenate, flatten, permute, reduce, reshape, ShapeError, transpose, unsqueeze } from '../../analysis/interpreter/tensorOps';
 import type { Value } from '../../analysis/layerCall';
 import { LayerArgs } from '../../layers/layerArgs';
-import { layerSpec } from '../../layers/layerCatalog';
+import { layerSpec } from '../../layers/layerSpecs';
 import { isBatchDim, isTensorShape, type Dim, type LayerOutput, type TensorShape } from '../../layers/tensorShape';
 import { asDim, describe, dimVal, formatDims, isEllipsis, isSlice, isTensor, isTuple, tensorVal, type SliceVal, type TensorVal, type Val } from './values';
 

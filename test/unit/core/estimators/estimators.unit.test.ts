@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { allocatedBytes, analyticalBytes, analyticalEstimate, RUNTIME_OVERHEAD_MIB } from '../../../../src/core/estimators/analytical';
 import { horusMiB } from '../../../../src/core/estimators/horus';
 import type { TrainingJob } from '../../../../src/core/estimators/trainingJob';
-import { layerSpec } from '../../../../src/core/layers/layerCatalog';
+import { layerSpec } from '../../../../src/core/layers/layerSpecs';
 import { layerTraits } from '../../../../src/core/layers/layerTraits';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
 
@@ -74,7 +74,7 @@ describe('analytical model', () => {
     it('have analytical traits that keep nothing themselves, but are no layer modules', () => {
       for (const type of ['torch.cat', 'torch.stack']) {
         assert.deepEqual(layerTraits(type), { category: 'functional', savesInput: false, savesOutput: false, extraBytesPerElement: 0 });
-        assert.equal(layerSpec(type), undefined, `${type} is not in the layer catalog the interpreter constructs from`);
+        assert.equal(layerSpec(type), undefined, `${type} is not in the layer specs the interpreter constructs from`);
       }
       assert.deepEqual(layerTraits('Conv2d'), { category: 'conv', savesInput: true, savesOutput: false, extraBytesPerElement: 0 });
       assert.equal(layerTraits('MyFancyLayer'), undefined);

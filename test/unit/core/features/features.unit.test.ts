@@ -6,7 +6,7 @@ import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
 import { analyticalModelJson } from '../../../../src/core/features/analyticalModelData';
 import definition from '../../../../src/core/features/featureDefinition.json';
 import { FEATURE_NAMES, featureRecord, featureVector, hiddenActivation } from '../../../../src/core/features/features';
-import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
+import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerSpecs';
 import { isFunctionalRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
 import { denseConcatActivations, referenceRun } from '../../../../scripts/evaluation/referenceData';
 import { REPO_ROOT } from '../../fixtures';
@@ -154,7 +154,7 @@ describe('learned-estimator features', () => {
     assert.deepEqual([f.activation_sin, f.activation_cos], [definition.activationAngles.ReLU.sin, definition.activationAngles.ReLU.cos]);
   });
 
-  it('encodes every hidden activation of the layer catalog on the circle, and none of the softmax family', () => {
+  it('encodes every hidden activation of the layer specs on the circle, and none of the softmax family', () => {
     const angles = definition.activationAngles as Record<string, unknown>;
     const activations = knownLayerTypes().filter((type) => layerSpec(type)?.category === 'activation');
     for (const type of activations) assert.equal(type in angles, !definition.hiddenActivationExcluded.includes(type), type);

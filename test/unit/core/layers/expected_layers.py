@@ -1,4 +1,4 @@
-"""Prints the parameter counts and output shapes real PyTorch gives for the layer catalog's cases.
+"""Prints the parameter counts and output shapes real PyTorch gives for the layer specs' cases.
 
     /usr/bin/python3 test/unit/core/layers/expected_layers.py > test/unit/core/layers/expected-layers.json
 
@@ -57,7 +57,7 @@ def long(shape, high):
     return {"shape": shape, "long": high}
 
 
-# Linear family
+# Linear layers
 case("Linear", 784, 512, inputs=[[B, 784]])
 case("Linear", 20, 5, bias=False, inputs=[[B, 7, 20]])
 case("Linear", 10, 3, inputs=[[10]])

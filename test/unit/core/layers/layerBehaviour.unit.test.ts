@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
-import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
+import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerSpecs';
 import type { LayerCategory, LayerSpec } from '../../../../src/core/layers/layerSpec';
 import { BATCH, type LayerOutput, type TensorShape } from '../../../../src/core/layers/tensorShape';
 
@@ -9,7 +9,7 @@ const RANGE = { startLine: 0, startColumn: 0, endLine: 0, endColumn: 0 };
 
 function layer(type: string, args: Value[] = [], kwargs: Record<string, Value> = {}): { spec: LayerSpec; args: LayerArgs } {
   const spec = layerSpec(type);
-  assert.ok(spec, `${type} is in the catalog`);
+  assert.ok(spec, `${type} has a layer spec`);
   return { spec, args: new LayerArgs({ type, path: 'm', args, kwargs, range: RANGE }) };
 }
 
@@ -29,7 +29,7 @@ function rejects(fn: () => unknown, message: string | RegExp): void {
 
 const nested = (type: string, args: Value[], kwargs: Record<string, Value> = {}): Value => ({ layer: { type, args, kwargs } });
 
-describe('layer catalog', () => {
+describe('layer specs', () => {
   it('knows every layer type the analyzer is promised, sorted and once each', () => {
     const known = knownLayerTypes();
     assert.deepEqual(known, [...new Set(known)].sort());

@@ -2,12 +2,12 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
-import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
+import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerSpecs';
 import { BATCH, isBatchDim, outputTensors, type Dim, type LayerOutput, type TensorShape } from '../../../../src/core/layers/tensorShape';
 
 const RANGE = { startLine: 0, startColumn: 0, endLine: 0, endColumn: 0 };
 
-/** Keyword names the catalog reads, so that random keywords often matter. */
+/** Keyword names the layer specs read, so that random keywords often matter. */
 const NAMES = [
   'bias', 'stride', 'padding', 'dilation', 'groups', 'output_padding', 'batch_first', 'bidirectional', 'proj_size', 'num_layers',
   'kdim', 'vdim', 'output_size', 'scale_factor', 'size', 'mode', 'affine', 'track_running_stats', 'dim', 'start_dim', 'end_dim',
@@ -77,7 +77,7 @@ function attempt(fn: () => void): void {
   }
 }
 
-describe('layer catalog on arbitrary arguments and inputs', () => {
+describe('layer specs on arbitrary arguments and inputs', () => {
   it('sizes or explains every call, never throwing anything but LayerArgumentError, never inventing impossible sizes', () => {
     fc.assert(
       fc.property(caseArbitrary, (c) => {

@@ -6,7 +6,7 @@
  * attn_implementation. The GELU of the intermediate layer is the library's GELUActivation (no row).
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type Family, type ModelKwargs, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type ModelKwargs, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import { Module } from '../moduleTree';
 
@@ -322,7 +322,7 @@ function robertaClasses(): Record<string, ClassSpec> {
   };
 }
 
-export const bertFamily: Family = {
+export const bertTypeSpec: ModelTypeSpec = {
   modelType: 'bert',
   input: 'tokens',
   classes: bertClasses(),
@@ -330,7 +330,7 @@ export const bertFamily: Family = {
   maxTokens: (c) => num(c, 'max_position_embeddings'),
 };
 
-export const robertaFamily: Family = {
+export const robertaTypeSpec: ModelTypeSpec = {
   modelType: 'roberta',
   input: 'tokens',
   classes: robertaClasses(),

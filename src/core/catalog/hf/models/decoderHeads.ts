@@ -4,7 +4,7 @@
  * classes of modeling_layers.py. GPT-2 and LLaMA build them alike and differ only in names.
  */
 import { num, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 

@@ -7,7 +7,7 @@
  * trainable parameter.
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 
@@ -150,7 +150,7 @@ const classes: Record<string, ClassSpec> = {
   },
 };
 
-export const distilbertFamily: Family = {
+export const distilbertTypeSpec: ModelTypeSpec = {
   modelType: 'distilbert',
   input: 'tokens',
   classes,

@@ -5,7 +5,7 @@
  * reorder_and_upcast_attn with eager attention, so `attn_dropout` is listed last, uncalled.
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, plain, userModule } from '../layers';
 import { Module } from '../moduleTree';
 import { decoderHeads } from './decoderHeads';
@@ -83,7 +83,7 @@ const classes: Record<string, ClassSpec> = {
   }, base),
 };
 
-export const gpt2Family: Family = {
+export const gpt2TypeSpec: ModelTypeSpec = {
   modelType: 'gpt2',
   input: 'tokens',
   classes,

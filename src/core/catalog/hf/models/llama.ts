@@ -6,7 +6,7 @@
  * limit, so a sequence past max_position_embeddings runs (with a note).
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, linear, userModule } from '../layers';
 import { Module } from '../moduleTree';
 import { decoderHeads } from './decoderHeads';
@@ -82,7 +82,7 @@ const classes: Record<string, ClassSpec> = {
   }, base),
 };
 
-export const llamaFamily: Family = {
+export const llamaTypeSpec: ModelTypeSpec = {
   modelType: 'llama',
   input: 'tokens',
   classes,

@@ -8,7 +8,7 @@
  * (tie_word_embeddings=False only stops the output scaling).
  */
 import { num, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family, ForwardInput } from '../family';
+import type { BuiltModel, ClassSpec, ModelTypeSpec, ForwardInput } from '../modelTypeSpec';
 import { activation, embedding, linear, plain, userModule } from '../layers';
 import { Module, type Param, type Trace } from '../moduleTree';
 
@@ -205,7 +205,7 @@ const classes: Record<string, ClassSpec> = {
   },
 };
 
-export const t5Family: Family = {
+export const t5TypeSpec: ModelTypeSpec = {
   modelType: 't5',
   input: 'seq2seq',
   classes,

@@ -6,7 +6,7 @@
  * dropout is functional.
  */
 import { num, str, type HfConfig } from '../configs';
-import type { BuiltModel, ClassSpec, Family, ForwardInput, ModelKwargs } from '../family';
+import type { BuiltModel, ClassSpec, ModelTypeSpec, ForwardInput, ModelKwargs } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
 
@@ -118,7 +118,7 @@ const classes: Record<string, ClassSpec> = {
   },
 };
 
-export const vitFamily: Family = {
+export const vitTypeSpec: ModelTypeSpec = {
   modelType: 'vit',
   input: 'image',
   classes,

@@ -8,7 +8,7 @@
  * (use_mems_train=False), no target mapping, so only the content stream runs.
  */
 import { num, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type Family, type TokenForward as Forward } from '../family';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 
@@ -138,7 +138,7 @@ const classes: Record<string, ClassSpec> = {
   },
 };
 
-export const xlnetFamily: Family = {
+export const xlnetTypeSpec: ModelTypeSpec = {
   modelType: 'xlnet',
   input: 'tokens',
   classes,

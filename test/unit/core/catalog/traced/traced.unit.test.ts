@@ -5,7 +5,7 @@ import { closestNames, editDistance } from '../../../../../src/core/catalog/clos
 import { callFunction, callMethod, knownFunctions, knownMethods } from '../../../../../src/core/catalog/traced/ops';
 import { decodeBlob, evaluateSymbolic, type DataValue, type TracedBlob } from '../../../../../src/core/catalog/traced/tracedData';
 import { tensorVal, type Val } from '../../../../../src/core/catalog/traced/values';
-import { layerSpec } from '../../../../../src/core/layers/layerCatalog';
+import { layerSpec } from '../../../../../src/core/layers/layerSpecs';
 import { BATCH } from '../../../../../src/core/layers/tensorShape';
 
 /** Every target and layer type the generated data uses must be one the evaluator knows. */

@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod } from '../core/report/describe';
+import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod } from '../core/display/describe';
 import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 
 const COLUMNS = ['model', 'line', 'family', 'params', 'batch', 'estimate', 'Horus', 'fits', 'max batch'] as const;
@@ -26,7 +26,7 @@ function table(header: readonly string[], rows: string[][]): string {
 }
 
 /** The readable report `gpu-estimate` prints without --json. */
-export function humanReport(estimate: FileEstimate): string {
+export function humanOutput(estimate: FileEstimate): string {
   const out: string[] = [`GPU memory estimate for ${estimate.file} on ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`, ''];
   for (const warning of estimate.warnings) out.push(`warning: ${warning}`);
   if (estimate.models.length === 0) {

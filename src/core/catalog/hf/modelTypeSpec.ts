@@ -17,7 +17,7 @@ export interface ForwardInput {
 /** A model built from a resolved config: its module tree and its forward pass. */
 export interface BuiltModel {
   readonly root: Module;
-  /** Records the layer calls of `model(input)` in train mode; the input was checked by the family. */
+  /** Records the layer calls of `model(input)` in train mode; the input was checked against its ModelTypeSpec. */
   forward(trace: Trace, input: ForwardInput): void;
   /** What the user should know about this model's table. */
   readonly notes?: readonly string[];
@@ -42,7 +42,7 @@ export interface ClassSpec {
   build(config: HfConfig, kwargs: ModelKwargs): BuiltModel;
 }
 
-export interface Family {
+export interface ModelTypeSpec {
   readonly modelType: ModelType;
   readonly input: 'tokens' | 'image' | 'seq2seq';
   /** The concrete classes, in the order they are listed. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { describeUtilization } from '../../../../src/core/report/describe';
-import { hoverText, modelForHover } from '../../../../src/core/report/hoverText';
+import { describeUtilization } from '../../../../src/core/display/describe';
+import { hoverText, modelForHover } from '../../../../src/core/display/hoverText';
 import { estimate, fixture } from '../../fixtures';
 
 describe('modelForHover', () => {

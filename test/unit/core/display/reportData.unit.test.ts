@@ -17,7 +17,7 @@ import {
   layerTableCsv,
   markdownSummary,
   memoryCurve,
-} from '../../../../src/core/report/reportData';
+} from '../../../../src/core/display/reportData';
 import { estimate, fixture, REPO_ROOT } from '../../fixtures';
 
 const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Value } from '../../../../src/core/analysis/layerCall';
 import { LayerArgs, LayerArgumentError } from '../../../../src/core/layers/layerArgs';
-import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerCatalog';
+import { knownLayerTypes, layerSpec } from '../../../../src/core/layers/layerSpecs';
 import type { LayerSpec } from '../../../../src/core/layers/layerSpec';
 import { BATCH, formatShape, type Dim, type LayerOutput, type TensorShape } from '../../../../src/core/layers/tensorShape';
 import { findPackageRoot } from '../../../../src/core/parsing/parserAssets';
@@ -37,7 +37,7 @@ function argsOf(c: { type: string; args: Value[]; kwargs: Record<string, Value> 
 
 function specOf(type: string): LayerSpec {
   const spec = layerSpec(type);
-  assert.ok(spec, `${type} is in the catalog`);
+  assert.ok(spec, `${type} has a layer spec`);
   return spec;
 }
 
@@ -47,7 +47,7 @@ function describeCase(c: ExpectedCase): string {
   return `${c.type}(${args.length > 90 ? `${args.slice(0, 87)}...` : args}) on ${c.inputs.map((i) => formatShape(shapeOf(i))).join(', ')}${call}`;
 }
 
-describe(`layer catalog against PyTorch ${expected.torch}`, () => {
+describe(`layer specs against PyTorch ${expected.torch}`, () => {
   for (const c of expected.cases) {
     if (c.error) {
       it(`rejects ${describeCase(c)}`, () => {
@@ -77,7 +77,7 @@ describe(`layer catalog against PyTorch ${expected.torch}`, () => {
     }
   }
 
-  it('checks every layer type of the catalog against PyTorch', () => {
+  it('checks every layer type of the layer specs against PyTorch', () => {
     const checked = new Set(expected.cases.filter((c) => !c.error).map((c) => c.type));
     assert.deepEqual(knownLayerTypes().filter((type) => !checked.has(type)), []);
   });

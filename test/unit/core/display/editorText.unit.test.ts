@@ -1,13 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { withLearnedEstimates } from '../../../src/core/estimate/learnedPass';
-import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
-import { findGpuProfile } from '../../../src/core/gpus/gpuProfiles';
-import { codeLensTitle, formatRangeMiB, riskProblems, statusTooltipMarkdown } from '../../../src/core/report/editorText';
-import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
-import { hoverText } from '../../../src/core/report/hoverText';
-import { estimate, REPO_ROOT } from '../fixtures';
+import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
+import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
+import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { codeLensTitle, formatRangeMiB, riskProblems, statusTooltipMarkdown } from '../../../../src/core/display/editorText';
+import type { FileEstimate, ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { hoverText } from '../../../../src/core/display/hoverText';
+import { estimate, REPO_ROOT } from '../../fixtures';
 
 const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
 const MLP = (batch: number) => `import torch

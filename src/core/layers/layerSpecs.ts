@@ -1,5 +1,5 @@
 /**
- * The torch.nn layer types the estimator understands, by class name. Each family lives in its own
+ * The torch.nn layer types the estimator understands, by class name. Each kind of layer lives in its own
  * module; this one registers them. See layerSpec.ts for what a spec answers.
  *
  * Calling conventions:
@@ -34,18 +34,18 @@ import { paddingLayers } from './padding';
 import { poolingLayers } from './pooling';
 import { recurrentLayers } from './recurrent';
 import { reshapeLayers } from './reshape';
-import type { LayerFamily } from './shapes';
+import type { LayerSpecGroup } from './shapes';
 import { transformerLayers } from './transformer';
 import { upsamplingLayers } from './upsampling';
 
 export type { LayerCategory, LayerSpec } from './layerSpec';
 
-const CATALOG = new Map<string, LayerSpec>();
+const SPECS = new Map<string, LayerSpec>();
 
-function register(family: LayerFamily): void {
-  for (const [type, spec] of Object.entries(family)) {
-    if (CATALOG.has(type)) throw new Error(`layer type ${type} is registered twice`);
-    CATALOG.set(type, spec);
+function register(group: LayerSpecGroup): void {
+  for (const [type, spec] of Object.entries(group)) {
+    if (SPECS.has(type)) throw new Error(`layer type ${type} is registered twice`);
+    SPECS.set(type, spec);
   }
 }
 
@@ -61,13 +61,13 @@ register(paddingLayers);
 register(embeddingLayers);
 register(recurrentLayers);
 register(attentionLayers);
-// Transformer stacks look their nested layers up in the finished catalog.
+// Transformer stacks look their nested layers up in the finished specs.
 register(transformerLayers(layerSpec));
 
 export function layerSpec(type: string): LayerSpec | undefined {
-  return CATALOG.get(type);
+  return SPECS.get(type);
 }
 
 export function knownLayerTypes(): string[] {
-  return [...CATALOG.keys()].sort();
+  return [...SPECS.keys()].sort();
 }
