@@ -6,6 +6,7 @@
  *
  *   node scripts/test-prerequisites.cjs          check, and install with apt-get when root
  *   node scripts/test-prerequisites.cjs --check  check only (exit 1 and one line when something is missing)
+ *   node scripts/test-prerequisites.cjs --for vscode   only what one suite needs (python, remote, vscode)
  *
  * CommonJS, no dependencies and no build step: it runs before `npm run build`.
  */
@@ -17,24 +18,27 @@ const { existsSync } = require('node:fs');
 const PYTHON = '/usr/bin/python3';
 
 /**
- * What the tests need, each with the Debian package that provides it and the suite that needs it.
- * A probe answers true when the thing is there.
+ * What the tests need, each with the Debian package that provides it, the suites that need it
+ * (`--for SUITE` checks only theirs) and how those suites are named to people. A probe answers
+ * true when the thing is there.
  */
+const SUITES = { python: 'Python tests', remote: 'remote integration tests', vscode: 'VS Code tests' };
 const REQUIREMENTS = [
-  { what: 'Python 3 at /usr/bin/python3', pkg: 'python3', suite: 'Python tests', probe: () => existsSync(PYTHON) },
-  { what: 'PyTorch for /usr/bin/python3', pkg: 'python3-torch', suite: 'Python tests', probe: () => pythonImports('torch') },
-  { what: 'torchvision for /usr/bin/python3', pkg: 'python3-torchvision', suite: 'Python tests', probe: () => pythonImports('torchvision') },
-  { what: 'NumPy for /usr/bin/python3', pkg: 'python3-numpy', suite: 'Python tests', probe: () => pythonImports('numpy') },
-  { what: 'PyYAML for /usr/bin/python3', pkg: 'python3-yaml', suite: 'Python tests', probe: () => pythonImports('yaml') },
-  { what: 'pytest for /usr/bin/python3', pkg: 'python3-pytest', suite: 'Python tests', probe: () => pythonImports('pytest') },
-  { what: 'sshd (OpenSSH server) and its privilege-separation user', pkg: 'openssh-server', suite: 'remote integration tests', probe: () => existsSync('/usr/sbin/sshd') && succeeds('getent', ['passwd', 'sshd']) },
-  { what: 'ssh, scp and ssh-keygen (OpenSSH client)', pkg: 'openssh-client', suite: 'remote integration tests', probe: () => ['ssh', 'scp', 'ssh-keygen'].every(onPath) },
-  { what: 'ps and pkill', pkg: 'procps', suite: 'remote integration and VS Code tests', probe: () => ['ps', 'pkill'].every(onPath) },
-  { what: 'Chromium at /usr/bin/chromium', pkg: 'chromium', suite: 'VS Code tests', probe: () => existsSync('/usr/bin/chromium') },
-  { what: 'ripgrep (rg)', pkg: 'ripgrep', suite: 'VS Code tests', probe: () => onPath('rg') },
-  { what: 'a C++ toolchain (make, g++)', pkg: 'build-essential', suite: 'VS Code tests (code-server native modules)', probe: () => onPath('make') && onPath('g++') },
-  { what: 'Kerberos headers (gssapi.h)', pkg: 'libkrb5-dev', suite: 'VS Code tests (code-server native modules)', probe: () => existsSync('/usr/include/gssapi/gssapi.h') },
-];
+  { what: 'Python 3 at /usr/bin/python3', pkg: 'python3', for: ['python', 'remote', 'vscode'], probe: () => existsSync(PYTHON) },
+  { what: 'PyTorch for /usr/bin/python3', pkg: 'python3-torch', for: ['python', 'remote'], probe: () => pythonImports('torch') },
+  { what: 'torchvision for /usr/bin/python3', pkg: 'python3-torchvision', for: ['python'], probe: () => pythonImports('torchvision') },
+  { what: 'NumPy for /usr/bin/python3', pkg: 'python3-numpy', for: ['python'], probe: () => pythonImports('numpy') },
+  { what: 'PyYAML for /usr/bin/python3', pkg: 'python3-yaml', for: ['python'], probe: () => pythonImports('yaml') },
+  { what: 'pytest for /usr/bin/python3', pkg: 'python3-pytest', for: ['python'], probe: () => pythonImports('pytest') },
+  { what: 'sshd (OpenSSH server) and its privilege-separation user', pkg: 'openssh-server', for: ['remote'], probe: () => existsSync('/usr/sbin/sshd') && succeeds('getent', ['passwd', 'sshd']) },
+  { what: 'ssh, scp and ssh-keygen (OpenSSH client)', pkg: 'openssh-client', for: ['remote'], probe: () => ['ssh', 'scp', 'ssh-keygen'].every(onPath) },
+  { what: 'ps', pkg: 'procps', for: ['vscode'], probe: () => onPath('ps') },
+  // CHROMIUM: test/e2e/run.sh takes another browser from it.
+  { what: 'Chromium', pkg: 'chromium', for: ['vscode'], probe: () => onPath(process.env.CHROMIUM || '/usr/bin/chromium') },
+  { what: 'ripgrep (rg)', pkg: 'ripgrep', for: ['vscode'], probe: () => onPath('rg') },
+  { what: 'a C++ toolchain (make, g++) for code-server\'s native modules', pkg: 'build-essential', for: ['vscode'], probe: () => onPath('make') && onPath('g++') },
+  { what: 'Kerberos headers (gssapi.h) for code-server\'s native modules', pkg: 'libkrb5-dev', for: ['vscode'], probe: () => existsSync('/usr/include/gssapi/gssapi.h') },
+].map((requirement) => ({ ...requirement, suite: requirement.for.map((key) => SUITES[key]).join(', ') }));
 
 function succeeds(command, args) {
   const result = spawnSync(command, args, { stdio: 'ignore', timeout: 60_000 });
@@ -42,7 +46,7 @@ function succeeds(command, args) {
 }
 
 function onPath(command) {
-  return succeeds('sh', ['-c', `command -v ${command}`]);
+  return succeeds('sh', ['-c', 'command -v "$1"', 'sh', command]);
 }
 
 function pythonImports(module) {
@@ -62,18 +66,24 @@ function decide(missing, { isRoot, hasApt }) {
   return { action: 'stop', packages, line: `test prerequisites missing: ${needs}. Install them (${how}) and run again.` };
 }
 
-function missingRequirements() {
-  return REQUIREMENTS.filter((requirement) => !requirement.probe());
+function requirementsFor(suite) {
+  return REQUIREMENTS.filter((requirement) => suite === undefined || requirement.for.includes(suite));
 }
 
 function main(argv) {
   const checkOnly = argv.includes('--check');
+  const suite = argv.includes('--for') ? argv[argv.indexOf('--for') + 1] : undefined;
+  if (suite !== undefined && !(suite in SUITES)) {
+    console.error(`test prerequisites: --for takes one of ${Object.keys(SUITES).join(', ')}`);
+    return 2;
+  }
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const hasApt = onPath('apt-get');
-  let missing = missingRequirements();
+  const checked = requirementsFor(suite);
+  let missing = checked.filter((requirement) => !requirement.probe());
   const decision = decide(missing, { isRoot: isRoot && !checkOnly, hasApt });
   if (decision.action === 'ok') {
-    console.log(`test prerequisites: all ${REQUIREMENTS.length} present`);
+    console.log(`test prerequisites: all ${checked.length} present`);
     return 0;
   }
   if (decision.action === 'stop') {
@@ -89,12 +99,12 @@ function main(argv) {
       return 1;
     }
   }
-  missing = missingRequirements();
+  missing = checked.filter((requirement) => !requirement.probe());
   if (missing.length) {
     console.error(`test prerequisites: still missing after apt-get: ${missing.map((m) => m.what).join('; ')}`);
     return 1;
   }
-  console.log(`test prerequisites: all ${REQUIREMENTS.length} present`);
+  console.log(`test prerequisites: all ${checked.length} present`);
   return 0;
 }
 

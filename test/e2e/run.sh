@@ -128,21 +128,11 @@ esac
 mkdir -p "$CACHE"
 CACHE="$(cd "$CACHE" && pwd)"
 
-need_apt=()
-command -v "$CHROMIUM" >/dev/null 2>&1 || need_apt+=(chromium)
-command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
-[ -e /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)   # kerberos native module
-{ command -v g++ && command -v make; } >/dev/null 2>&1 || need_apt+=(build-essential)
-command -v python3 >/dev/null 2>&1 || need_apt+=(python3)        # node-gyp
-command -v ps >/dev/null 2>&1 || need_apt+=(procps)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  log "apt-get install ${need_apt[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  t=$(now)
-  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"; } \
-    > "$CACHE/apt.log" 2>&1 || { tail -30 "$CACHE/apt.log"; die "apt-get install failed (log: $CACHE/apt.log)"; }
-  timing "apt install (${need_apt[*]})" "$(secs "$t" "$(now)")"
-fi
+# Chromium, ripgrep, a C++ toolchain, the Kerberos headers, Python (node-gyp) and ps: the same
+# check `npm run test:all` starts with, for this suite alone (apt-get as root, else one line saying what is missing).
+t=$(now)
+node "$REPO/scripts/test-prerequisites.cjs" --for vscode || die "the VS Code tests' system packages are missing (see the line above)"
+timing "system packages" "$(secs "$t" "$(now)")"
 RG_BIN="$(command -v rg)"
 CHROMIUM="$(command -v "$CHROMIUM")"
 

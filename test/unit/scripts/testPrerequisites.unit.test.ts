@@ -47,6 +47,17 @@ describe('scripts/test-prerequisites.cjs (what `npm run test:all` needs beyond N
     if (decision.action === 'stop') assert.match(decision.line, /Debian\/Ubuntu packages: chromium/);
   });
 
+  it('checks only one suite\'s needs with --for, and refuses a suite it does not know', () => {
+    const vscode = spawnSync(process.execPath, [SCRIPT, '--for', 'vscode', '--check'], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(vscode.status, 0, vscode.stderr);
+    const checked = Number(/^test prerequisites: all (\d+) present$/m.exec(vscode.stdout)?.[1]);
+    assert.equal(checked, REQUIREMENTS.filter((r) => r.suite.includes('VS Code tests')).length);
+    assert.ok(checked < REQUIREMENTS.length);
+    const unknown = spawnSync(process.execPath, [SCRIPT, '--for', 'gpu', '--check'], { encoding: 'utf8' });
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /--for takes one of python, remote, vscode/);
+  });
+
   it('passes on this machine, where `npm run test:all` has set everything up (the check alone, installing nothing)', () => {
     const result = spawnSync(process.execPath, [SCRIPT, '--check'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(result.status, 0, result.stderr);
