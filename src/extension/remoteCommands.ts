@@ -125,7 +125,7 @@ export class RemoteCommands implements vscode.Disposable {
     const mib = (value: unknown): string => (typeof value === 'number' ? `${Math.round(value)} MiB` : 'n/a');
     const text = `Measured on ${record.host} (${typeof measured.gpu === 'string' ? measured.gpu : record.device}), ${String(measured.steps)} steps, ${String(measured.status)}: peak ${mib(measured.peakMiB)} (nvidia-smi), ${mib(measured.torchMaxAllocatedMiB)} allocated / ${mib(measured.torchMaxReservedMiB)} reserved (PyTorch). Estimated: ${estimated || 'no model found'}.`;
     this.logger.info(text);
-    void vscode.window.showInformationMessage(`GPU Estimator: ${plainMessage(text)}`, 'View Logs').then((choice) => choice && this.logger.show());
+    this.showFromHostWithLog('info', text);
   }
 
   /**
@@ -189,7 +189,7 @@ export class RemoteCommands implements vscode.Disposable {
     const summary = summarizeTraining(directory, record, leftOnHost);
     this.logger.info(`${record.runId}: ${summary.text}`);
     if (!summary.trained.length) {
-      void vscode.window.showWarningMessage(`GPU Estimator: ${plainMessage(summary.text)}`, 'View Logs').then((choice) => choice && this.logger.show());
+      this.showFromHostWithLog('warning', summary.text);
       return;
     }
     const configured = this.settings.settings.modelsFolder;
@@ -283,7 +283,7 @@ export class RemoteCommands implements vscode.Disposable {
       if (result.state === 'finished') await this.download(record, folder);
       else if (result.state === 'stopped' || result.state === 'failed') {
         this.logger.error(`${record.runId}: ${result.message ?? result.state}\n${result.stderrTail}`);
-        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(result.message ?? `the run ${result.state}`)}`, 'Resume', 'Download Partial Results', 'View Logs');
+        const choice = await this.showFromHost('error', result.message ?? `the run ${result.state}`, 'Resume', 'Download Partial Results', 'View Logs');
         if (choice === 'Resume') await this.onRunChoice(record, 'Resume');
         else if (choice === 'Download Partial Results') await this.download(record, folder);
         else if (choice) this.logger.show();
@@ -292,7 +292,7 @@ export class RemoteCommands implements vscode.Disposable {
     } catch (error) {
       if (error instanceof RemoteError && error.kind === 'connection-lost') {
         this.logger.error(`${error.message}\n${error.detail}`);
-        const choice = await vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(error.message)}`, 'Re-attach', 'View Logs');
+        const choice = await this.showFromHost('error', error.message, 'Re-attach', 'View Logs');
         if (choice === 'Re-attach') await this.follow(record, folder);
         else if (choice) this.logger.show();
         return undefined;
@@ -320,6 +320,22 @@ export class RemoteCommands implements vscode.Disposable {
 
   // ------------------------------------------------------------------ helpers
 
+  /**
+   * A notification whose text may carry what the host printed (its errors, the harness's output, a
+   * training summary): shown as one plain line of bounded length (plainMessage); the whole text is
+   * in the log.
+   */
+  private showFromHost<T extends string>(level: 'info' | 'warning' | 'error', text: string, ...items: T[]): Thenable<T | undefined> {
+    const shown = `GPU Estimator: ${plainMessage(text)}`;
+    if (level === 'error') return vscode.window.showErrorMessage(shown, ...items);
+    return level === 'warning' ? vscode.window.showWarningMessage(shown, ...items) : vscode.window.showInformationMessage(shown, ...items);
+  }
+
+  /** showFromHost with a View Logs button that opens the log. */
+  private showFromHostWithLog(level: 'info' | 'warning' | 'error', text: string): void {
+    void this.showFromHost(level, text, 'View Logs').then((choice) => choice && this.logger.show());
+  }
+
   private async guard(what: string, action: () => Promise<void>): Promise<void> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage('GPU Estimator: the remote commands run ssh and your scripts on a remote host, so they need a trusted workspace.');
@@ -330,7 +346,7 @@ export class RemoteCommands implements vscode.Disposable {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.logger.error(`${what}: ${message}${error instanceof RemoteError && error.detail ? `\n${error.detail}` : ''}`);
-      void vscode.window.showErrorMessage(`GPU Estimator: ${plainMessage(message)}`, 'View Logs').then((choice) => choice && this.logger.show());
+      this.showFromHostWithLog('error', message);
     }
   }
 
