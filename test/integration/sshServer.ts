@@ -176,7 +176,7 @@ export async function startForSuite(_context: Mocha.Context, server: SshServer):
     ...(SshServer.available() ? [] : ['openssh-server and openssh-client (sshd, ssh, scp, ssh-keygen)']),
     ...(existsSync(TORCH_PYTHON) ? [] : ['python3-torch (Debian\'s PyTorch at /usr/bin/python3)']),
   ];
-  if (missing.length) throw new Error(`cannot run the remote integration tests: missing ${missing.join(' and ')}; run node scripts/test-prerequisites.cjs (as root it installs them)`);
+  if (missing.length) throw new Error(`cannot run the remote integration tests: missing ${missing.join(' and ')}; run node scripts/test-prerequisites.cjs --for remote (as root it installs them)`);
   await server.setUp();
   return { workDir: path.join(server.dir, 'remote-home', '.gpu-estimator'), workspace: mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-workspace-')) };
 }

@@ -18,7 +18,7 @@ function runCli(args: readonly string[]): string {
 }
 
 /** The fenced blocks of the README, with the info string after the opening fence. */
-export function fencedBlocks(markdown: string): { info: string; body: string }[] {
+function fencedBlocks(markdown: string): { info: string; body: string }[] {
   return [...markdown.matchAll(/^```([^\n]*)\n([\s\S]*?)^```$/gm)].map((match) => ({ info: match[1]!.trim(), body: match[2]! }));
 }
 
@@ -27,7 +27,7 @@ export function fencedBlocks(markdown: string): { info: string; body: string }[]
  * "...", arrays element by element on the elements they show (a shortened array shows a prefix),
  * everything else equal. Returns the path of the first disagreement, or null.
  */
-export function disagreement(shown: unknown, actual: unknown, where = '$'): string | null {
+function disagreement(shown: unknown, actual: unknown, where = '$'): string | null {
   if (Array.isArray(shown)) {
     if (!Array.isArray(actual) || actual.length < shown.length) return `${where}: README shows ${JSON.stringify(shown)}, the CLI prints ${JSON.stringify(actual)}`;
     for (const [i, item] of shown.entries()) {
