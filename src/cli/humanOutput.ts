@@ -1,11 +1,21 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod } from '../core/display/describe';
+import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings } from '../core/display/describe';
+import { ESTIMATORS } from '../core/estimate/estimators';
 import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
+import { warningsOf } from '../core/estimate/notes';
 
-const COLUMNS = ['model', 'line', 'family', 'params', 'batch', 'estimate', 'Horus', 'fits', 'max batch'] as const;
+/** The columns before and after the estimators' own: the estimate that counts, then one column per comparison estimator (Horus). */
+const LEADING = ['model', 'line', 'family', 'params', 'batch', 'estimate'] as const;
+const TRAILING = ['fits', 'max batch'] as const;
 
-function row(model: ModelEstimate): string[] {
+/** The comparison estimators' columns, as the first model names them (every model lists every registered estimator). */
+function comparisonColumns(estimate: FileEstimate): { id: string; short: string }[] {
+  return (estimate.models[0]?.estimates ?? []).filter((reading) => reading.role === 'comparison').map(({ estimator, short }) => ({ id: estimator, short }));
+}
+
+function row(model: ModelEstimate, comparisons: readonly { id: string }[]): string[] {
   const fits = model.fits === null ? '?' : model.risk === 'tight' ? 'tight' : model.fits ? 'yes' : 'NO';
+  const figure = (id: string) => model.estimates.find((reading) => reading.estimator === id)?.estimateMiB ?? null;
   return [
     model.name,
     String(model.line),
@@ -13,7 +23,10 @@ function row(model: ModelEstimate): string[] {
     formatCount(model.params),
     model.batchSize === null ? '?' : String(model.batchSize),
     describeEstimate(model),
-    model.horusMiB === null ? '-' : formatMiB(model.horusMiB),
+    ...comparisons.map(({ id }) => {
+      const mib = figure(id);
+      return mib === null ? '-' : formatMiB(mib);
+    }),
     fits,
     model.maxBatchSize === null ? '-' : String(model.maxBatchSize),
   ];
@@ -33,7 +46,8 @@ export function humanOutput(estimate: FileEstimate): string {
     out.push('No model to estimate.');
     return out.join('\n');
   }
-  out.push(table(COLUMNS, estimate.models.map(row)), '');
+  const comparisons = comparisonColumns(estimate);
+  out.push(table([...LEADING, ...comparisons.map((c) => c.short), ...TRAILING], estimate.models.map((model) => row(model, comparisons))), '');
   for (const model of estimate.models) {
     out.push(`${model.name}:`);
     const architecture = describeArchitecture(model);
@@ -41,9 +55,12 @@ export function humanOutput(estimate: FileEstimate): string {
     const breakdown = describeBreakdown(model);
     if (breakdown) out.push(`  breakdown (analytical model): ${breakdown}`);
     out.push(`  assumptions: ${model.assumptions.map(describeAssumption).join('; ')}`);
-    out.push(`  estimated by the ${describeMethod(model)}. ${describeLearned(model)}`);
-    for (const warning of model.warnings) out.push(`  warning: ${warning}`);
+    const method = describeMethod(model);
+    out.push(`  ${model.memory.estimateMiB === null ? 'no estimate.' : `estimated by the ${method}.`} ${describeLearned(model)}`);
+    if (model.memory.estimateMiB !== null) out.push(`  estimators: ${describeReadings(model)}`);
+    for (const warning of warningsOf(model)) out.push(`  warning: ${warning}`);
   }
-  out.push('', 'Horus: the published formula 4 B x (batch x activations + params + batch x params) + 800 MiB, for comparison.');
+  const footnotes = ESTIMATORS.flatMap((estimator) => (estimator.footnote && comparisons.some((c) => c.id === estimator.id) ? [estimator.footnote] : []));
+  if (footnotes.length) out.push('', ...footnotes);
   return out.join('\n');
 }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { estimateJson } from '../core/estimate/estimateJson';
 import { EstimationPipeline } from '../core/estimate/pipeline';
 import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
 import { formatMiB } from '../core/format/units';
@@ -70,7 +71,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   } finally {
     await pipeline.dispose();
   }
-  stdout.write(args.json ? `${JSON.stringify(estimate, null, 2)}\n` : `${humanOutput(estimate)}\n`);
+  stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }
 

@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
+import { estimateJson, type FileEstimateJson } from '../core/estimate/estimateJson';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
+import type { ReportedEstimate } from '../core/display/reportData';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
 import { pickGpu, pickModel } from './report/pickers';
@@ -27,7 +29,7 @@ export interface EstimateCommandOptions {
  * there is nothing to estimate or the user dismisses a pick.
  */
 export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter, settings: SettingsStore) {
-  return async (uri?: vscode.Uri, options?: EstimateCommandOptions): Promise<FileEstimate | undefined> => {
+  return async (uri?: vscode.Uri, options?: EstimateCommandOptions): Promise<FileEstimateJson | undefined> => {
     const document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
     if (!document || document.languageId !== 'python') {
       void vscode.window.showInformationMessage('GPU Estimator: open a Python training script to estimate its GPU memory.');
@@ -49,15 +51,18 @@ export function estimateMemoryCommand(service: EstimationService, report: Report
         if (!picked) return undefined;
         if (picked.id !== gpu.id) estimate = await service.estimate(document, picked);
       }
-      const only = (full: FileEstimate): FileEstimate => (modelName === undefined ? full : { ...full, models: full.models.filter((m) => m.name === modelName) });
-      report.show(only(estimate), {
+      const reported = async (full: FileEstimate): Promise<ReportedEstimate> => {
+        const shown = modelName === undefined ? full : { ...full, models: full.models.filter((m) => m.name === modelName) };
+        return { estimate: shown, outlooks: await service.outlook(shown) };
+      };
+      report.show(await reported(estimate), {
         documentUri: document.uri,
         configuredGpuId: settings.settings.gpu.id,
         safetyMargin: settings.settings.safetyMargin,
-        reestimate: async (other: GpuProfile) => only(await service.estimate(document, other)),
+        reestimate: async (other: GpuProfile) => reported(await service.estimate(document, other)),
         errors,
       });
-      return estimate;
+      return estimateJson(estimate);
     } catch (error) {
       errors.report('cannot estimate this file', error);
       return undefined;

@@ -7,6 +7,7 @@ import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import type { GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
+import type { ModelOutlook } from '../core/estimate/outlook';
 import { warmUpEstimation } from '../core/warmUp';
 import { InFlight } from './inFlight';
 import type { Logger } from './logger';
@@ -56,6 +57,11 @@ export class EstimationService implements vscode.Disposable {
     const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin }, document: key });
     if (gpu.id === this.settings.settings.gpu.id) this.cache.set(key, { version: document.version, settingsKey, estimate });
     return estimate;
+  }
+
+  /** The outlook of each model of an estimate (its memory curve, every GPU's verdict), for the report. */
+  async outlook(estimate: FileEstimate): Promise<ModelOutlook[]> {
+    return (await this.currentPipeline()).outlook(estimate, this.settings.settings.safetyMargin);
   }
 
   /**

@@ -6,7 +6,8 @@
  */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { EnsembleAt, ModelChartData } from '../core/display/reportData';
+import type { ModelChartData } from '../core/display/reportData';
+import type { EnsembleAt } from '../core/estimate/outlook';
 import type { ReportMessage } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReportMessage): void };

@@ -68,6 +68,20 @@ describe('architecture of src/', function () {
     assert.deepEqual(long, ALLOWED_LONG_FILES, `A new long file: split it. A file now at most ${MAX_LINES} lines: remove it from ALLOWED_LONG_FILES.`);
   });
 
+  it('leaves the verdict and the outlook to the pipeline: only src/core/estimate/ imports them (types aside)', () => {
+    const owned = ['core/estimate/verdict', 'core/estimate/outlook'];
+    const outside = sourceFiles(SRC).flatMap((file) => {
+      const relative = path.relative(SRC, file).split(path.sep).join('/');
+      if (relative.startsWith('core/estimate/')) return [];
+      const text = readFileSync(file, 'utf8');
+      return [...text.matchAll(/^import (?!type )[^;]*?from '([^']+)';/gms)]
+        .map((match) => path.relative(SRC, path.resolve(path.dirname(file), match[1]!)).split(path.sep).join('/'))
+        .filter((target) => owned.includes(target))
+        .map((target) => `${relative} imports ${target}`);
+    });
+    assert.deepEqual(outside, [], 'Ask the pipeline (EstimationPipeline.outlook, or the estimate itself) instead.');
+  });
+
   it('recognizes the generated catalog data by its header', () => {
     const data = path.join(SRC, 'core', 'catalog', 'data');
     const files = readdirSync(data).filter((name) => name.endsWith('.ts'));

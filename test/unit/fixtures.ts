@@ -7,7 +7,7 @@ import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { findPackageRoot, packagedParserAssets } from '../../src/core/parsing/parserAssets';
 import { createPythonParser, type PythonParser } from '../../src/core/parsing/pythonParser';
 import { buildLayerTable, type LayerTableResult } from '../../src/core/layerTable/buildLayerTable';
-import type { FileEstimate } from '../../src/core/estimate/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../src/core/estimate/fileEstimate';
 
 /** The repository root, found from the compiled test's location. */
 export const REPO_ROOT = findPackageRoot(__dirname);
@@ -55,4 +55,9 @@ export async function tableOf(source: string, index = 0): Promise<LayerTableResu
   } finally {
     tree.delete();
   }
+}
+
+/** The Horus formula's figure for a model, as the estimate lists it among its estimators (the JSON's `horusMiB`). */
+export function horusMiB(model: ModelEstimate): number | null {
+  return model.estimates.find((reading) => reading.estimator === 'horus')?.estimateMiB ?? null;
 }

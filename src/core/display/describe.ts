@@ -1,5 +1,5 @@
 import { formatMiB } from '../format/units';
-import type { Assumption, FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
+import type { Assumption, EstimatorReading, FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 /** Words shared by the CLI table, the hover and the status bar, so they never disagree. */
 
@@ -61,9 +61,25 @@ export function describeArchitecture(model: ModelEstimate): string | null {
   return `${architecture.library} ${architecture.name}${byName}`;
 }
 
-/** Which estimator the estimate comes from: `CNN ensemble` or `analytical model`. */
+/** Which estimator the estimate comes from: `CNN ensemble`, `analytical model`; `no estimator` when none ran. */
 export function describeMethod(model: ModelEstimate): string {
-  return model.memory.method === 'ensemble' ? `${model.family.toUpperCase()} ensemble` : 'analytical model';
+  return model.estimates.find((reading) => reading.role === 'estimate')?.attribution ?? 'no estimator';
+}
+
+/** The figures shown beside the estimate wherever room is short (hover line, CodeLens, status tooltip): the comparison estimators' that ran. */
+export function comparisonReadings(model: ModelEstimate): (EstimatorReading & { readonly estimateMiB: number })[] {
+  return model.estimates.filter((reading): reading is EstimatorReading & { estimateMiB: number } => reading.role === 'comparison' && reading.estimateMiB !== null);
+}
+
+/** `Analytical model 7.1 GiB, Horus formula 21.0 GiB, Trained ensemble 7.9 GiB (6.2 GiB to 8.4 GiB)`: every estimator, `n/a` where one did not run. */
+export function describeReadings(model: ModelEstimate): string {
+  return model.estimates
+    .map((reading) => {
+      if (reading.estimateMiB === null) return `${reading.label} n/a`;
+      const range = reading.lowMiB !== null && reading.highMiB !== null ? ` (${formatMiB(reading.lowMiB)} to ${formatMiB(reading.highMiB)})` : '';
+      return `${reading.label} ${formatMiB(reading.estimateMiB)}${range}`;
+    })
+    .join(', ');
 }
 
 /**

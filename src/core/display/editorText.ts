@@ -1,5 +1,5 @@
 import { formatMiB } from '../format/units';
-import { describeEstimate, describeMethod, describeVerdict } from './describe';
+import { comparisonReadings, describeEstimate, describeMethod, describeVerdict } from './describe';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 /**
@@ -20,8 +20,8 @@ export function formatRangeMiB(lowMiB: number, highMiB: number): string {
 
 /**
  * `~7.9 GiB on A100 40GB (6-8 GiB, 87%) | Horus 21.0 GiB | SMACT high`: the estimate, the
- * ensemble's most probable memory bin with its probability (else the range), the Horus formula
- * and the utilization classes. Parts without a value are left out; an estimate from the
+ * ensemble's most probable memory bin with its probability (else the range), the comparison
+ * estimators' figures (Horus) and the utilization classes. Parts without a value are left out; an estimate from the
  * analytical model says so.
  */
 export function codeLensTitle(model: ModelEstimate, gpuName: string): string {
@@ -30,13 +30,15 @@ export function codeLensTitle(model: ModelEstimate, gpuName: string): string {
   if (memory.estimateMiB === null) parts.push(`No estimate for ${gpuName}`);
   else {
     const details: string[] = [];
-    if (memory.method === 'analytical') details.push('analytical');
+    // A bare point (no range or bin) is named, so it is not read as the calibrated kind.
+    const chosen = model.estimates.find((reading) => reading.role === 'estimate');
+    if (chosen && chosen.lowMiB === null && !memory.bin) details.push(chosen.short);
     if (memory.bin) details.push(`${formatRangeMiB(memory.bin.lowMiB, memory.bin.highMiB)}, ${Math.round(memory.bin.probability * 100)}%`);
     else if (memory.lowMiB !== null && memory.highMiB !== null) details.push(formatRangeMiB(memory.lowMiB, memory.highMiB));
     const icon = model.risk === 'oom' || model.risk === 'tight' ? '$(warning) ' : '';
     parts.push(`${icon}~${formatMiB(memory.estimateMiB)} on ${gpuName}${details.length ? ` (${details.join(', ')})` : ''}`);
   }
-  if (model.horusMiB !== null) parts.push(`Horus ${formatMiB(model.horusMiB)}`);
+  for (const reading of comparisonReadings(model)) parts.push(`${reading.short} ${formatMiB(reading.estimateMiB)}`);
   const utilization = (['smact', 'smocc', 'drama'] as const).filter((k) => model.utilization[k] !== null).map((k) => `${k.toUpperCase()} ${model.utilization[k]}`);
   if (utilization.length) parts.push(utilization.join(', '));
   return parts.join(' | ');
@@ -50,7 +52,7 @@ export function statusTooltipMarkdown(estimate: FileEstimate, model: ModelEstima
   lines.push(`- Estimate: ${describeEstimate(model)} (${describeMethod(model)})`);
   if (memory.lowMiB !== null && memory.highMiB !== null) lines.push(`- Range: ${formatRangeMiB(memory.lowMiB, memory.highMiB)}`);
   if (memory.bin) lines.push(`- Memory bin: ${formatRangeMiB(memory.bin.lowMiB, memory.bin.highMiB)} (p ${memory.bin.probability.toFixed(2)})`);
-  if (model.horusMiB !== null) lines.push(`- Horus formula: ${formatMiB(model.horusMiB)}`);
+  for (const reading of comparisonReadings(model)) lines.push(`- ${reading.label}: ${formatMiB(reading.estimateMiB)}`);
   lines.push(`- GPU: ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`);
   lines.push(`- Verdict: ${describeVerdict(model, estimate.gpu.name)}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}`);
   lines.push('', 'Click for the full report.');

@@ -3,6 +3,7 @@ import {
   describeArchitecture,
   describeAssumptionValue,
   describeBin,
+  comparisonReadings,
   describeBreakdown,
   describeEstimate,
   describeMethod,
@@ -12,6 +13,7 @@ import {
   describeVerdict,
 } from './describe';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
+import { warningsOf } from '../estimate/notes';
 
 const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
@@ -26,7 +28,7 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   const architecture = describeArchitecture(model);
   parts.push(`**GPU Estimator** · \`${model.name}\` (${line(model.line)}) · ${architecture ? `${escape(architecture)} · ` : ''}${model.family.toUpperCase()} · ${formatCount(model.params)} parameters\n\n`);
   parts.push(`Estimated peak GPU memory: **${describeEstimate(model)}** (${describeMethod(model)})`);
-  if (model.horusMiB !== null) parts.push(` · Horus formula: ${formatMiB(model.horusMiB)}`);
+  for (const reading of comparisonReadings(model)) parts.push(` · ${reading.label}: ${formatMiB(reading.estimateMiB)}`);
   parts.push('\n\n');
   const range = describeRange(model);
   parts.push(range ? `Range ${range} · memory ${describeBin(model)}\n\n` : `Memory bin and utilization: ${escape(describeNoEnsemble(model))}\n\n`);
@@ -41,8 +43,8 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
     parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${line(assumption.line)}`})\n`);
   }
   for (const loop of model.trainingLoops) parts.push(`- training loop: ${line(loop.startLine, `lines ${loop.startLine}-${loop.endLine}`)}\n`);
-  // Notes about a line start `line 12: ` (estimateTree's describeNote): that line links too.
-  for (const warning of [...model.warnings, ...estimate.warnings]) {
+  // Notes about a line start `line 12: ` (notes.ts): that line links too.
+  for (const warning of [...warningsOf(model), ...estimate.warnings]) {
     const at = /^line (\d+): /.exec(warning);
     parts.push(`\n$(warning) ${at ? `${line(Number(at[1]))}: ${escape(warning.slice(at[0].length))}` : escape(warning)}\n`);
   }

@@ -9,13 +9,13 @@ import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { modelFamily } from '../estimators/family';
-import { horusEstimator } from '../estimators/horus';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
 import type { Tree } from 'web-tree-sitter';
 import { resultOf } from './estimator';
-import { runAnalysisEstimators, theEstimate } from './estimators';
+import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
+import { noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface EstimateOptions {
@@ -49,7 +49,7 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
   };
   const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model)));
   if (cache) cache.tables = tables;
-  return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(describeNote)) };
+  return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(noteText)) };
 }
 
 export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
@@ -85,7 +85,6 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const family = modelFamily(table);
   const results = batchSize === null ? new Map() : runAnalysisEstimators({ job: { table, batchSize, optimizer, precision }, family });
   const analytical = resultOf(results, analyticalEstimator);
-  const horus = resultOf(results, horusEstimator);
   const estimate = theEstimate(results)?.result;
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
@@ -104,14 +103,13 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     gradientCheckpointing: setup.gradientCheckpointing?.value ?? false,
     compiled: setup.compiled?.value ?? false,
     memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: estimate ? (estimate.method as MemoryEstimate['method']) : null, breakdown: analytical?.detail ?? null },
-    horusMiB: horus ? Math.round(horus.pointMiB) : null,
+    estimates: readingsOf(results, family),
     utilization: { smact: null, smocc: null, drama: null },
     fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
     maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, memoryMiB) : null,
     assumptions: assumptions(options.batchSize, setup, inputShape),
     layerTable: table,
-    warnings: modelNotes.map(describeNote),
     notes: modelNotes,
   };
 }
@@ -152,13 +150,9 @@ function unique(messages: string[]): string[] {
 function uniqueNotes(notes: readonly AnalysisNote[]): AnalysisNote[] {
   const seen = new Set<string>();
   return notes.filter((note) => {
-    const key = describeNote(note);
+    const key = noteText(note);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
-}
-
-function describeNote(note: AnalysisNote): string {
-  return note.range ? `line ${note.range.startLine + 1}: ${note.message}` : note.message;
 }

@@ -29,12 +29,33 @@ export interface EstimatorResult<Detail = unknown> {
 }
 
 /**
+ * How an estimator is named wherever its figure is shown: every surface (CLI table and details,
+ * hover, CodeLens, status bar, report) lists the estimators' readings with these words, so a new
+ * estimator needs no code in any of them.
+ */
+export interface EstimatorNames {
+  readonly id: string;
+  /** `Horus formula`: the hover, the status tooltip, the report, the CLI's details. */
+  readonly label: string;
+  /** `Horus`: where room is short (the CLI table's column, the CodeLens). */
+  readonly short: string;
+  /** How the estimate is attributed when it is this estimator's: `CNN ensemble`, `analytical model`. */
+  attribution(family: ModelFamily): string;
+  /** What the CLI prints once under its table to explain a figure shown for comparison. */
+  readonly footnote?: string;
+  /** The key the `--json` output gives a comparison estimator's figure (`horusMiB`); the estimate itself is `memory`. */
+  readonly jsonKey?: string;
+}
+
+/**
  * `analysis` estimators are synchronous and cheap: they run on every edit, inside the analysis.
  * `learned` ones run after it, with the ONNX sessions.
  */
-export type Estimator<Detail = unknown> =
-  | { readonly id: string; readonly pass: 'analysis'; estimate(input: EstimatorInput): EstimatorResult<Detail> | null }
-  | { readonly id: string; readonly pass: 'learned'; estimate(input: EstimatorInput, runner: OnnxRunner): Promise<EstimatorResult<Detail> | null> };
+export type Estimator<Detail = unknown> = EstimatorNames &
+  (
+    | { readonly pass: 'analysis'; estimate(input: EstimatorInput): EstimatorResult<Detail> | null }
+    | { readonly pass: 'learned'; estimate(input: EstimatorInput, runner: OnnxRunner): Promise<EstimatorResult<Detail> | null> }
+  );
 
 /** Results by the estimator that made them. */
 export type EstimatorResults = ReadonlyMap<Estimator, EstimatorResult>;

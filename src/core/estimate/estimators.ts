@@ -6,7 +6,9 @@ import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { horusEstimator } from '../estimators/horus';
 import { ensembleEstimator } from '../estimators/learned';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
+import type { ModelFamily } from '../estimators/family';
 import type { Estimator, EstimatorInput, EstimatorResult, EstimatorResults } from './estimator';
+import type { EstimatorReading } from './fileEstimate';
 
 export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstimator, ensembleEstimator];
 
@@ -22,6 +24,30 @@ export function theEstimate(results: EstimatorResults): { estimator: Estimator; 
     if (result) return { estimator, result };
   }
   return undefined;
+}
+
+/** Every registered estimator's reading of a model from what ran (a result, or an earlier pass's reading), roles by the rule above. */
+export function readingsOf(results: EstimatorResults, family: ModelFamily, earlier: readonly EstimatorReading[] = []): EstimatorReading[] {
+  const figure = (estimator: Estimator): Pick<EstimatorReading, 'estimateMiB' | 'lowMiB' | 'highMiB'> | undefined => {
+    const result = results.get(estimator);
+    if (result) return { estimateMiB: Math.round(result.pointMiB), lowMiB: result.range ? Math.round(result.range.lowMiB) : null, highMiB: result.range ? Math.round(result.range.highMiB) : null };
+    const before = earlier.find((reading) => reading.estimator === estimator.id);
+    return before && before.estimateMiB !== null ? before : undefined;
+  };
+  const chosen = THE_ESTIMATE.find((estimator) => figure(estimator) !== undefined);
+  return ESTIMATORS.map((estimator) => {
+    const { estimateMiB = null, lowMiB = null, highMiB = null } = figure(estimator) ?? {};
+    return {
+      estimator: estimator.id,
+      label: estimator.label,
+      short: estimator.short,
+      attribution: estimator.attribution(family),
+      role: estimator === chosen ? 'estimate' : THE_ESTIMATE.includes(estimator) ? 'candidate' : 'comparison',
+      estimateMiB,
+      lowMiB,
+      highMiB,
+    };
+  });
 }
 
 /** The analysis pass: every synchronous estimator. */

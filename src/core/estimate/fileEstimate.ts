@@ -4,8 +4,9 @@ import type { ModelFamily } from '../estimators/family';
 import type { LayerTable } from '../layerTable/layerTable';
 
 /**
- * The estimate of one file: what the CLI prints with --json and what the editor presents.
- * A value an estimator cannot provide yet is null, never a guess.
+ * The estimate of one file: what the editor presents, and (through estimateJson.ts, which keeps
+ * the published shape) what the CLI prints with --json. A value an estimator cannot provide yet is
+ * null, never a guess.
  */
 export interface FileEstimate {
   readonly file: string;
@@ -92,8 +93,8 @@ export interface ModelEstimate {
   /** `torch.compile(model)` in the script. */
   readonly compiled: boolean;
   readonly memory: MemoryEstimate;
-  /** The Horus formula as published, for comparison; null without a batch size. */
-  readonly horusMiB: number | null;
+  /** Every registered estimator's figure (src/core/estimate/estimators.ts), in the registry's order. */
+  readonly estimates: readonly EstimatorReading[];
   readonly utilization: { readonly smact: UtilizationClass | null; readonly smocc: UtilizationClass | null; readonly drama: UtilizationClass | null };
   /** Whether the estimate fits the GPU's memory; null when there is no estimate. */
   readonly fits: boolean | null;
@@ -102,7 +103,28 @@ export interface ModelEstimate {
   readonly maxBatchSize: number | null;
   readonly assumptions: readonly Assumption[];
   readonly layerTable: LayerTable;
-  readonly warnings: readonly string[];
-  /** The same warnings with the source range each is about (zero-based), for editors. */
+  /** What the estimate could not see or had to assume, with the source range each is about (zero-based) where it has one; notes.ts words them. */
   readonly notes: readonly AnalysisNote[];
+}
+
+/**
+ * What one registered estimator made of a model, named as every surface shows it (the
+ * estimator's own names, estimator.ts), so no surface has code per estimator.
+ */
+export interface EstimatorReading {
+  /** The estimator's id: `analytical`, `horus`, `ensemble`. */
+  readonly estimator: string;
+  readonly label: string;
+  readonly short: string;
+  /** How the estimate is attributed when it is this one's: `CNN ensemble`. */
+  readonly attribution: string;
+  /**
+   * `estimate`: the one that counts (estimators.ts's rule picked it); `candidate`: the rule could
+   * have picked it, but another ran; `comparison`: shown beside the estimate, never picked.
+   */
+  readonly role: 'estimate' | 'candidate' | 'comparison';
+  /** MiB, rounded; null when the estimator did not run (no batch size, no ensemble for the family). */
+  readonly estimateMiB: number | null;
+  readonly lowMiB: number | null;
+  readonly highMiB: number | null;
 }

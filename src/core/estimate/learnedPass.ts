@@ -7,8 +7,9 @@
 import { curveReach, ensembleEstimator } from '../estimators/learned';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
 import { resultOf } from './estimator';
-import { runLearnedEstimators, theEstimate } from './estimators';
+import { readingsOf, runLearnedEstimators, theEstimate } from './estimators';
 import type { FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
+import { warningsOf } from './notes';
 import { fits, largestFittingBatchOnGrid, riskOf } from './verdict';
 
 export interface LearnedOptions {
@@ -24,7 +25,7 @@ export async function withLearnedEstimates(estimate: FileEstimate, runner: OnnxR
       models.push(await learnedModel(model, estimate.gpu.memoryMiB, runner, options));
     } catch (error) {
       const message = `The learned estimator could not run (${error instanceof Error ? error.message : String(error)}); the analytical model's estimate is shown.`;
-      models.push({ ...model, warnings: [...model.warnings, message], notes: [...model.notes, { severity: 'warning', message }] });
+      models.push({ ...model, notes: [...model.notes, { severity: 'warning', message }] });
     }
   }
   return { ...estimate, models };
@@ -43,9 +44,9 @@ async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRu
   if (!byTable) remembered.set(runner, (byTable = new WeakMap()));
   let known = byTable.get(model.layerTable);
   if (!known) byTable.set(model.layerTable, (known = new Map<string, ModelEstimate>()));
-  const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, model.warnings, gpuMiB, options.safetyMargin]);
+  const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, warningsOf(model), gpuMiB, options.safetyMargin]);
   const found = known.get(key);
-  if (found) return { ...model, memory: found.memory, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, warnings: found.warnings, notes: found.notes };
+  if (found) return { ...model, memory: found.memory, estimates: found.estimates, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, notes: found.notes };
   const learned = await learnFor(model, model.batchSize, model.memory.estimateMiB, gpuMiB, runner, options);
   known.set(key, learned);
   return learned;
@@ -80,11 +81,11 @@ async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: 
   return {
     ...model,
     memory,
+    estimates: readingsOf(results, model.family, model.estimates),
     utilization: detail.utilization,
     fits: fits(estimateMiB, gpuMiB),
     risk: riskOf(estimateMiB, gpuMiB, options.safetyMargin),
     maxBatchSize,
-    warnings: [...model.warnings, ...ensemble.warnings],
     notes: [...model.notes, ...ensemble.warnings.map((message) => ({ severity: 'warning' as const, message }))],
   };
 }

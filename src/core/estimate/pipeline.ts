@@ -12,6 +12,7 @@ import type { EstimateOptions } from './estimateTree';
 import type { FileEstimate } from './fileEstimate';
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
+import { outlookOf, type ModelOutlook } from './outlook';
 
 export interface EstimateRequest {
   /** The name the estimate reports the file under. */
@@ -62,6 +63,14 @@ export class EstimationPipeline {
       this.log('error', `learned estimators failed, showing the analytical model: ${error instanceof Error ? error.message : String(error)}`);
       return analysed;
     }
+  }
+
+  /**
+   * Each model's outlook (outlook.ts): its memory curve over batch sizes and the verdict on every
+   * GPU profile. For the report, on request: it is many times the work of the estimate itself.
+   */
+  outlook(estimate: FileEstimate, safetyMargin: number): ModelOutlook[] {
+    return outlookOf(estimate, safetyMargin);
   }
 
   /** Opens the sessions of these families now rather than on their first estimate. */

@@ -8,6 +8,9 @@ import { analyticalEstimate, type MemoryBreakdown } from './analytical';
  */
 export const analyticalEstimator: Estimator<MemoryBreakdown> = {
   id: 'analytical',
+  label: 'Analytical model',
+  short: 'analytical',
+  attribution: () => 'analytical model',
   pass: 'analysis',
   estimate({ job }) {
     const { totalMiB, breakdown } = analyticalEstimate(job);

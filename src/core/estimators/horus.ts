@@ -16,6 +16,11 @@ export function horusMiB(job: TrainingJob): number {
 /** The Horus formula as an estimator, shown beside the others for comparison. */
 export const horusEstimator: Estimator<undefined> = {
   id: 'horus',
+  label: 'Horus formula',
+  short: 'Horus',
+  attribution: () => 'Horus formula',
+  footnote: 'Horus: the published formula 4 B x (batch x activations + params + batch x params) + 800 MiB, for comparison.',
+  jsonKey: 'horusMiB',
   pass: 'analysis',
   estimate({ job }) {
     return { method: 'horus', pointMiB: horusMiB(job), range: null, warnings: [], memoryAt: (batchSize) => horusMiB({ ...job, batchSize }), detail: undefined };

@@ -31,6 +31,9 @@ export interface EnsembleDetail {
 /** The family's ensemble; none for a family without one, or when it did not run. */
 export const ensembleEstimator: Estimator<EnsembleDetail> = {
   id: 'ensemble',
+  label: 'Trained ensemble',
+  short: 'ensemble',
+  attribution: (family) => `${family.toUpperCase()} ensemble`,
   pass: 'learned',
   async estimate({ job, family }, runner) {
     const loaded = await runner.model(family);

@@ -1,7 +1,9 @@
 import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
-import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type MemoryCurve, type ModelChartData } from '../../core/display/reportData';
+import { warningsOf } from '../../core/estimate/notes';
+import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
+import type { MemoryCurve } from '../../core/estimate/outlook';
 
 /** Everything the page may load, decided by the panel that hosts it. */
 export interface ReportPage {
@@ -105,7 +107,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
         `<td class="num">${row.params === null ? '?' : formatCount(row.params)}</td><td class="num">${row.activations === null ? '?' : formatCount(row.activations)}</td></tr>`,
     )
     .join('');
-  const warnings = model.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
+  const warnings = warningsOf(model).map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   const headingId = `${data.id}-title`;
   return `<section aria-labelledby="${headingId}">
   <h2 id="${headingId}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
@@ -128,8 +130,8 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
  * The report page for one file. The only script is the bundled chart script, allowed by a nonce;
  * every number it draws is also in a table, so the page reads the same without it.
  */
-export function reportHtml(estimate: FileEstimate, page: ReportPage): string {
-  const charts = estimate.models.map((model, index) => chartData(estimate, model, `model-${index}`, page.safetyMargin));
+export function reportHtml({ estimate, outlooks }: ReportedEstimate, page: ReportPage): string {
+  const charts = estimate.models.map((model, index) => chartData(estimate, model, outlooks[index] ?? { curve: null, gpus: [] }, `model-${index}`));
   const body = estimate.models.length
     ? estimate.models.map((model, index) => modelSection(estimate, model, index, page.safetyMargin, charts[index]!)).join('\n')
     : '<p>No PyTorch model found in this file.</p>';

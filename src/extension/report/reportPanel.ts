@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GpuProfile } from '../../core/gpus/gpuProfiles';
-import type { FileEstimate } from '../../core/estimate/fileEstimate';
-import { EXPORT_FORMATS, exportFileName, exportText, isExportFormat, type ExportFormat } from '../../core/display/reportData';
+import { EXPORT_FORMATS, exportFileName, exportText, isExportFormat, type ExportFormat, type ReportedEstimate } from '../../core/display/reportData';
 import type { ReportMessage } from '../../webview/messages';
 import type { ErrorReporter } from '../logger';
 import { pickGpu } from './pickers';
@@ -18,18 +17,19 @@ export interface ReportContext {
   /** Share of the GPU's memory kept free (0..1). */
   readonly safetyMargin: number;
   /** The same document and model(s), estimated for another GPU. */
-  readonly reestimate: (gpu: GpuProfile) => Promise<FileEstimate>;
+  readonly reestimate: (gpu: GpuProfile) => Promise<ReportedEstimate>;
   readonly errors: ErrorReporter;
 }
 
 /** One report panel, reused for each new report so estimates do not pile up as tabs. */
 export class ReportPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
-  private shown: { readonly estimate: FileEstimate; readonly context: ReportContext } | undefined;
+  private shown: { readonly reported: ReportedEstimate; readonly context: ReportContext } | undefined;
 
   constructor(private readonly extensionUri: vscode.Uri) {}
 
-  show(estimate: FileEstimate, context: ReportContext): void {
+  show(reported: ReportedEstimate, context: ReportContext): void {
+    const { estimate } = reported;
     const title = `GPU estimate: ${path.basename(estimate.file)}`;
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel('gpuEstimator.report', title, vscode.ViewColumn.Beside, {
@@ -42,11 +42,11 @@ export class ReportPanel implements vscode.Disposable {
       });
       this.panel.webview.onDidReceiveMessage((message: unknown) => void this.onMessage(message));
     }
-    this.shown = { estimate, context };
+    this.shown = { reported, context };
     const webview = this.panel.webview;
     const uri = (...parts: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, ...parts)).toString();
     this.panel.title = title;
-    webview.html = reportHtml(estimate, {
+    webview.html = reportHtml(reported, {
       cspSource: webview.cspSource,
       stylesheetUri: uri('media', 'report.css'),
       chartStylesheetUri: uri('dist', 'webview', 'report.css'),
@@ -64,18 +64,20 @@ export class ReportPanel implements vscode.Disposable {
     const message = raw as Partial<ReportMessage>;
     try {
       if (message.type === 'changeGpu') {
-        const gpu = await pickGpu(shown.estimate.gpu.id, shown.context.configuredGpuId);
+        const gpu = await pickGpu(shown.reported.estimate.gpu.id, shown.context.configuredGpuId);
         if (gpu && this.shown === shown) this.show(await shown.context.reestimate(gpu), shown.context);
       } else if (message.type === 'export' && isExportFormat(message.format) && Number.isInteger(message.model)) {
-        const model = shown.estimate.models[message.model!];
-        if (model) await this.export(shown.estimate, model, message.format, shown.context);
+        const index = message.model!;
+        const model = shown.reported.estimate.models[index];
+        const outlook = shown.reported.outlooks[index];
+        if (model && outlook) await this.export(shown.reported.estimate, model, outlook, message.format, shown.context);
       }
     } catch (error) {
       shown.context.errors.report(message.type === 'export' ? 'cannot export the report' : 'cannot estimate for that GPU', error);
     }
   }
 
-  private async export(estimate: FileEstimate, model: FileEstimate['models'][number], format: ExportFormat, context: ReportContext): Promise<void> {
+  private async export(estimate: ReportedEstimate['estimate'], model: ReportedEstimate['estimate']['models'][number], outlook: ReportedEstimate['outlooks'][number], format: ExportFormat, context: ReportContext): Promise<void> {
     const name = exportFileName(estimate.file, model.name, format);
     const folder = context.documentUri.scheme === 'untitled' ? vscode.workspace.workspaceFolders?.[0]?.uri : vscode.Uri.joinPath(context.documentUri, '..');
     const target = await vscode.window.showSaveDialog({
@@ -84,7 +86,7 @@ export class ReportPanel implements vscode.Disposable {
       filters: { [EXPORT_FORMATS[format].label]: [EXPORT_FORMATS[format].extension] },
     });
     if (!target) return;
-    await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(exportText(estimate, model, format, context.safetyMargin)));
+    await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(exportText(estimate, model, outlook, format)));
     void vscode.window.showInformationMessage(`GPU Estimator: saved ${vscode.workspace.asRelativePath(target)}`);
   }
 

@@ -5,14 +5,18 @@ import { withLearnedEstimates } from '../../../src/core/estimate/learnedPass';
 import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
 import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';
-import { estimatorComparison, gpuComparison, memoryCurve, type ModelChartData } from '../../../src/core/display/reportData';
+import { estimatorComparison, type ModelChartData, type ReportedEstimate } from '../../../src/core/display/reportData';
+import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
+import { gpuComparison, memoryCurve, outlookOf } from '../../../src/core/estimate/outlook';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
-import { estimate, fixture, REPO_ROOT } from '../fixtures';
+import { horusMiB, estimate, fixture, REPO_ROOT } from '../fixtures';
 
 const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as ModelChartData[];
 const ariaLabel = (html: string, id: string) => /aria-label="([^"]*)"/.exec(new RegExp(`<div class="chart" id="${id}"[^>]*>`).exec(html)?.[0] ?? '')?.[1];
 
 describe('report page', () => {
+  /** The report's input as the estimate command builds it: the estimate and the pipeline's outlook of it. */
+  const reported = (estimate: FileEstimate): ReportedEstimate => ({ estimate, outlooks: outlookOf(estimate, 0.1) });
   const page = {
     cspSource: 'vscode-webview://abc',
     stylesheetUri: 'vscode-webview://abc/media/report.css',
@@ -24,7 +28,7 @@ describe('report page', () => {
   const scripts = (html: string) => [...html.matchAll(/<script\b([^>]*)>/gi)].map((m) => m[1]!);
 
   it('runs only the bundled script, by nonce, under a strict CSP with no remote source', async () => {
-    const html = reportHtml(await estimate(fixture('cnn_cifar')), page);
+    const html = reportHtml(reported(await estimate(fixture('cnn_cifar'))), page);
     const csp = /Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
     assert.equal(csp, "default-src 'none'; script-src 'nonce-n0nc3+/AB'; style-src vscode-webview://abc; img-src vscode-webview://abc data:; font-src vscode-webview://abc;");
     const tags = scripts(html);
@@ -38,7 +42,7 @@ describe('report page', () => {
 
   it('keeps the layer table and shows the estimators, the breakdown, the curve and the GPUs with text alternatives', async () => {
     const file = await estimate(fixture('cnn_cifar'));
-    const html = reportHtml(file, page);
+    const html = reportHtml(reported(file), page);
     const model = file.models[0]!;
     assert.equal((html.match(/<tr><td><code>/g) ?? []).length, 12, 'one row per layer');
     assert.match(html, /<th scope="row">Horus formula<\/th>/);
@@ -73,7 +77,7 @@ describe('report page', () => {
     const probe = (await estimate(fixture('cnn_cifar'))).models[0]!;
     const file = await estimate(fixture('cnn_cifar'), { batchSize: probe.maxBatchSize! });
     const model = file.models[0]!;
-    const html = reportHtml(file, page);
+    const html = reportHtml(reported(file), page);
     const { gpus: comparison, estimators } = chartJson(html)[0]!;
     const gpus = comparison!;
     assert.deepEqual(gpus.rows, gpuComparison(model, file.gpu.id, 0.1));
@@ -86,9 +90,9 @@ describe('report page', () => {
     for (const row of gpus.rows) assert.ok(gpuLabel.includes(`${row.name} (${formatMiB(row.memoryMiB)})`), row.name);
     assert.match(gpuLabel, /does not fit on T4 16GB/);
     assert.deepEqual(estimators, JSON.parse(JSON.stringify(estimatorComparison(model))));
-    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(model.horusMiB!)}, Trained ensemble n/a.`);
+    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(horusMiB(model)!)}, Trained ensemble n/a.`);
     // Without an estimate, neither chart (and no empty canvas).
-    const none = reportHtml(await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n'), page);
+    const none = reportHtml(reported(await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n')), page);
     assert.doesNotMatch(none, /id="model-0-(gpus|estimators)"/);
     assert.match(none, /<caption>Estimators<\/caption>/, 'the estimators table stays');
   });
@@ -99,7 +103,7 @@ describe('report page', () => {
       const file = await withLearnedEstimates(await estimate(readFileSync(path.join(REPO_ROOT, 'examples', 'cnn_cifar10.py'), 'utf8')), runner, { safetyMargin: 0.1 });
       const model = file.models[0]!;
       assert.equal(model.memory.method, 'ensemble');
-      const html = reportHtml(file, page);
+      const html = reportHtml(reported(file), page);
       const { curve, estimators } = chartJson(html)[0]!;
       assert.deepEqual(curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
       assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the trained ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
@@ -125,14 +129,14 @@ describe('report page', () => {
   });
 
   it('offers real buttons for the exports and the GPU pick', async () => {
-    const html = reportHtml(await estimate(fixture('cnn_cifar')), page);
+    const html = reportHtml(reported(await estimate(fixture('cnn_cifar'))), page);
     for (const format of ['json', 'csv', 'markdown']) assert.match(html, new RegExp(`<button type="button" class="export" data-export="${format}" data-model="0" aria-label="Export model as [^"]+">`));
     assert.match(html, /<button type="button" id="change-gpu" aria-label="Change the GPU \(now A100 40GB\)">/);
   });
 
   it('escapes names from the source, in the page and in the chart data', async () => {
-    const html = reportHtml(await estimate('import torch.nn as nn\nbatch_size = 2\nx_y = nn.Sequential(nn.Linear(2, 2))\n', { batchSize: 2 }), page);
-    const evil = reportHtml({ file: '<img src=x onerror=alert(1)>.py', gpu: { id: 'a', name: '</script><script>alert(1)</script>', memoryMiB: 1 }, models: [], warnings: ['<b>'] }, page);
+    const html = reportHtml(reported(await estimate('import torch.nn as nn\nbatch_size = 2\nx_y = nn.Sequential(nn.Linear(2, 2))\n', { batchSize: 2 })), page);
+    const evil = reportHtml(reported({ file: '<img src=x onerror=alert(1)>.py', gpu: { id: 'a', name: '</script><script>alert(1)</script>', memoryMiB: 1 }, models: [], warnings: ['<b>'] }), page);
     assert.match(html, /x_y/);
     assert.doesNotMatch(evil, /<img/);
     assert.doesNotMatch(evil, /<script>alert/);

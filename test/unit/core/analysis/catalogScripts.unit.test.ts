@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimate, REPO_ROOT } from '../../fixtures';
+import { warningsOf } from '../../../../src/core/estimate/notes';
 
 interface Expected {
   readonly file: string;
@@ -30,7 +31,7 @@ describe('scripts that build standard architectures by name (test/fixtures/catal
       const result = await estimate(readFileSync(path.join(DIR, expected.file), 'utf8'));
       const model = result.models.find((m) => m.name === expected.model);
       assert.ok(model, `no model named ${expected.model}; found ${result.models.map((m) => m.name).join(', ')}; warnings: ${result.warnings.join(' | ')}`);
-      assert.equal(model.architecture?.library, expected.library, model.warnings.join(' | '));
+      assert.equal(model.architecture?.library, expected.library, warningsOf(model).join(' | '));
       if (expected.architecture) assert.equal(model.architecture?.name, expected.architecture);
       assert.equal(model.architecture?.className, expected.className);
       assert.equal(model.params, expected.params);
@@ -38,7 +39,7 @@ describe('scripts that build standard architectures by name (test/fixtures/catal
       assert.deepEqual(model.inputShape, expected.inputShape);
       assert.equal(model.optimizer, expected.optimizer);
       assert.equal(model.precision, expected.precision ?? 'fp32');
-      assert.equal(model.layerTable.incomplete, false, model.warnings.join(' | '));
+      assert.equal(model.layerTable.incomplete, false, warningsOf(model).join(' | '));
       assert.equal(result.models.filter((m) => m.architecture).length, 1, 'one catalog model per script');
     });
   }

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { estimate } from '../../fixtures';
+import { warningsOf } from '../../../../src/core/estimate/notes';
 
 /** Rows as compact strings: `path:type:outputShape:params`. */
 async function rows(source: string, model = 0): Promise<string[]> {
@@ -162,7 +163,7 @@ x = torch.randn(3, 4)
     const result = await estimate(source);
     const r = result.models[0]!.layerTable.rows.map((row) => `${row.path}:${row.outputShape?.join('x') ?? '-'}`);
     assert.deepEqual(r, ['a:8', 'b:2']);
-    assert.ok(result.models[0]!.warnings.some((w) => /declaration order/.test(w)), result.models[0]!.warnings.join('\n'));
+    assert.ok(warningsOf(result.models[0]!).some((w) => /declaration order/.test(w)), warningsOf(result.models[0]!).join('\n'));
   });
 
   it('stops on recursion and runaway loops with a note instead of hanging or throwing', async () => {
@@ -183,7 +184,7 @@ model = Loop()
 y = f(1)
 `;
     const result = await estimate(recursive);
-    assert.ok([...result.warnings, ...result.models.flatMap((m) => m.warnings)].some((w) => /nest too deeply|recursion/.test(w)));
+    assert.ok([...result.warnings, ...result.models.flatMap((m) => warningsOf(m))].some((w) => /nest too deeply|recursion/.test(w)));
     const runaway = `${HEADER}\nlayers = []\nfor i in range(9000):\n    for j in range(9000):\n        layers.append(nn.Linear(2, 2))\nmodel = nn.Sequential(*layers)\n`;
     const stopped = await estimate(runaway);
     assert.ok(stopped.warnings.some((w) => /Analysis stopped early/.test(w)), stopped.warnings.join('\n'));

@@ -7,7 +7,7 @@ import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { codeLensTitle, formatRangeMiB, riskProblems, statusTooltipMarkdown } from '../../../../src/core/display/editorText';
 import type { FileEstimate, ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { hoverText } from '../../../../src/core/display/hoverText';
-import { estimate, REPO_ROOT } from '../../fixtures';
+import { horusMiB, estimate, REPO_ROOT } from '../../fixtures';
 
 const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
 const MLP = (batch: number) => `import torch
@@ -46,7 +46,7 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
     assert.ok(title.includes(` on A100 40GB (${expectedDetails})`), title);
     assert.match(title, /^~\d+(\.\d)? (GiB|MiB) on A100 40GB \(/);
     assert.doesNotMatch(title, /analytical/);
-    if (model.horusMiB !== null) assert.match(title, / \| Horus \d+(\.\d)? (GiB|MiB)/);
+    if (horusMiB(model) !== null) assert.match(title, / \| Horus \d+(\.\d)? (GiB|MiB)/);
     for (const key of ['smact', 'smocc', 'drama'] as const) {
       const value = model.utilization[key];
       if (value !== null) assert.ok(title.includes(`${key.toUpperCase()} ${value}`), title);
@@ -62,7 +62,7 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
     const title = codeLensTitle(model, file.gpu.name);
     assert.match(title, /^~\d+(\.\d)? (GiB|MiB) on A100 40GB \(analytical/);
     assert.doesNotMatch(title, /SMACT|SMOCC|DRAMA|%/);
-    const bare: ModelEstimate = { ...model, horusMiB: null, memory: { ...model.memory, estimateMiB: null, lowMiB: null, highMiB: null, bin: null, method: null }, risk: null };
+    const bare: ModelEstimate = { ...model, estimates: model.estimates.map((reading) => ({ ...reading, estimateMiB: null, lowMiB: null, highMiB: null })), memory: { ...model.memory, estimateMiB: null, lowMiB: null, highMiB: null, bin: null, method: null }, risk: null };
     assert.equal(codeLensTitle(bare, 'T4 16GB'), 'No estimate for T4 16GB');
   });
 

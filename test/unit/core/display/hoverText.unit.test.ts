@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describeUtilization } from '../../../../src/core/display/describe';
 import { hoverText, modelForHover } from '../../../../src/core/display/hoverText';
 import { estimate, fixture } from '../../fixtures';
+import { warningsOf } from '../../../../src/core/estimate/notes';
 
 describe('modelForHover', () => {
   it('finds the model built on a line, named by the word, or resting on a value read from the line', async () => {
@@ -63,7 +64,7 @@ describe('hoverText', () => {
     const result = await estimate(fixture('unknown_layer'));
     const model = result.models[0]!;
     const text = hoverText(result, model, uri);
-    assert.ok(model.warnings.some((w) => /^line 6: nn\.FancyNewLayer is not understood/.test(w)), JSON.stringify(model.warnings));
+    assert.ok(warningsOf(model).some((w) => /^line 6: nn\.FancyNewLayer is not understood/.test(w)), JSON.stringify(warningsOf(model)));
     assert.ok(text.includes(`$(warning) [line 6](${uri}#L6): nn.FancyNewLayer is not understood`), text);
   });
 

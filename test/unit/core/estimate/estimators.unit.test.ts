@@ -4,7 +4,7 @@ import { ESTIMATORS, runAnalysisEstimators, theEstimate } from '../../../../src/
 import { analyticalEstimator } from '../../../../src/core/estimators/analyticalEstimator';
 import { horusEstimator } from '../../../../src/core/estimators/horus';
 import { ensembleEstimator } from '../../../../src/core/estimators/learned';
-import { estimate } from '../../fixtures';
+import { horusMiB, estimate } from '../../fixtures';
 
 const result = (method: string): EstimatorResult => ({ method, pointMiB: 1, range: null, warnings: [], detail: undefined });
 
@@ -32,6 +32,6 @@ describe('estimator registry', () => {
     const results = runAnalysisEstimators({ job: { table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision }, family: model.family });
     assert.deepEqual([...results.values()].map((r) => r.method), ['analytical', 'horus']);
     assert.equal(Math.round(results.get(analyticalEstimator)!.pointMiB), model.memory.estimateMiB);
-    assert.equal(Math.round(results.get(horusEstimator)!.pointMiB), model.horusMiB);
+    assert.equal(Math.round(results.get(horusEstimator)!.pointMiB), horusMiB(model));
   });
 });

@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyzeSource, type SyntaxCache } from '../../../../src/core/analysis/analyzeSource';
 import { fixture, realParser, REPO_ROOT } from '../../fixtures';
+import { warningsOf } from '../../../../src/core/estimate/notes';
 
 /** A small deterministic random generator, so a failing edit sequence can be replayed. */
 function random(seed: number): () => number {
@@ -72,7 +73,7 @@ describe('IncrementalEstimator', () => {
           const incremental = JSON.parse(JSON.stringify(estimator.estimate(file, text, options))) as FileEstimate;
           const fresh = JSON.parse(JSON.stringify(estimateSource(file, text, parser, options))) as FileEstimate;
           // An analysis cut short by its time budget (a loaded machine) legitimately differs; the step budget alone is deterministic.
-          const stopped = (estimate: FileEstimate) => [...estimate.warnings, ...estimate.models.flatMap((m) => m.warnings)].some((w) => /Analysis stopped|takes too long/.test(w));
+          const stopped = (estimate: FileEstimate) => [...estimate.warnings, ...estimate.models.flatMap((m) => warningsOf(m))].some((w) => /Analysis stopped|takes too long/.test(w));
           if (stopped(incremental) || stopped(fresh)) continue;
           assert.deepEqual(incremental, fresh, `${file}, edit ${step + 1}`);
         }

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { estimate, fixture, tableOf } from '../../fixtures';
+import { warningsOf } from '../../../../src/core/estimate/notes';
 
 // Parameter counts and shapes below were printed by PyTorch 1.13 for the same fixtures.
 describe('buildLayerTable', () => {
@@ -50,7 +51,8 @@ describe('buildLayerTable', () => {
     assert.equal(table.rows[1]?.params, null);
     assert.equal(table.rows[1]?.outputShape, null);
     assert.equal(table.incomplete, true);
-    const warnings = (await estimate(fixture('unknown_layer'))).models[0]?.warnings ?? [];
+    const first = (await estimate(fixture('unknown_layer'))).models[0];
+    const warnings = first ? warningsOf(first) : [];
     assert.ok(warnings.some((w) => /FancyNewLayer is not understood/.test(w)), warnings.join('\n'));
   });
 

@@ -1,0 +1,85 @@
+/**
+ * The estimate as `gpu-estimate --json` prints it, the "Estimate GPU memory" command returns it and
+ * the report exports it: a published shape that schedulers and scripts read, so it is written out
+ * here field by field instead of being whatever the in-memory estimate holds. A comparison
+ * estimator (Horus) appears under its own key (estimator.ts, `jsonKey`); the estimate that counts
+ * is `memory`; the notes appear twice, as lines of text (`warnings`) and with their source ranges.
+ */
+import type { AnalysisNote } from '../analysis/modelDescription';
+import type { LayerTable } from '../layerTable/layerTable';
+import { ESTIMATORS } from './estimators';
+import type { FileEstimate, ModelEstimate } from './fileEstimate';
+import { warningsOf } from './notes';
+
+type Shared = Pick<
+  ModelEstimate,
+  | 'name'
+  | 'line'
+  | 'classLine'
+  | 'trainingLoops'
+  | 'params'
+  | 'batchSize'
+  | 'family'
+  | 'architecture'
+  | 'inputShape'
+  | 'optimizer'
+  | 'precision'
+  | 'gradientCheckpointing'
+  | 'compiled'
+  | 'memory'
+  | 'utilization'
+  | 'fits'
+  | 'risk'
+  | 'maxBatchSize'
+  | 'assumptions'
+>;
+
+export type ModelEstimateJson = Shared & {
+  /** The Horus formula as published, for comparison; null without a batch size. Other comparison estimators add their own keys here. */
+  readonly horusMiB: number | null;
+  readonly [comparisonKey: `${string}MiB`]: number | null;
+  readonly layerTable: LayerTable;
+  readonly warnings: readonly string[];
+  /** The same notes with the source range each is about (zero-based), for editors. */
+  readonly notes: readonly AnalysisNote[];
+};
+
+export interface FileEstimateJson extends Omit<FileEstimate, 'models'> {
+  readonly models: readonly ModelEstimateJson[];
+}
+
+export function estimateJson(estimate: FileEstimate): FileEstimateJson {
+  return { file: estimate.file, gpu: estimate.gpu, models: estimate.models.map(modelJson), warnings: estimate.warnings };
+}
+
+function modelJson(model: ModelEstimate): ModelEstimateJson {
+  const comparisons: Record<string, number | null> = {};
+  for (const estimator of ESTIMATORS) {
+    if (estimator.jsonKey) comparisons[estimator.jsonKey] = model.estimates.find((reading) => reading.estimator === estimator.id)?.estimateMiB ?? null;
+  }
+  return {
+    name: model.name,
+    line: model.line,
+    classLine: model.classLine,
+    trainingLoops: model.trainingLoops,
+    params: model.params,
+    batchSize: model.batchSize,
+    family: model.family,
+    architecture: model.architecture,
+    inputShape: model.inputShape,
+    optimizer: model.optimizer,
+    precision: model.precision,
+    gradientCheckpointing: model.gradientCheckpointing,
+    compiled: model.compiled,
+    memory: model.memory,
+    ...(comparisons as { horusMiB: number | null }),
+    utilization: model.utilization,
+    fits: model.fits,
+    risk: model.risk,
+    maxBatchSize: model.maxBatchSize,
+    assumptions: model.assumptions,
+    layerTable: model.layerTable,
+    warnings: warningsOf(model),
+    notes: model.notes,
+  };
+}

@@ -1,0 +1,12 @@
+import type { AnalysisNote } from '../analysis/modelDescription';
+import type { ModelEstimate } from './fileEstimate';
+
+/** A note as one line of text: `line 12: nn.FancyNewLayer is not understood ...` when it is about a line (1-based). */
+export function noteText(note: AnalysisNote): string {
+  return note.range ? `line ${note.range.startLine + 1}: ${note.message}` : note.message;
+}
+
+/** A model's notes as lines of text: the `warnings` of the --json output, the hover's and the CLI's warnings. */
+export function warningsOf(model: Pick<ModelEstimate, 'notes'>): string[] {
+  return model.notes.map(noteText);
+}
