@@ -2,7 +2,11 @@ import { parseArgs } from 'node:util';
 import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 
 export interface CliArguments {
+  /** `estimate` one script (the default), or `colocate` several on one GPU. */
+  readonly command: 'estimate' | 'colocate';
   readonly file?: string;
+  /** colocate: the scripts, two or more. */
+  readonly files: readonly string[];
   readonly gpu?: string;
   readonly batchSize?: number;
   readonly json: boolean;
@@ -19,15 +23,18 @@ export interface CliArguments {
 export class UsageError extends Error {}
 
 export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom]
+       gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
-Estimates the peak GPU memory of the PyTorch training script FILE.py without running it.
+Estimates the peak GPU memory of the PyTorch training script FILE.py without running it;
+colocate: whether the scripts' training jobs fit on one GPU together, each in its own process.
 
 Options:
   --gpu ID              GPU profile to check against (default a100-40gb; see --list-gpus)
   --batch-size N        use this batch size instead of the one in the script
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
-  --fail-on-oom         exit with 3 when a model is estimated not to fit the GPU
+  --fail-on-oom         exit with 3 when a model (colocate: the jobs together) is estimated
+                        not to fit the GPU
   --execution-provider auto|cuda|cpu
                         where the learned estimators run (default auto: CUDA when
                         onnxruntime's CUDA provider is installed, else the CPU)
@@ -40,11 +47,16 @@ Options:
 Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom),
 141 the reader of the output closed it early (e.g. | head -1).`;
 
+/** More scripts than this on one GPU is not a collocation question anyone asks. */
+export const MAX_COLOCATED = 16;
+
 export function parseCliArguments(argv: readonly string[]): CliArguments {
+  // A script named `colocate` is still reachable as ./colocate.py; the word alone is the command.
+  const command = argv[0] === 'colocate' ? 'colocate' : 'estimate';
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: command === 'colocate' ? argv.slice(1) : [...argv],
       allowPositionals: true,
       strict: true,
       options: {
@@ -65,9 +77,15 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     throw new UsageError((error instanceof Error ? error.message : String(error)).split('\n')[0]);
   }
   const { values, positionals } = parsed;
-  if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (command === 'colocate') {
+    if (positionals.length < 2) throw new UsageError(`colocate needs two or more scripts, got ${positionals.length}`);
+    if (positionals.length > MAX_COLOCATED) throw new UsageError(`colocate takes at most ${MAX_COLOCATED} scripts, got ${positionals.length}`);
+    if (values['batch-size'] !== undefined) throw new UsageError('--batch-size does not apply to colocate: each script keeps its own');
+  } else if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')} (several scripts on one GPU: gpu-estimate colocate ...)`);
   return {
-    file: positionals[0],
+    command,
+    file: command === 'estimate' ? positionals[0] : undefined,
+    files: positionals,
     gpu: values.gpu,
     batchSize: values['batch-size'] === undefined ? undefined : positiveInteger('--batch-size', values['batch-size']),
     json: values.json ?? false,

@@ -7,6 +7,7 @@ import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
+import { collocationOutput } from './collocationOutput';
 import { humanOutput } from './humanOutput';
 import { InputError, readPythonSource } from './readSource';
 
@@ -43,21 +44,23 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
     for (const gpu of GPU_PROFILES) stdout.write(`${gpu.id.padEnd(14)} ${gpu.name.padEnd(15)} ${formatMiB(gpu.memoryMiB)}\n`);
     return EXIT_OK;
   }
-  if (!args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
+  if (args.command === 'estimate' && !args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
   const gpu = findGpuProfile(args.gpu ?? DEFAULT_GPU_ID);
   if (!gpu) return fail(`unknown GPU "${args.gpu}"; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
 
-  let source: string;
-  try {
-    source = await readPythonSource(args.file);
-  } catch (error) {
-    if (error instanceof InputError) return fail(error.message);
-    throw error;
+  const sources: { file: string; source: string }[] = [];
+  for (const file of args.command === 'estimate' ? [args.file!] : args.files) {
+    try {
+      sources.push({ file, source: await readPythonSource(file) });
+    } catch (error) {
+      if (error instanceof InputError) return fail(error.message);
+      throw error;
+    }
   }
+  if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const root = findPackageRoot(__dirname);
   const parser = await createPythonParser(packagedParserAssets(root));
   const safetyMargin = args.safetyMarginPercent / 100;
-  if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const userModels = args.models === undefined ? {} : { userModelsDir: path.resolve(args.models) };
   // The learned step runs the bundled ONNX ensembles (the JSON says which execution provider ran them).
   const pipeline = new EstimationPipeline(
@@ -65,14 +68,18 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
     { modelsDir: path.join(root, 'models'), ...userModels, executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) },
     (level, message) => level === 'error' && stderr.write(`gpu-estimate: ${message}\n`),
   );
-  let estimate;
   try {
-    estimate = await pipeline.estimate({ file: args.file, source, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    if (args.command === 'colocate') {
+      const collocation = await pipeline.colocate(sources, { gpu, safetyMargin });
+      stdout.write(args.json ? `${JSON.stringify(collocation, null, 2)}\n` : `${collocationOutput(collocation)}\n`);
+      return args.failOnOom && collocation.fits === false ? EXIT_OOM : EXIT_OK;
+    }
+    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
+    return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();
   }
-  stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
-  return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { ModelFamily } from '../estimators/family';
 import type { PythonParser } from '../parsing/pythonParser';
 import type { EstimateOptions } from './estimateTree';
 import type { FileEstimate } from './fileEstimate';
+import { collocationOf, type Collocation } from './collocation';
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
 import { outlookOf, type ModelOutlook } from './outlook';
@@ -71,6 +72,13 @@ export class EstimationPipeline {
    */
   outlook(estimate: FileEstimate, safetyMargin: number): ModelOutlook[] {
     return outlookOf(estimate, safetyMargin);
+  }
+
+  /** Whether these scripts' training jobs fit on one GPU together (collocation.ts), each estimated as estimate() does. */
+  async colocate(jobs: readonly { readonly file: string; readonly source: string; readonly document?: string }[], options: EstimateOptions): Promise<Collocation> {
+    const estimates: FileEstimate[] = [];
+    for (const job of jobs) estimates.push(await this.estimate({ ...job, options }));
+    return collocationOf(estimates, options.gpu, options.safetyMargin);
   }
 
   /** Opens the sessions of these families now rather than on their first estimate. */
