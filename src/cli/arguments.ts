@@ -15,6 +15,10 @@ export interface CliArguments {
   readonly executionProvider: ExecutionProviderChoice;
   /** --models DIR: a folder of the user's own models, tried before the bundled ones. */
   readonly models?: string;
+  /** --slurm: print the resources to request from SLURM instead of the report. */
+  readonly slurm: boolean;
+  /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
+  readonly gpuTypes?: readonly { readonly type: string; readonly gpu: string }[];
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -40,6 +44,10 @@ Options:
                         onnxruntime's CUDA provider is installed, else the CPU)
   --models DIR          use <family>.onnx and <family>.card.json from DIR (your own
                         trained models) where present and valid, else the bundled ones
+  --slurm               print the SLURM resources to request (#SBATCH --gres=gpu:TYPE:1,
+                        the smallest GPU type the job fits) and a line for scripts
+  --gpu-types LIST      with --slurm: the cluster's GPU types as TYPE=PROFILE pairs
+                        (t4=t4-16gb,a100=a100-40gb); default every profile, by its id
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -65,6 +73,8 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'safety-margin': { type: 'string' },
         'execution-provider': { type: 'string' },
         models: { type: 'string' },
+        'gpu-types': { type: 'string' },
+        slurm: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -81,7 +91,9 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     if (positionals.length < 2) throw new UsageError(`colocate needs two or more scripts, got ${positionals.length}`);
     if (positionals.length > MAX_COLOCATED) throw new UsageError(`colocate takes at most ${MAX_COLOCATED} scripts, got ${positionals.length}`);
     if (values['batch-size'] !== undefined) throw new UsageError('--batch-size does not apply to colocate: each script keeps its own');
+    if (values.slurm) throw new UsageError('--slurm applies to one script, not to colocate');
   } else if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')} (several scripts on one GPU: gpu-estimate colocate ...)`);
+  if (values['gpu-types'] !== undefined && !values.slurm) throw new UsageError('--gpu-types applies only with --slurm');
   return {
     command,
     file: command === 'estimate' ? positionals[0] : undefined,
@@ -93,6 +105,8 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
     executionProvider: executionProvider(values['execution-provider']),
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
+    slurm: values.slurm ?? false,
+    ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -119,6 +133,18 @@ function percentage(text: string): number {
 function modelsDir(text: string): string {
   if (!text.trim()) throw new UsageError('--models needs a folder');
   return text;
+}
+
+/** A GRES type name as slurm.conf writes one: letters, digits, `_`, `-` and `.`. */
+const GRES_TYPE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+function gpuTypes(text: string): { type: string; gpu: string }[] {
+  const pairs = text.split(',').map((pair) => pair.trim());
+  return pairs.map((pair) => {
+    const [type, gpu, extra] = pair.split('=');
+    if (extra !== undefined || !type || !gpu || !GRES_TYPE.test(type)) throw new UsageError(`--gpu-types needs TYPE=PROFILE pairs separated by commas (t4=t4-16gb,a100=a100-40gb), got "${pair}"`);
+    return { type, gpu: gpu.trim() };
+  });
 }
 
 function executionProvider(text: string | undefined): ExecutionProviderChoice {

@@ -9,6 +9,7 @@ import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
 import { collocationOutput } from './collocationOutput';
 import { humanOutput } from './humanOutput';
+import { slurmOutput } from './slurmOutput';
 import { InputError, readPythonSource } from './readSource';
 
 declare const PACKAGE_VERSION: string;
@@ -47,6 +48,9 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   if (args.command === 'estimate' && !args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
   const gpu = findGpuProfile(args.gpu ?? DEFAULT_GPU_ID);
   if (!gpu) return fail(`unknown GPU "${args.gpu}"; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
+  const unknownType = args.gpuTypes?.find((t) => !findGpuProfile(t.gpu));
+  if (unknownType) return fail(`--gpu-types: unknown GPU profile "${unknownType.gpu}" for ${unknownType.type}; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
+  const clusterTypes = args.gpuTypes?.map(({ type, gpu: id }) => ({ type, profile: findGpuProfile(id)! }));
 
   const sources: { file: string; source: string }[] = [];
   for (const file of args.command === 'estimate' ? [args.file!] : args.files) {
@@ -75,6 +79,13 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
       return args.failOnOom && collocation.fits === false ? EXIT_OOM : EXIT_OK;
     }
     const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    if (args.slurm) {
+      const types = clusterTypes ?? GPU_PROFILES.map((profile) => ({ type: profile.id, profile }));
+      const placement = pipeline.place(estimate, types.map((t) => t.profile), safetyMargin);
+      const { text, status } = slurmOutput(placement, types.map((t) => ({ type: t.type, gpuName: t.profile.name, memoryMiB: t.profile.memoryMiB })));
+      stdout.write(`${text}\n`);
+      return args.failOnOom && status === 'oom' ? EXIT_OOM : EXIT_OK;
+    }
     stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
     return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {

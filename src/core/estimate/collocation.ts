@@ -49,7 +49,10 @@ export const INTERFERENCE_RULE =
 
 /** The collocation of jobs, each estimated on the same GPU. */
 export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfile, safetyMargin: number): Collocation {
-  const shares = estimates.map((estimate) => jobShare(estimate, gpu));
+  const shares = estimates.map((estimate) => {
+    const share = jobShare(estimate);
+    return { ...share, migProfile: migProfileFor(share.memoryMiB, gpu) };
+  });
   const known = shares.every((share) => share.memoryMiB !== null);
   const totalMiB = known ? shares.reduce((sum, share) => sum + share.memoryMiB!, 0) : null;
   const jobs = shares.map((share, index) => {
@@ -72,9 +75,9 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   };
 }
 
-type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether'> & { readonly memoryAt: ((batchSize: number) => number) | null };
+type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether' | 'migProfile'> & { readonly memoryAt: ((batchSize: number) => number) | null };
 
-function jobShare(estimate: FileEstimate, gpu: GpuProfile): JobShare {
+function jobShare(estimate: FileEstimate): JobShare {
   const estimated = estimate.models.filter((model) => model.memory.estimateMiB !== null);
   const notes: string[] = [...estimate.warnings];
   if (estimate.models.length === 0) notes.push('No model found in the script.');
@@ -86,7 +89,7 @@ function jobShare(estimate: FileEstimate, gpu: GpuProfile): JobShare {
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
   const memoryAt = scalable ? (b: number) => processPeak(estimated.map((model) => scaledEstimate(model, b))) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
-  return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, migProfile: migProfileFor(memoryMiB, gpu), notes, memoryAt };
+  return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
 }
 
 /** One process: every model's estimate includes a CUDA context and allocator floor; the process has one. */
@@ -120,4 +123,20 @@ function interference(jobs: readonly CollocatedJob[]): Collocation['interference
   if (score >= 4) return { level: 'high', rule: INTERFERENCE_RULE, reason: `SMACT ${classes}: score ${score}` };
   if (known.length < jobs.length) return { level: 'unknown', rule: INTERFERENCE_RULE, reason: `SMACT ${classes}: a job without a utilization class (no trained ensemble for its family)` };
   return { level: score >= 2 ? 'medium' : 'low', rule: INTERFERENCE_RULE, reason: `SMACT ${classes}: score ${score}` };
+}
+
+/** Where one job can run: its process peak against each GPU it could be given (a scheduler's choice). */
+export interface Placement {
+  readonly file: string;
+  readonly models: readonly string[];
+  readonly memoryMiB: number | null;
+  readonly batchSize: number | null;
+  /** Each GPU with the job's verdict on it, in the order given; empty without an estimate. */
+  readonly gpus: readonly { readonly gpu: GpuProfile; readonly risk: Risk }[];
+  readonly notes: readonly string[];
+}
+
+export function placementOf(estimate: FileEstimate, gpus: readonly GpuProfile[], safetyMargin: number): Placement {
+  const { file, models, memoryMiB, batchSize, notes } = jobShare(estimate);
+  return { file, models, memoryMiB, batchSize, gpus: memoryMiB === null ? [] : gpus.map((gpu) => ({ gpu, risk: riskOf(memoryMiB, gpu.memoryMiB, safetyMargin) })), notes };
 }

@@ -10,7 +10,8 @@ import type { ModelFamily } from '../estimators/family';
 import type { PythonParser } from '../parsing/pythonParser';
 import type { EstimateOptions } from './estimateTree';
 import type { FileEstimate } from './fileEstimate';
-import { collocationOf, type Collocation } from './collocation';
+import type { GpuProfile } from '../gpus/gpuProfiles';
+import { collocationOf, placementOf, type Collocation, type Placement } from './collocation';
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
 import { outlookOf, type ModelOutlook } from './outlook';
@@ -79,6 +80,11 @@ export class EstimationPipeline {
     const estimates: FileEstimate[] = [];
     for (const job of jobs) estimates.push(await this.estimate({ ...job, options }));
     return collocationOf(estimates, options.gpu, options.safetyMargin);
+  }
+
+  /** The job of one estimated script against each of these GPUs (a scheduler's choice of GPU type). */
+  place(estimate: FileEstimate, gpus: readonly GpuProfile[], safetyMargin: number): Placement {
+    return placementOf(estimate, gpus, safetyMargin);
   }
 
   /** Opens the sessions of these families now rather than on their first estimate. */
