@@ -22,6 +22,7 @@ from .config import ConfigError, load_config
 from .monitors import GpuMonitor, gpu_info, no_utilization
 from .results import append_row, finished_ids, repair
 from .sampling import SamplingError, render_source, sample_configs
+from .slurm import SlurmError, read_ids, run_array
 
 ROW_SCHEMA_VERSION = 1
 #: Exit codes: 0 done, 2 bad arguments/config/out dir, 3 the device is unusable.
@@ -36,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, help="training time per configuration (default: the config's `seconds`, else 60)")
     parser.add_argument("--gpu-index", type=int, default=0, help="nvidia-smi / dcgmi index of the GPU torch uses as cuda:0 (default 0)")
     parser.add_argument("--cpu-memory-cap-mib", type=int, help="CPU runs only: cap each worker's memory growth (tests the OOM path)")
+    parser.add_argument("--slurm", action="store_true", help="run the configurations as a SLURM job array and follow it (harness/slurm.py)")
+    parser.add_argument("--tasks", type=int, default=8, help="with --slurm: array tasks, each running a share of the configurations (default 8)")
+    parser.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG", help="with --slurm: passed to sbatch, e.g. --sbatch-arg=--gres=gpu:a100:1 (repeatable)")
+    parser.add_argument("--only-ids", type=Path, help="run only the configurations listed in this file, one id a line (a SLURM task's share)")
+    parser.add_argument("--rows", type=Path, help="append rows here instead of OUT/results.jsonl (a SLURM task's own file)")
     parser.add_argument("--python", default=sys.executable, help=argparse.SUPPRESS)
     return parser
 
@@ -55,11 +61,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cpu_memory_cap_mib is not None and args.device != "cpu":
         return fail("--cpu-memory-cap-mib is for --device cpu only", EXIT_USAGE)
+    if args.slurm and (args.only_ids or args.rows):
+        return fail("--only-ids and --rows are what --slurm gives each task; do not combine them", EXIT_USAGE)
+    if args.tasks < 1:
+        return fail("--tasks must be at least 1", EXIT_USAGE)
     try:
         config = load_config(args.config)
         configs = sample_configs(config, args.device)
     except (ConfigError, SamplingError) as error:
         return fail(str(error), EXIT_USAGE)
+    if args.only_ids is not None:
+        try:
+            wanted = read_ids(args.only_ids)
+        except SlurmError as error:
+            return fail(str(error), EXIT_USAGE)
+        unknown = sorted(set(wanted) - {item["id"] for item in configs})
+        if unknown:
+            return fail(f"--only-ids: {len(unknown)} id(s) the config does not give, e.g. {unknown[0]}", EXIT_USAGE)
+        configs = [item for item in configs if item["id"] in set(wanted)]
     seconds = float(args.seconds if args.seconds is not None else config.get("seconds", 60))
     if seconds <= 0:
         return fail("--seconds must be > 0", EXIT_USAGE)
@@ -82,11 +101,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         run_path.write_text(json.dumps({**run, "config": config, "createdAt": _now()}, indent=2) + "\n", encoding="utf-8")
 
-    results = out / "results.jsonl"
+    results = args.rows if args.rows is not None else out / "results.jsonl"
     dropped = repair(results)
     if dropped:
         print(f"harness collect: dropped an unfinished last line ({dropped} bytes) of {results}", file=sys.stderr)
-    done = finished_ids(results)
+    if args.slurm:
+        started = time.time()
+        positions = {item["id"]: index for index, item in enumerate(configs, start=1)}
+        progress = lambda item, done: _progress(positions[item["id"]], len(configs), done, item, item["status"], 0.0, started, [])
+        try:
+            return run_array(config_path=Path(args.config), out=out, configs=configs, device=args.device, seconds=seconds, gpu_index=args.gpu_index, tasks=args.tasks, sbatch_args=args.sbatch_arg, emit=emit, progress=progress)
+        except SlurmError as error:
+            return fail(str(error), EXIT_USAGE)
+    done = finished_ids(results) | (finished_ids(out / "results.jsonl") if args.rows is not None else set())
 
     system: Dict[str, Any] = gpu_info(args.gpu_index) if args.device == "cuda" else {"gpu": None, "gpuMemoryMiB": None, "driver": None}
 

@@ -77,9 +77,9 @@ export class RemoteCommands implements vscode.Disposable {
     if (!host) return;
     const config = this.ensureConfig(folder);
     await vscode.window.showTextDocument(vscode.Uri.file(config), { preview: false });
-    const device = this.settings.settings.remote.device;
+    const { device, scheduler, sbatchArgs } = this.settings.settings.remote;
     const start = await vscode.window.showInformationMessage(
-      `Collect training data on ${host}${device === 'cpu' ? ' (CPU test run)' : ''} with ${path.relative(folder, config)}? Edit the ranges first if you like; each configuration trains for the config's \`seconds\`.`,
+      `Collect training data ${scheduler === 'slurm' ? `on the SLURM cluster of ${host} (a job array${sbatchArgs.length ? ` with ${sbatchArgs.join(' ')}` : ''})` : `on ${host}`}${device === 'cpu' ? ' (CPU test run)' : ''} with ${path.relative(folder, config)}? Edit the ranges first if you like; each configuration trains for the config's \`seconds\`.`,
       'Start',
       'Cancel',
     );
@@ -87,10 +87,10 @@ export class RemoteCommands implements vscode.Disposable {
     const runner = this.runner(host);
     const record = await this.withProgress(`Collecting on ${host}`, async (report) => {
       report('pre-flight checks…');
-      const { notes } = await runner.preflight(device);
+      const { notes } = await runner.preflight(device, scheduler);
       for (const note of notes) report(note);
       report('uploading the harness…');
-      return runner.startCollect(config, device);
+      return runner.startCollect(config, device, undefined, scheduler === 'slurm' ? { sbatchArgs } : undefined);
     });
     if (!record) return;
     await this.saveRun(record);

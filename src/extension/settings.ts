@@ -32,6 +32,10 @@ export interface RemoteSettings {
   readonly workDir: string;
   readonly device: 'cuda' | 'cpu';
   readonly measureSteps: number;
+  /** `slurm`: the host is a SLURM login host; collection goes to a job array submitted there. */
+  readonly scheduler: 'none' | 'slurm';
+  /** sbatch options for that array (`--gres=gpu:a100:1`, `--partition=gpu`). */
+  readonly sbatchArgs: readonly string[];
 }
 
 /** The one place that reads `gpuEstimator.*`; invalid values fall back to the defaults. */
@@ -55,6 +59,8 @@ export function readSettings(): Settings {
       workDir: String(get('remote.workDir') || SETTING_DEFAULTS['remote.workDir']).trim(),
       device: get('remote.device') === 'cpu' ? 'cpu' : 'cuda',
       measureSteps: Math.max(1, Math.round(Number(get('remote.measureSteps')) || SETTING_DEFAULTS['remote.measureSteps'])),
+      scheduler: get('remote.scheduler') === 'slurm' ? 'slurm' : 'none',
+      sbatchArgs: (Array.isArray(get('remote.sbatchArgs')) ? get('remote.sbatchArgs') : []).filter((arg): arg is string => typeof arg === 'string' && arg.trim() !== '').map((arg) => arg.trim()),
     },
   };
 }

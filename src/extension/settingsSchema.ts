@@ -20,6 +20,8 @@ export interface SettingValues {
   readonly 'remote.workDir': string;
   readonly 'remote.device': 'cuda' | 'cpu';
   readonly 'remote.measureSteps': number;
+  readonly 'remote.scheduler': 'none' | 'slurm';
+  readonly 'remote.sbatchArgs': readonly string[];
 }
 
 export const SETTING_DEFAULTS: SettingValues = {
@@ -37,6 +39,8 @@ export const SETTING_DEFAULTS: SettingValues = {
   'remote.workDir': '~/.gpu-estimator',
   'remote.device': 'cuda',
   'remote.measureSteps': 20,
+  'remote.scheduler': 'none',
+  'remote.sbatchArgs': [],
 };
 
 export type SettingKey = keyof SettingValues;

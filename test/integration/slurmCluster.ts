@@ -26,8 +26,8 @@ export class SlurmCluster {
     return { ...process.env, SLURM_CONF: path.join(this.dir, 'slurm.conf') };
   }
 
-  /** Starts the cluster with `jobSubmitLua` as its job_submit plugin and `pluginConf` beside it. */
-  async setUp(jobSubmitLua: string, pluginConf: string): Promise<void> {
+  /** Starts the cluster, with `plugin` (job_submit.lua and the gpu_estimate.conf beside it) when given. */
+  async setUp(plugin?: { readonly jobSubmitLua: string; readonly conf: string }, cpus = 1): Promise<void> {
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'gpu-estimator-slurm-'));
     for (const sub of ['state', 'spool', 'munge']) mkdirSync(path.join(this.dir, sub));
     const key = path.join(this.dir, 'munge', 'munge.key');
@@ -60,17 +60,19 @@ export class SlurmCluster {
         'SelectType=select/cons_tres',
         'ReturnToService=2',
         'MpiDefault=none',
-        'JobSubmitPlugins=lua',
+        ...(plugin ? ['JobSubmitPlugins=lua'] : []),
         'GresTypes=gpu',
-        'NodeName=localhost NodeAddr=127.0.0.1 CPUs=1 RealMemory=1000 Gres=gpu:t4:1,gpu:a100:1 State=UNKNOWN',
+        `NodeName=localhost NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=1000 Gres=gpu:t4:1,gpu:a100:1 State=UNKNOWN`,
         'PartitionName=debug Nodes=localhost Default=YES MaxTime=5 State=UP',
         '',
       ].join('\n'),
     );
     writeFileSync(path.join(this.dir, 'gres.conf'), 'NodeName=localhost Name=gpu Type=t4 Count=1 File=/dev/null\nNodeName=localhost Name=gpu Type=a100 Count=1 File=/dev/zero\n');
     // The plugin is looked for beside slurm.conf, and reads its settings from beside itself.
-    copyFileSync(jobSubmitLua, path.join(this.dir, 'job_submit.lua'));
-    writeFileSync(path.join(this.dir, 'gpu_estimate.conf'), pluginConf);
+    if (plugin) {
+      copyFileSync(plugin.jobSubmitLua, path.join(this.dir, 'job_submit.lua'));
+      writeFileSync(path.join(this.dir, 'gpu_estimate.conf'), plugin.conf);
+    }
     this.start('/usr/sbin/slurmctld', ['-D', '-i', '-f', conf]);
     this.start('/usr/sbin/slurmd', ['-D', '-N', 'localhost', '-f', conf]);
     await this.waitFor(() => spawnSync('sinfo', ['-h', '-o', '%T'], { env: this.env, encoding: 'utf8' }).stdout.trim() === 'idle', 'the node to be idle');

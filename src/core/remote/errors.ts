@@ -11,6 +11,7 @@ export type RemoteErrorKind =
   | 'no-torch'
   | 'no-gpu'
   | 'no-setsid'
+  | 'no-slurm'
   | 'disk'
   | 'connection-lost'
   | 'remote-failed'

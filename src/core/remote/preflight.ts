@@ -3,6 +3,9 @@ import { keyValues } from './scripts';
 
 export type Device = 'cuda' | 'cpu';
 
+/** Where the harness runs: on the host itself, or as a SLURM job array submitted from it (a login host). */
+export type Scheduler = 'none' | 'slurm';
+
 /** What the pre-flight script found on the host. */
 export interface PreflightReport {
   /** The interpreter's full path on the host, or null when it was not found. */
@@ -16,6 +19,8 @@ export interface PreflightReport {
   readonly gpus: readonly string[];
   readonly dcgmi: boolean;
   readonly setsid: boolean;
+  /** SLURM's sbatch on the PATH (a login host). */
+  readonly sbatch: boolean;
   readonly freeMiB: number | null;
   readonly remotePath: string;
 }
@@ -38,6 +43,7 @@ export function parsePreflight(stdout: string): PreflightReport {
     gpus: values.all('gpu'),
     dcgmi: values.get('dcgmi') === 'present',
     setsid: values.get('setsid') === 'present',
+    sbatch: values.get('sbatch') === 'present',
     freeMiB: Number.isFinite(availableKiB) ? Math.floor(availableKiB / 1024) : null,
     remotePath: values.get('path') ?? '',
   };
@@ -50,7 +56,7 @@ export const MIN_FREE_MIB = 200;
  * The first problem that stops a run, as a RemoteError with a plain message; notes for what is
  * fine but worth saying (a CPU run skips the GPU checks; no DCGM means coarser utilization).
  */
-export function checkPreflight(report: PreflightReport, device: Device, host: string, pythonSetting: string): string[] {
+export function checkPreflight(report: PreflightReport, device: Device, host: string, pythonSetting: string, scheduler: Scheduler = 'none'): string[] {
   if (!report.python) {
     throw new RemoteError(
       'no-python',
@@ -71,6 +77,11 @@ export function checkPreflight(report: PreflightReport, device: Device, host: st
     throw new RemoteError('disk', `Only ${report.freeMiB} MiB free on ${host} for the run directory; the harness needs at least ${MIN_FREE_MIB} MiB.`);
   }
   const notes: string[] = [];
+  if (scheduler === 'slurm') {
+    if (!report.sbatch) throw new RemoteError('no-slurm', `${host} has no sbatch on its PATH (${report.remotePath || 'empty'}): it is not a SLURM login host, or SLURM's commands are elsewhere. Set gpuEstimator.remote.scheduler to "none" to run on the host itself.`);
+    notes.push(`SLURM login host: the configurations go to a job array; the GPU checks happen on the compute nodes, and each row names the GPU it ran on.`);
+    return notes;
+  }
   if (device === 'cpu') {
     notes.push(`CPU test run: the GPU checks are skipped and every row is labelled "device": "cpu" (never GPU training data).`);
     return notes;

@@ -6,7 +6,7 @@ import { MODEL_FAMILIES } from '../estimators/family';
 import { RemoteError } from './errors';
 import { fetchBatches, mergeWithoutOverwriting, parseListing, type MergeResult } from './download';
 import { hostDirectoryName, normalizeRemoteDir, validateHost } from './host';
-import { checkPreflight, parsePreflight, type Device, type PreflightReport } from './preflight';
+import { checkPreflight, parsePreflight, type Device, type PreflightReport, type Scheduler } from './preflight';
 import { spawnProcess, type ProcessRunner } from './processRunner';
 import { NO_PROGRESS, applyEvents, parseEvents, type Progress } from './progress';
 import { CANCEL, LIST_RESULTS, MKDIR, POLL, POLL_STDERR_MARKER, POLL_STDOUT_MARKER, PREFLIGHT, START, keyValues, preflightArgs } from './scripts';
@@ -137,20 +137,28 @@ export class RemoteRunner {
     return new RemoteRunner({ ...options, target, python: record.python, workDir: options.workDir ?? path.posix.dirname(path.posix.dirname(record.remoteDir)) });
   }
 
-  async preflight(device: Device): Promise<{ report: PreflightReport; notes: string[] }> {
+  async preflight(device: Device, scheduler: Scheduler = 'none'): Promise<{ report: PreflightReport; notes: string[] }> {
     this.log(`pre-flight on ${this.host} (device ${device})`);
     const result = await runRemote(this.run, this.options.target, PREFLIGHT, preflightArgs(this.options.python, this.workDir), 'the pre-flight check', { timeoutMs: 60_000 });
     const report = parsePreflight(result.stdout);
     this.log(`pre-flight: python ${report.python ?? 'missing'} ${report.pythonVersion ?? ''}, torch ${report.torch ?? 'missing'}, nvidia-smi ${report.nvidiaSmi}, ${report.gpus.join('; ')}, free ${report.freeMiB ?? '?'} MiB`);
-    const notes = checkPreflight(report, device, this.host, this.options.python);
+    const notes = checkPreflight(report, device, this.host, this.options.python, scheduler);
     for (const note of notes) this.log(note);
     return { report, notes };
   }
 
-  /** Uploads the harness and the config, and starts `collect` detached. */
-  startCollect(configFile: string, device: Device, seconds?: number): Promise<RunRecord> {
+  /**
+   * Uploads the harness and the config, and starts `collect` detached; with `slurm`, collect submits
+   * the configurations from the host as a SLURM job array (harness/slurm.py) and follows it.
+   */
+  startCollect(configFile: string, device: Device, seconds?: number, slurm?: { readonly sbatchArgs: readonly string[] }): Promise<RunRecord> {
     const args = ['collect', '--config', 'config.yaml', '--out', 'out', '--device', device];
     if (seconds !== undefined) args.push('--seconds', String(seconds));
+    if (slurm) {
+      const bad = slurm.sbatchArgs.find((arg) => !/^--[A-Za-z][\w-]*(=[^\n\r\0]*)?$/.test(arg));
+      if (bad !== undefined) return Promise.reject(new RemoteError('invalid-setting', `gpuEstimator.remote.sbatchArgs: each entry is one sbatch option such as --gres=gpu:a100:1 or --partition=gpu; got ${JSON.stringify(bad)}`));
+      args.push('--slurm', ...slurm.sbatchArgs.map((arg) => `--sbatch-arg=${arg}`));
+    }
     return this.start('collect', device, args, path.basename(configFile), (staging) => copyFileSync(configFile, path.join(staging, 'config.yaml')));
   }
 

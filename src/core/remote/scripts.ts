@@ -36,6 +36,7 @@ else
 fi
 command -v dcgmi >/dev/null 2>&1 && echo "dcgmi=present"
 command -v setsid >/dev/null 2>&1 && echo "setsid=present"
+command -v sbatch >/dev/null 2>&1 && echo "sbatch=present"
 mkdir -p "$2" 2>/dev/null
 echo "df=$(df -Pk "$2" 2>/dev/null | tail -n 1)"
 `;

@@ -37,7 +37,7 @@ describe('the SLURM job_submit.lua plugin on a real slurmctld and slurmd', funct
     writeFileSync(path.join(work, 'big.sh'), BATCH('big.py'));
     writeFileSync(path.join(work, 'plain.sh'), '#!/bin/sh\necho no training here\n');
     writeFileSync(path.join(work, 'missing.sh'), BATCH('gone.py'));
-    await cluster.setUp(PLUGIN, `# written by the test\ncommand = ${process.execPath} ${CLI}\ngpu_types = t4=t4-16gb,a100=a100-40gb\ntimeout = 60\n`);
+    await cluster.setUp({ jobSubmitLua: PLUGIN, conf: `# written by the test\ncommand = ${process.execPath} ${CLI}\ngpu_types = t4=t4-16gb,a100=a100-40gb\ntimeout = 60\n` });
   });
 
   after(async () => {

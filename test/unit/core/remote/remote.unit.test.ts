@@ -77,7 +77,7 @@ describe('remote: pre-flight', () => {
     const report = parsePreflight(ok);
     assert.deepEqual(report, {
       python: '/usr/bin/python3', pythonVersion: '3.11.2', torch: '2.3.1', torchError: null, cudaAvailable: true, nvidiaSmi: 'ok',
-      gpus: ['NVIDIA A100-SXM4-40GB, 40960 MiB'], dcgmi: true, setsid: true, freeMiB: 95652, remotePath: '/usr/bin:/bin',
+      gpus: ['NVIDIA A100-SXM4-40GB, 40960 MiB'], dcgmi: true, setsid: true, sbatch: false, freeMiB: 95652, remotePath: '/usr/bin:/bin',
     });
     assert.deepEqual(checkPreflight(report, 'cuda', 'gpu', 'python3'), []);
   });
@@ -100,6 +100,24 @@ describe('remote: pre-flight', () => {
     assert.match(problem(ok.replace('nvidiaSmiExit=0\ngpu=NVIDIA A100-SXM4-40GB, 40960 MiB', 'nvidiaSmi=missing'))!.message, /nvidia-smi was not found on gpu/);
     assert.match(problem(ok.replace('nvidiaSmiExit=0\ngpu=NVIDIA A100-SXM4-40GB, 40960 MiB', 'nvidiaSmiExit=9\ngpu=NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver.'))!.message, /nvidia-smi fails on gpu: NVIDIA-SMI has failed/);
     assert.equal(problem(ok.replace('cudaAvailable=True', 'cudaAvailable=False'))!.kind, 'no-gpu');
+  });
+
+  it('a SLURM login host needs sbatch, not a GPU: the GPU checks happen on the compute nodes', () => {
+    const login = ok.replace('nvidiaSmiExit=0\ngpu=NVIDIA A100-SXM4-40GB, 40960 MiB', 'nvidiaSmi=missing').replace('cudaAvailable=True', 'cudaAvailable=False');
+    const noSbatch = (() => {
+      try {
+        checkPreflight(parsePreflight(login), 'cuda', 'login', 'python3', 'slurm');
+      } catch (error) {
+        return error as RemoteError;
+      }
+      return undefined;
+    })();
+    assert.equal(noSbatch?.kind, 'no-slurm');
+    assert.match(noSbatch.message, /^login has no sbatch on its PATH \(\/usr\/bin:\/bin\)/);
+    const notes = checkPreflight(parsePreflight(`${login}sbatch=present\n`), 'cuda', 'login', 'python3', 'slurm');
+    assert.equal(notes.length, 1);
+    assert.match(notes[0]!, /^SLURM login host: the configurations go to a job array; the GPU checks happen on the compute nodes/);
+    assert.equal(problem(`${login}sbatch=present\n`)!.kind, 'no-gpu', 'without the scheduler the same host has no GPU');
   });
 
   it('a CPU run skips the GPU checks and says so', () => {
