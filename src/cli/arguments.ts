@@ -11,6 +11,8 @@ export interface CliArguments {
   readonly executionProvider: ExecutionProviderChoice;
   /** --models DIR: a folder of the user's own models, tried before the bundled ones. */
   readonly models?: string;
+  /** --root DIR: the project root the script's imports are resolved from (default: found from the file upward). */
+  readonly root?: string;
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -33,6 +35,9 @@ Options:
                         onnxruntime's CUDA provider is installed, else the CPU)
   --models DIR          use <family>.onnx and <family>.card.json from DIR (your own
                         trained models) where present and valid, else the bundled ones
+  --root DIR            the project root for the script's imports of its own modules
+                        (default: the nearest folder upward with .git, pyproject.toml,
+                        setup.py or setup.cfg, else the script's folder)
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -53,6 +58,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'safety-margin': { type: 'string' },
         'execution-provider': { type: 'string' },
         models: { type: 'string' },
+        root: { type: 'string' },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -75,6 +81,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
     executionProvider: executionProvider(values['execution-provider']),
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
+    ...(values.root === undefined ? {} : { root: folderArgument('--root', values.root) }),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -99,7 +106,11 @@ function percentage(text: string): number {
 }
 
 function modelsDir(text: string): string {
-  if (!text.trim()) throw new UsageError('--models needs a folder');
+  return folderArgument('--models', text);
+}
+
+function folderArgument(flag: string, text: string): string {
+  if (!text.trim()) throw new UsageError(`${flag} needs a folder`);
   return text;
 }
 

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimateJson } from '../core/estimate/estimateJson';
 import { EstimationPipeline } from '../core/estimate/pipeline';
@@ -7,6 +7,7 @@ import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
+import { diskProjectFiles } from './diskProjectFiles';
 import { humanOutput } from './humanOutput';
 import { InputError, readPythonSource } from './readSource';
 
@@ -59,6 +60,8 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   const safetyMargin = args.safetyMarginPercent / 100;
   if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const userModels = args.models === undefined ? {} : { userModelsDir: path.resolve(args.models) };
+  if (args.root !== undefined && !isFolder(args.root)) return fail(`--root: no folder ${args.root}`);
+  const project = { files: diskProjectFiles, path: path.resolve(args.file), ...(args.root === undefined ? {} : { root: path.resolve(args.root) }) };
   // The learned step runs the bundled ONNX ensembles (the JSON says which execution provider ran them).
   const pipeline = new EstimationPipeline(
     parser,
@@ -67,12 +70,20 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   );
   let estimate;
   try {
-    estimate = await pipeline.estimate({ file: args.file, source, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    estimate = await pipeline.estimate({ file: args.file, source, options: { gpu, batchSize: args.batchSize, safetyMargin }, project });
   } finally {
     await pipeline.dispose();
   }
   stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
   return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
+}
+
+function isFolder(folder: string): boolean {
+  try {
+    return statSync(folder).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

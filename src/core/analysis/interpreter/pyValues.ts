@@ -91,6 +91,8 @@ export interface ClassValue {
   readonly container?: 'sequential' | 'list' | 'dict';
   /** Names declared in the class body with annotations, in order (dataclass fields). */
   readonly fields: readonly string[];
+  /** The project file that defines the class, when it is not the analysed script (an imported module). */
+  readonly file?: string;
 }
 
 /** Something from a library, known by its qualified name: `torch.nn.functional.relu`, `torch.cat`. */
