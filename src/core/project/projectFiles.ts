@@ -26,7 +26,9 @@ export const ROOT_MARKERS = ['.git', 'pyproject.toml', 'setup.py', 'setup.cfg'] 
 /** `\` to `/`, repeated and trailing separators removed, `.` and `..` segments folded. */
 export function normalizePath(path: string): string {
   const slashed = path.replace(/\\/g, '/');
-  const absolute = slashed.startsWith('/');
+  const rooted = slashed.startsWith('/');
+  // `C:/work`: a drive is a root too, and `..` never climbs above it.
+  const absolute = rooted || /^[A-Za-z]:(\/|$)/.test(slashed);
   const parts: string[] = [];
   for (const part of slashed.split('/')) {
     if (part === '' || part === '.') continue;
@@ -34,7 +36,7 @@ export function normalizePath(path: string): string {
     else if (part !== '..' || !absolute) parts.push(part);
   }
   const joined = parts.join('/');
-  return absolute ? `/${joined}` : joined || '.';
+  return rooted ? `/${joined}` : joined || '.';
 }
 
 export function joinPath(...parts: string[]): string {
