@@ -192,7 +192,7 @@ async function main(): Promise<void> {
   const parser = await createPythonParser(packagedParserAssets(ROOT));
   console.log(`parser load (cold): ${(performance.now() - start).toFixed(1)} ms`);
   if (process.argv.includes('--projects')) {
-    await projectBench(parser);
+    projectBench(parser);
     return;
   }
   console.log(`estimate a whole file (parse + analyse + estimate), ${RUNS} runs each:`);
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
   printTable(scripts.flatMap(({ label, source, runs, target }) => analysisRows(parser, label, source, runs, target)));
   await learnedBench(parser);
   await hoverBench(parser);
-  await projectBench(parser);
+  projectBench(parser);
 }
 
 const PROJECT_SCRIPTS = [
@@ -230,7 +230,7 @@ const PROJECT_SCRIPTS = [
  * one-character edit of the script, with the imported files unchanged (what typing costs); then
  * the CLI as a process, parser and ONNX sessions loaded from nothing, learned step included.
  */
-async function projectBench(parser: PythonParser): Promise<void> {
+function projectBench(parser: PythonParser): void {
   console.log('');
   console.log(`multi-file projects: the analysis pass with the project's imports followed (${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   const rows: Row[] = [];
