@@ -133,7 +133,7 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const firstStop = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
   const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
-  if (models.length === 0) shown.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
+  if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
   return {
     models,
     context: { imports, scope, budget },
@@ -143,6 +143,14 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
     hasSyntaxErrors: root.hasError,
     ...(cache?.project || modules ? { projectFiles: filesRead(cache?.project?.consulted ?? modules!.consulted) } : {}),
   };
+}
+
+/** For a script without a model: the imports the project has no file for, and where they were looked for. */
+function notInProject(modules: ProjectModules, imports: ImportTable): string {
+  const missing = modules.missingModules([...imports.qualifiedNames, ...imports.wildcardModules]);
+  if (missing.length === 0) return '';
+  const where = modules.searchFolders.join(', ');
+  return ` or in the project modules it imports; ${missing.map((name) => `\`${name}\``).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a file of the project (looked for ${missing.map((name) => `${name}.py and ${name}/`).join(', ')} in ${where}; the CLI's --root sets the project root)`;
 }
 
 /** The project files an analysis read (not the paths it only looked for). */

@@ -17,6 +17,11 @@ export class ImportTable {
     return table;
   }
 
+  /** Every qualified name an import binds (`model.GPT`, `torch.nn`, `.layers.Block`). */
+  get qualifiedNames(): readonly string[] {
+    return [...this.aliases.values()];
+  }
+
   /** Modules imported with `from M import *`, in import order (relative ones keep their dots: `.resnet`). */
   get wildcardModules(): readonly string[] {
     return this.wildcards;

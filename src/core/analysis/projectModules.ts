@@ -26,6 +26,23 @@ const MAX_IMPORT_MILLIS = 600;
  */
 const KNOWN_LIBRARIES = new Set(['torch', 'torchvision', 'timm', 'transformers', 'os', 'sys', 'math', 'argparse', 'numpy']);
 
+/**
+ * Modules a training script commonly imports that are not the project's: Python's standard library
+ * and the usual third-party packages. A script that finds no model is told which of its other
+ * imports the project does not have (`from model import GPT` with no model.py), and these are
+ * left out of that list.
+ */
+const COMMON_MODULES = new Set(
+  (
+    'abc argparse ast bisect collections contextlib copy csv dataclasses datetime enum functools gc glob hashlib heapq importlib inspect io ' +
+    'itertools json logging math multiprocessing operator os pathlib pickle platform pprint queue random re shutil signal socket statistics ' +
+    'string struct subprocess sys tempfile textwrap threading time traceback types typing unittest urllib uuid warnings weakref zipfile tarfile ' +
+    'numpy pandas scipy sklearn matplotlib seaborn PIL cv2 tqdm wandb tensorboard tensorboardX yaml omegaconf hydra lightning pytorch_lightning ' +
+    'accelerate datasets tokenizers einops h5py requests torchaudio torchtext apex deepspeed mlflow rich click fire absl jax tensorflow keras ' +
+    'albumentations skimage librosa soundfile nltk spacy sentencepiece tiktoken safetensors huggingface_hub peft bitsandbytes xformers triton onnx onnxruntime'
+  ).split(' '),
+);
+
 /** Parses a project file into the analyzer's syntax copy; throws when it cannot (parse time limit). */
 export type ParseModule = (path: string, source: string) => SyntaxNode;
 
@@ -247,6 +264,20 @@ export class ProjectModules implements ProjectImports {
       for (const name of scope.ownNames()) if (!module.namespace.attrs.has(name)) module.namespace.attrs.set(name, scope.get(name)!);
     }
     return module.namespace;
+  }
+
+  /**
+   * The modules `imports` names that are not in the project and are not common libraries: for a
+   * script with no model, the likely reason (the model's file is outside the folder analysed).
+   */
+  missingModules(imports: readonly string[]): string[] {
+    const heads = new Set(imports.filter((name) => !name.startsWith('.')).map((name) => name.split('.')[0]!));
+    return [...heads].filter((head) => !KNOWN_LIBRARIES.has(head) && !COMMON_MODULES.has(head) && this.resolve(head, this.source.path) === undefined);
+  }
+
+  /** Where absolute imports are looked for, for notes. */
+  get searchFolders(): readonly string[] {
+    return this.searchDirs;
   }
 
   private stop(module: ProjectModule, reason: string): PyValue {

@@ -109,6 +109,13 @@ describe('imports within the project (projectModules.ts)', () => {
     }
   });
 
+  it('a script whose model module is not in the project says which import is missing and where it looked', async () => {
+    const estimate = await estimateProject({ 'train.py': `import os\nimport numpy as np\n${TRAIN('from model import Net')}` });
+    const note = estimate.warnings.find((w) => w.startsWith('No PyTorch model found')) ?? '';
+    assert.ok(note?.includes('`model` is not a file of the project (looked for model.py and model/ in /p, /p/src'), note);
+    assert.ok(!note.includes('`numpy`') && !note.includes('`os`') && !note.includes('`torch`'), note);
+  });
+
   it('honours __all__ in `from m import *`: a name left out of it is not bound', async () => {
     const withAll = `${MLP}\n__all__ = ["Other"]\nOther = Net\n`;
     const estimate = await estimateProject({ 'train.py': TRAIN('from net import *'), 'net.py': withAll });
