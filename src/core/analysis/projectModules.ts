@@ -21,8 +21,9 @@ const MODULE_MILLIS = 80;
 const MAX_IMPORT_MILLIS = 600;
 
 /**
- * The libraries the analyzer knows by name (catalog, layer specs): never looked for among the
- * project's files, so a stray `torch/` folder cannot hide them and no file is read for them.
+ * Never looked for among the project's files: the libraries the analyzer knows by name (catalog,
+ * layer specs), so a stray `torch/` folder cannot hide them, and modules nearly every script
+ * imports, which a project file could not shadow without breaking the script itself.
  */
 const KNOWN_LIBRARIES = new Set(['torch', 'torchvision', 'timm', 'transformers', 'os', 'sys', 'math', 'argparse', 'numpy']);
 
