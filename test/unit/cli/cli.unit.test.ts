@@ -136,7 +136,7 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     const model = (JSON.parse(stdout) as FileEstimate).models[0]!;
     assert.deepEqual([model.name, model.params, model.batchSize, model.classFile, model.classLine], ['net', 11_173_962, 128, 'models/resnet.py', 57]);
     const human = run('test/fixtures/projects/nanogpt/train.py');
-    assert.match(human.stdout, /optimizer adamw \(AdamW\(\.\.\.\), model\.py line 121\)/);
+    assert.match(human.stdout, /optimizer adamw \(AdamW\(\.\.\.\), model\.py line 129\)/);
     const missing = run('test/fixtures/projects/nanogpt/train.py', '--root', 'test/fixtures/projects/no-such-folder');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--root: no folder test\/fixtures\/projects\/no-such-folder/);
