@@ -13,6 +13,8 @@ const MAX_NAME_DEPTH = 4;
  * cannot read are left out: the import then falls back to the project root and the script's folder.
  */
 export function sysPathEntries(root: SyntaxNode, file: string): string[] {
+  const calls = root.namedChildren.flatMap(sysPathCalls);
+  if (calls.length === 0) return [];
   const assignments = new Map<string, SyntaxNode>();
   for (const statement of root.namedChildren) {
     const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
@@ -21,16 +23,31 @@ export function sysPathEntries(root: SyntaxNode, file: string): string[] {
     if (left?.type === 'identifier' && right) assignments.set(left.text, right);
   }
   const entries: string[] = [];
-  for (const call of root.descendantsOfType('call')) {
-    if (!call) continue;
-    const callee = dottedName(call.childForFieldName('function'));
-    if (callee !== 'sys.path.append' && callee !== 'sys.path.insert') continue;
+  for (const { call, callee } of calls) {
     const args = call.childForFieldName('arguments')?.namedChildren.filter((n) => n.type !== 'comment') ?? [];
     const argument = callee === 'sys.path.append' ? args[0] : args[1];
     const folder = argument && pathOf(argument, file, assignments, 0);
     if (folder !== undefined && !entries.includes(folder)) entries.push(folder);
   }
   return entries;
+}
+
+/** The `sys.path` calls of each top-level statement, kept per statement node: an edit re-reads only the statements it changed. */
+const callsOf = new WeakMap<SyntaxNode, { call: SyntaxNode; callee: string }[]>();
+
+function sysPathCalls(statement: SyntaxNode): { call: SyntaxNode; callee: string }[] {
+  let calls = callsOf.get(statement);
+  if (!calls) {
+    calls = [];
+    if (statement.text.includes('sys.path')) {
+      for (const call of statement.descendantsOfType('call')) {
+        const callee = call && dottedName(call.childForFieldName('function'));
+        if (call && (callee === 'sys.path.append' || callee === 'sys.path.insert')) calls.push({ call, callee });
+      }
+    }
+    callsOf.set(statement, calls);
+  }
+  return calls;
 }
 
 function pathOf(node: SyntaxNode, file: string, names: ReadonlyMap<string, SyntaxNode>, depth: number): string | undefined {
