@@ -1,17 +1,17 @@
 import * as vscode from 'vscode';
-import { normalizePath } from '../core/project/projectFiles';
+import { Importers } from '../core/project/importers';
 
 /** Edits in an imported file re-estimate its importers this long after the last keystroke. */
 const DEBOUNCE_MS = 400;
 
 /**
- * Which open scripts read which project files (each estimate lists the files its analysis read),
- * and, when one of those files changes (an edit in its open document, a save, or a change on disk
+ * Which open scripts read which project files (core/project/importers.ts), and, when one of those
+ * files changes (an edit in its open document, a save, or a change on disk
  * seen by the file watcher), which scripts' estimates are stale. A Python file created or deleted
  * can change how any import resolves, so it makes every script with a project stale.
  */
 export class ProjectWatch implements vscode.Disposable {
-  private readonly readBy = new Map<string, ReadonlySet<string>>();
+  private readonly importers = new Importers();
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -30,23 +30,21 @@ export class ProjectWatch implements vscode.Disposable {
 
   /** What the last estimate of `document` read of its project. */
   track(document: string, files: readonly string[] | undefined): void {
-    if (files) this.readBy.set(document, new Set(files));
-    else this.readBy.delete(document);
+    this.importers.track(document, files);
   }
 
   forget(document: string): void {
-    this.readBy.delete(document);
+    this.importers.forget(document);
   }
 
   private changed(uri: vscode.Uri): void {
     if (uri.scheme !== 'file') return;
-    const path = normalizePath(uri.fsPath);
-    for (const [document, files] of this.readBy) if (files.has(path) && document !== uri.toString()) this.pending.add(document);
+    for (const document of this.importers.of(uri.fsPath, uri.toString())) this.pending.add(document);
     this.flushLater();
   }
 
   private changedAll(): void {
-    for (const document of this.readBy.keys()) this.pending.add(document);
+    for (const document of this.importers.all()) this.pending.add(document);
     this.flushLater();
   }
 
