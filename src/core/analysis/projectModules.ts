@@ -97,7 +97,7 @@ export class ProjectModules implements ProjectImports {
     const dirs = [dirnameOf(path), root, joinPath(root, 'src')];
     for (const entry of sysPathEntries(scriptRoot, path)) {
       if (isInside(entry, root)) dirs.push(entry);
-      else this.note(`sys.path entry ${entry} is outside the project root ${root}; imports from it are not followed (--root widens the project).`);
+      else this.note(`sys.path entry ${entry} is outside the project root ${root}; imports from it are not followed (a root above both, such as the CLI's --root, includes it).`);
     }
     this.searchDirs = [...new Set(dirs)];
   }
