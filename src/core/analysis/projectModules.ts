@@ -81,6 +81,11 @@ export class ProjectModules implements ProjectImports {
   private readonly budget: Budget;
   private loaded = 0;
   private loadMillis = 0;
+  /**
+   * Lookups under way (`file|name`): `a` and `b` importing `*` from each other, or `from b import
+   * Net` in `a` and `from a import Net` in `b`, would otherwise ask each other forever.
+   */
+  private readonly underWay = new Set<string>();
   /** The budget of the statements being discovered: loading a module gives it back the time the load took. */
   payer?: Budget;
 
@@ -103,6 +108,20 @@ export class ProjectModules implements ProjectImports {
   }
 
   resolve(qualified: string, fromFile: string): PyValue | undefined {
+    const key = `${fromFile}|${qualified}`;
+    if (this.underWay.has(key)) {
+      this.note(`\`${qualified}\` is imported in a circle (${this.shown(fromFile)} imports it from a module that imports it back); it is unknown, and Python would fail to import it.`);
+      return unresolved(qualified, 'imported in a circle');
+    }
+    this.underWay.add(key);
+    try {
+      return this.resolveNow(qualified, fromFile);
+    } finally {
+      this.underWay.delete(key);
+    }
+  }
+
+  private resolveNow(qualified: string, fromFile: string): PyValue | undefined {
     const level = /^\.*/.exec(qualified)![0].length;
     const parts = qualified.slice(level).split('.').filter((part) => part !== '');
     const head = parts[0];
@@ -143,23 +162,28 @@ export class ProjectModules implements ProjectImports {
     return value;
   }
 
-  fromWildcards(modules: readonly string[], name: string, fromFile: string, visiting = new Set<string>()): PyValue | undefined {
-    // The last `import *` that binds the name wins, as when Python runs them in order.
-    for (const qualified of [...modules].reverse()) {
-      const key = `${fromFile}|${qualified}|${name}`;
-      if (visiting.has(key)) continue;
-      visiting.add(key);
-      const module = this.modulesOf.get(this.resolve(qualified, fromFile) as InstanceValue);
-      if (!module?.scope || !this.exports(module, name)) continue;
-      const found = module.scope.get(name) ?? (module.imports && module.file && module.imports.wildcardModules.length ? this.fromWildcards(module.imports.wildcardModules, name, module.file, visiting) : undefined);
-      if (found !== undefined) return found;
+  fromWildcards(modules: readonly string[], name: string, fromFile: string): PyValue | undefined {
+    const key = `${fromFile}|*${name}`;
+    if (this.underWay.has(key)) return undefined;
+    this.underWay.add(key);
+    try {
+      // The last `import *` that binds the name wins, as when Python runs them in order.
+      for (const qualified of [...modules].reverse()) {
+        const module = this.modulesOf.get(this.resolve(qualified, fromFile) as InstanceValue);
+        if (!module?.scope || !this.exports(module, name)) continue;
+        // Its scope's outermost part is its imports, its own star imports included.
+        const found = module.scope.get(name);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    } finally {
+      this.underWay.delete(key);
     }
-    return undefined;
   }
 
-  /** `from M import *` binds the names in M's `__all__`, else every name not starting with `_`. */
+  /** `from M import *` binds the names in M's own `__all__`, else every name not starting with `_`. */
   private exports(module: ProjectModule, name: string): boolean {
-    const all = module.scope?.get('__all__');
+    const all = module.scope?.own('__all__');
     if (isList(all)) return all.includes(name);
     return !name.startsWith('_');
   }
@@ -173,12 +197,9 @@ export class ProjectModules implements ProjectImports {
   }
 
   private lookupIn(module: ProjectModule, name: string): PyValue | undefined {
-    const own = module.scope?.get(name);
-    if (own !== undefined) return own;
-    if (module.imports?.wildcardModules.length && module.file) {
-      const starred = this.fromWildcards(module.imports.wildcardModules, name, module.file);
-      if (starred !== undefined) return starred;
-    }
+    // Its own names, then its imports (star imports included, through its ImportScope), then its submodules.
+    const bound = module.scope?.get(name);
+    if (bound !== undefined) return bound;
     if (!module.packageDir) return undefined;
     const sub = this.moduleIn(module.packageDir, name, `${module.name}.${name}`);
     return sub ? this.load(sub) : undefined;

@@ -136,6 +136,11 @@ export class Scope {
     return this.values.has(name) || (this.parent?.has(name) ?? false);
   }
 
+  /** A name bound in this scope itself, not in the ones around it. */
+  own(name: string): PyValue | undefined {
+    return this.values.get(name);
+  }
+
   child(): Scope {
     return new Scope(this);
   }

@@ -152,6 +152,10 @@ describe('imports within the project (projectModules.ts)', () => {
     assert.equal(estimate.models[0]?.params, 32 * 48 + 48);
     const selfImport = await estimateProject({ 'train.py': TRAIN('from net import Net'), 'net.py': `from net import *\n${MLP}` });
     assert.equal(selfImport.models.length, 1);
+    const circle = await estimateProject({ 'train.py': TRAIN('from a import Net'), 'a.py': 'from b import Net\n', 'b.py': 'from a import Net\n' });
+    assert.ok(allNotes(circle).some((n) => n.includes('is imported in a circle')), JSON.stringify(allNotes(circle)));
+    const stars = await estimateProject({ 'train.py': TRAIN('from a import *'), 'a.py': 'from b import *\n', 'b.py': 'from a import *\n' });
+    assert.equal(stars.models.length, 0);
   });
 
   it(`stops at ${MAX_IMPORT_DEPTH} nested imports and at ${MAX_IMPORTED_FILES} files, saying so`, async () => {
@@ -225,6 +229,45 @@ describe('imports within the project (projectModules.ts)', () => {
       assert.equal(edited.models[0]?.params, 32 * 256 + 256 + 256 * 10 + 10);
     } finally {
       estimator.dispose();
+    }
+  });
+});
+
+describe('imports within the project, on generated projects', () => {
+  /** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  it('200 projects of modules importing each other every way (cycles, stars, missing files, broken syntax) never throw and stay bounded', async () => {
+    const names = ['a', 'b', 'pkg/__init__', 'pkg/c', 'pkg/sub/__init__', 'pkg/sub/d', 'e'];
+    const imports = ['import a', 'from a import *', 'from b import Net', 'import pkg.c as c', 'from pkg import c', 'from pkg.sub import d', 'from . import c', 'from .c import *', 'from .. import a', 'from ...x import y', 'from .sub.d import Net', 'import missing', 'from e import *', 'import pkg.sub.d'];
+    const bodies = [MLP, 'X = 1\n__all__ = ["X", "Net"]\n', 'def helper(:\n', 'Net = None\n', 'for i in range(3):\n    X = i\n', 'from b import Net as Net\n', 'class Net(Net):\n    pass\n'];
+    for (let seed = 1; seed <= 200; seed++) {
+      const next = random(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+      const files: Record<string, string> = {};
+      for (const name of names) {
+        if (next() < 0.2) continue;
+        const lines = Array.from({ length: 1 + Math.floor(next() * 4) }, () => pick(imports));
+        files[`${name}.py`] = `${lines.join('\n')}\n${pick(bodies)}`;
+      }
+      files['train.py'] = TRAIN(`${pick(imports)}\n${pick(imports)}`, pick(['Net()', 'a.Net()', 'c.Net()', 'd.Net()', 'pkg.sub.d.Net()']));
+      const started = performance.now();
+      let estimate: FileEstimate;
+      try {
+        estimate = await estimateProject(files);
+      } catch (error) {
+        assert.fail(`seed ${seed}: ${error instanceof Error ? error.stack : String(error)}\n${JSON.stringify(files, null, 1)}`);
+      }
+      assert.ok(performance.now() - started < 3_000, `seed ${seed} took ${performance.now() - started} ms`);
+      assert.ok(estimate.models.length <= 1, `seed ${seed}`);
     }
   });
 });
