@@ -6,7 +6,7 @@
  *
  *   node scripts/test-prerequisites.cjs          check, and install with apt-get when root
  *   node scripts/test-prerequisites.cjs --check  check only (exit 1 and one line when something is missing)
- *   node scripts/test-prerequisites.cjs --for vscode   only what one suite needs (python, remote, vscode)
+ *   node scripts/test-prerequisites.cjs --for vscode   only what one suite needs (python, remote, vscode, slurm)
  *
  * CommonJS, no dependencies and no build step: it runs before `npm run build`.
  */
@@ -22,7 +22,7 @@ const PYTHON = '/usr/bin/python3';
  * (`--for SUITE` checks only theirs) and how those suites are named to people. A probe answers
  * true when the thing is there.
  */
-const SUITES = { python: 'Python tests', remote: 'remote integration tests', vscode: 'VS Code tests' };
+const SUITES = { python: 'Python tests', remote: 'remote integration tests', vscode: 'VS Code tests', slurm: 'SLURM integration tests' };
 const REQUIREMENTS = [
   { what: 'Python 3 at /usr/bin/python3', pkg: 'python3', for: ['python', 'remote', 'vscode'], probe: () => existsSync(PYTHON) },
   { what: 'PyTorch for /usr/bin/python3', pkg: 'python3-torch', for: ['python', 'remote'], probe: () => pythonImports('torch') },
@@ -32,6 +32,10 @@ const REQUIREMENTS = [
   { what: 'pytest for /usr/bin/python3', pkg: 'python3-pytest', for: ['python'], probe: () => pythonImports('pytest') },
   { what: 'sshd (OpenSSH server) and its privilege-separation user', pkg: 'openssh-server', for: ['remote'], probe: () => existsSync('/usr/sbin/sshd') && succeeds('getent', ['passwd', 'sshd']) },
   { what: 'ssh, scp and ssh-keygen (OpenSSH client)', pkg: 'openssh-client', for: ['remote'], probe: () => ['ssh', 'scp', 'ssh-keygen'].every(onPath) },
+  { what: 'slurmctld (SLURM controller)', pkg: 'slurmctld', for: ['slurm'], probe: () => existsSync('/usr/sbin/slurmctld') },
+  { what: 'slurmd (SLURM node daemon)', pkg: 'slurmd', for: ['slurm'], probe: () => existsSync('/usr/sbin/slurmd') },
+  { what: 'sbatch and scontrol (SLURM client)', pkg: 'slurm-client', for: ['slurm'], probe: () => ['sbatch', 'scontrol', 'sinfo'].every(onPath) },
+  { what: 'munged (MUNGE, SLURM\'s authentication)', pkg: 'munge', for: ['slurm'], probe: () => existsSync('/usr/sbin/munged') },
   { what: 'ps', pkg: 'procps', for: ['vscode'], probe: () => onPath('ps') },
   // CHROMIUM: test/e2e/run.sh takes another browser from it.
   { what: 'Chromium', pkg: 'chromium', for: ['vscode'], probe: () => onPath(process.env.CHROMIUM || '/usr/bin/chromium') },

@@ -2,7 +2,11 @@ import { parseArgs } from 'node:util';
 import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 
 export interface CliArguments {
+  /** `estimate` one script (the default), or `colocate` several on one GPU. */
+  readonly command: 'estimate' | 'colocate';
   readonly file?: string;
+  /** colocate: the scripts, two or more. */
+  readonly files: readonly string[];
   readonly gpu?: string;
   readonly batchSize?: number;
   readonly json: boolean;
@@ -13,6 +17,10 @@ export interface CliArguments {
   readonly models?: string;
   /** --root DIR: the project root the script's imports are resolved from (default: found from the file upward). */
   readonly root?: string;
+  /** --slurm: print the resources to request from SLURM instead of the report. */
+  readonly slurm: boolean;
+  /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
+  readonly gpuTypes?: readonly { readonly type: string; readonly gpu: string }[];
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -21,15 +29,18 @@ export interface CliArguments {
 export class UsageError extends Error {}
 
 export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom]
+       gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
-Estimates the peak GPU memory of the PyTorch training script FILE.py without running it.
+Estimates the peak GPU memory of the PyTorch training script FILE.py without running it;
+colocate: whether the scripts' training jobs fit on one GPU together, each in its own process.
 
 Options:
   --gpu ID              GPU profile to check against (default a100-40gb; see --list-gpus)
   --batch-size N        use this batch size instead of the one in the script
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
-  --fail-on-oom         exit with 3 when a model is estimated not to fit the GPU
+  --fail-on-oom         exit with 3 when a model (colocate: the jobs together) is estimated
+                        not to fit the GPU
   --execution-provider auto|cuda|cpu
                         where the learned estimators run (default auto: CUDA when
                         onnxruntime's CUDA provider is installed, else the CPU)
@@ -38,6 +49,10 @@ Options:
   --root DIR            the project root for the script's imports of its own modules
                         (default: the nearest folder upward with .git, pyproject.toml,
                         setup.py or setup.cfg, else the script's folder)
+  --slurm               print the SLURM resources to request (#SBATCH --gres=gpu:TYPE:1,
+                        the smallest GPU type the job fits) and a line for scripts
+  --gpu-types LIST      with --slurm: the cluster's GPU types as TYPE=PROFILE pairs
+                        (t4=t4-16gb,a100=a100-40gb); default every profile, by its id
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -45,11 +60,16 @@ Options:
 Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom),
 141 the reader of the output closed it early (e.g. | head -1).`;
 
+/** More scripts than this on one GPU is not a collocation question anyone asks. */
+export const MAX_COLOCATED = 16;
+
 export function parseCliArguments(argv: readonly string[]): CliArguments {
+  // A script named `colocate` is still reachable as ./colocate.py; the word alone is the command.
+  const command = argv[0] === 'colocate' ? 'colocate' : 'estimate';
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: command === 'colocate' ? argv.slice(1) : [...argv],
       allowPositionals: true,
       strict: true,
       options: {
@@ -59,6 +79,8 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'execution-provider': { type: 'string' },
         models: { type: 'string' },
         root: { type: 'string' },
+        'gpu-types': { type: 'string' },
+        slurm: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -71,9 +93,17 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     throw new UsageError((error instanceof Error ? error.message : String(error)).split('\n')[0]);
   }
   const { values, positionals } = parsed;
-  if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (command === 'colocate') {
+    if (positionals.length < 2) throw new UsageError(`colocate needs two or more scripts, got ${positionals.length}`);
+    if (positionals.length > MAX_COLOCATED) throw new UsageError(`colocate takes at most ${MAX_COLOCATED} scripts, got ${positionals.length}`);
+    if (values['batch-size'] !== undefined) throw new UsageError('--batch-size does not apply to colocate: each script keeps its own');
+    if (values.slurm) throw new UsageError('--slurm applies to one script, not to colocate');
+  } else if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')} (several scripts on one GPU: gpu-estimate colocate ...)`);
+  if (values['gpu-types'] !== undefined && !values.slurm) throw new UsageError('--gpu-types applies only with --slurm');
   return {
-    file: positionals[0],
+    command,
+    file: command === 'estimate' ? positionals[0] : undefined,
+    files: positionals,
     gpu: values.gpu,
     batchSize: values['batch-size'] === undefined ? undefined : positiveInteger('--batch-size', values['batch-size']),
     json: values.json ?? false,
@@ -82,6 +112,8 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     executionProvider: executionProvider(values['execution-provider']),
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
     ...(values.root === undefined ? {} : { root: folderArgument('--root', values.root) }),
+    slurm: values.slurm ?? false,
+    ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -112,6 +144,18 @@ function modelsDir(text: string): string {
 function folderArgument(flag: string, text: string): string {
   if (!text.trim()) throw new UsageError(`${flag} needs a folder`);
   return text;
+}
+
+/** A GRES type name as slurm.conf writes one: letters, digits, `_`, `-` and `.`. */
+const GRES_TYPE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+function gpuTypes(text: string): { type: string; gpu: string }[] {
+  const pairs = text.split(',').map((pair) => pair.trim());
+  return pairs.map((pair) => {
+    const [type, gpu, extra] = pair.split('=');
+    if (extra !== undefined || !type || !gpu || !GRES_TYPE.test(type)) throw new UsageError(`--gpu-types needs TYPE=PROFILE pairs separated by commas (t4=t4-16gb,a100=a100-40gb), got "${pair}"`);
+    return { type, gpu: gpu.trim() };
+  });
 }
 
 function executionProvider(text: string | undefined): ExecutionProviderChoice {

@@ -3,6 +3,7 @@ import { describeArchitecture, describeAssumption, describeBreakdown, describeEs
 import { ESTIMATORS } from '../core/estimate/estimators';
 import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 import { warningsOf } from '../core/estimate/notes';
+import { textTable } from './textTable';
 
 /** The columns before and after the estimators' own: the estimate that counts, then one column per comparison estimator (Horus). */
 const LEADING = ['model', 'line', 'family', 'params', 'batch', 'estimate'] as const;
@@ -32,12 +33,6 @@ function row(model: ModelEstimate, comparisons: readonly { id: string }[]): stri
   ];
 }
 
-function table(header: readonly string[], rows: string[][]): string {
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
-
 /** The readable report `gpu-estimate` prints without --json. */
 export function humanOutput(estimate: FileEstimate): string {
   const out: string[] = [`GPU memory estimate for ${estimate.file} on ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`, ''];
@@ -47,7 +42,7 @@ export function humanOutput(estimate: FileEstimate): string {
     return out.join('\n');
   }
   const comparisons = comparisonColumns(estimate);
-  out.push(table([...LEADING, ...comparisons.map((c) => c.short), ...TRAILING], estimate.models.map((model) => row(model, comparisons))), '');
+  out.push(textTable([...LEADING, ...comparisons.map((c) => c.short), ...TRAILING], estimate.models.map((model) => row(model, comparisons))), '');
   for (const model of estimate.models) {
     out.push(`${model.name}:`);
     const architecture = describeArchitecture(model);

@@ -1,14 +1,16 @@
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimateJson } from '../core/estimate/estimateJson';
-import { EstimationPipeline } from '../core/estimate/pipeline';
+import { EstimationPipeline, type ProjectRequest } from '../core/estimate/pipeline';
 import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
 import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
+import { collocationOutput } from './collocationOutput';
 import { diskProjectFiles } from './diskProjectFiles';
 import { humanOutput } from './humanOutput';
+import { slurmOutput } from './slurmOutput';
 import { InputError, readPythonSource } from './readSource';
 
 declare const PACKAGE_VERSION: string;
@@ -44,38 +46,55 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
     for (const gpu of GPU_PROFILES) stdout.write(`${gpu.id.padEnd(14)} ${gpu.name.padEnd(15)} ${formatMiB(gpu.memoryMiB)}\n`);
     return EXIT_OK;
   }
-  if (!args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
+  if (args.command === 'estimate' && !args.file) return fail('no file given (usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom])');
   const gpu = findGpuProfile(args.gpu ?? DEFAULT_GPU_ID);
   if (!gpu) return fail(`unknown GPU "${args.gpu}"; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
+  const unknownType = args.gpuTypes?.find((t) => !findGpuProfile(t.gpu));
+  if (unknownType) return fail(`--gpu-types: unknown GPU profile "${unknownType.gpu}" for ${unknownType.type}; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
+  const clusterTypes = args.gpuTypes?.map(({ type, gpu: id }) => ({ type, profile: findGpuProfile(id)! }));
 
-  let source: string;
-  try {
-    source = await readPythonSource(args.file);
-  } catch (error) {
-    if (error instanceof InputError) return fail(error.message);
-    throw error;
+  if (args.root !== undefined && !isFolder(args.root)) return fail(`--root: no folder ${args.root}`);
+  const projectRoot = args.root === undefined ? {} : { root: path.resolve(args.root) };
+  const sources: { file: string; source: string; project: ProjectRequest }[] = [];
+  for (const file of args.command === 'estimate' ? [args.file!] : args.files) {
+    try {
+      // Each script's imports of its project's own modules are read from the disk.
+      sources.push({ file, source: await readPythonSource(file), project: { files: diskProjectFiles, path: path.resolve(file), ...projectRoot } });
+    } catch (error) {
+      if (error instanceof InputError) return fail(error.message);
+      throw error;
+    }
   }
+  if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const root = findPackageRoot(__dirname);
   const parser = await createPythonParser(packagedParserAssets(root));
   const safetyMargin = args.safetyMarginPercent / 100;
-  if (args.models !== undefined && !existsSync(args.models)) return fail(`--models: no folder ${args.models}`);
   const userModels = args.models === undefined ? {} : { userModelsDir: path.resolve(args.models) };
-  if (args.root !== undefined && !isFolder(args.root)) return fail(`--root: no folder ${args.root}`);
-  const project = { files: diskProjectFiles, path: path.resolve(args.file), ...(args.root === undefined ? {} : { root: path.resolve(args.root) }) };
   // The learned step runs the bundled ONNX ensembles (the JSON says which execution provider ran them).
   const pipeline = new EstimationPipeline(
     parser,
     { modelsDir: path.join(root, 'models'), ...userModels, executionProvider: args.executionProvider, log: (level, message) => level === 'warning' && stderr.write(`gpu-estimate: ${message}\n`) },
     (level, message) => level === 'error' && stderr.write(`gpu-estimate: ${message}\n`),
   );
-  let estimate;
   try {
-    estimate = await pipeline.estimate({ file: args.file, source, options: { gpu, batchSize: args.batchSize, safetyMargin }, project });
+    if (args.command === 'colocate') {
+      const collocation = await pipeline.colocate(sources, { gpu, safetyMargin });
+      stdout.write(args.json ? `${JSON.stringify(collocation, null, 2)}\n` : `${collocationOutput(collocation)}\n`);
+      return args.failOnOom && collocation.fits === false ? EXIT_OOM : EXIT_OK;
+    }
+    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    if (args.slurm) {
+      const types = clusterTypes ?? GPU_PROFILES.map((profile) => ({ type: profile.id, profile }));
+      const placement = pipeline.place(estimate, types.map((t) => t.profile), safetyMargin);
+      const { text, status } = slurmOutput(placement, types.map((t) => ({ type: t.type, gpuName: t.profile.name, memoryMiB: t.profile.memoryMiB })));
+      stdout.write(`${text}\n`);
+      return args.failOnOom && status === 'oom' ? EXIT_OOM : EXIT_OK;
+    }
+    stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
+    return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();
   }
-  stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
-  return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
 }
 
 function isFolder(folder: string): boolean {

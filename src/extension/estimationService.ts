@@ -7,6 +7,7 @@ import { packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import type { GpuProfile } from '../core/gpus/gpuProfiles';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
+import type { Collocation } from '../core/estimate/collocation';
 import type { ModelOutlook } from '../core/estimate/outlook';
 import { warmUpEstimation } from '../core/warmUp';
 import { InFlight } from './inFlight';
@@ -70,6 +71,14 @@ export class EstimationService implements vscode.Disposable {
       this.projectWatch.track(key, estimate.project?.files);
     }
     return estimate;
+  }
+
+  /** Whether these documents' training jobs fit on the configured GPU together (each document estimated as estimate() does). */
+  async colocate(documents: readonly vscode.TextDocument[]): Promise<Collocation> {
+    const { gpu, safetyMargin } = this.settings.settings;
+    const pipeline = await this.currentPipeline();
+    const jobs = documents.map((document) => ({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), document: document.uri.toString() }));
+    return pipeline.colocate(jobs, { gpu, safetyMargin });
   }
 
   /** The outlook of each model of an estimate (its memory curve, every GPU's verdict), for the report. */

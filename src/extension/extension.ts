@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { EstimateCodeLensProvider } from './codeLensProvider';
+import { checkCollocationCommand, COLLOCATION_SCHEME, CollocationDocuments } from './collocationCommand';
 import { EstimationService } from './estimationService';
 import { estimateMemoryCommand } from './estimateCommand';
 import { EstimateHoverProvider } from './hoverProvider';
@@ -21,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const errors = new ErrorReporter(logger);
     const service = new EstimationService(context.extensionUri, settings, logger);
     const report = new ReportPanel(context.extensionUri);
+    const collocations = new CollocationDocuments();
     logger.info(`GPU Estimator ${String((context.extension.packageJSON as { version?: unknown }).version)} activated; GPU ${settings.settings.gpu.id}, safety margin ${settings.settings.safetyMargin * 100}%`);
     context.subscriptions.push(
       settings,
@@ -31,6 +33,9 @@ export function activate(context: vscode.ExtensionContext): void {
       new RiskDiagnostics(service, settings, errors),
       vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors, settings)),
       vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
+      collocations,
+      vscode.workspace.registerTextDocumentContentProvider(COLLOCATION_SCHEME, collocations),
+      vscode.commands.registerCommand('gpuEstimator.checkCollocation', checkCollocationCommand(service, collocations, errors)),
     );
     const remote = new RemoteCommands(context, settings, service, logger);
     context.subscriptions.push(remote, ...remote.register());

@@ -10,6 +10,8 @@ import type { ModelFamily } from '../estimators/family';
 import type { PythonParser } from '../parsing/pythonParser';
 import type { EstimateOptions } from './estimateTree';
 import type { FileEstimate } from './fileEstimate';
+import type { GpuProfile } from '../gpus/gpuProfiles';
+import { collocationOf, placementOf, type Collocation, type Placement } from './collocation';
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
 import { outlookOf, type ModelOutlook } from './outlook';
@@ -87,6 +89,18 @@ export class EstimationPipeline {
    */
   outlook(estimate: FileEstimate, safetyMargin: number): ModelOutlook[] {
     return outlookOf(estimate, safetyMargin);
+  }
+
+  /** Whether these scripts' training jobs fit on one GPU together (collocation.ts), each estimated as estimate() does. */
+  async colocate(jobs: readonly { readonly file: string; readonly source: string; readonly document?: string; readonly project?: ProjectRequest }[], options: EstimateOptions): Promise<Collocation> {
+    const estimates: FileEstimate[] = [];
+    for (const job of jobs) estimates.push(await this.estimate({ ...job, options }));
+    return collocationOf(estimates, options.gpu, options.safetyMargin);
+  }
+
+  /** The job of one estimated script against each of these GPUs (a scheduler's choice of GPU type). */
+  place(estimate: FileEstimate, gpus: readonly GpuProfile[], safetyMargin: number): Placement {
+    return placementOf(estimate, gpus, safetyMargin);
   }
 
   /** Opens the sessions of these families now rather than on their first estimate. */

@@ -1,5 +1,12 @@
 import data from './gpuProfiles.json';
 
+/** A MIG GPU-instance profile: `3g.20gb`, with the share of the card's memory it gets. */
+export interface MigProfile {
+  readonly name: string;
+  /** Its share of the memory in eighths, as NVIDIA's MIG User Guide gives it (`1g.5gb`: 1/8 of an A100 40GB). */
+  readonly memoryEighths: number;
+}
+
 export interface GpuProfile {
   readonly id: string;
   /** Short name for status bars and tables: "A100 40GB". */
@@ -8,6 +15,13 @@ export interface GpuProfile {
   readonly fullName: string;
   readonly architecture: string;
   readonly memoryMiB: number;
+  /** The MIG profiles, smallest first; absent for a GPU without MIG. */
+  readonly mig?: readonly MigProfile[];
+}
+
+/** A MIG profile's nominal memory: its share of the card's. The driver carves out a little less, so an estimate near it is tight. */
+export function migMemoryMiB(gpu: GpuProfile, profile: MigProfile): number {
+  return Math.floor((gpu.memoryMiB * profile.memoryEighths) / 8);
 }
 
 /**

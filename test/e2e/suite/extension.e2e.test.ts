@@ -230,4 +230,32 @@ describe('GPU Estimator in a real VS Code', () => {
     }
     assert.strictEqual((await estimate(uri))?.models[0]?.batchSize, 256);
   });
+
+  it('checks collocation with another script of the workspace: both jobs, their sum, shown beside as read-only Markdown', async () => {
+    const second = fixtureUri('second_job.py');
+    // The workspace is a copy made for this run: writing into it changes no fixture.
+    const text = 'import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 10))\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(64, 512)\nloss = model(x).sum()\n';
+    await vscode.workspace.fs.writeFile(second, new TextEncoder().encode(text));
+    const result = await vscode.commands.executeCommand<{
+      gpu: { id: string; memoryMiB: number };
+      jobs: { file: string; memoryMiB: number; batchSize: number; maxBatchSizeTogether: number }[];
+      totalMiB: number;
+      fits: boolean;
+      interference: { level: string; rule: string };
+    } | undefined>('gpuEstimator.checkCollocation', uri, [second]);
+    assert.ok(result, 'gpuEstimator.checkCollocation resolved to nothing');
+    assert.strictEqual(result.gpu.id, 'a100-40gb');
+    assert.deepStrictEqual(result.jobs.map((job) => job.file), [FIXTURE, 'second_job.py']);
+    assert.deepStrictEqual(result.jobs.map((job) => job.batchSize), [256, 64]);
+    assert.strictEqual(result.totalMiB, result.jobs[0]!.memoryMiB + result.jobs[1]!.memoryMiB);
+    assert.strictEqual(result.fits, true);
+    assert.ok(result.jobs.every((job) => job.maxBatchSizeTogether > job.batchSize));
+    assert.match(result.interference.rule, /^a rule, not a measurement/);
+    const shown = await poll(() => vscode.window.visibleTextEditors.find((editor) => editor.document.uri.scheme === 'gpu-estimator-collocation'), (editor) => editor !== undefined, 10000);
+    assert.ok(shown, 'the collocation should be shown beside the script');
+    assert.strictEqual(shown.document.languageId, 'markdown');
+    assert.match(shown.document.getText(), /^# Collocation on A100 40GB/);
+    // Markdown-escaped: `train\_mlp.py` renders as train_mlp.py.
+    assert.match(shown.document.getText(), /\| train\\_mlp\.py \| model \| [\d.]+ GiB \| 256 \|/);
+  });
 });

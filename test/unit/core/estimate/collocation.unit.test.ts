@@ -1,0 +1,127 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { collocationOf } from '../../../../src/core/estimate/collocation';
+import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
+import { analyticalEstimate, RUNTIME_OVERHEAD_MIB } from '../../../../src/core/estimators/analytical';
+import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
+import { findGpuProfile, migMemoryMiB } from '../../../../src/core/gpus/gpuProfiles';
+import { estimate, REPO_ROOT } from '../../fixtures';
+
+const A100 = findGpuProfile('a100-40gb')!;
+const T4 = findGpuProfile('t4-16gb')!;
+const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
+const MLP = (batch: number, width = 4096) => `import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(1024, ${width}), nn.ReLU(), nn.Linear(${width}, 10))
+optimizer = torch.optim.Adam(model.parameters())
+x = torch.randn(${batch}, 1024)
+loss = model(x).sum()
+`;
+
+describe('collocation of training jobs on one GPU', () => {
+  let runner: OnnxRunner;
+  before(() => {
+    runner = new OnnxRunner({ modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
+  });
+  after(() => runner.dispose());
+  const learned = async (file: string, source: string, gpu = A100): Promise<FileEstimate> => ({
+    ...(await withLearnedEstimates(await estimate(source, { gpu }), runner, { safetyMargin: 0.1 })),
+    file,
+  });
+
+  it('adds the jobs’ peaks (each its own process and CUDA context) and takes the verdict of the sum', async () => {
+    const a = await learned('a.py', example('cnn_cifar10.py'));
+    const b = await learned('b.py', example('mlp_mnist.py'));
+    const together = collocationOf([a, b], A100, 0.1);
+    const [ja, jb] = together.jobs;
+    assert.equal(ja!.memoryMiB, a.models[0]!.memory.estimateMiB);
+    assert.equal(jb!.memoryMiB, b.models[0]!.memory.estimateMiB);
+    assert.equal(together.totalMiB, ja!.memoryMiB! + jb!.memoryMiB!);
+    assert.equal(together.fits, true);
+    assert.equal(together.risk, 'fits');
+    assert.deepEqual(ja!.models, ['model']);
+    assert.equal(ja!.batchSize, 256);
+  });
+
+  it('finds each job’s largest batch with the others at theirs: it fits, one more does not, and it is below the batch alone', async () => {
+    const a = await learned('a.py', MLP(512));
+    const b = await learned('b.py', MLP(4096, 8192));
+    const together = collocationOf([a, b], A100, 0.1);
+    const job = together.jobs[0]!;
+    const model = a.models[0]!;
+    const scale = model.memory.estimateMiB! / analyticalEstimate({ table: model.layerTable, batchSize: 512, optimizer: model.optimizer, precision: model.precision }).totalMiB;
+    const at = (batch: number) => scale * analyticalEstimate({ table: model.layerTable, batchSize: batch, optimizer: model.optimizer, precision: model.precision }).totalMiB;
+    const room = A100.memoryMiB - together.jobs[1]!.memoryMiB!;
+    assert.ok(job.maxBatchSizeTogether! > 512);
+    assert.ok(at(job.maxBatchSizeTogether!) <= room);
+    assert.ok(at(job.maxBatchSizeTogether! + 1) > room);
+    assert.ok(job.maxBatchSizeTogether! < model.maxBatchSize!, `${job.maxBatchSizeTogether} vs alone ${model.maxBatchSize}`);
+  });
+
+  it('says out of memory when the sum is over the GPU, though each job fits alone; tight within the margin', async () => {
+    const probe = (await learned('probe.py', MLP(256), T4)).models[0]!;
+    const batch = Math.floor(probe.maxBatchSize! * 0.6);
+    const big = await learned('big.py', MLP(batch), T4);
+    assert.equal(big.models[0]!.fits, true, `alone: ${big.models[0]!.memory.estimateMiB} MiB`);
+    const twice = collocationOf([big, { ...big, file: 'again.py' }], T4, 0.1);
+    assert.equal(twice.fits, false);
+    assert.equal(twice.risk, 'oom');
+    assert.ok(twice.jobs[0]!.maxBatchSizeTogether! < batch);
+    const total = twice.totalMiB!;
+    assert.equal(collocationOf([big, { ...big, file: 'again.py' }], { ...T4, memoryMiB: Math.ceil(total / 0.95) }, 0.1).risk, 'tight');
+  });
+
+  it('counts the models of one script as one process: estimates added, one CUDA context', async () => {
+    const source = MLP(256) + 'critic = nn.Sequential(nn.Linear(1024, 2048), nn.ReLU(), nn.Linear(2048, 1))\ny = critic(x)\n';
+    const file = await learned('gan.py', source);
+    assert.equal(file.models.length, 2);
+    const job = collocationOf([file, await learned('b.py', MLP(64))], A100, 0.1).jobs[0]!;
+    const sum = file.models.reduce((total, model) => total + model.memory.estimateMiB!, 0);
+    assert.equal(job.memoryMiB, sum - RUNTIME_OVERHEAD_MIB);
+    assert.ok(job.notes.some((note) => /2 models counted as trained in one process/.test(note)), job.notes.join(' | '));
+  });
+
+  it('names the smallest MIG profile each job fits alone; none past the largest slice; nothing for a GPU without MIG', async () => {
+    const small = await learned('small.py', MLP(64));
+    const mid = await learned('mid.py', MLP(20000));
+    const together = collocationOf([small, mid], A100, 0.1);
+    assert.deepEqual(together.jobs[0]!.migProfile, { name: '1g.5gb', memoryMiB: 5120 });
+    const midJob = together.jobs[1]!;
+    assert.ok(midJob.migProfile !== null && midJob.migProfile !== 'none');
+    const profiles = A100.mig!;
+    const chosen = profiles.findIndex((p) => p.name === (midJob.migProfile as { name: string }).name);
+    assert.ok(midJob.memoryMiB! <= migMemoryMiB(A100, profiles[chosen]!));
+    if (chosen > 0) assert.ok(midJob.memoryMiB! > migMemoryMiB(A100, profiles[chosen - 1]!));
+    const huge = { ...mid, models: mid.models.map((m) => ({ ...m, memory: { ...m.memory, estimateMiB: A100.memoryMiB + 1 } })) };
+    assert.equal(collocationOf([small, huge], A100, 0.1).jobs[1]!.migProfile, 'none');
+    assert.equal(collocationOf([small, mid], T4, 0.1).jobs[0]!.migProfile, null);
+  });
+
+  it('rates interference by a stated rule over the SMACT classes, unknown where a job has none', async () => {
+    const base = await learned('x.py', MLP(64));
+    const job = (file: string, smact: 'low' | 'medium' | 'high' | null): FileEstimate => ({ ...base, file, models: base.models.map((m) => ({ ...m, utilization: { ...m.utilization, smact } })) });
+    const level = (...classes: ('low' | 'medium' | 'high' | null)[]) => collocationOf(classes.map((c, i) => job(`j${i}.py`, c)), A100, 0.1).interference;
+    assert.equal(level('high', 'high').level, 'high');
+    assert.equal(level('high', 'medium', 'medium').level, 'high');
+    assert.equal(level('high', 'low').level, 'medium');
+    assert.equal(level('medium', 'low').level, 'low');
+    assert.equal(level('medium', null).level, 'unknown');
+    assert.equal(level('high', 'high', null).level, 'high');
+    assert.match(level('high', 'low').rule, /^a rule, not a measurement/);
+    assert.match(level('high', 'low').reason, /j0\.py high, j1\.py low: score 2/);
+  });
+
+  it('gives no verdict, and says why, when a job has no estimate', async () => {
+    const ok = await learned('ok.py', MLP(64));
+    const none = await learned('none.py', 'import torch.nn as nn\nmodel = nn.Linear(2, 2)\n');
+    const together = collocationOf([ok, none], A100, 0.1);
+    assert.equal(together.totalMiB, null);
+    assert.equal(together.fits, null);
+    assert.equal(together.risk, null);
+    assert.equal(together.jobs[0]!.maxBatchSizeTogether, null);
+    assert.match(together.notes.join(' '), /none\.py has no estimate/);
+    assert.match(together.jobs[1]!.notes.join(' '), /model: no estimate/);
+  });
+});
