@@ -6,7 +6,9 @@
  * incrementally after a one-character edit in the middle; then the learned estimators (one ONNX
  * ensemble inference against a FakeTensor estimate of the same model); then hover latency on a
  * 1,000-line file (the first hover in a fresh process, after an edit, on a cached estimate; see
- * hoverBench). Extension activation is timed inside VS Code: test/e2e/run.sh prints the
+ * hoverBench); then scripts of multi-file projects (projectBench: the first estimate, which reads
+ * and parses the imported modules, and an edit after it). `--projects` runs only that last part.
+ * Extension activation is timed inside VS Code: test/e2e/run.sh prints the
  * `activate() took` line that extension.ts logs. Numbers, not assertions:
  * the README records them with this command, and the targets are read off the table.
  */
@@ -28,6 +30,10 @@ import type { FileEstimate } from '../src/core/estimate/fileEstimate';
 import { hoverText } from '../src/core/display/hoverText';
 import { realisticScript } from './generatedScripts';
 import { warmUpEstimation } from '../src/core/warmUp';
+import { diskProjectFiles } from '../src/cli/diskProjectFiles';
+import { IncrementalEstimator } from '../src/core/estimate/incrementalEstimator';
+import { ParsedModules } from '../src/core/project/parsedModules';
+import { normalizePath } from '../src/core/project/projectFiles';
 
 const ROOT = findPackageRoot(__dirname);
 const RUNS = 200;
@@ -185,6 +191,10 @@ async function main(): Promise<void> {
   const start = performance.now();
   const parser = await createPythonParser(packagedParserAssets(ROOT));
   console.log(`parser load (cold): ${(performance.now() - start).toFixed(1)} ms`);
+  if (process.argv.includes('--projects')) {
+    projectBench(parser);
+    return;
+  }
   console.log(`estimate a whole file (parse + analyse + estimate), ${RUNS} runs each:`);
   for (const file of readdirSync(path.join(ROOT, 'examples')).filter((f) => f.endsWith('.py')).sort()) {
     time(parser, `examples/${file}`, readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
@@ -204,6 +214,61 @@ async function main(): Promise<void> {
   printTable(scripts.flatMap(({ label, source, runs, target }) => analysisRows(parser, label, source, runs, target)));
   await learnedBench(parser);
   await hoverBench(parser);
+  projectBench(parser);
+}
+
+const PROJECT_SCRIPTS = [
+  { project: 'nanogpt', entry: 'train.py' },
+  { project: 'cifar_zoo', entry: 'main.py' },
+  { project: 'relative_pkg', entry: 'train.py' },
+];
+
+/**
+ * Scripts whose model lives in other files of their project (test/fixtures/projects): the first
+ * estimate of the script, with a new cache of parsed modules each run, so every imported file is
+ * read from disk, parsed and run (what opening the script in the editor costs); then a
+ * one-character edit of the script, with the imported files unchanged (what typing costs); then
+ * the CLI as a process, parser and ONNX sessions loaded from nothing, learned step included.
+ */
+function projectBench(parser: PythonParser): void {
+  console.log('');
+  console.log(`multi-file projects: the analysis pass with the project's imports followed (${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  const rows: Row[] = [];
+  for (const { project, entry } of PROJECT_SCRIPTS) {
+    const root = path.join(ROOT, 'test', 'fixtures', 'projects', project);
+    const file = path.join(root, entry);
+    const source = readFileSync(file, 'utf8');
+    const lines = source.split('\n').length;
+    const projectOf = (parsed: ParsedModules) => ({ source: { files: diskProjectFiles, path: normalizePath(file), root: normalizePath(root) }, parse: (p: string, text: string) => parsed.parse(p, text) });
+    let last: FileEstimate | undefined;
+    const first = measure(100, 5, () => {
+      last = estimateSource(entry, source, parser, HOVER_OPTIONS, projectOf(new ParsedModules(parser)));
+    });
+    const files = last?.project?.files.length ?? 0;
+    const estimator = new IncrementalEstimator(parser);
+    const parsed = new ParsedModules(parser);
+    const [type, undo] = middleEdits(source);
+    let text = source;
+    let step = 0;
+    estimator.estimate(entry, text, HOVER_OPTIONS, projectOf(parsed));
+    const edits = measure(200, 4, () => {
+      const change = step++ % 2 === 0 ? type : undo;
+      text = text.slice(0, change.offset) + change.text + text.slice(change.offset + change.length);
+      estimator.estimate(entry, text, HOVER_OPTIONS, projectOf(parsed));
+    });
+    estimator.dispose();
+    rows.push({ name: `${project}/${entry} (+${files} files): first estimate`, lines, runs: first.length, samples: first, target: 500 });
+    rows.push({ name: `${project}/${entry}: 1-char edit, re-estimate`, lines, runs: edits.length, samples: edits, target: 30 });
+  }
+  printTable(rows);
+  const cli = path.join(ROOT, 'dist', 'cli.js');
+  for (const { project, entry } of PROJECT_SCRIPTS.slice(0, 1)) {
+    const script = path.join('test', 'fixtures', 'projects', project, entry);
+    const samples = measure(10, 1, () => {
+      spawnSync(process.execPath, [cli, script], { cwd: ROOT, encoding: 'utf8' });
+    });
+    console.log(`  gpu-estimate ${script} (a fresh process: Node, parser, ONNX sessions, learned step): ${percentiles(samples)}`);
+  }
 }
 
 const HOVER_FILE = 'hover_1000_lines.py';

@@ -15,6 +15,8 @@ export interface CliArguments {
   readonly executionProvider: ExecutionProviderChoice;
   /** --models DIR: a folder of the user's own models, tried before the bundled ones. */
   readonly models?: string;
+  /** --root DIR: the project root the script's imports are resolved from (default: found from the file upward). */
+  readonly root?: string;
   /** --slurm: print the resources to request from SLURM instead of the report. */
   readonly slurm: boolean;
   /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
@@ -44,6 +46,9 @@ Options:
                         onnxruntime's CUDA provider is installed, else the CPU)
   --models DIR          use <family>.onnx and <family>.card.json from DIR (your own
                         trained models) where present and valid, else the bundled ones
+  --root DIR            the project root for the script's imports of its own modules
+                        (default: the nearest folder upward with .git, pyproject.toml,
+                        setup.py or setup.cfg, else the script's folder)
   --slurm               print the SLURM resources to request (#SBATCH --gres=gpu:TYPE:1,
                         the smallest GPU type the job fits) and a line for scripts
   --gpu-types LIST      with --slurm: the cluster's GPU types as TYPE=PROFILE pairs
@@ -73,6 +78,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'safety-margin': { type: 'string' },
         'execution-provider': { type: 'string' },
         models: { type: 'string' },
+        root: { type: 'string' },
         'gpu-types': { type: 'string' },
         slurm: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
@@ -105,6 +111,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),
     executionProvider: executionProvider(values['execution-provider']),
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
+    ...(values.root === undefined ? {} : { root: folderArgument('--root', values.root) }),
     slurm: values.slurm ?? false,
     ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
     listGpus: values['list-gpus'] ?? false,
@@ -131,7 +138,11 @@ function percentage(text: string): number {
 }
 
 function modelsDir(text: string): string {
-  if (!text.trim()) throw new UsageError('--models needs a folder');
+  return folderArgument('--models', text);
+}
+
+function folderArgument(flag: string, text: string): string {
+  if (!text.trim()) throw new UsageError(`${flag} needs a folder`);
   return text;
 }
 

@@ -1,13 +1,14 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimateJson } from '../core/estimate/estimateJson';
-import { EstimationPipeline } from '../core/estimate/pipeline';
+import { EstimationPipeline, type ProjectRequest } from '../core/estimate/pipeline';
 import { DEFAULT_GPU_ID, GPU_PROFILES, findGpuProfile } from '../core/gpus/gpuProfiles';
 import { formatMiB } from '../core/format/units';
 import { findPackageRoot, packagedParserAssets } from '../core/parsing/parserAssets';
 import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
 import { collocationOutput } from './collocationOutput';
+import { diskProjectFiles } from './diskProjectFiles';
 import { humanOutput } from './humanOutput';
 import { slurmOutput } from './slurmOutput';
 import { InputError, readPythonSource } from './readSource';
@@ -52,10 +53,13 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   if (unknownType) return fail(`--gpu-types: unknown GPU profile "${unknownType.gpu}" for ${unknownType.type}; known: ${GPU_PROFILES.map((p) => p.id).join(', ')}`);
   const clusterTypes = args.gpuTypes?.map(({ type, gpu: id }) => ({ type, profile: findGpuProfile(id)! }));
 
-  const sources: { file: string; source: string }[] = [];
+  if (args.root !== undefined && !isFolder(args.root)) return fail(`--root: no folder ${args.root}`);
+  const projectRoot = args.root === undefined ? {} : { root: path.resolve(args.root) };
+  const sources: { file: string; source: string; project: ProjectRequest }[] = [];
   for (const file of args.command === 'estimate' ? [args.file!] : args.files) {
     try {
-      sources.push({ file, source: await readPythonSource(file) });
+      // Each script's imports of its project's own modules are read from the disk.
+      sources.push({ file, source: await readPythonSource(file), project: { files: diskProjectFiles, path: path.resolve(file), ...projectRoot } });
     } catch (error) {
       if (error instanceof InputError) return fail(error.message);
       throw error;
@@ -90,6 +94,14 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
     return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();
+  }
+}
+
+function isFolder(folder: string): boolean {
+  try {
+    return statSync(folder).isDirectory();
+  } catch {
+    return false;
   }
 }
 

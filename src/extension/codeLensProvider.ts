@@ -8,11 +8,11 @@ import type { SettingsStore } from './settings';
  * A CodeLens above each model: `~7.9 GiB on A100 40GB (6-8 GiB, 87%) | Horus 21.0 GiB | SMACT high`.
  * Clicking runs "Estimate GPU memory" for that model. Uses the service's estimate of the document's
  * version (cached, so no second parse); VS Code asks again after edits, and a settings change
- * (GPU, margin, on/off) asks it to refresh.
+ * (GPU, margin, on/off) or an edit in a module the script imports asks it to refresh.
  */
 export class EstimateCodeLensProvider implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
-  private readonly subscription: vscode.Disposable;
+  private readonly subscriptions: vscode.Disposable[];
   readonly onDidChangeCodeLenses = this.changed.event;
 
   constructor(
@@ -20,7 +20,7 @@ export class EstimateCodeLensProvider implements vscode.CodeLensProvider, vscode
     private readonly settings: SettingsStore,
     private readonly errors: ErrorReporter,
   ) {
-    this.subscription = settings.onDidChange(() => this.changed.fire());
+    this.subscriptions = [settings.onDidChange(() => this.changed.fire()), service.onDidChangeProject(() => this.changed.fire())];
   }
 
   async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
@@ -44,7 +44,7 @@ export class EstimateCodeLensProvider implements vscode.CodeLensProvider, vscode
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const subscription of this.subscriptions) subscription.dispose();
     this.changed.dispose();
   }
 }

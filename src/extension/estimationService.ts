@@ -13,6 +13,8 @@ import { warmUpEstimation } from '../core/warmUp';
 import { InFlight } from './inFlight';
 import type { Logger } from './logger';
 import type { SettingsStore } from './settings';
+import { ProjectWatch } from './projectWatch';
+import { WorkspaceProjectFiles } from './workspaceFiles';
 
 interface CacheEntry {
   readonly version: number;
@@ -32,13 +34,19 @@ export class EstimationService implements vscode.Disposable {
   /** Bumped by reloadModels, so cached estimates made with older models are not reused. */
   private modelsGeneration = 0;
   private readonly subscriptions: vscode.Disposable[];
+  private readonly projectFiles = new WorkspaceProjectFiles();
+  private readonly projectWatch: ProjectWatch;
+  private readonly staleEmitter = new vscode.EventEmitter<readonly vscode.Uri[]>();
+  /** Documents whose estimate is stale because a project file they import changed: surfaces estimate them again. */
+  readonly onDidChangeProject = this.staleEmitter.event;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly settings: SettingsStore,
     private readonly logger: Logger,
   ) {
-    this.subscriptions = [vscode.workspace.onDidCloseTextDocument((document) => this.forget(document.uri.toString()))];
+    this.projectWatch = new ProjectWatch((documents) => this.stale(documents));
+    this.subscriptions = [vscode.workspace.onDidCloseTextDocument((document) => this.forget(document.uri.toString())), this.projectWatch, this.staleEmitter];
   }
 
   /** `gpu`: another GPU than the configured one (the report's "Change GPU"); such estimates are not cached. */
@@ -55,8 +63,13 @@ export class EstimationService implements vscode.Disposable {
     const key = document.uri.toString();
     const { safetyMargin } = this.settings.settings;
     const pipeline = await this.currentPipeline();
-    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin }, document: key });
-    if (gpu.id === this.settings.settings.gpu.id) this.cache.set(key, { version: document.version, settingsKey, estimate });
+    // A saved script's imports of its project's own modules are followed (read through the workspace).
+    const project = document.uri.scheme === 'file' ? { files: this.projectFiles, path: document.uri.fsPath } : undefined;
+    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin }, document: key, ...(project ? { project } : {}) });
+    if (gpu.id === this.settings.settings.gpu.id) {
+      this.cache.set(key, { version: document.version, settingsKey, estimate });
+      this.projectWatch.track(key, estimate.project?.files);
+    }
     return estimate;
   }
 
@@ -133,8 +146,19 @@ export class EstimationService implements vscode.Disposable {
     return root ? path.join(root, folder) : undefined;
   }
 
+  /** Drops the kept estimates of documents whose imported files changed, and tells the surfaces. */
+  private stale(documents: readonly string[]): void {
+    for (const key of documents) {
+      this.cache.delete(key);
+      this.inFlight.forget(key);
+    }
+    this.logger.trace(`a project file changed: estimating ${documents.length} importing document(s) again`);
+    this.staleEmitter.fire(documents.map((key) => vscode.Uri.parse(key)));
+  }
+
   private forget(key: string): void {
     this.cache.delete(key);
+    this.projectWatch.forget(key);
     this.inFlight.forget(key);
     void this.pipeline?.then((pipeline) => pipeline.forget(key), () => undefined);
   }

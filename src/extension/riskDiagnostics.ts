@@ -26,6 +26,10 @@ export class RiskDiagnostics implements vscode.Disposable {
       vscode.workspace.onDidChangeTextDocument((event) => this.schedule(event.document, DEBOUNCE_MS)),
       vscode.workspace.onDidCloseTextDocument((document) => this.forget(document.uri)),
       settings.onDidChange(() => this.refreshAll()),
+      service.onDidChangeProject((uris) => {
+        const stale = new Set(uris.map((uri) => uri.toString()));
+        for (const document of vscode.workspace.textDocuments) if (stale.has(document.uri.toString())) this.schedule(document, 0);
+      }),
     ];
     this.refreshAll();
   }

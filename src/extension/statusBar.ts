@@ -28,6 +28,9 @@ export class EstimateStatusBar implements vscode.Disposable {
         if (event.document === vscode.window.activeTextEditor?.document) this.schedule(DEBOUNCE_MS);
       }),
       settings.onDidChange(() => this.schedule(0)),
+      service.onDidChangeProject((uris) => {
+        if (uris.some((uri) => uri.toString() === vscode.window.activeTextEditor?.document.uri.toString())) this.schedule(0);
+      }),
     );
     this.schedule(0);
   }

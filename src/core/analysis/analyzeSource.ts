@@ -12,6 +12,9 @@ import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
 import { findTrainingLoops } from './trainingLoops';
 import { statementGroups, type StatementGroup } from './statementGroups';
+import type { ProjectSource } from '../project/projectFiles';
+import { ProjectModules, projectUnchanged, type ParseModule } from './projectModules';
+import type { InterpreterPlace } from './interpreter/evaluator';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
 const DISCOVERY_STEPS = 200_000;
@@ -62,6 +65,14 @@ interface GroupDiscovery {
 export interface SyntaxCache {
   root?: SyntaxNode;
   groups?: Map<string, GroupDiscovery>;
+  /** What the project's files said when the groups ran (projectModules.ts): a changed imported file runs them again. */
+  project?: { readonly key: string; readonly consulted: ReadonlyMap<string, string | boolean | undefined> };
+}
+
+/** The project a script belongs to, and how its other files are parsed (the pipeline keeps parsed files by content). */
+export interface ProjectContext {
+  readonly source: ProjectSource;
+  readonly parse: ParseModule;
 }
 
 /**
@@ -71,7 +82,7 @@ export interface SyntaxCache {
  * Python. The module's statements run in groups that share no names (statementGroups.ts); with
  * a cache, a group whose statements did not change since the last call is not run again.
  */
-export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache): SourceAnalysis {
+export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache, project?: ProjectContext): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
   const statementsByGroup = statementGroups(root);
   // The budget bounds following the script; copying the tree and grouping its statements are
@@ -82,17 +93,25 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
     .descendantsOfType(['import_statement', 'import_from_statement'])
     .map((node) => node.id)
     .join(',');
-  const previous = cache?.groups;
+  const modules = project && new ProjectModules(project.source, root, project.parse, budget);
+  const projectKey = project ? `${project.source.root}|${project.source.path}` : '';
+  // A group's discovery holds values of the imported modules: it is reused only while every file it read reads the same.
+  const kept = cache?.project;
+  const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source));
+  const previous = projectHolds ? cache?.groups : undefined;
   const groups = new Map<string, GroupDiscovery>();
   const discoveryBudget = budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS);
+  const place: InterpreterPlace | undefined = modules && { file: project.source.path, project: modules, imported: false };
+  const setUpNotes = modules ? modules.notes.length : 0;
   for (const group of statementsByGroup) {
     const key = `${importsKey}|${group.statements.map((node) => node.id).join(',')}`;
     const known = previous?.get(key);
-    groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget));
+    groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget, place && { place, modules: modules! }));
   }
   if (cache) {
     cache.root = root;
     cache.groups = groups;
+    cache.project = modules ? { key: projectKey, consulted: new Map([...(previous ? (cache.project?.consulted ?? []) : []), ...modules.consulted]) } : undefined;
   }
   const found = [...groups.values()];
   const byOrder = <T>(items: Ordered<T>[]): Ordered<T>[] => items.sort((a, b) => a.order - b.order);
@@ -110,11 +129,11 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const events = byOrder(found.flatMap((group) => group.events))
     .slice(0, MAX_EVENTS)
     .map(({ event }) => event);
-  const notes = byOrder(found.flatMap((group) => group.notes)).map(({ note }) => note);
+  const notes = [...(modules?.notes.slice(0, setUpNotes) ?? []), ...byOrder(found.flatMap((group) => group.notes)).map(({ note }) => note)];
   const firstStop = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
   const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
-  if (models.length === 0) shown.push({ severity: 'info', message: 'No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file.' });
+  if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
   return {
     models,
     context: { imports, scope, budget },
@@ -122,7 +141,21 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
     trainingLoops: findTrainingLoops(root),
     notes: shown,
     hasSyntaxErrors: root.hasError,
+    ...(cache?.project || modules ? { projectFiles: filesRead(cache?.project?.consulted ?? modules!.consulted) } : {}),
   };
+}
+
+/** For a script without a model: the imports the project has no file for, and where they were looked for. */
+function notInProject(modules: ProjectModules, imports: ImportTable): string {
+  const missing = modules.missingModules([...imports.qualifiedNames, ...imports.wildcardModules]);
+  if (missing.length === 0) return '';
+  const where = modules.searchFolders.join(', ');
+  return ` or in the project modules it imports; ${missing.map((name) => `\`${name}\``).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a file of the project (looked for ${missing.map((name) => `${name}.py and ${name}/`).join(', ')} in ${where}; the CLI's --root sets the project root)`;
+}
+
+/** The project files an analysis read (not the paths it only looked for). */
+function filesRead(consulted: ReadonlyMap<string, string | boolean | undefined>): string[] {
+  return [...consulted].filter(([key, text]) => key.startsWith('read:') && text !== undefined).map(([key]) => key.slice('read:'.length)).sort();
 }
 
 /** The one note a file gets when discovery's budget cuts it short (later ones are dropped when the groups merge). */
@@ -136,7 +169,7 @@ function unexplored(): GroupDiscovery {
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
-function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget): GroupDiscovery {
+function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget, project?: { place: InterpreterPlace; modules: ProjectModules }): GroupDiscovery {
   let phase = 0;
   let statementIndex = 0;
   let sequence = 0;
@@ -152,6 +185,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     scope: new Scope(),
     complete: true,
   };
+  const groupBudget = discoveryBudget.limit(GROUP_STEPS, GROUP_MILLIS);
+  if (project) project.modules.payer = groupBudget;
   const interpreter = new Interpreter(
     imports,
     {
@@ -169,8 +204,11 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
     },
-    discoveryBudget.limit(GROUP_STEPS, GROUP_MILLIS),
+    groupBudget,
+    project?.place,
   );
+  // What the project's modules note while this group runs (a missing module, a cycle) is this group's: kept with it between edits.
+  const projectNotesBefore = project?.modules.notes.length ?? 0;
   const { scope } = found;
   let complete = true;
   const discover = (run: () => void): void => {
@@ -215,6 +253,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     found.unbuilt.push({ model, order: order(2, index, sequence++) });
   }
   keepNotes(before);
+  for (const note of project?.modules.notes.slice(projectNotesBefore) ?? []) found.notes.push({ note, order: order(0, 0, 0) });
   return { ...found, complete };
 }
 

@@ -17,6 +17,16 @@ export class ImportTable {
     return table;
   }
 
+  /** Every qualified name an import binds (`model.GPT`, `torch.nn`, `.layers.Block`). */
+  get qualifiedNames(): readonly string[] {
+    return [...this.aliases.values()];
+  }
+
+  /** Modules imported with `from M import *`, in import order (relative ones keep their dots: `.resnet`). */
+  get wildcardModules(): readonly string[] {
+    return this.wildcards;
+  }
+
   /** The qualified name for a dotted name as written, e.g. `nn.Linear` -> `torch.nn.Linear`. */
   qualify(written: string): string {
     const [head, ...rest] = written.split('.');
@@ -49,8 +59,10 @@ export class ImportTable {
     if (statement.namedChildren.some((child) => child.type === 'wildcard_import')) {
       this.wildcards.push(moduleName);
     }
+    // `from . import layers` names `.layers`, not `..layers`.
+    const prefix = moduleName.endsWith('.') ? moduleName : `${moduleName}.`;
     for (const item of statement.childrenForFieldName('name')) {
-      if (item) this.addImported(item, `${moduleName}.`);
+      if (item) this.addImported(item, prefix);
     }
   }
 

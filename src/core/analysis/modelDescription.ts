@@ -85,4 +85,6 @@ export interface SourceAnalysis {
   readonly notes: readonly AnalysisNote[];
   /** True when tree-sitter found syntax errors; the analysis is then best effort. */
   readonly hasSyntaxErrors: boolean;
+  /** With a project: the project files whose text the analysis read (imported modules), sorted. */
+  readonly projectFiles?: readonly string[];
 }

@@ -21,7 +21,7 @@ export function describeVerdict(model: ModelEstimate, gpuName: string): string {
 }
 
 export function describeAssumption(assumption: Assumption): string {
-  const where = assumption.line === null ? assumption.origin : `${assumption.origin}, line ${assumption.line}`;
+  const where = assumption.line === null ? assumption.origin : `${assumption.origin}, ${assumption.file === undefined ? '' : `${assumption.file} `}line ${assumption.line}`;
   return `${describeAssumptionValue(assumption)} (${where})`;
 }
 

@@ -74,7 +74,7 @@ export function riskProblems(estimate: FileEstimate): RiskProblem[] {
     const batch = model.assumptions.find((a) => a.name === 'batchSize');
     const fits = model.maxBatchSize === null ? '' : model.maxBatchSize > 0 ? `; the largest batch that fits is ${model.maxBatchSize}` : '; no batch size fits';
     problems.push({
-      line: batch?.line ?? model.line,
+      line: (batch?.file === undefined ? batch?.line : undefined) ?? model.line,
       severity: model.risk === 'oom' ? 'error' : 'warning',
       message: `${model.name}: ${describeEstimate(model)} with batch size ${batch?.value ?? model.batchSize ?? '?'}: ${describeVerdict(model, estimate.gpu.name)}${fits}`,
     });

@@ -14,19 +14,28 @@ import {
 } from './describe';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
+import { joinPath } from '../project/projectFiles';
 
 const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
 /**
  * The hover for one model, as Markdown with theme icons: estimate first, then what it rests on.
  * Given the document's URI, every line it names links there (`file:///…/train.py#L12`, which VS
- * Code opens at that line). No `vscode` import, so the bench times the same text the editor shows.
+ * Code opens at that line); given `uriOf` too, a line of another project file (the module that
+ * defines the model's class) links into that file. No `vscode` import, so the bench times the
+ * same text the editor shows.
  */
-export function hoverText(estimate: FileEstimate, model: ModelEstimate, documentUri?: string): string {
+export function hoverText(estimate: FileEstimate, model: ModelEstimate, documentUri?: string, uriOf?: (path: string) => string): string {
   const line = (n: number, label = `line ${n}`) => (documentUri ? `[${label}](${lineLink(documentUri, n)})` : label);
+  const lineOf = (file: string | undefined, n: number): string => {
+    if (file === undefined) return line(n);
+    const label = `${escape(file)} line ${n}`;
+    return uriOf && estimate.project ? `[${label}](${lineLink(uriOf(joinPath(estimate.project.root, file)), n)})` : label;
+  };
   const parts: string[] = [];
   const architecture = describeArchitecture(model);
-  parts.push(`**GPU Estimator** · \`${model.name}\` (${line(model.line)}) · ${architecture ? `${escape(architecture)} · ` : ''}${model.family.toUpperCase()} · ${formatCount(model.params)} parameters\n\n`);
+  const classPlace = model.classFile !== undefined && model.classLine !== null ? ` · class in ${lineOf(model.classFile, model.classLine)}` : '';
+  parts.push(`**GPU Estimator** · \`${model.name}\` (${line(model.line)})${classPlace} · ${architecture ? `${escape(architecture)} · ` : ''}${model.family.toUpperCase()} · ${formatCount(model.params)} parameters\n\n`);
   parts.push(`Estimated peak GPU memory: **${describeEstimate(model)}** (${describeMethod(model)})`);
   for (const reading of comparisonReadings(model)) parts.push(` · ${reading.label}: ${formatMiB(reading.estimateMiB)}`);
   parts.push('\n\n');
@@ -40,7 +49,7 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   if (breakdown) parts.push(`Breakdown (analytical model): ${breakdown}\n\n`);
   parts.push('Assumptions:\n');
   for (const assumption of model.assumptions) {
-    parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${line(assumption.line)}`})\n`);
+    parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${lineOf(assumption.file, assumption.line)}`})\n`);
   }
   for (const loop of model.trainingLoops) parts.push(`- training loop: ${line(loop.startLine, `lines ${loop.startLine}-${loop.endLine}`)}\n`);
   // Notes about a line start `line 12: ` (notes.ts): that line links too.
@@ -71,8 +80,8 @@ export function modelForHover(estimate: FileEstimate, line: number, word: string
   return (
     models.find((model) => model.line === line) ??
     models.find((model) => model.name === word) ??
-    models.find((model) => model.classLine === line) ??
-    models.find((model) => model.assumptions.some((assumption) => assumption.line === line)) ??
+    models.find((model) => model.classLine === line && model.classFile === undefined) ??
+    models.find((model) => model.assumptions.some((assumption) => assumption.line === line && assumption.file === undefined)) ??
     models.find((model) => model.trainingLoops.some((loop) => loop.startLine <= line && line <= loop.endLine))
   );
 }

@@ -61,6 +61,7 @@ function modelJson(model: ModelEstimate): ModelEstimateJson {
     name: model.name,
     line: model.line,
     classLine: model.classLine,
+    ...(model.classFile === undefined ? {} : { classFile: model.classFile }),
     trainingLoops: model.trainingLoops,
     params: model.params,
     batchSize: model.batchSize,

@@ -3,7 +3,7 @@
  * analysis pass (estimators.ts) -> each model's estimate, with the verdict taken of the one that
  * counts. The pipeline (pipeline.ts) adds the learned pass.
  */
-import { analyzeSource, type SyntaxCache } from '../analysis/analyzeSource';
+import { analyzeSource, type ProjectContext, type SyntaxCache } from '../analysis/analyzeSource';
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
@@ -17,6 +17,7 @@ import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
+import { relativeTo } from '../project/projectFiles';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -37,9 +38,9 @@ export interface EstimateCache {
 }
 
 /** Estimates from an already parsed tree, with the estimators of the analysis pass (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
-export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache): FileEstimate {
+export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache, project?: ProjectContext): FileEstimate {
   const gpu = gpuOf(options);
-  const analysis = analyzeSource(tree, source, undefined, cache?.syntax);
+  const analysis = analyzeSource(tree, source, undefined, cache?.syntax, project);
   const tables = new Map<string, LayerTableResult>();
   const tableOf = (model: ModelDescription): LayerTableResult => {
     const key = tableKey(model, analysis.setup);
@@ -47,9 +48,11 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
     tables.set(key, table);
     return table;
   };
-  const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model)));
+  const shown = (path: string): string => (project ? relativeTo(path, project.source.root) : path);
+  const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model), shown));
   if (cache) cache.tables = tables;
-  return { file, gpu, models, warnings: unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(noteText)) };
+  const warnings = unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(noteText));
+  return { file, gpu, models, warnings, ...(project && analysis.projectFiles ? { project: { root: project.source.root, files: analysis.projectFiles } } : {}) };
 }
 
 export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
@@ -69,7 +72,7 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
   ])}`;
 }
 
-function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult): ModelEstimate {
+function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult, shown: (path: string) => string): ModelEstimate {
   const { setup } = analysis;
   const { table, inputShape, notes } = layers;
   const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
@@ -92,6 +95,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     name: model.name,
     line: model.range.startLine + 1,
     classLine: model.root.classValue ? model.root.classValue.node.startPosition.row + 1 : null,
+    ...(model.root.classValue?.file === undefined ? {} : { classFile: shown(model.root.classValue.file) }),
     trainingLoops: loopsOf(model.name, analysis.trainingLoops, analysis.models.map((m) => m.name)).map(({ range }) => ({ startLine: range.startLine + 1, endLine: range.endLine + 1 })),
     params: table.totals.params,
     batchSize,
@@ -108,7 +112,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
     maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, memoryMiB) : null,
-    assumptions: assumptions(options.batchSize, setup, inputShape),
+    assumptions: assumptions(options.batchSize, setup, inputShape, shown),
     layerTable: table,
     notes: modelNotes,
   };
@@ -121,17 +125,21 @@ function architectureOf(root: ModuleObject): ArchitectureRef | null {
   return { library, name, className, source };
 }
 
-function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined): Assumption[] {
-  const line = (found: Sourced<unknown> | undefined) => (found ? found.range.startLine + 1 : null);
+function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string): Assumption[] {
+  // A value read in an imported module (the optimizer its method makes) says which file its line is in.
+  const line = (found: Sourced<unknown> | undefined): { line: number | null; file?: string } => {
+    const file = found?.range.file;
+    return { line: found ? found.range.startLine + 1 : null, ...(file === undefined ? {} : { file: shown(file) }) };
+  };
   const { batchSize, optimizer, precision } = setup;
   const list: Assumption[] = [];
   if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null });
-  else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, line: line(batchSize) });
-  if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, line: line(inputShape) });
-  list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', line: line(optimizer) });
-  list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', line: line(precision) });
-  if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, line: line(setup.gradientCheckpointing) });
-  if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, line: line(setup.compiled) });
+  else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, ...line(batchSize) });
+  if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
+  list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
+  list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
+  if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
+  if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
   return list;
 }
 

@@ -14,6 +14,8 @@ export interface FileEstimate {
   readonly models: readonly ModelEstimate[];
   /** Problems with the file as a whole (syntax errors, no model found). */
   readonly warnings: readonly string[];
+  /** For a script estimated with its project: the root, and the project files the analysis read (an edit to one of them changes the estimate). */
+  readonly project?: { readonly root: string; readonly files: readonly string[] };
 }
 
 export type Risk = 'fits' | 'tight' | 'oom';
@@ -54,6 +56,8 @@ export interface Assumption {
   readonly value: string;
   readonly origin: string;
   readonly line: number | null;
+  /** The project file `line` is in, relative to the project root, when it is not the script (a value read in an imported module). */
+  readonly file?: string;
 }
 
 /** Lines first to last, 1-based, both included. */
@@ -78,6 +82,8 @@ export interface ModelEstimate {
   readonly line: number;
   /** 1-based line of the script's class the model is an instance of (`class Net(nn.Module):`); null for torch.nn layers and catalog models. */
   readonly classLine: number | null;
+  /** The project file that defines that class, relative to the project root, when it is not the script itself (`from model import GPT`); `classLine` is then a line of that file. */
+  readonly classFile?: string;
   /** The outermost loops that train this model (around `loss.backward()`, `optimizer.step()`, or calling a function that does), 1-based lines. */
   readonly trainingLoops: readonly LineRange[];
   readonly params: number;

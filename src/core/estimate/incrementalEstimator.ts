@@ -2,15 +2,16 @@ import type { Tree } from 'web-tree-sitter';
 import { changeBetween, reparse } from '../parsing/incrementalParse';
 import { parseableSource } from '../parsing/parseableSource';
 import { ParseTimeout, type PythonParser } from '../parsing/pythonParser';
+import type { ProjectContext } from '../analysis/analyzeSource';
 import { estimateTree, gpuOf, type EstimateCache, type EstimateOptions } from './estimateTree';
 import type { FileEstimate } from './fileEstimate';
 import { withinLimit } from './sourceLimit';
 
 /** The analysis pass for one file, from scratch (no learned estimators; the pipeline adds them). */
-export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions): FileEstimate {
+export function estimateSource(file: string, source: string, parser: PythonParser, options: EstimateOptions, project?: ProjectContext): FileEstimate {
   const estimator = new IncrementalEstimator(parser);
   try {
-    return estimator.estimate(file, source, options);
+    return estimator.estimate(file, source, options, project);
   } finally {
     estimator.dispose();
   }
@@ -28,7 +29,7 @@ export class IncrementalEstimator {
 
   constructor(private readonly parser: PythonParser) {}
 
-  estimate(file: string, source: string, options: EstimateOptions): FileEstimate {
+  estimate(file: string, source: string, options: EstimateOptions, project?: ProjectContext): FileEstimate {
     const { analysed, warning } = withinLimit(source);
     const text = parseableSource(analysed);
     try {
@@ -38,7 +39,7 @@ export class IncrementalEstimator {
       this.dispose();
       return { file, gpu: gpuOf(options), models: [], warnings: [`The file could not be parsed in time (${error.message}); no estimate.`] };
     }
-    const estimate = estimateTree(file, text, this.tree!, options, this.cache);
+    const estimate = estimateTree(file, text, this.tree!, options, this.cache, project);
     return warning ? { ...estimate, warnings: [warning, ...estimate.warnings] } : estimate;
   }
 
@@ -75,6 +76,7 @@ export class IncrementalEstimator {
     this.parsedText = '';
     this.cache.syntax.root = undefined;
     this.cache.syntax.groups = undefined;
+    this.cache.syntax.project = undefined;
     this.cache.tables = new Map();
   }
 }

@@ -15,6 +15,18 @@ import { collocationOf, placementOf, type Collocation, type Placement } from './
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
 import { outlookOf, type ModelOutlook } from './outlook';
+import type { ProjectContext } from '../analysis/analyzeSource';
+import { findProjectRoot, normalizePath, type ProjectFiles } from '../project/projectFiles';
+import { ParsedModules } from '../project/parsedModules';
+
+/** The project a script is part of: how to read its other files, and where the script is among them. */
+export interface ProjectRequest {
+  readonly files: ProjectFiles;
+  /** The script's own path (absolute; '/' or '\\' separated). */
+  readonly path: string;
+  /** The project root; without it, the nearest folder upward with .git, pyproject.toml, setup.py or setup.cfg, else the script's folder. */
+  readonly root?: string;
+}
 
 export interface EstimateRequest {
   /** The name the estimate reports the file under. */
@@ -26,6 +38,8 @@ export interface EstimateRequest {
    * tree and analysis are kept until forget(). Without it the estimate starts from scratch.
    */
   readonly document?: string;
+  /** The script's project: its imports of the project's own modules are followed. Without it the script is read alone. */
+  readonly project?: ProjectRequest;
 }
 
 /** What the pipeline reports about its own work (timings, a learned pass that failed). */
@@ -34,6 +48,7 @@ export type PipelineLog = (level: 'trace' | 'error', message: string) => void;
 export class EstimationPipeline {
   private runner: OnnxRunner;
   private readonly documents = new Map<string, IncrementalEstimator>();
+  private readonly parsedModules: ParsedModules;
   /** How long the last estimate's two passes took (ms), for logs and the benchmark. */
   lastTimings = { analysisMs: 0, learnedMs: 0 };
 
@@ -43,6 +58,7 @@ export class EstimationPipeline {
     private readonly log: PipelineLog = () => undefined,
   ) {
     this.runner = new OnnxRunner(models);
+    this.parsedModules = new ParsedModules(parser);
   }
 
   /** The ONNX sessions the learned estimators run with. */
@@ -76,7 +92,7 @@ export class EstimationPipeline {
   }
 
   /** Whether these scripts' training jobs fit on one GPU together (collocation.ts), each estimated as estimate() does. */
-  async colocate(jobs: readonly { readonly file: string; readonly source: string; readonly document?: string }[], options: EstimateOptions): Promise<Collocation> {
+  async colocate(jobs: readonly { readonly file: string; readonly source: string; readonly document?: string; readonly project?: ProjectRequest }[], options: EstimateOptions): Promise<Collocation> {
     const estimates: FileEstimate[] = [];
     for (const job of jobs) estimates.push(await this.estimate({ ...job, options }));
     return collocationOf(estimates, options.gpu, options.safetyMargin);
@@ -122,13 +138,19 @@ export class EstimationPipeline {
     await this.runner.dispose();
   }
 
-  private analyse({ file, source, options, document }: EstimateRequest): FileEstimate {
+  private projectContext(project: ProjectRequest): ProjectContext {
+    const path = normalizePath(project.path);
+    const root = project.root === undefined ? findProjectRoot(path, project.files) : normalizePath(project.root);
+    return { source: { files: project.files, path, root }, parse: (file, text) => this.parsedModules.parse(file, text) };
+  }
+
+  private analyse({ file, source, options, document, project }: EstimateRequest): FileEstimate {
     const kept = document === undefined ? undefined : this.documents.get(document);
     const estimator = kept ?? new IncrementalEstimator(this.parser);
     if (document !== undefined && !kept) this.documents.set(document, estimator);
     const started = performance.now();
     try {
-      const estimate = estimator.estimate(file, source, options);
+      const estimate = estimator.estimate(file, source, options, project && this.projectContext(project));
       this.log('trace', `estimated ${document ?? file} in ${(performance.now() - started).toFixed(1)} ms (${estimator.reusedTree ? 'incremental' : 'full'} parse): ${estimate.models.length} model(s)`);
       return estimate;
     } finally {

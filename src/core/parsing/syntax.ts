@@ -8,6 +8,16 @@ export interface SourceRange {
   readonly startColumn: number;
   readonly endLine: number;
   readonly endColumn: number;
+  /** The project file the range is in, when it is not the analysed script (a module it imports). */
+  readonly file?: string;
+}
+
+/** Roots of imported files' syntax copies, with the file each was parsed from. */
+const filesOfRoots = new WeakMap<SyntaxNode, string>();
+
+/** Records that `root` is the syntax of `file`, so ranges of its nodes say which file they are in. */
+export function markSyntaxFile(root: SyntaxNode, file: string): void {
+  filesOfRoots.set(root, file);
 }
 
 /**
@@ -20,6 +30,12 @@ class NodeRange implements SourceRange {
 
   constructor(node: SyntaxNode) {
     this.#node = node;
+  }
+
+  get file(): string | undefined {
+    let node = this.#node;
+    while (node.parent) node = node.parent;
+    return filesOfRoots.get(node);
   }
 
   get startLine(): number {

@@ -25,6 +25,12 @@ describe('parseCliArguments', () => {
     }
   });
 
+  it('takes --root as the project root, and refuses an empty one', () => {
+    assert.equal(parseCliArguments(['x.py', '--root', 'proj']).root, 'proj');
+    assert.equal(parseCliArguments(['x.py']).root, undefined);
+    assert.throws(() => parseCliArguments(['x.py', '--root', ' ']), usageError(/--root needs a folder/));
+  });
+
   it('takes a safety margin in plain decimal digits, fractions included', () => {
     assert.equal(parseCliArguments(['x.py']).safetyMarginPercent, 10);
     assert.equal(parseCliArguments(['x.py', '--safety-margin', '0']).safetyMarginPercent, 0);

@@ -130,6 +130,18 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     assert.ok(report.warnings.some((w) => /syntax errors/.test(w)));
   });
 
+  it('follows the script\'s imports of its project (--root), naming the file that defines the class', () => {
+    const { code, stdout, stderr } = run('test/fixtures/projects/cifar_zoo/main.py', '--root', 'test/fixtures/projects/cifar_zoo', '--json');
+    assert.equal(code, 0, stderr);
+    const model = (JSON.parse(stdout) as FileEstimate).models[0]!;
+    assert.deepEqual([model.name, model.params, model.batchSize, model.classFile, model.classLine], ['net', 11_173_962, 128, 'models/resnet.py', 57]);
+    const human = run('test/fixtures/projects/nanogpt/train.py');
+    assert.match(human.stdout, /optimizer adamw \(AdamW\(\.\.\.\), model\.py line 129\)/);
+    const missing = run('test/fixtures/projects/nanogpt/train.py', '--root', 'test/fixtures/projects/no-such-folder');
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--root: no folder test\/fixtures\/projects\/no-such-folder/);
+  });
+
   it('lists GPUs and prints help', () => {
     assert.match(run('--list-gpus').stdout, /h100-80gb\s+H100 80GB\s+79\.6 GiB/);
     assert.match(run('--help').stdout, /Exit codes: 0 done, 2 bad input, 3 does not fit .*\n141 the reader of the output closed it early/);

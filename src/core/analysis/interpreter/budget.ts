@@ -8,7 +8,7 @@ export class BudgetExceeded extends Error {}
  */
 export class Budget {
   private steps = 0;
-  private readonly deadline: number;
+  private deadline: number;
 
   constructor(
     private readonly maxSteps: number,
@@ -26,6 +26,15 @@ export class Budget {
   /** Whether this budget (or the one it is carved from) is used up: steps spent or time past. */
   spent(): boolean {
     return this.steps >= this.maxSteps || performance.now() > this.deadline || (this.parent?.spent() ?? false);
+  }
+
+  /**
+   * Gives back time spent on work this budget does not pay for (parsing and running a module the
+   * script imports, which the import's own budget bounds), here and in the budgets it is carved from.
+   */
+  postpone(millis: number): void {
+    this.deadline += millis;
+    this.parent?.postpone(millis);
   }
 
   tick(): void {

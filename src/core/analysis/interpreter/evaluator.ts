@@ -2,6 +2,26 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { ModuleObject, PyValue, Scope } from './pyValues';
 
+/**
+ * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
+ * a name imported from `model` or `.layers` is the class or function that file defines. Declared
+ * here so that the interpreter's parts need not import the loader, which runs an interpreter.
+ */
+export interface ProjectImports {
+  /** The value behind a qualified import name (`model.GPT`, `.layers.Block`, `models`) as `fromFile` imports it; undefined when no project file provides it. */
+  resolve(qualified: string, fromFile: string): PyValue | undefined;
+  /** A name bound by `from M import *` of one of the project's modules (honouring `__all__`). */
+  fromWildcards(modules: readonly string[], name: string, fromFile: string): PyValue | undefined;
+}
+
+/** Which file an interpreter runs and the project it belongs to; absent for a lone script. */
+export interface InterpreterPlace {
+  readonly file: string;
+  readonly project: ProjectImports;
+  /** True for a module the script imports (its classes remember their file), false for the script itself. */
+  readonly imported: boolean;
+}
+
 /** An external call seen while running the script: the training set-up is read from these. */
 export interface CallEvent {
   readonly qualified: string;
@@ -44,6 +64,8 @@ export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { ki
  */
 export interface Evaluator {
   readonly imports: ImportTable;
+  /** The file this interpreter runs and its project's modules, when the analysis knows the project. */
+  readonly place?: InterpreterPlace;
   readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;

@@ -194,7 +194,10 @@ function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode)
   const value = scope.get(name);
   if (value !== undefined) return value;
   const qualified = interp.imports.resolve(name);
-  if (qualified) return { kind: 'external', name: qualified };
+  const { place } = interp;
+  if (qualified) return (place && place.project.resolve(qualified, place.file)) ?? { kind: 'external', name: qualified };
+  const fromProject = place && interp.imports.wildcardModules.length ? place.project.fromWildcards(interp.imports.wildcardModules, name, place.file) : undefined;
+  if (fromProject !== undefined) return fromProject;
   if (BUILTINS.has(name)) return { kind: 'external', name: `builtins.${name}` };
   return unresolved(node.text, `\`${name}\` has no value known to the analysis`);
 }

@@ -4,13 +4,13 @@ import type { AnalysisNote } from '../modelDescription';
 import { Budget } from './budget';
 import { bindParameters, callModule, callValue, instantiate, runForward } from './calls';
 import { classAttribute } from './classes';
-import type { Evaluator, Flow, FunctionalRowType, InterpreterHooks } from './evaluator';
+import type { Evaluator, Flow, FunctionalRowType, InterpreterHooks, InterpreterPlace } from './evaluator';
 import { attribute, binary, evaluate } from './expressions';
 import type { ClassValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 import { bind, exec, execBlock, iterate } from './statements';
 
 export { BudgetExceeded } from './budget';
-export type { CallEvent, FunctionalRowType, InterpreterHooks } from './evaluator';
+export type { CallEvent, FunctionalRowType, InterpreterHooks, InterpreterPlace, ProjectImports } from './evaluator';
 
 /**
  * A small, bounded Python interpreter over the syntax tree: enough of the language to build
@@ -37,6 +37,7 @@ export class Interpreter implements Evaluator {
     readonly imports: ImportTable,
     readonly hooks: InterpreterHooks = {},
     private readonly budget: Budget = new Budget(200_000, 1_000),
+    readonly place?: InterpreterPlace,
   ) {}
 
   note(node: SyntaxNode | undefined, message: string): void {

@@ -91,6 +91,8 @@ export interface ClassValue {
   readonly container?: 'sequential' | 'list' | 'dict';
   /** Names declared in the class body with annotations, in order (dataclass fields). */
   readonly fields: readonly string[];
+  /** The project file that defines the class, when it is not the analysed script (an imported module). */
+  readonly file?: string;
 }
 
 /** Something from a library, known by its qualified name: `torch.nn.functional.relu`, `torch.cat`. */
@@ -132,6 +134,11 @@ export class Scope {
 
   has(name: string): boolean {
     return this.values.has(name) || (this.parent?.has(name) ?? false);
+  }
+
+  /** A name bound in this scope itself, not in the ones around it. */
+  own(name: string): PyValue | undefined {
+    return this.values.get(name);
   }
 
   child(): Scope {

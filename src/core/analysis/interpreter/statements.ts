@@ -265,7 +265,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;

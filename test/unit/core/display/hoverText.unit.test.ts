@@ -1,7 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { describeUtilization } from '../../../../src/core/display/describe';
 import { hoverText, modelForHover } from '../../../../src/core/display/hoverText';
-import { estimate, fixture } from '../../fixtures';
+import { estimate, fixture, realParser } from '../../fixtures';
+import { estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
+import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { ParsedModules } from '../../../../src/core/project/parsedModules';
+import { MemoryProjectFiles } from '../../../../src/core/project/projectFiles';
 import { warningsOf } from '../../../../src/core/estimate/notes';
 
 describe('modelForHover', () => {
@@ -45,6 +49,21 @@ describe('hoverText', () => {
     assert.ok(text.includes(`- training loop: [lines 28-33](${uri}#L28)`), text);
     assert.ok(text.includes('- precision fp32 (default: no autocast or .half())\n'), 'a default has no line');
     assert.ok(!hoverText(result, model).includes('](file:'), 'no links without a URI');
+  });
+
+  it('links the class line and values read in another project file into that file', async () => {
+    const train = 'import torch\nfrom net import Net, make_optimizer\n\nmodel = Net()\noptimizer = make_optimizer(model)\nx = torch.randn(8, 32)\nmodel(x).sum().backward()\noptimizer.step()\n';
+    const net = 'import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(32, 10)\n\n    def forward(self, x):\n        return self.fc(x)\n\ndef make_optimizer(model):\n    return torch.optim.SGD(model.parameters(), lr=0.1)\n';
+    const files = new MemoryProjectFiles([['/home/me/proj/train.py', train], ['/home/me/proj/net.py', net]]);
+    const parsed = new ParsedModules(await realParser());
+    const result = estimateSource('train.py', train, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 }, { source: { files, path: '/home/me/proj/train.py', root: '/home/me/proj' }, parse: (p, text) => parsed.parse(p, text) });
+    const model = result.models[0]!;
+    const docUri = 'file:///home/me/proj/train.py';
+    const text = hoverText(result, model, docUri, (p) => `file://${p}`);
+    assert.ok(text.includes(`\`model\` ([line 4](${docUri}#L4)) · class in [net.py line 4](file:///home/me/proj/net.py#L4)`), text);
+    assert.ok(text.includes('- optimizer sgd (SGD(...), [net.py line 13](file:///home/me/proj/net.py#L13))'), text);
+    assert.equal(modelForHover(result, 4, 'other')?.name, 'model');
+    assert.equal(modelForHover(result, 13, 'other'), undefined, 'line 13 of net.py is not line 13 of the script');
   });
 
   it('encodes characters that would end a link target', async () => {
