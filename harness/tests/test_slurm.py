@@ -42,3 +42,39 @@ def test_merge_adds_each_finished_row_once_and_skips_unfinished_ones(tmp_path):
     assert [row["id"] for row in seen] == ["b"]
     assert [row["id"] for row in read_rows(tmp_path / "results.jsonl")] == ["a", "b"]
     assert merge_rows(tmp_path, seen.append) == 0
+
+
+def _collect_slurm(tmp_path, env):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "harness", "collect", "--config", str(root / "harness" / "configs" / "cpu-smoke.yaml"), "--out", str(tmp_path / "out"), "--device", "cpu", "--seconds", "0.2", "--slurm"]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=180, env=env)
+
+
+def test_without_sbatch_it_says_where_to_run_and_exits_2(tmp_path):
+    import os
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    completed = _collect_slurm(tmp_path, {**os.environ, "PATH": str(empty)})
+    assert completed.returncode == 2, completed.stderr
+    assert "sbatch not found: run on a SLURM login host" in completed.stderr
+    events = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert events[-1]["event"] == "error"
+
+
+def test_an_unreachable_controller_is_a_clear_error_not_a_hang(tmp_path):
+    import os
+    import shutil
+    import pytest
+    if shutil.which("sbatch") is None:
+        pytest.fail("sbatch is missing: node scripts/test-prerequisites.cjs --for slurm installs it")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=nowhere\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/munge\n"
+                    f"AuthInfo=socket={tmp_path}/no-munge.socket\nMessageTimeout=2\n"
+                    "NodeName=localhost CPUs=1 State=UNKNOWN\nPartitionName=debug Nodes=localhost Default=YES\n", encoding="utf-8")
+    completed = _collect_slurm(tmp_path, {**os.environ, "SLURM_CONF": str(conf)})
+    assert completed.returncode == 2, completed.stderr
+    assert "sbatch refused the array:" in completed.stderr
+    assert "Traceback" not in completed.stderr

@@ -84,4 +84,19 @@ describe('the SLURM job_submit.lua plugin on a real slurmctld and slurmd', funct
     assert.equal(cpu.code, 0, cpu.stderr);
     assert.doesNotMatch(cpu.stderr, /gpu-estimate/);
   });
+
+  it('lets a job through, with a note, when gpu-estimate itself cannot run: a cluster never waits on our error', () => {
+    const conf = path.join(cluster.dir, 'gpu_estimate.conf');
+    const before = readFileSync(conf, 'utf8');
+    // The plugin reads its settings at each submission, so a broken command takes effect at once.
+    writeFileSync(conf, before.replace(/^command = .*$/m, 'command = /nonexistent/gpu-estimate'));
+    try {
+      const { code, stderr } = cluster.sbatch(['--hold', '--gres=gpu:t4:1', '-o', '/dev/null', 'big.sh'], work);
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /gpu-estimate: the estimate failed \(exit 127\), not checked; submitted as requested/);
+    } finally {
+      writeFileSync(conf, before);
+    }
+  });
 });
+
