@@ -31,6 +31,9 @@ export const REAL_MODEL_FEATURES = [
   'activationRowShare',
   'normRowShare',
   'logRows',
+  // The invisible part grows with the batch: the shares above, times log(batch).
+  'unseenParamShareByBatch',
+  'identityRowShareByBatch',
 ] as const;
 
 export type RealModelFeatureName = (typeof REAL_MODEL_FEATURES)[number];
@@ -95,6 +98,8 @@ export function realModelFeatures(job: TrainingJob): RealModelFeatures {
     logBatch: Math.log(job.batchSize),
     attentionShare: attentionMiB / reservedMiB,
     ...traits,
+    unseenParamShareByBatch: traits.unseenParamShare * Math.log(job.batchSize),
+    identityRowShareByBatch: traits.identityRowShare * Math.log(job.batchSize),
   };
   return { vector: REAL_MODEL_FEATURES.map((name) => values[name]), replay, physicalMiB: reservedMiB + RUNTIME_OVERHEAD_MIB };
 }
