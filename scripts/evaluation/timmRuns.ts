@@ -18,9 +18,11 @@ export interface TimmRun {
   /** FakeTensor's estimate for the same run (`Last Numeric Value`, MiB). */
   readonly fakeTensorMiB: number;
   /**
-   * The run did not fit: it filled the GPU (at or near 40 GB), or measured less than a smaller
-   * batch of the same model did (it crashed early), or a larger one than such a run, or FakeTensor
-   * already needs more than the GPU has. Its peak is a lower bound, kept out of fits and errors.
+   * The run did not complete its training steps: it filled the GPU (at or near 40 GB), or
+   * measured no more than a smaller batch of the same model did (it crashed early), or is a larger
+   * batch than such a run, or FakeTensor already needs more than the GPU has, or the model's whole
+   * series is flat while FakeTensor's estimate grows (nothing trained). Its peak is a lower bound,
+   * kept out of fits and errors.
    */
   readonly lowerBound: boolean;
   readonly table: LayerTable;
@@ -101,15 +103,24 @@ export function loadTimmRuns(dataDir: string, repoRoot: string): { runs: TimmRun
 /** A100 40 GB: what nvidia-smi reports as memory.total. */
 const GPU_MIB = 40_960;
 
+/** A series this flat (largest / smallest measured) while FakeTensor's estimate grows this much never trained. */
+const FLAT_SERIES = { measuredRatio: 1.1, fakeTensorRatio: 4 };
+
 function markLowerBounds(runs: TimmRun[]): TimmRun[] {
   const byModel = new Map<string, TimmRun[]>();
   for (const run of runs) byModel.set(run.model, [...(byModel.get(run.model) ?? []), run]);
   const marked = new Map<TimmRun, boolean>();
   for (const series of byModel.values()) {
-    let failed = false;
+    const sorted = [...series].sort((a, b) => a.batchSize - b.batchSize);
+    const measured = sorted.map((run) => run.measuredMiB);
+    const fake = sorted.map((run) => run.fakeTensorMiB);
+    const flat = sorted.length > 1 && Math.max(...measured) / Math.min(...measured) < FLAT_SERIES.measuredRatio && fake[fake.length - 1]! / fake[0]! > FLAT_SERIES.fakeTensorRatio;
+    // A larger batch never needs less memory: from the first run that measured no more than a
+    // smaller batch did, the runs crashed before their peak.
+    let failed = flat;
     let highest = 0;
-    for (const run of [...series].sort((a, b) => a.batchSize - b.batchSize)) {
-      if (run.measuredMiB >= FILLED_GPU_MIB || run.measuredMiB < highest || run.fakeTensorMiB > GPU_MIB) failed = true;
+    for (const run of sorted) {
+      if (run.measuredMiB >= FILLED_GPU_MIB || run.measuredMiB <= highest || run.fakeTensorMiB > GPU_MIB) failed = true;
       highest = Math.max(highest, run.measuredMiB);
       marked.set(run, failed);
     }

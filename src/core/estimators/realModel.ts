@@ -1,10 +1,12 @@
 /**
  * The real-model estimator: the training step's allocations replayed through PyTorch's caching
  * allocator (the physical part: weights, gradients, optimizer state, activations kept for
- * backward, the allocator's reserve, the runtime overhead), then a learned correction in log
- * space, fitted by quantile regression on the measured timm runs (A100 40 GB) and GPUMemNet's
- * synthetic networks (`npm run train:real-model`, scripts/realModel/). The coefficients are
- * generated into realModelCoefficients.json; this file only evaluates them, without Python.
+ * backward, the allocator's reserve, the runtime overhead), then a learned correction: log(peak)
+ * is linear in the features of realModelFeatures.ts and their pairwise products, one fit per
+ * quantile, on the measured timm runs (A100 40 GB) and GPUMemNet's synthetic networks
+ * (`npm run train:real-model`: scripts/realModel/dumpSamples.ts computes the features here,
+ * scripts/realModel/fit.py fits them with numpy). The coefficients are generated into
+ * realModelCoefficients.json; this file only evaluates them, without Python.
  */
 import type { Estimator } from '../estimate/estimator';
 import type { GpuProfile } from '../gpus/gpuProfiles';
@@ -15,6 +17,8 @@ import type { TrainingJob } from './trainingJob';
 
 export interface RealModelCoefficients {
   readonly features: readonly string[];
+  /** The model's terms: each the product of the features at these indices. */
+  readonly terms: readonly (readonly number[])[];
   /** The quantile the point estimate is, and the two that bound the range. */
   readonly pointQuantile: number;
   readonly rangeQuantiles: readonly [number, number];
@@ -39,6 +43,11 @@ export interface RealModelPrediction {
   readonly highMiB: number;
 }
 
+/** The model's terms for a feature vector: products of features (fit.py's `terms`). */
+export function expandTerms(vector: readonly number[], terms: RealModelCoefficients['terms']): number[] {
+  return terms.map((indices) => indices.reduce((product, index) => product * vector[index]!, 1));
+}
+
 function dot(weights: readonly number[], vector: readonly number[]): number {
   let sum = 0;
   for (let i = 0; i < vector.length; i++) sum += weights[i]! * vector[i]!;
@@ -47,9 +56,10 @@ function dot(weights: readonly number[], vector: readonly number[]): number {
 
 /** The corrected estimate for a feature vector (REAL_MODEL_FEATURES order). */
 export function predictFromFeatures(vector: readonly number[], model: RealModelCoefficients = REAL_MODEL_COEFFICIENTS): RealModelPrediction {
-  const point = Math.exp(dot(model.point, vector));
-  const low = Math.exp(dot(model.low, vector));
-  const high = Math.exp(dot(model.high, vector));
+  const terms = expandTerms(vector, model.terms);
+  const point = Math.exp(dot(model.point, terms));
+  const low = Math.exp(dot(model.low, terms));
+  const high = Math.exp(dot(model.high, terms));
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
 }
 

@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { CONTEXT_SPREAD_MIB, predictFromFeatures, rangeOnGpu, REAL_MODEL_COEFFICIENTS, realModelEstimator, type RealModelCoefficients } from '../../../../src/core/estimators/realModel';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../../fixtures';
+import { CONTEXT_SPREAD_MIB, expandTerms, predictFromFeatures, rangeOnGpu, REAL_MODEL_COEFFICIENTS, realModelEstimator, type RealModelCoefficients } from '../../../../src/core/estimators/realModel';
 import { REAL_MODEL_FEATURES, realModelFeatures } from '../../../../src/core/estimators/realModelFeatures';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerTable } from '../../../../src/core/layerTable/layerTable';
@@ -22,16 +25,30 @@ const cnn: LayerTable = {
 describe('real-model estimator', () => {
   it('has coefficients for the features it computes', () => {
     assert.deepEqual(REAL_MODEL_COEFFICIENTS.features, [...REAL_MODEL_FEATURES]);
-    for (const side of [REAL_MODEL_COEFFICIENTS.point, REAL_MODEL_COEFFICIENTS.low, REAL_MODEL_COEFFICIENTS.high]) assert.equal(side.length, REAL_MODEL_FEATURES.length);
+    for (const side of [REAL_MODEL_COEFFICIENTS.point, REAL_MODEL_COEFFICIENTS.low, REAL_MODEL_COEFFICIENTS.high]) assert.equal(side.length, REAL_MODEL_COEFFICIENTS.terms.length);
+    assert.ok(REAL_MODEL_COEFFICIENTS.terms.every((t) => t.every((i) => i >= 0 && i < REAL_MODEL_FEATURES.length)));
     assert.equal(realModelFeatures({ table: cnn, batchSize: 8, optimizer: 'adam', precision: 'fp32' }).vector.length, REAL_MODEL_FEATURES.length);
   });
 
-  it('evaluates exp(coefficients . features) for the point and both ends', () => {
-    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, point: [1, 0.5], low: [1, 0.25], high: [1, 1] };
+  it('evaluates exp(coefficients . terms) for the point and both ends', () => {
+    assert.deepEqual(expandTerms([1, 2, 3], [[0], [1], [1, 2], [2, 2]]), [1, 2, 6, 9]);
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, terms: [[0], [1]], point: [1, 0.5], low: [1, 0.25], high: [1, 1] };
     const prediction = predictFromFeatures([Math.log(1000), 2], model);
     assert.ok(Math.abs(prediction.pointMiB - 1000 * Math.exp(1)) < 1e-6);
     assert.ok(Math.abs(prediction.lowMiB - 1000 * Math.exp(0.5)) < 1e-6);
     assert.ok(Math.abs(prediction.highMiB - 1000 * Math.exp(2)) < 1e-6);
+  });
+
+  it('gives what fit.py computes from the same coefficients (shared vectors)', () => {
+    const file = path.join(REPO_ROOT, 'test', 'vectors', 'real-model', 'predictions.json');
+    const { cases } = JSON.parse(readFileSync(file, 'utf8')) as { cases: { features: number[]; low: number; point: number; high: number }[] };
+    assert.ok(cases.length >= 10);
+    for (const c of cases) {
+      const p = predictFromFeatures(c.features);
+      for (const [ours, theirs] of [[p.pointMiB, c.point], [p.lowMiB, Math.min(c.low, c.point)], [p.highMiB, Math.max(c.high, c.point)]] as const) {
+        assert.ok(Math.abs(ours - theirs) <= 1e-9 * theirs, `${ours} vs ${theirs}`);
+      }
+    }
   });
 
   it('gives a range around its point that grows with the batch', () => {
