@@ -36,8 +36,7 @@ export function evaluateRealModel(dataDir: string, repoRoot: string): void {
   const [lowQ, highQ] = coefficients.rangeQuantiles;
   const data = loadRealModelData(dataDir, repoRoot, optimizer);
   const cv = coefficients.crossValidation as unknown as { grouped: Recorded; leaveOneFamilyOut: Recorded; groupedSynthetic: Recorded };
-  console.log(`\nReal models (the range is the point's quantile pair below; docs/real-model-estimator.md):`);
-  console.log(`Real models: ${data.timm.length} timm runs that completed on the A100 (${data.lowerBoundRuns} that filled the GPU or crashed left out as lower bounds)`);
+  console.log(`\nReal models (docs/real-model-estimator.md): ${data.timm.length} timm runs that completed on the A100 (${data.lowerBoundRuns} that filled the GPU or crashed left out as lower bounds)`);
   console.log(`  assumed for timm: fp32, ${optimizer} (grouped-CV median error by assumption: ${Object.entries(trained.optimizerScores).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}); point = quantile ${coefficients.pointQuantile}, range ${lowQ}-${highQ}`);
   if (cv.grouped.all?.runs !== data.timm.length) {
     console.log(`  WARNING: the coefficients were fitted on ${cv.grouped.all?.runs} timm runs, ${data.timm.length} are here: run \`npm run train:real-model\``);
