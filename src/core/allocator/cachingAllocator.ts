@@ -134,21 +134,8 @@ export class CachingAllocator {
     this.allocated -= block.size;
     const pool = block.small ? this.smallPool : this.largePool;
     block.free = true;
-    const prev = block.prev;
-    if (prev && prev.free) {
-      pool.remove(prev);
-      prev.size += block.size;
-      prev.next = block.next;
-      if (block.next) block.next.prev = prev;
-      block = prev;
-    }
-    const next = block.next;
-    if (next && next.free) {
-      pool.remove(next);
-      block.size += next.size;
-      block.next = next.next;
-      if (next.next) next.next.prev = block;
-    }
+    if (block.prev?.free) block = absorbNext(pool, block.prev, true);
+    if (block.next?.free) block = absorbNext(pool, block, false);
     pool.add(block);
   }
 
@@ -169,6 +156,19 @@ export class CachingAllocator {
     this.peakReserved = Math.max(this.peakReserved, this.reserved);
     return block;
   }
+}
+
+/**
+ * Merges `block.next` into `block` (neighbours in one segment). The free one of them already in
+ * the pool leaves it: `block` when `blockIsPooled`, else the next one.
+ */
+function absorbNext(pool: FreeList, block: Block, blockIsPooled: boolean): Block {
+  const next = block.next!;
+  pool.remove(blockIsPooled ? block : next);
+  block.size += next.size;
+  block.next = next.next;
+  if (next.next) next.next.prev = block;
+  return block;
 }
 
 /** Replays a whole trace on a fresh allocator. */

@@ -58,6 +58,12 @@ describe('caching allocator', () => {
     // Three 5 MiB blocks in one 20 MiB segment; freeing the first two leaves a 10 MiB hole that a 9 MiB request fits.
     const merged = allocator([[1, 5 * MIB], [2, 5 * MIB], [3, 5 * MIB], 1, 2, [4, 9 * MIB]]);
     assert.equal(merged.stats().reservedBytes, 20 * MIB);
+    // The other order merges with the next block instead of the previous one.
+    const mergedForward = allocator([[1, 5 * MIB], [2, 5 * MIB], [3, 5 * MIB], 2, 1, [4, 9 * MIB]]);
+    assert.equal(mergedForward.stats().reservedBytes, 20 * MIB);
+    // Freeing everything leaves one 20 MiB block: a 20 MiB request fits it.
+    const whole = allocator([[1, 5 * MIB], [2, 5 * MIB], [3, 5 * MIB], 2, 1, 3, [4, 20 * MIB]]);
+    assert.equal(whole.stats().reservedBytes, 20 * MIB);
     // Freeing only the first leaves two 5 MiB holes: 9 MiB needs a new segment.
     const split = allocator([[1, 5 * MIB], [2, 5 * MIB], [3, 5 * MIB], 1, [4, 9 * MIB]]);
     assert.equal(split.stats().reservedBytes, 40 * MIB);
