@@ -2,7 +2,8 @@
  * Scores the estimators against the published A100 measurements: `npm run evaluate`.
  * Prints the relative error (|estimate - measured| / measured) of our analytical model and of the
  * Horus formula per family, and the runtime overhead the data implies; then the shipped learned
- * ensembles on the held-out split (learnedEvaluation.ts).
+ * ensembles on the held-out split (learnedEvaluation.ts), and the real-model estimator on the timm
+ * runs (realModelEvaluation.ts).
  */
 import { analyticalEstimate, RUNTIME_OVERHEAD_MIB } from '../../src/core/estimators/analytical';
 import { horusMiB } from '../../src/core/estimators/horus';
@@ -10,6 +11,7 @@ import type { TrainingJob } from '../../src/core/estimators/trainingJob';
 import { findPackageRoot } from '../../src/core/parsing/parserAssets';
 import * as path from 'node:path';
 import { evaluateLearned } from './learnedEvaluation';
+import { evaluateRealModel } from './realModelEvaluation';
 import { loadReferenceRuns, referenceDataDir, type ReferenceRun } from './referenceData';
 
 /** Linear interpolation between the closest ranks, as numpy's default. */
@@ -44,7 +46,9 @@ for (const family of ['mlp', 'cnn'] as const) {
   console.log(`  implied runtime overhead (measured - modelled tensors): median ${quantile(overheads, 0.5).toFixed(0)} MiB (model uses ${RUNTIME_OVERHEAD_MIB})`);
 }
 
-evaluateLearned(path.join(root, 'models'), runsByFamily).catch((error: unknown) => {
+evaluateLearned(path.join(root, 'models'), runsByFamily)
+  .then(() => evaluateRealModel(dir, root))
+  .catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });

@@ -5,12 +5,13 @@
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { horusEstimator } from '../estimators/horus';
 import { ensembleEstimator } from '../estimators/learned';
+import { realModelEstimator } from '../estimators/realModel';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
 import type { ModelFamily } from '../estimators/family';
 import type { Estimator, EstimatorInput, EstimatorResult, EstimatorResults } from './estimator';
 import type { EstimatorReading } from './fileEstimate';
 
-export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstimator, ensembleEstimator];
+export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstimator, ensembleEstimator, realModelEstimator];
 
 /**
  * Which result is the estimate, first found first: the family's trained ensemble where it ran,

@@ -9,13 +9,14 @@ import { horusMiB, estimate } from '../../fixtures';
 const result = (method: string): EstimatorResult => ({ method, pointMiB: 1, range: null, warnings: [], detail: undefined });
 
 describe('estimator registry', () => {
-  it('lists the analytical model, Horus and the ensembles, each with its own id', () => {
+  it('lists the analytical model, Horus, the ensembles and the real-model estimator, each with its own id', () => {
     assert.deepEqual(
       ESTIMATORS.map((e) => [e.id, e.pass]),
       [
         ['analytical', 'analysis'],
         ['horus', 'analysis'],
         ['ensemble', 'learned'],
+        ['real-model', 'analysis'],
       ],
     );
   });
@@ -30,7 +31,7 @@ describe('estimator registry', () => {
   it('runs the analysis-pass estimators on a model, each labelled, as the estimate states them', async () => {
     const model = (await estimate('import torch.nn as nn\nimport torch\nmodel = nn.Linear(64, 10)\nx = torch.randn(32, 64)\nloss = model(x).sum()\n')).models[0]!;
     const results = runAnalysisEstimators({ job: { table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision }, family: model.family });
-    assert.deepEqual([...results.values()].map((r) => r.method), ['analytical', 'horus']);
+    assert.deepEqual([...results.values()].map((r) => r.method), ['analytical', 'horus', 'real-model']);
     assert.equal(Math.round(results.get(analyticalEstimator)!.pointMiB), model.memory.estimateMiB);
     assert.equal(Math.round(results.get(horusEstimator)!.pointMiB), horusMiB(model));
   });

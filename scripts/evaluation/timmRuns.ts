@@ -1,0 +1,129 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { LayerTable } from '../../src/core/layerTable/layerTable';
+import { parseCsv } from './referenceData';
+
+/**
+ * One timm training run of ../shared/data/gpumemnet-a100/timm_faketensor.csv (A100 40 GB,
+ * PyTorch 2.4.1) joined with the model's layer table that scripts/timm_layer_tables.py recorded
+ * (timm 1.0.31, the default input size) into build/timm-layer-tables.
+ */
+export interface TimmRun {
+  readonly model: string;
+  /** timm's model module (resnet, vision_transformer, ...): the family of leave-one-family-out. */
+  readonly module: string;
+  readonly group: TimmGroup;
+  readonly batchSize: number;
+  readonly measuredMiB: number;
+  /** FakeTensor's estimate for the same run (`Last Numeric Value`, MiB). */
+  readonly fakeTensorMiB: number;
+  /**
+   * The run did not complete its training steps: it filled the GPU (at or near 40 GB), or
+   * measured no more than a smaller batch of the same model did (it crashed early), or is a larger
+   * batch than such a run, or FakeTensor already needs more than the GPU has, or the model's whole
+   * series is flat while FakeTensor's estimate grows (nothing trained). Its peak is a lower bound,
+   * kept out of fits and errors.
+   */
+  readonly lowerBound: boolean;
+  readonly table: LayerTable;
+  readonly inputSize: readonly number[];
+}
+
+export type TimmGroup = 'ConvNets' | 'vision Transformers' | 'MLP-Mixers';
+
+/** Runs whose peak is within this of the A100's 40,960 MiB filled the GPU (the data's README). */
+export const FILLED_GPU_MIB = 39_000;
+
+/**
+ * timm modules by group. Hybrids count where their blocks' memory comes from: attention-based
+ * backbones with a convolutional stem are Transformers, convolutions with an attention head are
+ * ConvNets; MLP-Mixer-style token mixing (mixer, gMLP, ResMLP) is its own group.
+ */
+const TRANSFORMER_MODULES = new Set([
+  'vision_transformer', 'vision_transformer_hybrid', 'vision_transformer_relpos', 'vision_transformer_sam', 'deit', 'beit', 'eva',
+  'swin_transformer', 'swin_transformer_v2', 'swin_transformer_v2_cr', 'cait', 'xcit', 'crossvit', 'pit', 'tnt', 'twins', 'levit',
+  'mvitv2', 'maxxvit', 'volo', 'visformer', 'convit', 'coat', 'gcvit', 'pvt_v2', 'efficientformer', 'efficientformer_v2', 'edgenext',
+  'nest', 'sequencer', 'davit', 'hiera', 'fastvit', 'tiny_vit', 'focalnet', 'vitamin', 'hieradet_sam2', 'metaformer', 'efficientvit_msra',
+  'efficientvit_mit', 'mobilevit', 'vision_transformer_relpos', 'cvt', 'rdnet', 'nextvit', 'aimv2', 'naflexvit', 'fasternet', 'shvit',
+]);
+const MIXER_MODULES = new Set(['mlp_mixer']);
+
+export function timmGroup(module: string): TimmGroup {
+  if (MIXER_MODULES.has(module)) return 'MLP-Mixers';
+  if (TRANSFORMER_MODULES.has(module)) return 'vision Transformers';
+  return 'ConvNets';
+}
+
+export const TIMM_TABLES_DIR = (repoRoot: string) => path.join(repoRoot, 'build', 'timm-layer-tables');
+
+/** The timm runs whose model has a recorded layer table; `missing` names the models without one. */
+export function loadTimmRuns(dataDir: string, repoRoot: string): { runs: TimmRun[]; missing: string[] } {
+  const rows = parseCsv(readFileSync(path.join(dataDir, 'timm_faketensor.csv'), 'utf8'));
+  const header = rows[0]!;
+  const column = (name: string) => {
+    const index = header.indexOf(name);
+    if (index < 0) throw new Error(`timm_faketensor.csv has no column ${name}`);
+    return index;
+  };
+  const [file, batch, peak, fake] = [column('Filename'), column('Batch Size'), column('Max GPU Memory (MiB)'), column('Last Numeric Value')];
+  const tables = new Map<string, { table: LayerTable; module: string; inputSize: number[] } | null>();
+  const runs: TimmRun[] = [];
+  const missing: string[] = [];
+  for (const record of rows.slice(1)) {
+    const name = record[file]!.replace(/\.out$/, '');
+    const model = name.slice(0, name.lastIndexOf('_'));
+    if (!tables.has(model)) {
+      const where = path.join(TIMM_TABLES_DIR(repoRoot), `${model}.json`);
+      if (existsSync(where)) {
+        const recorded = JSON.parse(readFileSync(where, 'utf8')) as { table: LayerTable; module: string; inputSize: number[] };
+        tables.set(model, recorded);
+      } else {
+        tables.set(model, null);
+        missing.push(model);
+      }
+    }
+    const recorded = tables.get(model);
+    if (!recorded) continue;
+    const measuredMiB = Number(record[peak]);
+    runs.push({
+      model,
+      module: recorded.module,
+      group: timmGroup(recorded.module),
+      batchSize: Number(record[batch]),
+      measuredMiB,
+      fakeTensorMiB: Number(record[fake]),
+      lowerBound: false,
+      table: recorded.table,
+      inputSize: recorded.inputSize,
+    });
+  }
+  return { runs: markLowerBounds(runs), missing };
+}
+
+/** A100 40 GB: what nvidia-smi reports as memory.total. */
+const GPU_MIB = 40_960;
+
+/** A series this flat (largest / smallest measured) while FakeTensor's estimate grows this much never trained. */
+const FLAT_SERIES = { measuredRatio: 1.1, fakeTensorRatio: 4 };
+
+function markLowerBounds(runs: TimmRun[]): TimmRun[] {
+  const byModel = new Map<string, TimmRun[]>();
+  for (const run of runs) byModel.set(run.model, [...(byModel.get(run.model) ?? []), run]);
+  const marked = new Map<TimmRun, boolean>();
+  for (const series of byModel.values()) {
+    const sorted = [...series].sort((a, b) => a.batchSize - b.batchSize);
+    const measured = sorted.map((run) => run.measuredMiB);
+    const fake = sorted.map((run) => run.fakeTensorMiB);
+    const flat = sorted.length > 1 && Math.max(...measured) / Math.min(...measured) < FLAT_SERIES.measuredRatio && fake[fake.length - 1]! / fake[0]! > FLAT_SERIES.fakeTensorRatio;
+    // A larger batch never needs less memory: from the first run that measured no more than a
+    // smaller batch did, the runs crashed before their peak.
+    let failed = flat;
+    let highest = 0;
+    for (const run of sorted) {
+      if (run.measuredMiB >= FILLED_GPU_MIB || run.measuredMiB <= highest || run.fakeTensorMiB > GPU_MIB) failed = true;
+      highest = Math.max(highest, run.measuredMiB);
+      marked.set(run, failed);
+    }
+  }
+  return runs.map((run) => ({ ...run, lowerBound: marked.get(run)! }));
+}

@@ -1,0 +1,105 @@
+/**
+ * The real-model estimator: the training step's allocations replayed through PyTorch's caching
+ * allocator (the physical part: weights, gradients, optimizer state, activations kept for
+ * backward, the allocator's reserve, the runtime overhead), then a learned correction: log(peak)
+ * is linear in the features of realModelFeatures.ts and their pairwise products, one fit per
+ * quantile, on the measured timm runs (A100 40 GB) and GPUMemNet's synthetic networks
+ * (`npm run train:real-model`: scripts/realModel/dumpSamples.ts computes the features here,
+ * scripts/realModel/fit.py fits them with numpy). The coefficients are generated into
+ * realModelCoefficients.json; this file only evaluates them, without Python.
+ */
+import type { Estimator } from '../estimate/estimator';
+import type { GpuProfile } from '../gpus/gpuProfiles';
+import coefficients from './realModelCoefficients.json';
+import { realModelFeatures } from './realModelFeatures';
+import type { StepReplay } from './trainingStep';
+import type { TrainingJob } from './trainingJob';
+
+export interface RealModelCoefficients {
+  readonly features: readonly string[];
+  /** The model's terms: each the product of the features at these indices. */
+  readonly terms: readonly (readonly number[])[];
+  /** The quantile the point estimate is, and the two that bound the range. */
+  readonly pointQuantile: number;
+  readonly rangeQuantiles: readonly [number, number];
+  /** One coefficient per feature for the point and the range's low and high ends (log MiB). */
+  readonly point: readonly number[];
+  readonly low: readonly number[];
+  readonly high: readonly number[];
+  /** The GPU whose measurements fitted the runtime overhead and the correction. */
+  readonly measuredGpu: string;
+}
+
+export const REAL_MODEL_COEFFICIENTS: RealModelCoefficients = coefficients as unknown as RealModelCoefficients;
+
+export interface RealModelDetail {
+  readonly physicalMiB: number;
+  readonly replay: StepReplay;
+}
+
+export interface RealModelPrediction {
+  readonly lowMiB: number;
+  readonly pointMiB: number;
+  readonly highMiB: number;
+}
+
+/** The model's terms for a feature vector: products of features (fit.py's `terms`). */
+export function expandTerms(vector: readonly number[], terms: RealModelCoefficients['terms']): number[] {
+  return terms.map((indices) => indices.reduce((product, index) => product * vector[index]!, 1));
+}
+
+function dot(weights: readonly number[], vector: readonly number[]): number {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += weights[i]! * vector[i]!;
+  return sum;
+}
+
+/** The corrected estimate for a feature vector (REAL_MODEL_FEATURES order). */
+export function predictFromFeatures(vector: readonly number[], model: RealModelCoefficients = REAL_MODEL_COEFFICIENTS): RealModelPrediction {
+  const terms = expandTerms(vector, model.terms);
+  const point = Math.exp(dot(model.point, terms));
+  const low = Math.exp(dot(model.low, terms));
+  const high = Math.exp(dot(model.high, terms));
+  return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
+}
+
+export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
+  const { vector, replay, physicalMiB } = realModelFeatures(job);
+  return { ...predictFromFeatures(vector), physicalMiB, replay };
+}
+
+/**
+ * How much the CUDA context and the libraries' workspaces may differ, MiB, on a GPU that was not
+ * measured (docs/real-model-estimator.md, "Other GPUs"): a newer driver and CUDA's lazy module
+ * loading make the context smaller, older ones and other architectures' kernels larger. Same
+ * architecture as the measured A100: the driver and CUDA version alone; another: the kernels too.
+ */
+export const CONTEXT_SPREAD_MIB = { sameArchitecture: 300, otherArchitecture: 700 } as const;
+const MEASURED_ARCHITECTURE = 'Ampere';
+
+/** The range on `gpu`: the measured one's as calibrated, any other's widened by the context's spread. */
+export function rangeOnGpu(range: { lowMiB: number; highMiB: number }, gpu: GpuProfile): { lowMiB: number; highMiB: number } {
+  if (gpu.id === REAL_MODEL_COEFFICIENTS.measuredGpu) return range;
+  const spread = gpu.architecture === MEASURED_ARCHITECTURE ? CONTEXT_SPREAD_MIB.sameArchitecture : CONTEXT_SPREAD_MIB.otherArchitecture;
+  return { lowMiB: Math.max(0, range.lowMiB - spread), highMiB: range.highMiB + spread };
+}
+
+export const realModelEstimator: Estimator<RealModelDetail> = {
+  id: 'real-model',
+  pass: 'analysis',
+  estimate({ job }) {
+    const prediction = realModelPrediction(job);
+    const warnings: string[] = [];
+    if (job.table.rows.some((row) => row.type === 'Embedding')) {
+      warnings.push('Measured on vision models only: for a language model the correction learned on vision Transformers is applied to its embeddings, logits and attention (docs/real-model-estimator.md).');
+    }
+    return {
+      method: 'real-model',
+      pointMiB: prediction.pointMiB,
+      range: { lowMiB: prediction.lowMiB, highMiB: prediction.highMiB },
+      warnings,
+      memoryAt: (batchSize) => realModelPrediction({ ...job, batchSize }).pointMiB,
+      detail: { physicalMiB: prediction.physicalMiB, replay: prediction.replay },
+    };
+  },
+};

@@ -1,0 +1,161 @@
+/**
+ * The allocations a training step makes, derived from a layer table, and their replay through the
+ * CUDA caching allocator (src/core/allocator): the physical part of the real-model estimator.
+ *
+ * The sequence, per iteration (two are replayed: the first creates the optimizer state after its
+ * backward, the second runs forward and backward with that state resident, which is where most
+ * steps peak):
+ * - the input batch (and its labels) arrive;
+ * - forward: every row's output is allocated in call order; an output backward needs (the row
+ *   saves it, the next row saves its input, or it is the last row) stays until backward reaches
+ *   its row, any other is freed once the next row has produced its own; masks such as Dropout's
+ *   stay too;
+ * - backward, from the last row: the gradient of each row's input is allocated, then the
+ *   gradient of its output and what the row kept are freed; a row's weight gradient is allocated
+ *   when backward reaches it and lives until `zero_grad(set_to_none=True)`, PyTorch 2's default;
+ * - the optimizer step: state created at the first step (Adam: two moments; SGD with momentum: one
+ *   buffer), and Adam's multi-tensor step allocates one temporary per parameter tensor;
+ * - zero_grad frees the gradients; the batch is dropped.
+ * Weights are allocated once before the first iteration. Attention matrices (Dropout rows on
+ * [heads, N, N] inside an attention block) are not allocated: PyTorch 2 runs timm's and Hugging
+ * Face's attention through fused scaled-dot-product kernels that never materialise them.
+ */
+import { CachingAllocator, type AllocatorEvent, type AllocatorStats } from '../allocator/cachingAllocator';
+import type { LayerRow } from '../layerTable/layerTable';
+import { layerTraits } from '../layers/layerTraits';
+import { PRECISION_BYTES } from './analytical';
+import type { TrainingJob } from './trainingJob';
+
+/** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
+const OPTIMIZER_STATE: Readonly<Record<TrainingJob['optimizer'], { copies: number; temporary: boolean }>> = {
+  sgd: { copies: 0, temporary: false },
+  'sgd-momentum': { copies: 1, temporary: false },
+  adam: { copies: 2, temporary: true },
+  adamw: { copies: 2, temporary: true },
+  rmsprop: { copies: 1, temporary: true },
+  adagrad: { copies: 1, temporary: true },
+  other: { copies: 2, temporary: true },
+};
+
+/** What the replay found, in bytes. */
+export interface StepReplay {
+  readonly stats: AllocatorStats;
+  /** Weights, their gradients and the optimizer state (live tensors, rounded to 512 bytes). */
+  readonly stateBytes: number;
+  /** The activations, masks and input batch kept for backward at the end of forward. */
+  readonly savedBytes: number;
+  /** Elements of the attention matrices the fused kernels do not materialise, per sample. */
+  readonly attentionElements: number;
+}
+
+/** A row that is an attention matrix's dropout: [.., N, N] output under an attention module. */
+export function isAttentionMatrix(row: Pick<LayerRow, 'type' | 'path' | 'outputShape'>): boolean {
+  const shape = row.outputShape;
+  if (row.type !== 'Dropout' || !shape || shape.length < 3) return false;
+  if (shape[shape.length - 1] !== shape[shape.length - 2]) return false;
+  return /(^|[._])(attn|attention)([._]|$)|attn_drop/i.test(row.path);
+}
+
+/** The event sequence of `iterations` training steps. */
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number } {
+  const { table, batchSize, optimizer, precision } = job;
+  const bytes = PRECISION_BYTES[precision];
+  const events: AllocatorEvent[] = [];
+  let nextId = 0;
+  const alloc = (size: number): number => {
+    const id = nextId++;
+    events.push({ kind: 'alloc', id, bytes: size });
+    return id;
+  };
+  const free = (id: number): void => {
+    events.push({ kind: 'free', id });
+  };
+
+  const paramRows = table.rows.filter((row) => (row.params ?? 0) > 0);
+  const weightSizes = paramRows.map((row) => (row.params ?? 0) * bytes.weights);
+  for (const size of weightSizes) alloc(size);
+  const round = (size: number): number => Math.ceil(size / 512) * 512;
+  const weightTotal = weightSizes.reduce((sum, size) => sum + round(size), 0);
+  const state = OPTIMIZER_STATE[optimizer];
+  const stateBytes = weightTotal * (2 + state.copies);
+
+  let attentionElements = 0;
+  const active = table.rows.filter((row) => {
+    if (row.activations === null || row.activations <= 0) return false;
+    if (isAttentionMatrix(row)) {
+      attentionElements += row.activations;
+      return false;
+    }
+    return true;
+  });
+  const activeRows = new Set(active);
+  const inputElements = table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) : 0;
+  const kept = active.map((row, index) => {
+    const next = active[index + 1];
+    return index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (next !== undefined && layerTraits(next.type)?.savesInput === true);
+  });
+  let savedBytes = 0;
+  let optimizerState: number[] | null = null;
+
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    const input = alloc(batchSize * inputElements * bytes.activations);
+    const labels = alloc(batchSize * 8);
+    const outputs: (number | null)[] = [];
+    const masks: (number | null)[] = [];
+    let saved = round(batchSize * inputElements * bytes.activations);
+    active.forEach((row, index) => {
+      const elements = batchSize * (row.activations ?? 0);
+      const out = alloc(elements * bytes.activations);
+      const extra = layerTraits(row.type)?.extraBytesPerElement ?? 0;
+      masks.push(extra > 0 ? alloc(elements * extra) : null);
+      if (extra > 0) saved += round(elements * extra);
+      const previous = index > 0 ? outputs[index - 1] : null;
+      if (previous !== null && previous !== undefined && !kept[index - 1]) {
+        free(previous);
+        outputs[index - 1] = null;
+      }
+      outputs.push(out);
+      if (kept[index]) saved += round(elements * bytes.activations);
+    });
+    savedBytes = Math.max(savedBytes, saved);
+
+    // Backward: a row's weight gradient appears when backward reaches the row, before what the
+    // row kept is freed; parameters outside every called row get theirs at the end.
+    const gradients: number[] = [];
+    let gradOut = active.length > 0 ? alloc(batchSize * (active[active.length - 1]!.activations ?? 0) * bytes.activations) : null;
+    for (let index = active.length - 1; index >= 0; index--) {
+      const row = active[index]!;
+      const gradIn = index > 0 ? alloc(batchSize * (active[index - 1]!.activations ?? 0) * bytes.activations) : null;
+      if ((row.params ?? 0) > 0) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+      if (gradOut !== null) free(gradOut);
+      gradOut = gradIn;
+      const out = outputs[index];
+      if (out !== null && out !== undefined) free(out);
+      const mask = masks[index];
+      if (mask !== null && mask !== undefined) free(mask);
+    }
+    if (gradOut !== null) free(gradOut);
+    for (const row of paramRows) if (!activeRows.has(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+
+    if (optimizerState === null) {
+      optimizerState = [];
+      for (let copy = 0; copy < state.copies; copy++) for (const size of weightSizes) optimizerState.push(alloc(size));
+    }
+    if (state.temporary) {
+      const temporaries = weightSizes.map((size) => alloc(size));
+      temporaries.forEach(free);
+    }
+    gradients.forEach(free);
+    free(labels);
+    free(input);
+  }
+  return { events, stateBytes, savedBytes, attentionElements };
+}
+
+/** Replays `iterations` training steps of the job through the caching allocator. */
+export function replayTrainingStep(job: TrainingJob, iterations = 2): StepReplay {
+  const { events, stateBytes, savedBytes, attentionElements } = trainingStepEvents(job, iterations);
+  const allocator = new CachingAllocator();
+  for (const event of events) allocator.apply(event);
+  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements };
+}

@@ -1,0 +1,69 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../../fixtures';
+import { CONTEXT_SPREAD_MIB, expandTerms, predictFromFeatures, rangeOnGpu, REAL_MODEL_COEFFICIENTS, realModelEstimator, type RealModelCoefficients } from '../../../../src/core/estimators/realModel';
+import { REAL_MODEL_FEATURES, realModelFeatures } from '../../../../src/core/estimators/realModelFeatures';
+import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { LAYER_TABLE_SCHEMA_VERSION, type LayerTable } from '../../../../src/core/layerTable/layerTable';
+
+const cnn: LayerTable = {
+  schemaVersion: LAYER_TABLE_SCHEMA_VERSION,
+  model: 'cnn',
+  inputShape: [3, 224, 224],
+  rows: [
+    { path: 'conv', type: 'Conv2d', outputShape: [64, 112, 112], activations: 64 * 112 * 112, params: 9408, trainable: true },
+    { path: 'bn', type: 'BatchNorm2d', outputShape: [64, 112, 112], activations: 64 * 112 * 112, params: 128, trainable: true },
+    { path: 'act', type: 'ReLU', outputShape: [64, 112, 112], activations: 64 * 112 * 112, params: 0, trainable: true },
+    { path: 'pool', type: 'AdaptiveAvgPool2d', outputShape: [64, 1, 1], activations: 64, params: 0, trainable: true },
+    { path: 'fc', type: 'Linear', outputShape: [1000], activations: 1000, params: 65000, trainable: true },
+  ],
+  totals: { params: 74536, trainableParams: 74536, activations: 3 * 64 * 112 * 112 + 1064 },
+  incomplete: false,
+};
+
+describe('real-model estimator', () => {
+  it('has coefficients for the features it computes', () => {
+    assert.deepEqual(REAL_MODEL_COEFFICIENTS.features, [...REAL_MODEL_FEATURES]);
+    for (const side of [REAL_MODEL_COEFFICIENTS.point, REAL_MODEL_COEFFICIENTS.low, REAL_MODEL_COEFFICIENTS.high]) assert.equal(side.length, REAL_MODEL_COEFFICIENTS.terms.length);
+    assert.ok(REAL_MODEL_COEFFICIENTS.terms.every((t) => t.every((i) => i >= 0 && i < REAL_MODEL_FEATURES.length)));
+    assert.equal(realModelFeatures({ table: cnn, batchSize: 8, optimizer: 'adam', precision: 'fp32' }).vector.length, REAL_MODEL_FEATURES.length);
+  });
+
+  it('evaluates exp(coefficients . terms) for the point and both ends', () => {
+    assert.deepEqual(expandTerms([1, 2, 3], [[0], [1], [1, 2], [2, 2]]), [1, 2, 6, 9]);
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, terms: [[0], [1]], point: [1, 0.5], low: [1, 0.25], high: [1, 1] };
+    const prediction = predictFromFeatures([Math.log(1000), 2], model);
+    assert.ok(Math.abs(prediction.pointMiB - 1000 * Math.exp(1)) < 1e-6);
+    assert.ok(Math.abs(prediction.lowMiB - 1000 * Math.exp(0.5)) < 1e-6);
+    assert.ok(Math.abs(prediction.highMiB - 1000 * Math.exp(2)) < 1e-6);
+  });
+
+  it('gives what fit.py computes from the same coefficients (shared vectors)', () => {
+    const file = path.join(REPO_ROOT, 'test', 'vectors', 'real-model', 'predictions.json');
+    const { cases } = JSON.parse(readFileSync(file, 'utf8')) as { cases: { features: number[]; low: number; point: number; high: number }[] };
+    assert.ok(cases.length >= 10);
+    for (const c of cases) {
+      const p = predictFromFeatures(c.features);
+      for (const [ours, theirs] of [[p.pointMiB, c.point], [p.lowMiB, Math.min(c.low, c.point)], [p.highMiB, Math.max(c.high, c.point)]] as const) {
+        assert.ok(Math.abs(ours - theirs) <= 1e-9 * theirs, `${ours} vs ${theirs}`);
+      }
+    }
+  });
+
+  it('gives a range around its point that grows with the batch', () => {
+    const result = realModelEstimator.pass === 'analysis' ? realModelEstimator.estimate({ job: { table: cnn, batchSize: 32, optimizer: 'adam', precision: 'fp32' }, family: 'cnn' }) : null;
+    assert.ok(result && result.range);
+    assert.ok(result.range.lowMiB <= result.pointMiB && result.pointMiB <= result.range.highMiB);
+    assert.ok(result.memoryAt!(128) > result.memoryAt!(32));
+    // Above the physical part alone: the runtime overhead and what the table cannot see.
+    assert.ok(result.pointMiB > result.detail.replay.stats.peakReservedBytes / 2 ** 20);
+  });
+
+  it('keeps the measured GPU’s range and widens the others by the context’s spread', () => {
+    const range = { lowMiB: 5000, highMiB: 7000 };
+    assert.deepEqual(rangeOnGpu(range, findGpuProfile('a100-40gb')!), range);
+    assert.deepEqual(rangeOnGpu(range, findGpuProfile('a100-80gb')!), { lowMiB: 5000 - CONTEXT_SPREAD_MIB.sameArchitecture, highMiB: 7000 + CONTEXT_SPREAD_MIB.sameArchitecture });
+    assert.deepEqual(rangeOnGpu(range, findGpuProfile('h100-80gb')!), { lowMiB: 5000 - CONTEXT_SPREAD_MIB.otherArchitecture, highMiB: 7000 + CONTEXT_SPREAD_MIB.otherArchitecture });
+  });
+});

@@ -1,0 +1,63 @@
+import * as assert from 'node:assert/strict';
+import { isAttentionMatrix, replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
+import type { TrainingJob } from '../../../../src/core/estimators/trainingJob';
+import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
+
+const MIB = 1024 * 1024;
+
+function table(rows: LayerRow[], inputShape: number[]): LayerTable {
+  const params = rows.reduce((s, r) => s + (r.params ?? 0), 0);
+  return { schemaVersion: LAYER_TABLE_SCHEMA_VERSION, model: 'm', inputShape, rows, totals: { params, trainableParams: params, activations: 0 }, incomplete: false };
+}
+
+// Linear(1024 -> 1024), ReLU, Linear(1024 -> 10): 4 MiB of fp32 weights in the first layer.
+const mlp = table(
+  [
+    { path: '0', type: 'Linear', outputShape: [1024], activations: 1024, params: 1024 * 1024, trainable: true },
+    { path: '1', type: 'ReLU', outputShape: [1024], activations: 1024, params: 0, trainable: true },
+    { path: '2', type: 'Linear', outputShape: [10], activations: 10, params: 10240, trainable: true },
+  ],
+  [1024],
+);
+const job = (overrides: Partial<TrainingJob> = {}): TrainingJob => ({ table: mlp, batchSize: 1024, optimizer: 'adam', precision: 'fp32', ...overrides });
+
+describe('training step replay', () => {
+  it('frees everything but weights and optimizer state by the end of a step', () => {
+    const { events } = trainingStepEvents(job());
+    const live = new Set<number>();
+    for (const e of events) {
+      if (e.kind === 'alloc') live.add(e.id);
+      else live.delete(e.id);
+    }
+    // Two weight tensors, and Adam's two moments of each.
+    assert.equal(live.size, 6);
+  });
+
+  it('counts weights, gradients and two Adam moments as state, and what backward keeps as saved', () => {
+    const replay = replayTrainingStep(job());
+    const weights = 4 * MIB + 10240 * 4;
+    assert.equal(replay.stateBytes, 4 * weights);
+    // The input (4 MiB, Linear saves it), ReLU's output (4 MiB: ReLU saves it, Linear saves its
+    // input), the logits (last row); the first Linear's output is freed once ReLU has run.
+    assert.equal(replay.savedBytes, 4 * MIB + 4 * MIB + 1024 * 10 * 4);
+    assert.ok(replay.stats.peakReservedBytes >= replay.stats.peakAllocatedBytes);
+    assert.ok(replay.stats.peakAllocatedBytes >= replay.stateBytes);
+  });
+
+  it('needs less with SGD than with Adam, and more at a larger batch', () => {
+    const peak = (j: TrainingJob) => replayTrainingStep(j).stats.peakReservedBytes;
+    assert.ok(peak(job({ optimizer: 'sgd' })) < peak(job()));
+    assert.ok(peak(job({ batchSize: 4096 })) > peak(job()));
+  });
+
+  it('leaves fused attention matrices out', () => {
+    const attention: LayerRow = { path: 'blocks.0.attn.attn_drop', type: 'Dropout', outputShape: [12, 197, 197], activations: 12 * 197 * 197, params: 0, trainable: true };
+    assert.equal(isAttentionMatrix(attention), true);
+    assert.equal(isAttentionMatrix({ ...attention, path: 'blocks.0.drop' }), false);
+    assert.equal(isAttentionMatrix({ ...attention, outputShape: [12, 197, 64] }), false);
+    const withAttention = table([...mlp.rows.slice(0, 2), attention, mlp.rows[2]!], [1024]);
+    const replay = replayTrainingStep(job({ table: withAttention }));
+    assert.equal(replay.attentionElements, 12 * 197 * 197);
+    assert.equal(replay.stats.peakReservedBytes, replayTrainingStep(job()).stats.peakReservedBytes);
+  });
+});
