@@ -6,7 +6,7 @@ import { OnnxRunner } from '../../../src/core/estimators/onnx/onnxRunner';
 import { formatMiB } from '../../../src/core/format/units';
 import { GPU_PROFILES } from '../../../src/core/gpus/gpuProfiles';
 import { estimatorComparison, type ModelChartData, type ReportedEstimate } from '../../../src/core/display/reportData';
-import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
 import { gpuComparison, memoryCurve, outlookOf } from '../../../src/core/estimate/outlook';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
 import { horusMiB, estimate, fixture, REPO_ROOT } from '../fixtures';
@@ -15,6 +15,11 @@ const chartJson = (html: string) => JSON.parse(/<script type="application\/json"
 const ariaLabel = (html: string, id: string) => /aria-label="([^"]*)"/.exec(new RegExp(`<div class="chart" id="${id}"[^>]*>`).exec(html)?.[0] ?? '')?.[1];
 
 describe('report page', () => {
+  /** How the estimator chart names the real-model estimator's reading (it has a range). */
+  const realModelText = (model: ModelEstimate): string => {
+    const reading = model.estimates.find((r) => r.estimator === 'real-model')!;
+    return `Real-model estimator ${formatMiB(reading.estimateMiB!)} (range ${formatMiB(reading.lowMiB!)} to ${formatMiB(reading.highMiB!)})`;
+  };
   /** The report's input as the estimate command builds it: the estimate and the pipeline's outlook of it. */
   const reported = (estimate: FileEstimate): ReportedEstimate => ({ estimate, outlooks: outlookOf(estimate, 0.1) });
   const page = {
@@ -90,7 +95,7 @@ describe('report page', () => {
     for (const row of gpus.rows) assert.ok(gpuLabel.includes(`${row.name} (${formatMiB(row.memoryMiB)})`), row.name);
     assert.match(gpuLabel, /does not fit on T4 16GB/);
     assert.deepEqual(estimators, JSON.parse(JSON.stringify(estimatorComparison(model))));
-    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(horusMiB(model)!)}, Trained ensemble n/a.`);
+    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(horusMiB(model)!)}, Trained ensemble n/a, ${realModelText(model)}.`);
     // Without an estimate, neither chart (and no empty canvas).
     const none = reportHtml(reported(await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n')), page);
     assert.doesNotMatch(none, /id="model-0-(gpus|estimators)"/);
@@ -107,7 +112,7 @@ describe('report page', () => {
       const { curve, estimators } = chartJson(html)[0]!;
       assert.deepEqual(curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
       assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the trained ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
-      assert.match(ariaLabel(html, 'model-0-estimators')!, new RegExp(`Trained ensemble ${formatMiB(model.memory.estimateMiB!)} \\(range ${formatMiB(model.memory.lowMiB!)} to ${formatMiB(model.memory.highMiB!)}\\)\\.$`));
+      assert.match(ariaLabel(html, 'model-0-estimators')!, new RegExp(`Trained ensemble ${formatMiB(model.memory.estimateMiB!)} \\(range ${formatMiB(model.memory.lowMiB!)} to ${formatMiB(model.memory.highMiB!)}\\), Real-model estimator `));
       assert.equal(estimators![2]!.lowMiB, model.memory.lowMiB);
       assert.match(html, /<th scope="col">Trained ensemble<\/th><th scope="col">Ensemble range<\/th>/);
       const rows = [...html.matchAll(/<tr><td class="num">(\d+)<\/td><td class="num">[^<]*<\/td><td class="num">([^<]*)<\/td><td class="num">([^<]*)<\/td>/g)];

@@ -41,17 +41,18 @@ describe('a new estimator: one file and one line in the registry, shown on every
         ['analytical', 'estimate'],
         ['horus', 'comparison'],
         ['ensemble', 'candidate'],
+        ['real-model', 'comparison'],
         ['doubled', 'comparison'],
       ],
     );
 
     const cli = humanOutput(file);
-    assert.match(cli, /estimate\s+Horus\s+doubled\s+fits/);
+    assert.match(cli, /estimate\s+Horus\s+real-model\s+doubled\s+fits/);
     assert.match(cli, /estimators: .*Doubled weights 1001 MiB/);
     assert.match(cli, /^doubled: a test estimator\.$/m);
     const json = estimateJson(file).models[0]!;
     assert.equal(json.doubledMiB, 1001);
-    assert.deepEqual(Object.keys(json).slice(Object.keys(json).indexOf('memory'), Object.keys(json).indexOf('utilization')), ['memory', 'horusMiB', 'doubledMiB']);
+    assert.deepEqual(Object.keys(json).slice(Object.keys(json).indexOf('memory'), Object.keys(json).indexOf('utilization')), ['memory', 'horusMiB', 'realModelMiB', 'doubledMiB']);
     assert.match(hoverText(file, model), / · Doubled weights: 1001 MiB/);
     assert.match(codeLensTitle(model, file.gpu.name), / \| doubled 1001 MiB/);
     assert.match(statusTooltipMarkdown(file, model), /- Doubled weights: 1001 MiB/);

@@ -87,7 +87,7 @@ describe('outlook', () => {
         assert.ok(curve.points.some((p) => p.batchSize === model.batchSize));
         assert.ok(curve.points.some((p) => p.batchSize === model.maxBatchSize), 'the ensemble’s largest batch is on the curve');
         const rows = estimatorComparison(model);
-        assert.deepEqual(rows.map((r) => r.estimator), ['analytical', 'horus', 'ensemble']);
+        assert.deepEqual(rows.map((r) => r.estimator), ['analytical', 'horus', 'ensemble', 'real-model']);
         assert.equal(rows[0]!.estimateMiB, model.memory.ensemble!.analyticalMiB);
         assert.equal(rows[1]!.estimateMiB, horusMiB(model));
         assert.equal(rows[2]!.estimateMiB, model.memory.estimateMiB);
@@ -99,7 +99,7 @@ describe('outlook', () => {
       assert.equal(noBatch.memory.estimateMiB, null);
       const curve = memoryCurve(noBatch, A100_40.memoryMiB);
       assert.ok(curve && curve.batchSize === null && curve.analyticalMaxBatch > 0);
-      assert.deepEqual(estimatorComparison(noBatch).map((r) => r.estimateMiB), [null, null, null]);
+      assert.deepEqual(estimatorComparison(noBatch).map((r) => r.estimateMiB), [null, null, null, null]);
     });
   });
 
