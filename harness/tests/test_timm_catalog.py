@@ -63,6 +63,12 @@ def test_window_counts_upsampling_and_valid_convolutions():
     check_law(lambda h, w: ((h - 3) // 2 - 2) // 2 - 5)
 
 
+def test_relative_position_tables_have_linear_terms():
+    # BEiT's table: heads * ((2 Wh - 1) * (2 Ww - 1) + 3) with Wh = H // 16.
+    law = check_law(lambda h, w: 12 * ((2 * (h // 16) - 1) * (2 * (w // 16) - 1) + 3))
+    assert len(law) == 10
+
+
 def test_a_constant_and_a_law_the_samples_do_not_explain():
     assert fit(SAMPLES, [1000] * len(SAMPLES)) == 1000
     assert fit(SAMPLES, [(h * h) % 97 for h, _ in SAMPLES]) is None

@@ -19,6 +19,7 @@ Encoded as a number (constant) or a list [c, k, a, s, aSpan, b, t, bSpan]
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Tuple
 
 Law = object  # int | List[int]
@@ -64,16 +65,17 @@ def fit_one(xs: Sequence[int], ys: Sequence[int]) -> List[Tuple[int, int, Tuple[
 
 def evaluate(law: Law, h: int, w: int, high: bool = False) -> int:
     """The law at (h, w); `high` takes each interval's upper end (a value that differs from the
-    lower end's means the samples left this size's rounding open)."""
+    lower end's means the samples left this size's rounding open). A law of ten numbers adds
+    m * F + n * G to the product (a relative-position table of (2F - 1)(2G - 1) entries)."""
     if isinstance(law, int):
         return law
-    c, k, a, s, a_span, b, t, b_span = law  # type: ignore[misc]
-    value = k
-    if s:
-        value *= (h + a + (a_span if high else 0)) // s
-    if t:
-        value *= (w + b + (b_span if high else 0)) // t
-    return c + value
+    c, k, a, s, a_span, b, t, b_span = law[:8]  # type: ignore[index]
+    f = (h + a + (a_span if high else 0)) // s if s else 1
+    g = (w + b + (b_span if high else 0)) // t if t else 1
+    value = c + k * f * g
+    if len(law) == 10:  # type: ignore[arg-type]
+        value += law[8] * f + law[9] * g  # type: ignore[index]
+    return value
 
 
 _CACHE: Dict[Tuple[Tuple[Tuple[int, int], ...], Tuple[int, ...]], Optional[Law]] = {}
@@ -128,24 +130,84 @@ def fit_uncached(samples: Sequence[Tuple[int, int]], values: Sequence[int]) -> O
         refined = _refine(law, samples, values)
         if refined is not None:
             return refined
+    for (_, _, (a, s, a_span)), (_, _, (b, t, b_span)) in [(fh, fw) for fh in fits_h for fw in fits_w]:
+        law = _with_linear_terms(samples, values, a, s, b, t)
+        if law is not None:
+            refined = _refine(law, samples, values)
+            if refined is not None:
+                return refined
     return None
+
+
+def _with_linear_terms(samples: Sequence[Tuple[int, int]], values: Sequence[int], a: int, s: int, b: int, t: int) -> Optional[List[int]]:
+    """c + k F G + m F + n G through every sample, F and G given: four samples whose
+    (1, FG, F, G) are independent fix the integers, and the rest must agree."""
+    rows = [((h + a) // s, (w + b) // t, v) for (h, w), v in zip(samples, values)]
+    chosen: List[Tuple[int, int, int]] = []
+    for row in rows:
+        trial = chosen + [row]
+        if _rank([[Fraction(1), Fraction(f * g), Fraction(f), Fraction(g)] for f, g, _ in trial]) == len(trial):
+            chosen = trial
+        if len(chosen) == 4:
+            break
+    if len(chosen) < 4:
+        return None
+    solution = _solve([[Fraction(1), Fraction(f * g), Fraction(f), Fraction(g)] for f, g, _ in chosen], [Fraction(v) for _, _, v in chosen])
+    if solution is None or any(x.denominator != 1 for x in solution):
+        return None
+    c, k, m, n = (int(x) for x in solution)
+    law = [c, k, a, s, 0, b, t, 0, m, n]
+    return law if all(evaluate(law, h, w) == v for (h, w), v in zip(samples, values)) else None
+
+
+def _rank(matrix: List[List[Fraction]]) -> int:
+    rows = [row[:] for row in matrix]
+    rank = 0
+    for col in range(len(rows[0]) if rows else 0):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank
+
+
+def _solve(matrix: List[List[Fraction]], rhs: List[Fraction]) -> Optional[List[Fraction]]:
+    """Gauss-Jordan on a square system; None if singular."""
+    n = len(matrix)
+    rows = [matrix[i][:] + [rhs[i]] for i in range(n)]
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if rows[r][col] != 0), None)
+        if pivot is None:
+            return None
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
+    return [rows[i][n] / rows[i][i] for i in range(n)]
 
 
 def _refine(law: List[int], samples: Sequence[Tuple[int, int]], values: Sequence[int]) -> Optional[List[int]]:
     """The law with its intervals narrowed to the offsets every sample agrees with (the one-side
     fits did not see the samples where both sides move)."""
-    c, k, a, s, a_span, b, t, b_span = law
+    c, k, a, s, a_span, b, t, b_span = law[:8]
+    extra = law[8:]
     good = [
         (a2, b2)
         for a2 in range(a, a + a_span + 1)
         for b2 in range(b, b + b_span + 1)
-        if all(evaluate([c, k, a2, s, 0, b2, t, 0], h, w) == v for (h, w), v in zip(samples, values))
+        if all(evaluate([c, k, a2, s, 0, b2, t, 0, *extra], h, w) == v for (h, w), v in zip(samples, values))
     ]
     if not good:
         return None
     a_lo, a_hi = min(g[0] for g in good), max(g[0] for g in good)
     b_lo, b_hi = min(g[1] for g in good), max(g[1] for g in good)
-    refined = [c, k, a_lo, s, a_hi - a_lo, b_lo, t, b_hi - b_lo]
+    refined = [c, k, a_lo, s, a_hi - a_lo, b_lo, t, b_hi - b_lo, *extra]
     if all(evaluate(refined, h, w) == v and evaluate(refined, h, w, high=True) == v for (h, w), v in zip(samples, values)):
         return refined
     return None

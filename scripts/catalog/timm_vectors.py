@@ -56,7 +56,7 @@ def case(name: str, options: Dict[str, Any], sample: List[int], full_rows: bool)
             warnings.simplefilter("ignore")
             table = layer_table(model, lambda batch: torch.randn(batch, *sample), name)
     except (RuntimeError, ValueError, AssertionError, IndexError) as error:
-        out["error"] = str(error).splitlines()[0][:200]
+        out["error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
         return out
     rows = rows_of(table)
     out["totals"] = table["totals"]

@@ -157,6 +157,11 @@ function architecture(entry: TimmEntry, record: TimmRecord, settings: Resolved, 
       if ((h !== hd || w !== wd) && record.refused && record.refused.length > 0) {
         notes.push(`timm refused some sizes while this model was measured (${record.refused.slice(0, 3).map(([a, b]) => `${a}x${b}`).join(', ')}); it may refuse ${h}x${w} too.`);
       }
+      // The laws rest on sizes 128 below and 160 above the default; where timm refused both on one
+      // side, they only saw sizes that round alike and cannot tell how the numbers move.
+      const refusedAt = (dh: number, dw: number) => (record.refused ?? []).some(([a, b]) => a === hd + dh && b === wd + dw);
+      const narrow = (h !== hd && refusedAt(-128, 0) && refusedAt(160, 0)) || (w !== wd && refusedAt(0, -128) && refusedAt(0, 160));
+      if (narrow) notes.push(`timm refused the sizes far from ${hd}x${wd} while this model was measured, so its numbers at ${h}x${w} are not derived: they are the laws' guesses.`);
       if (result.open > 0) notes.push(`${result.open} numbers of this table round either way at ${h}x${w} as far as the measured sizes tell; the lower value is used.`);
       if (result.underived > 0) notes.push(`${result.underived} numbers of this table (parameters or shapes) follow no law over the measured sizes; they keep their ${hd}x${wd} value.`);
       return { inputShape: [c, h, w], rows: result.rows, notes, ...(result.output ? { output: result.output } : {}), ...(result.outputs ? { outputs: result.outputs } : {}) };
