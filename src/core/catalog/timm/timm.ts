@@ -52,7 +52,7 @@ export function timmArchitecture(name: string, options: CatalogOptions): Catalog
   if (resolved === undefined) {
     const bare = splitTag(name.replace(/^hf[-_]hub:/, '').replace(/^timm\//, ''))[0];
     const failure = timmFailure(bare);
-    if (failure !== undefined) return { miss: `timm.create_model("${bare}"): timm ${TIMM_VERSIONS.timm} could not build it on the CPU when the catalog was generated (${failure})` };
+    if (failure !== undefined) return { miss: `timm.create_model("${bare}"): measuring it with timm ${TIMM_VERSIONS.timm} failed when the catalog was generated (${failure})` };
     return { miss: unknownNameMessage('timm', name, timmModelNames()) };
   }
   const entry = timmEntry(resolved.model)!;
