@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""Generates the torchvision and timm parts of the architecture catalog from the real library.
+"""Generates the torchvision part of the architecture catalog from the real library (the timm
+part comes from timm itself: scripts/catalog/generate_timm.py).
 
     /usr/bin/python3 scripts/catalog/generate_catalog.py             # (re)write the data and the vectors
     /usr/bin/python3 scripts/catalog/generate_catalog.py --check     # write nothing; exit 1 if anything is stale
-    /usr/bin/python3 scripts/catalog/generate_catalog.py resnet18 xception   # only these models (no stale-file sweep)
+    /usr/bin/python3 scripts/catalog/generate_catalog.py resnet18 vgg11      # only these models (no stale-file sweep)
     /usr/bin/python3 scripts/catalog/generate_catalog.py --dump resnet18     # print one model's decoded data
 
-For each model it builds the torchvision model (torch 1.13, torchvision 0.14; timm's `xception`
-from scripts/catalog/xception.py, written from the published architecture) in train mode and
+For each model it builds the torchvision model (torch 1.13, torchvision 0.14) in train mode and
 records:
 
 * the layer modules (docs/layer-table.md rule 1) in `named_modules()` order with the constructor
@@ -22,7 +22,7 @@ records:
 * what each `weights=` value (and the legacy `pretrained=True`) implies, from torchvision's own
   builders, with the weight download stubbed out.
 
-The data goes to src/core/catalog/data/{torchvision,timm}.ts: an index (names, options, weights,
+The data goes to src/core/catalog/data/torchvision.ts: an index (names, options, weights,
 default input) and one gzip+base64 blob per model, decoded lazily by src/core/catalog/traced.
 
 It also writes test vectors to test/vectors/catalog/: for several inputs and options per model,
@@ -68,7 +68,6 @@ import torchvision.models as tvm  # noqa: E402
 from torch import nn  # noqa: E402
 
 from harness.layer_table import LayerTableError, is_layer_module, layer_modules, layer_table  # noqa: E402
-from xception import Xception  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # What to generate
@@ -136,17 +135,6 @@ def _torchvision_models() -> Dict[str, ModelConfig]:
 
 
 TORCHVISION = _torchvision_models()
-
-#: timm models built here from the published architecture (timm is not installed).
-TIMM_BUILT = {
-    "xception": {
-        "className": "Xception",
-        "published": 22855952,
-        "input": [3, 299, 299],
-        "build": lambda **kwargs: Xception(**kwargs),
-        "options": {"num_classes": 1000, "in_chans": 3, "drop_rate": 0.0},
-    },
-}
 
 #: Options whose value only scales dropout or stochastic depth: never a layer-table change. Where
 #: torchvision 0.14's builder refuses one (efficientnet passes its own dropout), it is accepted
@@ -221,11 +209,8 @@ def build(name: str, library: str, options: Dict[str, Any]) -> nn.Module:
     torch.manual_seed(0)
     with fast_init(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if library == "timm":
-            model = TIMM_BUILT[name]["build"](**options)
-        else:
-            with no_downloads():
-                model = tvm.get_model(name, **options)
+        with no_downloads():
+            model = tvm.get_model(name, **options)
     # Everything downstream needs shapes only: the meta device keeps them without any data.
     model.to("meta")
     model.train()
@@ -960,40 +945,6 @@ def torchvision_vectors(name: str, config: ModelConfig, default_input: List[int]
     }
 
 
-def generate_timm_built(name: str) -> Generated:
-    started = time.perf_counter()
-    spec = TIMM_BUILT[name]
-    model = build(name, "timm", {})
-    data = extract(model)
-    probes = [({"num_classes": c}, extract(build(name, "timm", {"num_classes": c}))) for c in (10, 1001)]
-    blob = {"variants": [{"when": {}, **templated(data, probes, {"num_classes": 1000}, name)}]}
-    count = param_count(model)
-    if count != spec["published"]:
-        raise RuntimeError(f"{name}: {count} parameters, timm publishes {spec['published']}")
-    default_input = spec["input"]
-    index = {
-        "className": type(model).__name__,
-        "input": default_input,
-        "published": spec["published"],
-        "variants": [{}],
-    }
-    cases = [
-        vector_case(model, name, {}, default_input, True),
-        vector_case(model, name, {}, ALT_INPUT, False),
-    ]
-    ten = build(name, "timm", {"num_classes": 10})
-    cases.append(vector_case(ten, name, {"num_classes": 10}, default_input, False))
-    vectors = {
-        "name": name,
-        "library": "timm",
-        "generatedBy": {"torch": torch.__version__, "script": SCRIPT, "architecture": "scripts/catalog/xception.py"},
-        "params": [{"options": {}, "params": count}, {"options": {"num_classes": 10}, "params": param_count(ten)}],
-        "smallestSquare": smallest_square(model, 3, name),
-        "cases": cases,
-    }
-    return Generated(name, index, blob, vectors, time.perf_counter() - started)
-
-
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
@@ -1072,7 +1023,7 @@ def vector_text(vectors: Dict[str, Any]) -> str:
 def generate_one(task: Tuple[str, str]) -> Generated:
     library, name = task
     torch.set_num_threads(1)
-    return generate_torchvision(name, TORCHVISION[name]) if library == "torchvision" else generate_timm_built(name)
+    return generate_torchvision(name, TORCHVISION[name])
 
 
 def generate_all(tasks: List[Tuple[str, str]], jobs: int) -> Iterator[Generated]:
@@ -1098,22 +1049,19 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any data or vector differs")
     parser.add_argument("--dump", action="store_true", help="print the decoded data of the named models and exit")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes (default: up to 2)")
-    parser.add_argument("models", nargs="*", help="only these models (torchvision names, or timm's xception)")
+    parser.add_argument("models", nargs="*", help="only these models (torchvision names)")
     options = parser.parse_args()
     torch.set_num_threads(1)
 
-    known = set(TORCHVISION) | set(TIMM_BUILT)
+    known = set(TORCHVISION)
     unknown = [m for m in options.models if m not in known]
     if unknown:
         parser.error(f"not in the catalog: {', '.join(unknown)}")
     selected = options.models or sorted(known)
 
-    modules = {"torchvision": DATA_DIR / "torchvision.ts", "timm": DATA_DIR / "timm.ts"}
-    catalogs = {"torchvision": TORCHVISION, "timm": TIMM_BUILT}
-    versions = {
-        "torchvision": {"torch": torch.__version__, "torchvision": torchvision.__version__},
-        "timm": {"torch": torch.__version__, "architecture": "scripts/catalog/xception.py"},
-    }
+    modules = {"torchvision": DATA_DIR / "torchvision.ts"}
+    catalogs = {"torchvision": TORCHVISION}
+    versions = {"torchvision": {"torch": torch.__version__, "torchvision": torchvision.__version__}}
     if options.dump:
         for library, path in modules.items():
             index, blobs = parse_data_module(path.read_text(encoding="utf-8"), library)
@@ -1130,7 +1078,7 @@ def main() -> int:
     stale: List[str] = []
     started = time.perf_counter()
     for result in generate_all(tasks, options.jobs):
-        library = "torchvision" if result.name in TORCHVISION else "timm"
+        library = "torchvision"
         generated[library][result.name] = result
         old_index, old_blobs = old[library]
         vector_path = VECTORS_DIR / library / f"{result.name}.json"
@@ -1169,7 +1117,8 @@ def main() -> int:
             path.write_text(text, encoding="utf-8")
     if not options.models:
         expected = {VECTORS_DIR / library / f"{name}.json" for library, catalog in catalogs.items() for name in catalog}
-        for path in sorted(VECTORS_DIR.glob("*/*.json")):
+        # test/vectors/catalog/timm/ is generate_timm.py's.
+        for path in sorted(VECTORS_DIR.glob("torchvision/*.json")):
             if path not in expected:
                 stale.append(str(path.relative_to(ROOT)))
                 if not options.check:

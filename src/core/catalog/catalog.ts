@@ -34,6 +34,11 @@ export interface CatalogTable {
    */
   readonly output?: readonly number[];
   /**
+   * Per-sample shapes of every tensor in the list the model returns, where it returns a list
+   * (timm's features_only backbones: one feature map per level), so `backbone(x)[-1]` goes on.
+   */
+  readonly outputs?: readonly (readonly number[])[];
+  /**
    * Per-sample shape of the first tensor each call row received, parallel to `rows` (null for
    * Parameter rows and where unknown), so a layer the script puts in place of one of the
    * architecture's (`model.fc = nn.Linear(2048, 10)`) can be sized on the same input.

@@ -296,7 +296,11 @@ class RowRecorder {
     for (const [path] of module.children) {
       if (!replacements.some(([replaced]) => replaced === path)) interpreter.note(node, `${part.architecture.name} has no layer \`${path}\` that forward calls; the layer put there is not counted`);
     }
-    let output: PyValue = table.output ? tensor(batched([...table.output])) : tensor(null);
+    let output: PyValue = table.outputs
+      ? table.outputs.map((shape) => tensor(batched([...shape])))
+      : table.output
+        ? tensor(batched([...table.output]))
+        : tensor(null);
     const done = new Set<string>();
     table.rows.forEach((row, i) => {
       const replacement = replacements.find(([path]) => row.path === path || row.path.startsWith(`${path}.`));

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { TIMM_BLOBS, TIMM_INDEX } from '../../../../../src/core/catalog/data/timm';
 import { TORCHVISION_BLOBS, TORCHVISION_INDEX } from '../../../../../src/core/catalog/data/torchvision';
 import { closestNames, editDistance } from '../../../../../src/core/catalog/closestNames';
 import { callFunction, callMethod, knownFunctions, knownMethods } from '../../../../../src/core/catalog/traced/ops';
@@ -12,7 +11,6 @@ import { BATCH } from '../../../../../src/core/layers/tensorShape';
 
 const ALL: [string, TracedBlob][] = [
   ...Object.entries(TORCHVISION_BLOBS).map(([name, text]): [string, TracedBlob] => [`torchvision ${name}`, decodeBlob(text)]),
-  ...Object.entries(TIMM_BLOBS).map(([name, text]): [string, TracedBlob] => [`timm ${name}`, decodeBlob(text)]),
 ];
 
 function refsIn(value: DataValue): number[] {
@@ -24,7 +22,7 @@ function refsIn(value: DataValue): number[] {
 
 describe('traced catalog data', () => {
   it('has a blob for every index entry, with the index variants in order', () => {
-    for (const [index, blobs] of [[TORCHVISION_INDEX, TORCHVISION_BLOBS], [TIMM_INDEX, TIMM_BLOBS]] as const) {
+    for (const [index, blobs] of [[TORCHVISION_INDEX, TORCHVISION_BLOBS]] as const) {
       assert.deepEqual(Object.keys(index).sort(), Object.keys(blobs).sort());
       for (const [name, entry] of Object.entries(index)) {
         assert.deepEqual(decodeBlob(blobs[name]!).variants.map((v) => v.when), entry.variants, name);
