@@ -1,11 +1,6 @@
-"""Records what the real Hugging Face transformers library gives for the transformers catalog's cases.
+"""The cases scripts/catalog/generate_hf_catalog.py records with the real transformers library.
 
-    <python with torch and transformers==5.18.0> test/unit/core/catalog/hf/expected_tables.py \
-        > test/unit/core/catalog/hf/expected-tables.json
-
-This repository's own Python (Debian's PyTorch 1.13) has no transformers; the file was written with
-transformers 5.18.0 and torch 2.13.0 (CPU) in a virtual environment outside the repository. Each case
-builds the model the way a script does (the checkpoint's config.json values from
+Each case builds a model the way a script does (the checkpoint's config.json values from
 src/core/catalog/hf/checkpoints.json, then the config's and the call's keyword arguments) and runs
 harness/layer_table.py on it: the same rules, the same code the corpus vectors come from.
 
@@ -14,8 +9,10 @@ harness/layer_table.py on it: the same rules, the same code the corpus vectors c
   memory; XLNet, whose forward builds CPU tensors, on the CPU) and keep the parameter count, the
   totals and the number of rows.
 
-For each case the file also keeps the config values the library ended up with, so the TypeScript
-side can check that it resolves names, aliases and defaults the same way. Output is deterministic.
+For each case the output also keeps the config values the library ended up with, so the TypeScript
+side can check that it resolves names, aliases and defaults the same way. The LLaMA-style model
+types (llama, mistral, qwen2, gemma) are not listed here: add_family() adds their classes, Auto
+mappings, config fields and small configs from what hf_family.py read from the library.
 """
 import json
 import os
@@ -23,11 +20,12 @@ import sys
 
 import torch
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
+from scripts.catalog.hf_family import FAMILY_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
     CHECKPOINTS = {c["name"]: c for c in json.load(f)["checkpoints"]}
@@ -116,6 +114,28 @@ TINY = {
 }
 
 
+# The LLaMA-style types after llama; llama's own cases above stay as they were written.
+FAMILY_CASE_TYPES = []
+FAMILY_FIELDS = {}
+
+
+def add_family(family):
+    """Adds the LLaMA-style types hf_family.py described: their classes, Auto mappings, fields and a small config."""
+    for entry in family["types"]:
+        model_type = entry["modelType"]
+        if model_type in CONFIG_CLASS:
+            continue
+        FAMILY_CASE_TYPES.append(model_type)
+        FAMILY_FIELDS[model_type] = set(entry["fields"])
+        CONFIG_CLASS[model_type] = entry["configClass"]
+        MODEL_TYPE_OF_CONFIG[entry["configClass"]] = model_type
+        CLASSES[model_type] = list(entry["classes"])
+        for auto, concrete in entry["auto"].items():
+            AUTO[auto][model_type] = concrete
+        CONFIG_FIELDS[model_type] = [f for f in CONFIG_FIELDS["llama"] if f in entry["fields"] or f in ("num_labels", "tie_word_embeddings")]
+        TINY[model_type] = {**FAMILY_TINY, **({"head_dim": 8} if "head_dim" in entry["fields"] else {})}
+
+
 def tiny_sample(model_type):
     return [3, 32, 32] if model_type == "vit" else [7]
 
@@ -150,7 +170,8 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name in ("GPT2ForSequenceClassification", "LlamaForSequenceClassification") and config.pad_token_id is None:
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", *FAMILY_CASE_TYPES) \
+            and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
         pad_set = True
@@ -199,10 +220,13 @@ def run_case(case):
     if device == "meta":
         with torch.device("meta"):
             model, class_name, pad_set = build(request, model_type)
-            table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+            # Module rows only: the catalog's tables leave out the torch.cat rows (docs/layer-table.md).
+            table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                                functional_calls=False)
     else:
         model, class_name, pad_set = build(request, model_type)
-        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                            functional_calls=False)
     params = sum(p.numel() for p in model.parameters())
     assert params == table["totals"]["params"], case["id"]
     out = dict(case)
@@ -277,6 +301,16 @@ def cases():
     tiny("llama", "LlamaForCausalLM", "biases-headdim", config={"attention_bias": True, "mlp_bias": True, "head_dim": 16})
     tiny("llama", "LlamaModel", "relu-T9", sample=[9], config={"hidden_act": "relu"})
     tiny("llama", "LlamaForTokenClassification", "no-bias", config={"token_classification_bias": False})
+    for model_type in FAMILY_CASE_TYPES:
+        prefix = CONFIG_CLASS[model_type][: -len("Config")]
+        tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],
+             config={"tie_word_embeddings": True, "hidden_act": "relu"})
+        tiny(model_type, f"{prefix}ForCausalLM", "untied", config={"tie_word_embeddings": False})
+        tiny(model_type, f"{prefix}Model", "mha", config={"num_key_value_heads": 4})
+        if "attention_bias" in FAMILY_FIELDS[model_type]:
+            tiny(model_type, f"{prefix}Model", "attention-bias", config={"attention_bias": True})
+        add(f"tiny/AutoModelForCausalLM/{model_type}",
+            {"className": "AutoModelForCausalLM", "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]}, [7])
     add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
     add("tiny/AutoModelForSequenceClassification/roberta",
         {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
@@ -297,25 +331,3 @@ def cases():
     add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
         "decoderLength": 32}, [64], full=True)
     return result
-
-
-def main():
-    transformers.logging.set_verbosity_error()
-    # It only warns, and on the meta device its check (`pad_token_id in input_ids`) cannot run.
-    transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, input_ids, attention_mask: None
-    out = {
-        "transformers": transformers.__version__,
-        "torch": torch.__version__.split("+")[0],
-        "script": "test/unit/core/catalog/hf/expected_tables.py",
-        "cases": [run_case(case) for case in cases()],
-    }
-    lines = ['{"transformers": %s, "torch": %s, "script": %s, "cases": [' % (
-        json.dumps(out["transformers"]), json.dumps(out["torch"]), json.dumps(out["script"]))]
-    for i, case in enumerate(out["cases"]):
-        lines.append(json.dumps(case, sort_keys=True) + ("," if i + 1 < len(out["cases"]) else ""))
-    lines.append("]}")
-    sys.stdout.write("\n".join(lines) + "\n")
-
-
-if __name__ == "__main__":
-    main()
