@@ -87,6 +87,28 @@ def _bias_rule(model_type, base, path, flag, fields):
     return flag if (off, on) == (False, True) else off
 
 
+def _head_bases(model_type, classes, base):
+    """The attribute each head keeps its base model under (`model`, or `transformer` in some question-answering classes)."""
+    out = {}
+    for class_name in classes[1:]:
+        names = [n for n, m in _build(model_type, class_name).named_children() if type(m).__name__ == base]
+        if len(names) != 1:
+            raise SystemExit(f"{class_name}: no single child holds the {base}")
+        out[class_name] = names[0]
+    return out
+
+
+def _activation_rewrites(config_class, field):
+    """Activation names the config's __post_init__ replaces (Gemma turns the legacy 'gelu' into 'gelu_pytorch_tanh')."""
+    from transformers.activations import ACT2FN
+    rewrites = {}
+    for name in sorted(ACT2FN):
+        resolved = getattr(config_class(**{**FAMILY_TINY, field: name}), field)
+        if resolved != name:
+            rewrites[name] = resolved
+    return rewrites
+
+
 def _activation_field(model_type, base, fields):
     for name in ("hidden_activation", "hidden_act"):
         if name in fields and type(_build(model_type, base, **{name: "relu"}).get_submodule("layers.0.mlp.act_fn")).__name__ == "ReLU":
@@ -155,6 +177,7 @@ def describe(model_type):
     classes = [c for c in (base, auto.get("AutoModelForCausalLM"), auto.get("AutoModelForSequenceClassification"),
                            auto.get("AutoModelForTokenClassification"), auto.get("AutoModelForQuestionAnswering")) if c]
     embedding = _build(model_type, base).get_submodule("embed_tokens")
+    activation_field = _activation_field(model_type, base, fields)
     return {
         "modelType": model_type,
         "configClass": config_class.__name__,
@@ -166,7 +189,9 @@ def describe(model_type):
         "fields": sorted(n for n in fields if n not in BASE_FIELDS or n in defaults),
         "noEffectFields": _no_effect_fields(model_type, auto["AutoModelForCausalLM"], fields),
         "embedding": {"type": type(embedding).__name__, "torch": type(embedding).__module__.startswith("torch.nn.")},
-        "activationField": _activation_field(model_type, base, fields),
+        "activationField": activation_field,
+        "activationRewrites": _activation_rewrites(config_class, activation_field),
+        "headBase": _head_bases(model_type, classes, base),
         "projectionBias": {p.split(".")[1]: _bias_rule(model_type, base, p, "attention_bias", fields) for p in PROJECTIONS},
         "mlpBias": {p.split(".")[1]: _bias_rule(model_type, base, p, "mlp_bias", fields) for p in MLP},
     }

@@ -6,11 +6,12 @@
  * arguments, in that order; anything the catalog does not know is a miss, not a guess.
  */
 import { knownActivation } from './layers';
+import { FAMILY, LLAMA_FAMILY, type FamilyEntry, type LlamaFamilyType } from './llamaFamily';
 
 export type ConfigValue = number | string | boolean | null;
 export type HfConfig = Readonly<Record<string, ConfigValue>>;
 
-export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'llama';
+export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | LlamaFamilyType;
 
 type Kind =
   | 'count' // an int >= 1
@@ -113,7 +114,42 @@ const BERT_FIELDS: Readonly<Record<string, Field>> = {
   layer_norm_eps: f('number'),
 };
 
-export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
+/** The kinds of the fields LLaMA-style models are built from; every other field of theirs is read by nothing that makes a row. */
+const FAMILY_KINDS: Readonly<Record<string, Field>> = {
+  vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
+  num_key_value_heads: f('count', { nullable: true }), head_dim: f('count', { nullable: true }), hidden_act: f('activation'),
+  hidden_activation: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'), attention_bias: f('bool'), mlp_bias: f('bool'),
+  attention_dropout: f('number'),
+};
+
+/** A LLaMA-style config class from what the generator read from the library (llamaFamily.json). */
+function familySchema(entry: FamilyEntry): ConfigSchema {
+  const fields: Record<string, Field> = {
+    // Names older config.json files carry and the generic heads read with getattr.
+    rope_theta: f('number'), rope_scaling: f('any'), token_classification_bias: f('bool'),
+  };
+  for (const name of entry.fields) if (!Object.prototype.hasOwnProperty.call(COMMON, name)) fields[name] = FAMILY_KINDS[name] ?? f('any');
+  return {
+    modelType: entry.modelType,
+    configClass: entry.configClass,
+    defaults: entry.defaults,
+    fields,
+    aliases: entry.aliases,
+    finish(c) {
+      const act = c[entry.activationField];
+      if (typeof act === 'string' && entry.activationRewrites[act]) c[entry.activationField] = entry.activationRewrites[act]!;
+      if (c.head_dim === null || c.head_dim === undefined) c.head_dim = Math.floor((c.hidden_size as number) / (c.num_attention_heads as number));
+      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
+      return (
+        divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
+        divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
+      );
+    },
+    uncovered: commonUncovered,
+  };
+}
+
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaFamilyType>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -255,31 +291,11 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
     },
     uncovered: commonUncovered,
   },
-  llama: {
-    modelType: 'llama',
-    configClass: 'LlamaConfig',
-    defaults: {
-      vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
-      hidden_act: 'silu', max_position_embeddings: 2048, rms_norm_eps: 1e-6, pad_token_id: null, bos_token_id: 1, eos_token_id: 2,
-      pretraining_tp: 1, tie_word_embeddings: false, attention_bias: false, attention_dropout: 0.0, mlp_bias: false, head_dim: null,
-    },
-    fields: {
-      vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
-      num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'),
-      pretraining_tp: f('any'), attention_bias: f('bool'), attention_dropout: f('number'), mlp_bias: f('bool'), head_dim: f('count', { nullable: true }),
-      rope_theta: f('number'), rope_scaling: f('any'), rope_parameters: f('any'), token_classification_bias: f('bool'),
-    },
-    aliases: {},
-    finish(c) {
-      if (c.head_dim === null) c.head_dim = Math.floor((c.hidden_size as number) / (c.num_attention_heads as number));
-      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
-      return (
-        divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
-        divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
-      );
-    },
-    uncovered: commonUncovered,
-  },
+};
+
+export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
+  ...HAND_SCHEMAS,
+  ...(Object.fromEntries(LLAMA_FAMILY.map((t) => [t, familySchema(FAMILY[t])])) as Record<LlamaFamilyType, ConfigSchema>),
 };
 
 /** Where a value came from, for messages. */

@@ -21,7 +21,8 @@ import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
 import { bertTypeSpec, robertaTypeSpec } from './models/bert';
 import { distilbertTypeSpec } from './models/distilbert';
 import { gpt2TypeSpec } from './models/gpt2';
-import { llamaTypeSpec } from './models/llama';
+import { LLAMA_FAMILY_SPECS } from './models/llama';
+import { FAMILY, LLAMA_FAMILY, isLlamaFamily } from './llamaFamily';
 import { hasDecoder, t5TypeSpec } from './models/t5';
 import { patchGrid, vitTypeSpec } from './models/vit';
 import { xlnetTypeSpec } from './models/xlnet';
@@ -55,31 +56,30 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   xlnet: xlnetTypeSpec,
   t5: t5TypeSpec,
   vit: vitTypeSpec,
-  llama: llamaTypeSpec,
+  ...LLAMA_FAMILY_SPECS,
 };
 
-/** The Auto classes and what each resolves to per model type (transformers 5.18 auto mappings). */
-export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
+/** The Auto classes and what each resolves to for the hand-written model types (transformers 5.18 auto mappings). */
+const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
   AutoModel: {
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
-    vit: 'ViTModel', llama: 'LlamaModel',
+    vit: 'ViTModel',
   },
   AutoModelForCausalLM: {
-    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', llama: 'LlamaForCausalLM',
+    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel',
   },
   AutoModelForMaskedLM: { bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM' },
   AutoModelForSequenceClassification: {
     bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
     gpt2: 'GPT2ForSequenceClassification', xlnet: 'XLNetForSequenceClassification', t5: 'T5ForSequenceClassification',
-    llama: 'LlamaForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
-    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', llama: 'LlamaForTokenClassification',
+    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
-    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', llama: 'LlamaForQuestionAnswering',
+    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
@@ -88,6 +88,17 @@ export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, str
     xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration',
   },
 };
+
+/** The Auto classes and what each resolves to per model type: the LLaMA-style types' mappings as the generator read them. */
+export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = (() => {
+  const merged: Record<string, Partial<Record<ModelType, string>>> = Object.fromEntries(
+    Object.entries(HAND_AUTO_CLASSES).map(([auto, byType]) => [auto, { ...byType }]),
+  );
+  for (const modelType of LLAMA_FAMILY) {
+    for (const [auto, concrete] of Object.entries(FAMILY[modelType].auto)) (merged[auto] ??= {})[modelType] = concrete;
+  }
+  return merged;
+})();
 
 /** from_pretrained's loading arguments: they change where weights come from, not the model's shape. */
 const LOADING_OPTIONS = new Set([
@@ -373,7 +384,7 @@ function checkInput(
     const why = typeSpec.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
     throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);
   }
-  if (typeSpec.modelType === 'llama' && tokens > num(config, 'max_position_embeddings')) {
+  if (isLlamaFamily(typeSpec.modelType) && tokens > num(config, 'max_position_embeddings')) {
     notes.push(
       `${tokens} tokens is past max_position_embeddings (${num(config, 'max_position_embeddings')}): ` +
         'rotary positions still run, the model was not trained that long',

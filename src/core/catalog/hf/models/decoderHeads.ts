@@ -19,6 +19,8 @@ export interface DecoderNames {
   readonly hidden: string;
   /** The base model's token embedding, which `tie_word_embeddings` ties the LM head to: `wte`, `embed_tokens`. */
   readonly embedding: string;
+  /** The attribute of the question-answering class's base model, where it is not `base`. */
+  readonly qaBase?: string;
   /** The token classifier's attribute and whether it has a bias. */
   readonly tokenClassifier: (c: HfConfig) => { readonly name: string; readonly bias: boolean };
 }
@@ -78,8 +80,8 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
     },
     [`${names.prefix}ForQuestionAnswering`]: {
       build(c) {
-        // The generic QA class keeps its base model as `transformer` whatever the model.
-        const [root, , forward] = withBase(`${names.prefix}ForQuestionAnswering`, c, 'transformer');
+        // The generic QA class keeps its base model as `transformer` unless the model file says otherwise.
+        const [root, , forward] = withBase(`${names.prefix}ForQuestionAnswering`, c, names.qaBase ?? 'transformer');
         const qa = root.add('qa_outputs', linear(num(c, names.hidden), 2));
         return tokenModel(root, (trace, t) => {
           forward(trace, t);
