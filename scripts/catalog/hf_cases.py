@@ -33,6 +33,7 @@ with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")
 CONFIG_CLASS = {
     "bert": "BertConfig", "roberta": "RobertaConfig", "distilbert": "DistilBertConfig", "gpt2": "GPT2Config",
     "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
+    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig",
 }
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
@@ -49,26 +50,46 @@ CLASSES = {
               "XLNetForQuestionAnsweringSimple"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
     "vit": ["ViTModel", "ViTForImageClassification"],
+    "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
+    "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
+    "gpt_neo": ["GPTNeoModel", "GPTNeoForCausalLM", "GPTNeoForSequenceClassification", "GPTNeoForTokenClassification",
+                "GPTNeoForQuestionAnswering"],
+    "bloom": ["BloomModel", "BloomForCausalLM", "BloomForSequenceClassification", "BloomForTokenClassification",
+              "BloomForQuestionAnswering"],
+    "deberta-v2": ["DebertaV2Model", "DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification", "DebertaV2ForTokenClassification",
+                   "DebertaV2ForQuestionAnswering"],
     "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
               "LlamaForQuestionAnswering"],
 }
 
 AUTO = {
     "AutoModel": {"bert": "BertModel", "roberta": "RobertaModel", "distilbert": "DistilBertModel", "gpt2": "GPT2Model",
-                  "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel"},
+                  "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel",
+                  "phi": "PhiModel", "opt": "OPTModel", "deberta-v2": "DebertaV2Model",
+                  "bloom": "BloomModel", "gpt_neo": "GPTNeoModel"},
     "AutoModelForCausalLM": {"bert": "BertLMHeadModel", "roberta": "RobertaForCausalLM", "gpt2": "GPT2LMHeadModel",
-                             "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM"},
-    "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"},
+                             "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM",
+                             "phi": "PhiForCausalLM", "opt": "OPTForCausalLM", "bloom": "BloomForCausalLM",
+                             "gpt_neo": "GPTNeoForCausalLM"},
+    "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
+                             "deberta-v2": "DebertaV2ForMaskedLM"},
     "AutoModelForSequenceClassification": {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
                                            "distilbert": "DistilBertForSequenceClassification", "gpt2": "GPT2ForSequenceClassification",
-                                           "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification"},
+                                           "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification",
+                                           "phi": "PhiForSequenceClassification", "opt": "OPTForSequenceClassification",
+                                           "deberta-v2": "DebertaV2ForSequenceClassification",
+                                           "bloom": "BloomForSequenceClassification", "gpt_neo": "GPTNeoForSequenceClassification"},
     "AutoModelForTokenClassification": {"bert": "BertForTokenClassification", "roberta": "RobertaForTokenClassification",
                                         "distilbert": "DistilBertForTokenClassification", "gpt2": "GPT2ForTokenClassification",
                                         "xlnet": "XLNetForTokenClassification", "t5": "T5ForTokenClassification",
-                                        "llama": "LlamaForTokenClassification"},
+                                        "llama": "LlamaForTokenClassification", "phi": "PhiForTokenClassification",
+                                        "deberta-v2": "DebertaV2ForTokenClassification", "bloom": "BloomForTokenClassification",
+                                        "gpt_neo": "GPTNeoForTokenClassification"},
     "AutoModelForQuestionAnswering": {"bert": "BertForQuestionAnswering", "roberta": "RobertaForQuestionAnswering",
                                       "distilbert": "DistilBertForQuestionAnswering", "gpt2": "GPT2ForQuestionAnswering",
-                                      "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering"},
+                                      "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering",
+                                      "opt": "OPTForQuestionAnswering", "deberta-v2": "DebertaV2ForQuestionAnswering",
+                                      "bloom": "BloomForQuestionAnswering", "gpt_neo": "GPTNeoForQuestionAnswering"},
     "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration"},
     "AutoModelForImageClassification": {"vit": "ViTForImageClassification"},
     "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
@@ -96,6 +117,18 @@ CONFIG_FIELDS = {
               "num_labels", "tie_word_embeddings"],
 }
 CONFIG_FIELDS["roberta"] = CONFIG_FIELDS["bert"]
+CONFIG_FIELDS["phi"] = ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                        "hidden_act", "max_position_embeddings", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["deberta-v2"] = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
+                               "max_position_embeddings", "type_vocab_size", "relative_attention", "max_relative_positions",
+                               "position_biased_input", "legacy", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["bloom"] = ["vocab_size", "hidden_size", "n_layer", "n_head", "pretraining_tp", "slow_but_exact", "num_labels",
+                          "tie_word_embeddings"]
+CONFIG_FIELDS["gpt_neo"] = ["vocab_size", "max_position_embeddings", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                            "activation_function", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["opt"] = ["vocab_size", "hidden_size", "num_hidden_layers", "ffn_dim", "max_position_embeddings", "do_layer_norm_before",
+                        "word_embed_proj_dim", "num_attention_heads", "activation_function", "enable_bias", "layer_norm_elementwise_affine",
+                        "num_labels", "tie_word_embeddings"]
 
 TINY = {
     "bert": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
@@ -109,6 +142,15 @@ TINY = {
            "relative_attention_num_buckets": 8},
     "vit": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37, "image_size": 32,
             "patch_size": 8},
+    "phi": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 2},
+    "deberta-v2": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
+                   "max_position_embeddings": 64},
+    "bloom": {"vocab_size": 99, "hidden_size": 32, "n_layer": 2, "n_head": 4},
+    "gpt_neo": {"vocab_size": 99, "hidden_size": 32, "num_layers": 2, "num_heads": 4, "max_position_embeddings": 64,
+                "attention_types": [[["global", "local"], 1]]},
+    "opt": {"vocab_size": 99, "hidden_size": 32, "ffn_dim": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "max_position_embeddings": 64},
     "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2},
 }
@@ -170,7 +212,7 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", *FAMILY_CASE_TYPES) \
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", *FAMILY_CASE_TYPES) \
             and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
@@ -217,7 +259,14 @@ def run_case(case):
     model_type = model_type_of(request)
     device = "cpu" if (not case["full"] or model_type == "xlnet") else "meta"
     torch.manual_seed(0)
-    if device == "meta":
+    if device == "meta" and model_type == "opt":
+        # OPT draws its layerdrop number with torch.rand([]) and compares it in Python: the model and
+        # its inputs are on the meta device, that draw must not be.
+        with torch.device("meta"):
+            model, class_name, pad_set = build(request, model_type)
+        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                            functional_calls=False)
+    elif device == "meta":
         with torch.device("meta"):
             model, class_name, pad_set = build(request, model_type)
             # Module rows only: the catalog's tables leave out the torch.cat rows (docs/layer-table.md).
@@ -301,6 +350,28 @@ def cases():
     tiny("llama", "LlamaForCausalLM", "biases-headdim", config={"attention_bias": True, "mlp_bias": True, "head_dim": 16})
     tiny("llama", "LlamaModel", "relu-T9", sample=[9], config={"hidden_act": "relu"})
     tiny("llama", "LlamaForTokenClassification", "no-bias", config={"token_classification_bias": False})
+    tiny("phi", "PhiForCausalLM", "tied-relu-T9", sample=[9], config={"tie_word_embeddings": True, "hidden_act": "relu"})
+    tiny("phi", "PhiModel", "mha", config={"num_key_value_heads": None})
+    tiny("opt", "OPTForCausalLM", "project-post-norm", config={"word_embed_proj_dim": 16, "do_layer_norm_before": False})
+    tiny("opt", "OPTForCausalLM", "untied-gelu", config={"tie_word_embeddings": False, "activation_function": "gelu"})
+    tiny("opt", "OPTModel", "no-bias-no-affine-T60", sample=[60], config={"enable_bias": False, "layer_norm_elementwise_affine": False})
+    tiny("opt", "OPTForSequenceClassification", "project3", config={"word_embed_proj_dim": 16}, options={"num_labels": 3})
+    v3 = {"relative_attention": True, "position_buckets": 8, "pos_att_type": "p2c|c2p", "norm_rel_ebd": "layer_norm", "share_att_key": True,
+          "position_biased_input": False, "type_vocab_size": 0}
+    for name in CLASSES["deberta-v2"]:
+        tiny("deberta-v2", name, "v3", config=v3)
+    tiny("deberta-v2", "DebertaV2Model", "v3-T40", sample=[40], config=v3)
+    tiny("deberta-v2", "DebertaV2ForTokenClassification", "c2p-own-keys-embedding16",
+         config={**v3, "share_att_key": False, "pos_att_type": "c2p", "embedding_size": 16, "type_vocab_size": 2})
+    tiny("deberta-v2", "DebertaV2Model", "p2c-no-buckets-relu",
+         config={"relative_attention": True, "pos_att_type": "p2c", "max_relative_positions": 6, "hidden_act": "relu"})
+    tiny("deberta-v2", "DebertaV2ForMaskedLM", "v3-untied-embedding16", config={**v3, "tie_word_embeddings": False, "embedding_size": 16})
+    tiny("deberta-v2", "DebertaV2ForMaskedLM", "v3-not-legacy", config={**v3, "legacy": False})
+    tiny("deberta-v2", "DebertaV2ForSequenceClassification", "v3-labels3", config=v3, options={"num_labels": 3})
+    tiny("bloom", "BloomForCausalLM", "untied-T30", sample=[30], config={"tie_word_embeddings": False})
+    tiny("bloom", "BloomForTokenClassification", "labels5", options={"num_labels": 5})
+    tiny("gpt_neo", "GPTNeoForCausalLM", "inner37-relu-untied-T20", sample=[20],
+         config={"intermediate_size": 37, "activation_function": "relu", "tie_word_embeddings": False})
     for model_type in FAMILY_CASE_TYPES:
         prefix = CONFIG_CLASS[model_type][: -len("Config")]
         tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],

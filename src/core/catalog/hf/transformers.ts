@@ -22,6 +22,11 @@ import { bertTypeSpec, robertaTypeSpec } from './models/bert';
 import { distilbertTypeSpec } from './models/distilbert';
 import { gpt2TypeSpec } from './models/gpt2';
 import { LLAMA_FAMILY_SPECS } from './models/llama';
+import { optTypeSpec } from './models/opt';
+import { debertaV2TypeSpec } from './models/deberta';
+import { bloomTypeSpec } from './models/bloom';
+import { gptNeoTypeSpec } from './models/gptNeo';
+import { phiTypeSpec } from './models/phi';
 import { FAMILY, LLAMA_FAMILY, isLlamaFamily } from './llamaFamily';
 import { hasDecoder, t5TypeSpec } from './models/t5';
 import { patchGrid, vitTypeSpec } from './models/vit';
@@ -56,6 +61,11 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   xlnet: xlnetTypeSpec,
   t5: t5TypeSpec,
   vit: vitTypeSpec,
+  phi: phiTypeSpec,
+  opt: optTypeSpec,
+  'deberta-v2': debertaV2TypeSpec,
+  bloom: bloomTypeSpec,
+  gpt_neo: gptNeoTypeSpec,
   ...LLAMA_FAMILY_SPECS,
 };
 
@@ -63,29 +73,40 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
 const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
   AutoModel: {
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
-    vit: 'ViTModel',
+    vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
+    gpt_neo: 'GPTNeoModel',
   },
   AutoModelForCausalLM: {
-    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel',
+    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
+    opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM',
   },
-  AutoModelForMaskedLM: { bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM' },
+  AutoModelForMaskedLM: {
+    bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
+  },
   AutoModelForSequenceClassification: {
     bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
     gpt2: 'GPT2ForSequenceClassification', xlnet: 'XLNetForSequenceClassification', t5: 'T5ForSequenceClassification',
+    phi: 'PhiForSequenceClassification', opt: 'OPTForSequenceClassification', 'deberta-v2': 'DebertaV2ForSequenceClassification',
+    bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
-    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification',
+    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', phi: 'PhiForTokenClassification',
+    'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
+    gpt_neo: 'GPTNeoForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
-    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering',
+    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', opt: 'OPTForQuestionAnswering',
+    'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
+    gpt_neo: 'GPTNeoForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
   AutoModelForPreTraining: {
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
-    xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration',
+    xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration', 'deberta-v2': 'DebertaV2ForMaskedLM',
+    bloom: 'BloomForCausalLM',
   },
 };
 
@@ -115,6 +136,7 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   BertForMultipleChoice: 'it takes (choices, tokens) inputs',
   RobertaForMultipleChoice: 'it takes (choices, tokens) inputs',
   DistilBertForMultipleChoice: 'it takes (choices, tokens) inputs',
+  DebertaV2ForMultipleChoice: 'it takes (choices, tokens) inputs',
   XLNetForMultipleChoice: 'it takes (choices, tokens) inputs',
   GPT2DoubleHeadsModel: 'it takes (choices, tokens) inputs',
   XLNetForQuestionAnswering: 'its beam-search answer heads are not covered; XLNetForQuestionAnsweringSimple is',

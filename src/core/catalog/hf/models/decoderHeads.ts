@@ -19,6 +19,8 @@ export interface DecoderNames {
   readonly hidden: string;
   /** The base model's token embedding, which `tie_word_embeddings` ties the LM head to: `wte`, `embed_tokens`. */
   readonly embedding: string;
+  /** Whether the causal-LM head has a bias (Phi's has). */
+  readonly lmHeadBias?: boolean;
   /** The attribute of the question-answering class's base model, where it is not `base`. */
   readonly qaBase?: string;
   /** The token classifier's attribute and whether it has a bias. */
@@ -39,7 +41,7 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
       build(c) {
         const vocab = num(c, 'vocab_size');
         const [root, inner, forward] = withBase(names.causalLm, c);
-        const head = root.add('lm_head', linear(num(c, names.hidden), vocab, false));
+        const head = root.add('lm_head', linear(num(c, names.hidden), vocab, names.lmHeadBias === true));
         if (c.tie_word_embeddings === true) head.tie('weight', inner.children.find(([n]) => n === names.embedding)![1].get('weight'));
         return tokenModel(root, (trace, t) => {
           forward(trace, t);

@@ -1,0 +1,93 @@
+/**
+ * GPT-Neo (transformers 5.18.0, models/gpt_neo/modeling_gpt_neo.py; EleutherAI/gpt-neo-125m, 1.3B,
+ * 2.7B). GPT-2's layout with torch.nn Linears: q, k and v without bias, the attention's
+ * `attn_dropout` module on the probabilities (`[heads, T, T]` per sample) and `resid_dropout` on
+ * its output. Global and local layers (attention_types) differ only in the mask, not in modules.
+ * The activation is the library's (`gelu_new`: no row). Heads are the generic decoder ones on
+ * `transformer`.
+ */
+import { num, str, type HfConfig } from '../configs';
+import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import type { Module } from '../moduleTree';
+import { decoderHeads } from './decoderHeads';
+
+function base(c: HfConfig): [Module, Forward] {
+  const d = num(c, 'hidden_size');
+  const inner = c.intermediate_size === null ? 4 * d : num(c, 'intermediate_size');
+  const heads = num(c, 'num_heads');
+  const root = userModule('GPTNeoModel');
+  const wte = root.add('wte', embedding(num(c, 'vocab_size'), d));
+  const wpe = root.add('wpe', embedding(num(c, 'max_position_embeddings'), d));
+  const drop = root.add('drop', plain('Dropout'));
+  const h = root.add('h', userModule('ModuleList'));
+  const blocks: Forward[] = [];
+  for (let i = 0; i < num(c, 'num_layers'); i++) {
+    const block = h.add(String(i), userModule('GPTNeoBlock'));
+    const ln1 = block.add('ln_1', layerNorm(d));
+    const attn = block.add('attn', userModule('GPTNeoAttention')).add('attention', userModule('GPTNeoSelfAttention'));
+    const attnDropout = attn.add('attn_dropout', plain('Dropout'));
+    const residDropout = attn.add('resid_dropout', plain('Dropout'));
+    const k = attn.add('k_proj', linear(d, d, false));
+    const v = attn.add('v_proj', linear(d, d, false));
+    const q = attn.add('q_proj', linear(d, d, false));
+    const out = attn.add('out_proj', linear(d, d));
+    const ln2 = block.add('ln_2', layerNorm(d));
+    const mlp = block.add('mlp', userModule('GPTNeoMLP'));
+    const fc = mlp.add('c_fc', linear(d, inner));
+    const proj = mlp.add('c_proj', linear(inner, d));
+    const act = mlp.add('act', activation(str(c, 'activation_function')));
+    const mlpDropout = mlp.add('dropout', plain('Dropout'));
+    blocks.push((trace, t) => {
+      trace.call(ln1, [t, d]);
+      trace.call(q, [t, d]);
+      trace.call(k, [t, d]);
+      trace.call(v, [t, d]);
+      trace.call(attnDropout, [heads, t, t]);
+      trace.call(out, [t, d]);
+      trace.call(residDropout, [t, d]);
+      trace.call(ln2, [t, d]);
+      trace.call(fc, [t, inner]);
+      trace.call(act, [t, inner]);
+      trace.call(proj, [t, d]);
+      trace.call(mlpDropout, [t, d]);
+    });
+  }
+  const lnF = root.add('ln_f', layerNorm(d));
+  return [
+    root,
+    (trace, t) => {
+      trace.call(wte, [t, d]);
+      // position ids: arange(T).unsqueeze(0), no batch dimension
+      trace.call(wpe, [1, t, d]);
+      trace.call(drop, [t, d]);
+      for (const block of blocks) block(trace, t);
+      trace.call(lnF, [t, d]);
+    },
+  ];
+}
+
+const classes: Record<string, ClassSpec> = {
+  GPTNeoModel: {
+    build(c) {
+      const [root, forward] = base(c);
+      return tokenModel(root, forward);
+    },
+  },
+  ...decoderHeads({
+    prefix: 'GPTNeo',
+    causalLm: 'GPTNeoForCausalLM',
+    base: 'transformer',
+    hidden: 'hidden_size',
+    embedding: 'wte',
+    tokenClassifier: () => ({ name: 'classifier', bias: true }),
+  }, base),
+};
+
+export const gptNeoTypeSpec: ModelTypeSpec = {
+  modelType: 'gpt_neo',
+  input: 'tokens',
+  classes,
+  defaultShape: (c) => [num(c, 'max_position_embeddings')],
+  maxTokens: (c) => num(c, 'max_position_embeddings'),
+};
