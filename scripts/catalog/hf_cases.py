@@ -33,7 +33,7 @@ with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")
 CONFIG_CLASS = {
     "bert": "BertConfig", "roberta": "RobertaConfig", "distilbert": "DistilBertConfig", "gpt2": "GPT2Config",
     "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
-    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig",
+    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig",
 }
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
@@ -52,6 +52,10 @@ CLASSES = {
     "vit": ["ViTModel", "ViTForImageClassification"],
     "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
+    "bart": ["BartModel", "BartForConditionalGeneration", "BartForQuestionAnswering"],
+    "gptj": ["GPTJModel", "GPTJForCausalLM", "GPTJForSequenceClassification", "GPTJForQuestionAnswering"],
+    "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForSequenceClassification",
+                "ElectraForTokenClassification", "ElectraForQuestionAnswering"],
     "gpt_neo": ["GPTNeoModel", "GPTNeoForCausalLM", "GPTNeoForSequenceClassification", "GPTNeoForTokenClassification",
                 "GPTNeoForQuestionAnswering"],
     "bloom": ["BloomModel", "BloomForCausalLM", "BloomForSequenceClassification", "BloomForTokenClassification",
@@ -66,31 +70,37 @@ AUTO = {
     "AutoModel": {"bert": "BertModel", "roberta": "RobertaModel", "distilbert": "DistilBertModel", "gpt2": "GPT2Model",
                   "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel",
                   "phi": "PhiModel", "opt": "OPTModel", "deberta-v2": "DebertaV2Model",
-                  "bloom": "BloomModel", "gpt_neo": "GPTNeoModel"},
+                  "bloom": "BloomModel", "gpt_neo": "GPTNeoModel",
+                  "electra": "ElectraModel", "gptj": "GPTJModel",
+                  "bart": "BartModel"},
     "AutoModelForCausalLM": {"bert": "BertLMHeadModel", "roberta": "RobertaForCausalLM", "gpt2": "GPT2LMHeadModel",
                              "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM",
                              "phi": "PhiForCausalLM", "opt": "OPTForCausalLM", "bloom": "BloomForCausalLM",
-                             "gpt_neo": "GPTNeoForCausalLM"},
+                             "gpt_neo": "GPTNeoForCausalLM", "gptj": "GPTJForCausalLM"},
     "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
-                             "deberta-v2": "DebertaV2ForMaskedLM"},
+                             "deberta-v2": "DebertaV2ForMaskedLM", "electra": "ElectraForMaskedLM",
+                             "bart": "BartForConditionalGeneration"},
     "AutoModelForSequenceClassification": {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
                                            "distilbert": "DistilBertForSequenceClassification", "gpt2": "GPT2ForSequenceClassification",
                                            "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification",
                                            "phi": "PhiForSequenceClassification", "opt": "OPTForSequenceClassification",
                                            "deberta-v2": "DebertaV2ForSequenceClassification",
-                                           "bloom": "BloomForSequenceClassification", "gpt_neo": "GPTNeoForSequenceClassification"},
+                                           "bloom": "BloomForSequenceClassification", "gpt_neo": "GPTNeoForSequenceClassification",
+                                           "electra": "ElectraForSequenceClassification", "gptj": "GPTJForSequenceClassification"},
     "AutoModelForTokenClassification": {"bert": "BertForTokenClassification", "roberta": "RobertaForTokenClassification",
                                         "distilbert": "DistilBertForTokenClassification", "gpt2": "GPT2ForTokenClassification",
                                         "xlnet": "XLNetForTokenClassification", "t5": "T5ForTokenClassification",
                                         "llama": "LlamaForTokenClassification", "phi": "PhiForTokenClassification",
                                         "deberta-v2": "DebertaV2ForTokenClassification", "bloom": "BloomForTokenClassification",
-                                        "gpt_neo": "GPTNeoForTokenClassification"},
+                                        "gpt_neo": "GPTNeoForTokenClassification", "electra": "ElectraForTokenClassification"},
     "AutoModelForQuestionAnswering": {"bert": "BertForQuestionAnswering", "roberta": "RobertaForQuestionAnswering",
                                       "distilbert": "DistilBertForQuestionAnswering", "gpt2": "GPT2ForQuestionAnswering",
                                       "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering",
                                       "opt": "OPTForQuestionAnswering", "deberta-v2": "DebertaV2ForQuestionAnswering",
-                                      "bloom": "BloomForQuestionAnswering", "gpt_neo": "GPTNeoForQuestionAnswering"},
-    "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration"},
+                                      "bloom": "BloomForQuestionAnswering", "gpt_neo": "GPTNeoForQuestionAnswering",
+                                      "electra": "ElectraForQuestionAnswering", "gptj": "GPTJForQuestionAnswering",
+                                      "bart": "BartForQuestionAnswering"},
+    "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration", "bart": "BartForConditionalGeneration"},
     "AutoModelForImageClassification": {"vit": "ViTForImageClassification"},
     "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
                                 "gpt2": "GPT2LMHeadModel", "xlnet": "XLNetLMHeadModel", "t5": "T5ForConditionalGeneration"},
@@ -126,6 +136,13 @@ CONFIG_FIELDS["bloom"] = ["vocab_size", "hidden_size", "n_layer", "n_head", "pre
                           "tie_word_embeddings"]
 CONFIG_FIELDS["gpt_neo"] = ["vocab_size", "max_position_embeddings", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                             "activation_function", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["electra"] = ["vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                            "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size", "num_labels",
+                            "tie_word_embeddings"]
+CONFIG_FIELDS["gptj"] = ["vocab_size", "n_positions", "n_embd", "n_layer", "n_head", "n_inner", "activation_function", "num_labels",
+                         "tie_word_embeddings"]
+CONFIG_FIELDS["bart"] = ["vocab_size", "max_position_embeddings", "encoder_layers", "encoder_ffn_dim", "decoder_layers", "decoder_ffn_dim",
+                         "activation_function", "d_model", "tie_word_embeddings"]
 CONFIG_FIELDS["opt"] = ["vocab_size", "hidden_size", "num_hidden_layers", "ffn_dim", "max_position_embeddings", "do_layer_norm_before",
                         "word_embed_proj_dim", "num_attention_heads", "activation_function", "enable_bias", "layer_norm_elementwise_affine",
                         "num_labels", "tie_word_embeddings"]
@@ -149,6 +166,11 @@ TINY = {
     "bloom": {"vocab_size": 99, "hidden_size": 32, "n_layer": 2, "n_head": 4},
     "gpt_neo": {"vocab_size": 99, "hidden_size": 32, "num_layers": 2, "num_heads": 4, "max_position_embeddings": 64,
                 "attention_types": [[["global", "local"], 1]]},
+    "electra": {"vocab_size": 99, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                "intermediate_size": 37, "max_position_embeddings": 64},
+    "gptj": {"vocab_size": 99, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "rotary_dim": 4},
+    "bart": {"vocab_size": 99, "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+             "decoder_attention_heads": 4, "encoder_ffn_dim": 37, "decoder_ffn_dim": 41, "max_position_embeddings": 64},
     "opt": {"vocab_size": 99, "hidden_size": 32, "ffn_dim": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
             "max_position_embeddings": 64},
     "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -212,7 +234,7 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", *FAMILY_CASE_TYPES) \
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", *FAMILY_CASE_TYPES) \
             and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
@@ -237,7 +259,7 @@ def make_input(model, class_name, model_type, sample, request, device):
             if request.get("interpolatePosEncoding"):
                 return (pixels, None, True)
             return (pixels,)
-        if class_name in ("T5Model", "T5ForConditionalGeneration"):
+        if class_name in ("T5Model", "T5ForConditionalGeneration", "BartModel", "BartForConditionalGeneration"):
             return (ids(batch, sample[0]), None, ids(batch, request.get("decoderLength") or sample[0]))
         return (ids(batch, sample[0]),)
 
@@ -257,7 +279,8 @@ def run_case(case):
     sys.stderr.write(case["id"] + "\n")
     request = case["request"]
     model_type = model_type_of(request)
-    device = "cpu" if (not case["full"] or model_type == "xlnet") else "meta"
+    # XLNet builds CPU tensors in its forward; BART's sdpa mask check reads a value (.item()): both run on the CPU.
+    device = "cpu" if (not case["full"] or model_type in ("xlnet", "bart")) else "meta"
     torch.manual_seed(0)
     if device == "meta" and model_type == "opt":
         # OPT draws its layerdrop number with torch.rand([]) and compares it in Python: the model and
@@ -372,6 +395,15 @@ def cases():
     tiny("bloom", "BloomForTokenClassification", "labels5", options={"num_labels": 5})
     tiny("gpt_neo", "GPTNeoForCausalLM", "inner37-relu-untied-T20", sample=[20],
          config={"intermediate_size": 37, "activation_function": "relu", "tie_word_embeddings": False})
+    tiny("electra", "ElectraModel", "same-width-T30", sample=[30], config={"embedding_size": 32})
+    tiny("electra", "ElectraForPreTraining", "relu", config={"hidden_act": "relu"})
+    tiny("electra", "ElectraForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("electra", "ElectraForSequenceClassification", "labels4", options={"num_labels": 4})
+    tiny("gptj", "GPTJForCausalLM", "inner37-relu-tied-T20", sample=[20],
+         config={"n_inner": 37, "activation_function": "relu", "tie_word_embeddings": True})
+    tiny("bart", "BartForConditionalGeneration", "decoder4", decoderLength=4)
+    tiny("bart", "BartForConditionalGeneration", "untied-relu", config={"tie_word_embeddings": False, "activation_function": "relu"})
+    tiny("bart", "BartModel", "untied-T20", sample=[20], config={"tie_word_embeddings": False})
     for model_type in FAMILY_CASE_TYPES:
         prefix = CONFIG_CLASS[model_type][: -len("Config")]
         tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],
@@ -399,6 +431,8 @@ def cases():
     add("full/bert-base-uncased/BertModel/T512", {"className": "BertModel", "checkpoint": "bert-base-uncased"}, [512], full=True)
     add("full/google/vit-base-patch16-224-in21k/ViTModel/384", {"className": "ViTModel", "checkpoint": "google/vit-base-patch16-224-in21k",
         "interpolatePosEncoding": True}, [3, 384, 384], full=True)
+    add("full/facebook/bart-base/BartForConditionalGeneration/512-128",
+        {"className": "BartForConditionalGeneration", "checkpoint": "facebook/bart-base", "decoderLength": 128}, [512], full=True)
     add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
         "decoderLength": 32}, [64], full=True)
     return result

@@ -17,7 +17,13 @@ export interface Checkpoint {
    * A published exact parameter count for one class built from this config, and where it is
    * published; scripts/catalog/generate_hf_catalog.py stops unless the library counts the same.
    */
-  readonly published?: { readonly className: string; readonly params: number; readonly source: string };
+  readonly published?: {
+    readonly className: string;
+    readonly params: number;
+    /** Parameters the published model holds beyond the class (KerasHub's ELECTRA backbones add a pooling Dense). */
+    readonly plus?: number;
+    readonly source: string;
+  };
 }
 
 export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyArray<Record<string, unknown>>).map((entry) => ({

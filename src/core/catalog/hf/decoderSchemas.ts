@@ -1,10 +1,10 @@
 /**
- * The config classes of Phi, OPT, DeBERTa-v2, BLOOM and GPT-Neo as transformers 5.18.0 defines them
+ * The config classes of Phi, OPT, DeBERTa-v2, BLOOM, GPT-Neo, GPT-J, ELECTRA and BART as transformers 5.18.0 defines them
  * (defaults, field kinds, `attribute_map`, `__post_init__`); configs.ts puts them beside the others.
  */
 import { commonUncovered, divisible, f, type ConfigSchema } from './configKit';
 
-export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo', ConfigSchema>> = {
+export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'bart', ConfigSchema>> = {
   phi: {
     modelType: 'phi',
     configClass: 'PhiConfig',
@@ -129,5 +129,70 @@ export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bl
       return divisible(c.hidden_size!, c.num_heads!, 'hidden_size must be a multiple of num_heads');
     },
     uncovered: commonUncovered,
+  },
+  electra: {
+    modelType: 'electra',
+    configClass: 'ElectraConfig',
+    defaults: {
+      vocab_size: 30522, embedding_size: 128, hidden_size: 256, num_hidden_layers: 12, num_attention_heads: 4, intermediate_size: 1024,
+      hidden_act: 'gelu', hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, max_position_embeddings: 512, type_vocab_size: 2,
+      layer_norm_eps: 1e-12, summary_type: 'first', summary_use_proj: true, summary_activation: 'gelu', summary_last_dropout: 0.1, pad_token_id: 0,
+      tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), embedding_size: f('count'), hidden_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
+      intermediate_size: f('count'), hidden_act: f('activation'), hidden_dropout_prob: f('number'), attention_probs_dropout_prob: f('number'),
+      max_position_embeddings: f('count'), type_vocab_size: f('count'), layer_norm_eps: f('number'), summary_type: f('any'),
+      summary_use_proj: f('any'), summary_activation: f('any'), summary_last_dropout: f('any'),
+    },
+    aliases: {},
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
+    uncovered: commonUncovered,
+  },
+  gptj: {
+    modelType: 'gptj',
+    configClass: 'GPTJConfig',
+    defaults: {
+      vocab_size: 50400, n_positions: 2048, n_embd: 4096, n_layer: 28, n_head: 16, rotary_dim: 64, n_inner: null, activation_function: 'gelu_new',
+      resid_pdrop: 0, embd_pdrop: 0, attn_pdrop: 0, layer_norm_epsilon: 1e-5, bos_token_id: 50256, eos_token_id: 50256, pad_token_id: null,
+      tie_word_embeddings: false,
+    },
+    fields: {
+      vocab_size: f('count'), n_positions: f('count'), n_embd: f('count'), n_layer: f('count'), n_head: f('count'), rotary_dim: f('count', { nullable: true }),
+      n_inner: f('count', { nullable: true }), activation_function: f('activation'), resid_pdrop: f('number'), embd_pdrop: f('number'),
+      attn_pdrop: f('number'), layer_norm_epsilon: f('number'),
+    },
+    aliases: { max_position_embeddings: 'n_positions', hidden_size: 'n_embd', num_attention_heads: 'n_head', num_hidden_layers: 'n_layer' },
+    finish: (c) => divisible(c.n_embd!, c.n_head!, 'n_embd must be a multiple of n_head'),
+    uncovered: commonUncovered,
+  },
+  bart: {
+    modelType: 'bart',
+    configClass: 'BartConfig',
+    defaults: {
+      vocab_size: 50265, max_position_embeddings: 1024, encoder_layers: 12, encoder_ffn_dim: 4096, encoder_attention_heads: 16, decoder_layers: 12,
+      decoder_ffn_dim: 4096, decoder_attention_heads: 16, encoder_layerdrop: 0, decoder_layerdrop: 0, activation_function: 'gelu', d_model: 1024,
+      dropout: 0.1, attention_dropout: 0, activation_dropout: 0, init_std: 0.02, classifier_dropout: 0, scale_embedding: false, pad_token_id: 1,
+      bos_token_id: 0, eos_token_id: 2, decoder_start_token_id: 2, forced_eos_token_id: 2, tie_word_embeddings: true,
+      // __post_init__: 3 labels unless id2label says otherwise.
+      num_labels: 3,
+    },
+    fields: {
+      vocab_size: f('count'), max_position_embeddings: f('count'), encoder_layers: f('count'), encoder_ffn_dim: f('count'),
+      encoder_attention_heads: f('count'), decoder_layers: f('count'), decoder_ffn_dim: f('count'), decoder_attention_heads: f('count'),
+      encoder_layerdrop: f('number'), decoder_layerdrop: f('number'), activation_function: f('activation'), d_model: f('count'), dropout: f('number'),
+      attention_dropout: f('number'), activation_dropout: f('number'), init_std: f('number'), scale_embedding: f('bool'),
+      forced_eos_token_id: f('any'), forced_bos_token_id: f('any'),
+      // fairseq conversion keys older config.json files carry; BART's modeling code reads none of them.
+      normalize_before: f('any'), add_bias_logits: f('any'), add_final_layer_norm: f('any'), extra_pos_embeddings: f('any'),
+      static_position_embeddings: f('any'), normalize_embedding: f('any'), classif_dropout: f('any'), output_past: f('any'),
+    },
+    aliases: { num_attention_heads: 'encoder_attention_heads', hidden_size: 'd_model', num_hidden_layers: 'encoder_layers' },
+    finish: (c) =>
+      divisible(c.d_model!, c.encoder_attention_heads!, 'd_model must be a multiple of encoder_attention_heads') ??
+      divisible(c.d_model!, c.decoder_attention_heads!, 'd_model must be a multiple of decoder_attention_heads'),
+    uncovered: (c) =>
+      commonUncovered(c) ??
+      (c.encoder_layerdrop !== 0 || c.decoder_layerdrop !== 0 ? 'layerdrop > 0 (layers skipped at random in training) is not covered' : undefined),
   },
 };

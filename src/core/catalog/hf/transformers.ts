@@ -26,9 +26,12 @@ import { optTypeSpec } from './models/opt';
 import { debertaV2TypeSpec } from './models/deberta';
 import { bloomTypeSpec } from './models/bloom';
 import { gptNeoTypeSpec } from './models/gptNeo';
+import { electraTypeSpec } from './models/electra';
+import { gptjTypeSpec } from './models/gptj';
+import { bartTypeSpec } from './models/bart';
 import { phiTypeSpec } from './models/phi';
 import { FAMILY, LLAMA_FAMILY, isLlamaFamily } from './llamaFamily';
-import { hasDecoder, t5TypeSpec } from './models/t5';
+import { t5TypeSpec } from './models/t5';
 import { patchGrid, vitTypeSpec } from './models/vit';
 import { xlnetTypeSpec } from './models/xlnet';
 import { countParams, layerRows, Trace } from './moduleTree';
@@ -66,6 +69,9 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   'deberta-v2': debertaV2TypeSpec,
   bloom: bloomTypeSpec,
   gpt_neo: gptNeoTypeSpec,
+  electra: electraTypeSpec,
+  gptj: gptjTypeSpec,
+  bart: bartTypeSpec,
   ...LLAMA_FAMILY_SPECS,
 };
 
@@ -74,39 +80,43 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
   AutoModel: {
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
-    gpt_neo: 'GPTNeoModel',
+    gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
-    opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM',
+    opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
+    bart: 'BartForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
+    electra: 'ElectraForMaskedLM', bart: 'BartForConditionalGeneration',
   },
   AutoModelForSequenceClassification: {
     bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
     gpt2: 'GPT2ForSequenceClassification', xlnet: 'XLNetForSequenceClassification', t5: 'T5ForSequenceClassification',
     phi: 'PhiForSequenceClassification', opt: 'OPTForSequenceClassification', 'deberta-v2': 'DebertaV2ForSequenceClassification',
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
+    electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
     gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', phi: 'PhiForTokenClassification',
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
-    gpt_neo: 'GPTNeoForTokenClassification',
+    gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
     gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', opt: 'OPTForQuestionAnswering',
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
-    gpt_neo: 'GPTNeoForQuestionAnswering',
+    gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
+    bart: 'BartForQuestionAnswering',
   },
-  AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration' },
+  AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
   AutoModelForPreTraining: {
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
     xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration', 'deberta-v2': 'DebertaV2ForMaskedLM',
-    bloom: 'BloomForCausalLM',
+    bloom: 'BloomForCausalLM', electra: 'ElectraForPreTraining', bart: 'BartForConditionalGeneration',
   },
 };
 
@@ -137,10 +147,14 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   RobertaForMultipleChoice: 'it takes (choices, tokens) inputs',
   DistilBertForMultipleChoice: 'it takes (choices, tokens) inputs',
   DebertaV2ForMultipleChoice: 'it takes (choices, tokens) inputs',
+  ElectraForMultipleChoice: 'it takes (choices, tokens) inputs',
+  ElectraForCausalLM: 'it is not covered yet',
   XLNetForMultipleChoice: 'it takes (choices, tokens) inputs',
   GPT2DoubleHeadsModel: 'it takes (choices, tokens) inputs',
   XLNetForQuestionAnswering: 'its beam-search answer heads are not covered; XLNetForQuestionAnsweringSimple is',
   T5ForSequenceClassification: 'its forward needs an end-of-sequence token in every input',
+  BartForSequenceClassification: 'its forward needs an end-of-sequence token in every input',
+  BartForCausalLM: 'it is not covered yet',
   T5ForQuestionAnswering: 'it is not covered yet',
   ViTForMaskedImageModeling: 'it is not covered yet',
 };
@@ -412,8 +426,9 @@ function checkInput(
         'rotary positions still run, the model was not trained that long',
     );
   }
-  if (typeSpec.modelType === 't5' && hasDecoder(className)) {
+  if (typeSpec.hasDecoder?.(className) === true) {
     const decoder = request.decoderLength ?? tokens;
+    if (limit !== undefined && decoder > limit) throw new CatalogInputError(`${name} takes at most ${limit} decoder tokens; a decoder input of ${decoder} does not fit`);
     if (request.decoderLength === undefined) notes.push(`The decoder input is taken as long as the encoder input (${tokens} tokens)`);
     return { tokens, decoderTokens: decoder };
   }

@@ -43,7 +43,8 @@ function embeddings(c: HfConfig, roberta: boolean): [Module, Forward] {
   ];
 }
 
-function layer(c: HfConfig, prefix: string): [Module, Forward] {
+/** One encoder layer, BERT's and those copied from it (ELECTRA): `${prefix}Layer`. */
+export function layer(c: HfConfig, prefix: string): [Module, Forward] {
   const { hidden, inter } = dims(c);
   const m = userModule(`${prefix}Layer`);
   const attention = m.add('attention', userModule(`${prefix}Attention`));

@@ -17,6 +17,7 @@ import { num, str, type HfConfig } from '../configs';
 import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
+import { tokenAndQaHeads } from './encoderHeads';
 
 function posAttTypes(c: HfConfig): string[] {
   return typeof c.pos_att_type === 'string' ? c.pos_att_type.toLowerCase().split('|').map((s) => s.trim()) : [];
@@ -196,32 +197,7 @@ const classes: Record<string, ClassSpec> = {
       });
     },
   },
-  DebertaV2ForTokenClassification: {
-    build(c) {
-      const d = num(c, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const [root, forward] = withBase('DebertaV2ForTokenClassification', c);
-      const dropout = root.add('dropout', plain('Dropout'));
-      const classifier = root.add('classifier', linear(d, labels));
-      return tokenModel(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(dropout, [t, d]);
-        trace.call(classifier, [t, labels]);
-      });
-    },
-  },
-  DebertaV2ForQuestionAnswering: {
-    refuse: (c) =>
-      c.num_labels === 2 ? undefined : `DebertaV2ForQuestionAnswering splits its logits into start and end: it needs num_labels=2, not ${String(c.num_labels)}`,
-    build(c) {
-      const [root, forward] = withBase('DebertaV2ForQuestionAnswering', c);
-      const qa = root.add('qa_outputs', linear(num(c, 'hidden_size'), 2));
-      return tokenModel(root, (trace, t) => {
-        forward(trace, t);
-        trace.call(qa, [t, 2]);
-      });
-    },
-  },
+  ...tokenAndQaHeads('DebertaV2', withBase),
 };
 
 export const debertaV2TypeSpec: ModelTypeSpec = {

@@ -11,6 +11,7 @@ import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Fo
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 import { decoderHeads } from './decoderHeads';
+import { eleutherAttention } from './eleutherAttention';
 
 function base(c: HfConfig): [Module, Forward] {
   const d = num(c, 'hidden_size');
@@ -25,13 +26,7 @@ function base(c: HfConfig): [Module, Forward] {
   for (let i = 0; i < num(c, 'num_layers'); i++) {
     const block = h.add(String(i), userModule('GPTNeoBlock'));
     const ln1 = block.add('ln_1', layerNorm(d));
-    const attn = block.add('attn', userModule('GPTNeoAttention')).add('attention', userModule('GPTNeoSelfAttention'));
-    const attnDropout = attn.add('attn_dropout', plain('Dropout'));
-    const residDropout = attn.add('resid_dropout', plain('Dropout'));
-    const k = attn.add('k_proj', linear(d, d, false));
-    const v = attn.add('v_proj', linear(d, d, false));
-    const q = attn.add('q_proj', linear(d, d, false));
-    const out = attn.add('out_proj', linear(d, d));
+    const attn = eleutherAttention(block.add('attn', userModule('GPTNeoAttention')).add('attention', userModule('GPTNeoSelfAttention')), d, heads, true);
     const ln2 = block.add('ln_2', layerNorm(d));
     const mlp = block.add('mlp', userModule('GPTNeoMLP'));
     const fc = mlp.add('c_fc', linear(d, inner));
@@ -40,12 +35,7 @@ function base(c: HfConfig): [Module, Forward] {
     const mlpDropout = mlp.add('dropout', plain('Dropout'));
     blocks.push((trace, t) => {
       trace.call(ln1, [t, d]);
-      trace.call(q, [t, d]);
-      trace.call(k, [t, d]);
-      trace.call(v, [t, d]);
-      trace.call(attnDropout, [heads, t, t]);
-      trace.call(out, [t, d]);
-      trace.call(residDropout, [t, d]);
+      attn(trace, t);
       trace.call(ln2, [t, d]);
       trace.call(fc, [t, inner]);
       trace.call(act, [t, inner]);

@@ -17,15 +17,17 @@ function pretrained(className: string, checkpoint: string): CatalogArchitecture 
 describe('transformers checkpoints (checkpoints.json)', () => {
   it('gives every checkpoint with a published parameter count exactly that count, under each of its names', () => {
     const published = CHECKPOINTS.filter((c) => c.published);
-    assert.ok(published.length >= 22, 'published counts');
+    assert.ok(published.length >= 28, 'published counts');
     for (const checkpoint of published) {
-      const { className, params } = checkpoint.published!;
-      assert.equal(pretrained(className, checkpoint.name).params, params, `${checkpoint.name} ${className}`);
+      const { className, params, plus } = checkpoint.published!;
+      assert.equal(pretrained(className, checkpoint.name).params + (plus ?? 0), params, `${checkpoint.name} ${className}`);
       for (const alias of checkpoint.aliases) assert.equal(pretrained(className, alias).name, checkpoint.name, alias);
     }
     assert.equal(pretrained('AutoModelForCausalLM', 'mistralai/Mistral-7B-v0.1').params, 7_241_732_096);
     assert.equal(pretrained('AutoModelForCausalLM', 'google/gemma-2b').params, 2_506_172_416);
     assert.equal(pretrained('AutoModelForCausalLM', 'Qwen/Qwen2.5-7B-Instruct').params, 7_615_616_512);
+    // ELECTRA-base's encoder is BERT-base's: 108,891,648 without BERT's pooler.
+    assert.equal(pretrained('ElectraModel', 'google/electra-base-discriminator').params, 108_891_648);
   });
 
   it('names each checkpoint once, and finds names ignoring case', () => {
