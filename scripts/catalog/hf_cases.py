@@ -33,7 +33,7 @@ with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")
 CONFIG_CLASS = {
     "bert": "BertConfig", "roberta": "RobertaConfig", "distilbert": "DistilBertConfig", "gpt2": "GPT2Config",
     "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
-    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig",
+    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig", "albert": "AlbertConfig",
 }
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
@@ -52,6 +52,8 @@ CLASSES = {
     "vit": ["ViTModel", "ViTForImageClassification"],
     "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
+    "albert": ["AlbertModel", "AlbertForPreTraining", "AlbertForMaskedLM", "AlbertForSequenceClassification",
+               "AlbertForTokenClassification", "AlbertForQuestionAnswering"],
     "bart": ["BartModel", "BartForConditionalGeneration", "BartForQuestionAnswering"],
     "gptj": ["GPTJModel", "GPTJForCausalLM", "GPTJForSequenceClassification", "GPTJForQuestionAnswering"],
     "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForSequenceClassification",
@@ -72,34 +74,36 @@ AUTO = {
                   "phi": "PhiModel", "opt": "OPTModel", "deberta-v2": "DebertaV2Model",
                   "bloom": "BloomModel", "gpt_neo": "GPTNeoModel",
                   "electra": "ElectraModel", "gptj": "GPTJModel",
-                  "bart": "BartModel"},
+                  "bart": "BartModel", "albert": "AlbertModel"},
     "AutoModelForCausalLM": {"bert": "BertLMHeadModel", "roberta": "RobertaForCausalLM", "gpt2": "GPT2LMHeadModel",
                              "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM",
                              "phi": "PhiForCausalLM", "opt": "OPTForCausalLM", "bloom": "BloomForCausalLM",
                              "gpt_neo": "GPTNeoForCausalLM", "gptj": "GPTJForCausalLM"},
     "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
                              "deberta-v2": "DebertaV2ForMaskedLM", "electra": "ElectraForMaskedLM",
-                             "bart": "BartForConditionalGeneration"},
+                             "bart": "BartForConditionalGeneration", "albert": "AlbertForMaskedLM"},
     "AutoModelForSequenceClassification": {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
                                            "distilbert": "DistilBertForSequenceClassification", "gpt2": "GPT2ForSequenceClassification",
                                            "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification",
                                            "phi": "PhiForSequenceClassification", "opt": "OPTForSequenceClassification",
                                            "deberta-v2": "DebertaV2ForSequenceClassification",
                                            "bloom": "BloomForSequenceClassification", "gpt_neo": "GPTNeoForSequenceClassification",
-                                           "electra": "ElectraForSequenceClassification", "gptj": "GPTJForSequenceClassification"},
+                                           "electra": "ElectraForSequenceClassification", "gptj": "GPTJForSequenceClassification",
+                                           "albert": "AlbertForSequenceClassification"},
     "AutoModelForTokenClassification": {"bert": "BertForTokenClassification", "roberta": "RobertaForTokenClassification",
                                         "distilbert": "DistilBertForTokenClassification", "gpt2": "GPT2ForTokenClassification",
                                         "xlnet": "XLNetForTokenClassification", "t5": "T5ForTokenClassification",
                                         "llama": "LlamaForTokenClassification", "phi": "PhiForTokenClassification",
                                         "deberta-v2": "DebertaV2ForTokenClassification", "bloom": "BloomForTokenClassification",
-                                        "gpt_neo": "GPTNeoForTokenClassification", "electra": "ElectraForTokenClassification"},
+                                        "gpt_neo": "GPTNeoForTokenClassification", "electra": "ElectraForTokenClassification",
+                                        "albert": "AlbertForTokenClassification"},
     "AutoModelForQuestionAnswering": {"bert": "BertForQuestionAnswering", "roberta": "RobertaForQuestionAnswering",
                                       "distilbert": "DistilBertForQuestionAnswering", "gpt2": "GPT2ForQuestionAnswering",
                                       "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering",
                                       "opt": "OPTForQuestionAnswering", "deberta-v2": "DebertaV2ForQuestionAnswering",
                                       "bloom": "BloomForQuestionAnswering", "gpt_neo": "GPTNeoForQuestionAnswering",
                                       "electra": "ElectraForQuestionAnswering", "gptj": "GPTJForQuestionAnswering",
-                                      "bart": "BartForQuestionAnswering"},
+                                      "bart": "BartForQuestionAnswering", "albert": "AlbertForQuestionAnswering"},
     "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration", "bart": "BartForConditionalGeneration"},
     "AutoModelForImageClassification": {"vit": "ViTForImageClassification"},
     "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
@@ -143,6 +147,9 @@ CONFIG_FIELDS["gptj"] = ["vocab_size", "n_positions", "n_embd", "n_layer", "n_he
                          "tie_word_embeddings"]
 CONFIG_FIELDS["bart"] = ["vocab_size", "max_position_embeddings", "encoder_layers", "encoder_ffn_dim", "decoder_layers", "decoder_ffn_dim",
                          "activation_function", "d_model", "tie_word_embeddings"]
+CONFIG_FIELDS["albert"] = ["vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_hidden_groups", "num_attention_heads",
+                           "intermediate_size", "inner_group_num", "hidden_act", "max_position_embeddings", "type_vocab_size",
+                           "num_labels", "tie_word_embeddings"]
 CONFIG_FIELDS["opt"] = ["vocab_size", "hidden_size", "num_hidden_layers", "ffn_dim", "max_position_embeddings", "do_layer_norm_before",
                         "word_embed_proj_dim", "num_attention_heads", "activation_function", "enable_bias", "layer_norm_elementwise_affine",
                         "num_labels", "tie_word_embeddings"]
@@ -171,6 +178,8 @@ TINY = {
     "gptj": {"vocab_size": 99, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "rotary_dim": 4},
     "bart": {"vocab_size": 99, "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
              "decoder_attention_heads": 4, "encoder_ffn_dim": 37, "decoder_ffn_dim": 41, "max_position_embeddings": 64},
+    "albert": {"vocab_size": 99, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+               "intermediate_size": 37, "max_position_embeddings": 64},
     "opt": {"vocab_size": 99, "hidden_size": 32, "ffn_dim": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
             "max_position_embeddings": 64},
     "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -404,6 +413,10 @@ def cases():
     tiny("bart", "BartForConditionalGeneration", "decoder4", decoderLength=4)
     tiny("bart", "BartForConditionalGeneration", "untied-relu", config={"tie_word_embeddings": False, "activation_function": "relu"})
     tiny("bart", "BartModel", "untied-T20", sample=[20], config={"tie_word_embeddings": False})
+    tiny("albert", "AlbertModel", "groups2-inner2-T20", sample=[20], config={"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2})
+    tiny("albert", "AlbertModel", "no-pooler-relu", config={"hidden_act": "relu"}, options={"add_pooling_layer": False})
+    tiny("albert", "AlbertForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("albert", "AlbertForSequenceClassification", "labels3", options={"num_labels": 3})
     for model_type in FAMILY_CASE_TYPES:
         prefix = CONFIG_CLASS[model_type][: -len("Config")]
         tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],

@@ -7,7 +7,7 @@ import type { LlamaFamilyType } from './llamaFamily';
 export type ConfigValue = number | string | boolean | null;
 export type HfConfig = Readonly<Record<string, ConfigValue>>;
 
-export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'bart' | LlamaFamilyType;
+export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart' | LlamaFamilyType;
 
 export type Kind =
   | 'count' // an int >= 1

@@ -1,10 +1,10 @@
 /**
- * The config classes of Phi, OPT, DeBERTa-v2, BLOOM, GPT-Neo, GPT-J, ELECTRA and BART as transformers 5.18.0 defines them
+ * The config classes of Phi, OPT, DeBERTa-v2, BLOOM, GPT-Neo, GPT-J, ELECTRA, ALBERT and BART as transformers 5.18.0 defines them
  * (defaults, field kinds, `attribute_map`, `__post_init__`); configs.ts puts them beside the others.
  */
 import { commonUncovered, divisible, f, type ConfigSchema } from './configKit';
 
-export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'bart', ConfigSchema>> = {
+export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart', ConfigSchema>> = {
   phi: {
     modelType: 'phi',
     configClass: 'PhiConfig',
@@ -194,5 +194,25 @@ export const DECODER_SCHEMAS: Readonly<Record<'phi' | 'opt' | 'deberta-v2' | 'bl
     uncovered: (c) =>
       commonUncovered(c) ??
       (c.encoder_layerdrop !== 0 || c.decoder_layerdrop !== 0 ? 'layerdrop > 0 (layers skipped at random in training) is not covered' : undefined),
+  },
+  albert: {
+    modelType: 'albert',
+    configClass: 'AlbertConfig',
+    defaults: {
+      vocab_size: 30000, embedding_size: 128, hidden_size: 4096, num_hidden_layers: 12, num_hidden_groups: 1, num_attention_heads: 64,
+      intermediate_size: 16384, inner_group_num: 1, hidden_act: 'gelu_new', hidden_dropout_prob: 0, attention_probs_dropout_prob: 0,
+      max_position_embeddings: 512, type_vocab_size: 2, layer_norm_eps: 1e-12, classifier_dropout_prob: 0.1, pad_token_id: 0, bos_token_id: 2,
+      eos_token_id: 3, tie_word_embeddings: true,
+    },
+    fields: {
+      vocab_size: f('count'), embedding_size: f('count'), hidden_size: f('count'), num_hidden_layers: f('count'), num_hidden_groups: f('count'),
+      num_attention_heads: f('count'), intermediate_size: f('count'), inner_group_num: f('count'), hidden_act: f('activation'),
+      hidden_dropout_prob: f('number'), attention_probs_dropout_prob: f('number'), max_position_embeddings: f('count'), type_vocab_size: f('count'),
+      layer_norm_eps: f('number'), classifier_dropout_prob: f('number', { nullable: true }), down_scale_factor: f('any'), gap_size: f('any'),
+      net_structure_type: f('any'), num_memory_blocks: f('any'),
+    },
+    aliases: {},
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
+    uncovered: commonUncovered,
   },
 };

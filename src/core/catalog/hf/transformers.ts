@@ -29,6 +29,7 @@ import { gptNeoTypeSpec } from './models/gptNeo';
 import { electraTypeSpec } from './models/electra';
 import { gptjTypeSpec } from './models/gptj';
 import { bartTypeSpec } from './models/bart';
+import { albertTypeSpec } from './models/albert';
 import { phiTypeSpec } from './models/phi';
 import { FAMILY, LLAMA_FAMILY, isLlamaFamily } from './llamaFamily';
 import { t5TypeSpec } from './models/t5';
@@ -72,6 +73,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   electra: electraTypeSpec,
   gptj: gptjTypeSpec,
   bart: bartTypeSpec,
+  albert: albertTypeSpec,
   ...LLAMA_FAMILY_SPECS,
 };
 
@@ -81,6 +83,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
+    albert: 'AlbertModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
@@ -89,7 +92,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
-    electra: 'ElectraForMaskedLM', bart: 'BartForConditionalGeneration',
+    electra: 'ElectraForMaskedLM', bart: 'BartForConditionalGeneration', albert: 'AlbertForMaskedLM',
   },
   AutoModelForSequenceClassification: {
     bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
@@ -97,19 +100,21 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     phi: 'PhiForSequenceClassification', opt: 'OPTForSequenceClassification', 'deberta-v2': 'DebertaV2ForSequenceClassification',
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
+    albert: 'AlbertForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
     gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', phi: 'PhiForTokenClassification',
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
+    albert: 'AlbertForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
     gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', opt: 'OPTForQuestionAnswering',
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
     gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
-    bart: 'BartForQuestionAnswering',
+    bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
@@ -117,6 +122,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
     xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration', 'deberta-v2': 'DebertaV2ForMaskedLM',
     bloom: 'BloomForCausalLM', electra: 'ElectraForPreTraining', bart: 'BartForConditionalGeneration',
+    albert: 'AlbertForPreTraining',
   },
 };
 
@@ -148,6 +154,7 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   DistilBertForMultipleChoice: 'it takes (choices, tokens) inputs',
   DebertaV2ForMultipleChoice: 'it takes (choices, tokens) inputs',
   ElectraForMultipleChoice: 'it takes (choices, tokens) inputs',
+  AlbertForMultipleChoice: 'it takes (choices, tokens) inputs',
   ElectraForCausalLM: 'it is not covered yet',
   XLNetForMultipleChoice: 'it takes (choices, tokens) inputs',
   GPT2DoubleHeadsModel: 'it takes (choices, tokens) inputs',
