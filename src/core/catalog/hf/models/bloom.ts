@@ -8,10 +8,10 @@
  * calls and is refused.
  */
 import { num, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 
 function base(c: HfConfig): [Module, Forward] {
   const d = num(c, 'hidden_size');
@@ -56,13 +56,7 @@ function base(c: HfConfig): [Module, Forward] {
 }
 
 const classes: Record<string, ClassSpec> = {
-  BloomModel: {
-    build(c) {
-      const [root, forward] = base(c);
-      return tokenModel(root, forward);
-    },
-  },
-  ...decoderHeads({
+  ...decoderClasses({
     prefix: 'Bloom',
     causalLm: 'BloomForCausalLM',
     base: 'transformer',

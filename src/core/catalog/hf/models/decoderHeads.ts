@@ -93,3 +93,16 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
     },
   };
 }
+
+/** The base model class (`GPT2Model`, `LlamaModel`: `${prefix}Model`) and the heads on it. */
+export function decoderClasses(names: DecoderNames, base: (c: HfConfig) => [Module, Forward]): Record<string, ClassSpec> {
+  return {
+    [`${names.prefix}Model`]: {
+      build(c) {
+        const [root, forward] = base(c);
+        return tokenModel(root, forward);
+      },
+    },
+    ...decoderHeads(names, base),
+  };
+}

@@ -5,10 +5,10 @@
  * reorder_and_upcast_attn with eager attention, so `attn_dropout` is listed last, uncalled.
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, plain, userModule } from '../layers';
 import { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 
 /** transformers' Conv1D(nf, nx): weight (nx, nf) and bias (nf), registered on the module itself. */
 function conv1d(nf: number, nx: number): Module {
@@ -67,13 +67,7 @@ function base(c: HfConfig): [Module, Forward] {
 }
 
 const classes: Record<string, ClassSpec> = {
-  GPT2Model: {
-    build(c) {
-      const [root, forward] = base(c);
-      return tokenModel(root, forward);
-    },
-  },
-  ...decoderHeads({
+  ...decoderClasses({
     prefix: 'GPT2',
     causalLm: 'GPT2LMHeadModel',
     base: 'transformer',

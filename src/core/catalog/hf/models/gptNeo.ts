@@ -7,10 +7,10 @@
  * `transformer`.
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 import { eleutherAttention } from './eleutherAttention';
 
 function base(c: HfConfig): [Module, Forward] {
@@ -58,13 +58,7 @@ function base(c: HfConfig): [Module, Forward] {
 }
 
 const classes: Record<string, ClassSpec> = {
-  GPTNeoModel: {
-    build(c) {
-      const [root, forward] = base(c);
-      return tokenModel(root, forward);
-    },
-  },
-  ...decoderHeads({
+  ...decoderClasses({
     prefix: 'GPTNeo',
     causalLm: 'GPTNeoForCausalLM',
     base: 'transformer',

@@ -7,10 +7,10 @@
  * by default.
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 import { eleutherAttention } from './eleutherAttention';
 
 function base(c: HfConfig): [Module, Forward] {
@@ -52,7 +52,7 @@ function base(c: HfConfig): [Module, Forward] {
   ];
 }
 
-const heads = decoderHeads({
+const heads = decoderClasses({
   prefix: 'GPTJ',
   causalLm: 'GPTJForCausalLM',
   base: 'transformer',
@@ -63,12 +63,7 @@ const heads = decoderHeads({
 }, base);
 
 const classes: Record<string, ClassSpec> = {
-  GPTJModel: {
-    build(c) {
-      const [root, forward] = base(c);
-      return tokenModel(root, forward);
-    },
-  },
+  GPTJModel: heads.GPTJModel!,
   GPTJForCausalLM: heads.GPTJForCausalLM!,
   GPTJForSequenceClassification: heads.GPTJForSequenceClassification!,
   // GPT-J's own QA head is Linear(hidden, num_labels), split in two: it needs num_labels=2.

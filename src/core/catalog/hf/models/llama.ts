@@ -9,11 +9,11 @@
  * Rotary positions have no hard limit, so a sequence past max_position_embeddings runs (with a note).
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, linear, userModule } from '../layers';
 import { FAMILY, LLAMA_FAMILY, type BiasRule, type FamilyEntry, type LlamaFamilyType } from '../llamaFamily';
 import { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 
 function hasBias(c: HfConfig, rule: BiasRule): boolean {
   return typeof rule === 'boolean' ? rule : c[rule] === true;
@@ -84,13 +84,7 @@ function base(entry: FamilyEntry, c: HfConfig): [Module, Forward] {
 function typeSpec(entry: FamilyEntry): ModelTypeSpec {
   const build = (c: HfConfig) => base(entry, c);
   const all: Record<string, ClassSpec> = {
-    [`${entry.prefix}Model`]: {
-      build(c) {
-        const [root, forward] = build(c);
-        return tokenModel(root, forward);
-      },
-    },
-    ...decoderHeads({
+    ...decoderClasses({
       prefix: entry.prefix,
       causalLm: `${entry.prefix}ForCausalLM`,
       base: 'model',

@@ -6,10 +6,10 @@
  * dropout are functional. The causal-LM head has a bias. `qk_layernorm` is refused (not covered).
  */
 import { num, str, type HfConfig } from '../configs';
-import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
-import { decoderHeads } from './decoderHeads';
+import { decoderClasses } from './decoderHeads';
 
 function base(c: HfConfig): [Module, Forward] {
   const d = num(c, 'hidden_size');
@@ -62,13 +62,7 @@ function base(c: HfConfig): [Module, Forward] {
 }
 
 const classes: Record<string, ClassSpec> = {
-  PhiModel: {
-    build(c) {
-      const [root, forward] = base(c);
-      return tokenModel(root, forward);
-    },
-  },
-  ...decoderHeads({
+  ...decoderClasses({
     prefix: 'Phi',
     causalLm: 'PhiForCausalLM',
     base: 'model',

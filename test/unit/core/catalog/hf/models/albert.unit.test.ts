@@ -18,7 +18,7 @@ describe('transformers catalog: ALBERT', () => {
     const rows = twelve.table([128]).rows;
     const query = rows.filter((r) => r.path === 'encoder.albert_layer_groups.0.albert_layers.0.attention.query');
     assert.equal(query.length, 12);
-    assert.deepEqual(query.map((r) => r.params), [768 * 768 + 768, ...Array(11).fill(0)]);
+    assert.deepEqual(query.map((r) => r.params), [768 * 768 + 768, ...new Array<number>(11).fill(0)]);
     // 9 rows a layer: q, k, v, dense, output_dropout, LayerNorm, ffn, ffn_output, full_layer_layer_norm (gelu_new is no row)
     assert.equal(six.table([128]).rows.length, rows.length - 6 * 9);
   });
