@@ -13,8 +13,8 @@ pinned with their dependencies in scripts/catalog/requirements-hf.txt. The repos
 
 It writes:
 
-* src/core/catalog/hf/llamaFamily.json: the LLaMA-style decoders (llama, mistral, qwen2, gemma) as
-  the library defines them (hf_family.py), which src/core/catalog/hf/models/llama.ts builds;
+* src/core/catalog/hf/llamaStyle.json: the LLaMA-style decoders (llama, mistral, qwen2, gemma) as
+  the library defines them (hf_llama_style.py), which src/core/catalog/hf/models/llama.ts builds;
 * test/unit/core/catalog/hf/expected-tables.json: for every case of hf_cases.py, the layer table
   harness/layer_table.py records (module rows), the parameter count and the config values the
   library resolved; test/unit/core/catalog/hf/library.unit.test.ts compares the catalog with it.
@@ -38,9 +38,9 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from scripts.catalog import hf_cases  # noqa: E402
-from scripts.catalog.hf_family import family  # noqa: E402
+from scripts.catalog.hf_llama_style import describe_all  # noqa: E402
 
-FAMILY_FILE = os.path.join(ROOT, "src", "core", "catalog", "hf", "llamaFamily.json")
+LLAMA_STYLE_FILE = os.path.join(ROOT, "src", "core", "catalog", "hf", "llamaStyle.json")
 VECTORS_FILE = os.path.join(ROOT, "test", "unit", "core", "catalog", "hf", "expected-tables.json")
 PINNED = {"transformers": "5.18.0", "torch": "2.13.0"}
 
@@ -82,11 +82,11 @@ def main():
     # It only warns, and on the meta device its check (`pad_token_id in input_ids`) cannot run.
     transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, input_ids, attention_mask: None
 
-    described = family()
-    hf_cases.add_family(described)
+    described = describe_all()
+    hf_cases.add_llama_style(described)
     cases = [hf_cases.run_case(case) for case in hf_cases.cases()]
     check_published(cases)
-    outputs = {FAMILY_FILE: json.dumps(described, indent=1, sort_keys=True) + "\n", VECTORS_FILE: vectors_text(cases)}
+    outputs = {LLAMA_STYLE_FILE: json.dumps(described, indent=1, sort_keys=True) + "\n", VECTORS_FILE: vectors_text(cases)}
     stale = []
     for path, text in outputs.items():
         current = open(path).read() if os.path.exists(path) else None

@@ -11,8 +11,8 @@ harness/layer_table.py on it: the same rules, the same code the corpus vectors c
 
 For each case the output also keeps the config values the library ended up with, so the TypeScript
 side can check that it resolves names, aliases and defaults the same way. The LLaMA-style model
-types (llama, mistral, qwen2, gemma) are not listed here: add_family() adds their classes, Auto
-mappings, config fields and small configs from what hf_family.py read from the library.
+types (llama, mistral, qwen2, gemma) are not listed here: add_llama_style() adds their classes, Auto
+mappings, config fields and small configs from what hf_llama_style.py read from the library.
 """
 import json
 import os
@@ -25,7 +25,7 @@ sys.path.insert(0, ROOT)
 
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
-from scripts.catalog.hf_family import FAMILY_TINY  # noqa: E402
+from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
     CHECKPOINTS = {c["name"]: c for c in json.load(f)["checkpoints"]}
@@ -188,25 +188,25 @@ TINY = {
 
 
 # The LLaMA-style types after llama; llama's own cases above stay as they were written.
-FAMILY_CASE_TYPES = []
-FAMILY_FIELDS = {}
+LLAMA_STYLE_CASE_TYPES = []
+LLAMA_STYLE_FIELDS = {}
 
 
-def add_family(family):
-    """Adds the LLaMA-style types hf_family.py described: their classes, Auto mappings, fields and a small config."""
-    for entry in family["types"]:
+def add_llama_style(described):
+    """Adds the LLaMA-style types hf_llama_style.py described: their classes, Auto mappings, fields and a small config."""
+    for entry in described["types"]:
         model_type = entry["modelType"]
         if model_type in CONFIG_CLASS:
             continue
-        FAMILY_CASE_TYPES.append(model_type)
-        FAMILY_FIELDS[model_type] = set(entry["fields"])
+        LLAMA_STYLE_CASE_TYPES.append(model_type)
+        LLAMA_STYLE_FIELDS[model_type] = set(entry["fields"])
         CONFIG_CLASS[model_type] = entry["configClass"]
         MODEL_TYPE_OF_CONFIG[entry["configClass"]] = model_type
         CLASSES[model_type] = list(entry["classes"])
         for auto, concrete in entry["auto"].items():
             AUTO[auto][model_type] = concrete
         CONFIG_FIELDS[model_type] = [f for f in CONFIG_FIELDS["llama"] if f in entry["fields"] or f in ("num_labels", "tie_word_embeddings")]
-        TINY[model_type] = {**FAMILY_TINY, **({"head_dim": 8} if "head_dim" in entry["fields"] else {})}
+        TINY[model_type] = {**LLAMA_STYLE_TINY, **({"head_dim": 8} if "head_dim" in entry["fields"] else {})}
 
 
 def tiny_sample(model_type):
@@ -243,7 +243,7 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", *FAMILY_CASE_TYPES) \
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", *LLAMA_STYLE_CASE_TYPES) \
             and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
@@ -417,13 +417,13 @@ def cases():
     tiny("albert", "AlbertModel", "no-pooler-relu", config={"hidden_act": "relu"}, options={"add_pooling_layer": False})
     tiny("albert", "AlbertForMaskedLM", "untied", config={"tie_word_embeddings": False})
     tiny("albert", "AlbertForSequenceClassification", "labels3", options={"num_labels": 3})
-    for model_type in FAMILY_CASE_TYPES:
+    for model_type in LLAMA_STYLE_CASE_TYPES:
         prefix = CONFIG_CLASS[model_type][: -len("Config")]
         tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],
              config={"tie_word_embeddings": True, "hidden_act": "relu"})
         tiny(model_type, f"{prefix}ForCausalLM", "untied", config={"tie_word_embeddings": False})
         tiny(model_type, f"{prefix}Model", "mha", config={"num_key_value_heads": 4})
-        if "attention_bias" in FAMILY_FIELDS[model_type]:
+        if "attention_bias" in LLAMA_STYLE_FIELDS[model_type]:
             tiny(model_type, f"{prefix}Model", "attention-bias", config={"attention_bias": True})
         add(f"tiny/AutoModelForCausalLM/{model_type}",
             {"className": "AutoModelForCausalLM", "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]}, [7])

@@ -2,12 +2,12 @@
  * The pieces every config schema is made of (configs.ts and decoderSchemas.ts): value and field
  * kinds, PretrainedConfig's own fields, and the checks the config classes share.
  */
-import type { LlamaFamilyType } from './llamaFamily';
+import type { LlamaStyleType } from './llamaStyle';
 
 export type ConfigValue = number | string | boolean | null;
 export type HfConfig = Readonly<Record<string, ConfigValue>>;
 
-export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart' | LlamaFamilyType;
+export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart' | LlamaStyleType;
 
 export type Kind =
   | 'count' // an int >= 1

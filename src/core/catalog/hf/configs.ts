@@ -6,7 +6,7 @@
  * arguments, in that order; anything the catalog does not know is a miss, not a guess.
  */
 import { knownActivation } from './layers';
-import { FAMILY, LLAMA_FAMILY, type FamilyEntry, type LlamaFamilyType } from './llamaFamily';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type LlamaStyleEntry, type LlamaStyleType } from './llamaStyle';
 import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field, type HfConfig, type ModelType } from './configKit';
 import { DECODER_SCHEMAS } from './decoderSchemas';
 
@@ -27,20 +27,20 @@ const BERT_FIELDS: Readonly<Record<string, Field>> = {
 };
 
 /** The kinds of the fields LLaMA-style models are built from; every other field of theirs is read by nothing that makes a row. */
-const FAMILY_KINDS: Readonly<Record<string, Field>> = {
+const LLAMA_STYLE_KINDS: Readonly<Record<string, Field>> = {
   vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
   num_key_value_heads: f('count', { nullable: true }), head_dim: f('count', { nullable: true }), hidden_act: f('activation'),
   hidden_activation: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'), attention_bias: f('bool'), mlp_bias: f('bool'),
   attention_dropout: f('number'),
 };
 
-/** A LLaMA-style config class from what the generator read from the library (llamaFamily.json). */
-function familySchema(entry: FamilyEntry): ConfigSchema {
+/** A LLaMA-style config class from what the generator read from the library (llamaStyle.json). */
+function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   const fields: Record<string, Field> = {
     // Names older config.json files carry and the generic heads read with getattr.
     rope_theta: f('number'), rope_scaling: f('any'), token_classification_bias: f('bool'),
   };
-  for (const name of entry.fields) if (!Object.prototype.hasOwnProperty.call(COMMON, name)) fields[name] = FAMILY_KINDS[name] ?? f('any');
+  for (const name of entry.fields) if (!Object.prototype.hasOwnProperty.call(COMMON, name)) fields[name] = LLAMA_STYLE_KINDS[name] ?? f('any');
   return {
     modelType: entry.modelType,
     configClass: entry.configClass,
@@ -61,7 +61,7 @@ function familySchema(entry: FamilyEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaFamilyType | keyof typeof DECODER_SCHEMAS>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -208,7 +208,7 @@ const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaFamilyType | keyof t
 export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...HAND_SCHEMAS,
   ...DECODER_SCHEMAS,
-  ...(Object.fromEntries(LLAMA_FAMILY.map((t) => [t, familySchema(FAMILY[t])])) as Record<LlamaFamilyType, ConfigSchema>),
+  ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 
 /** Where a value came from, for messages. */

@@ -21,7 +21,7 @@ import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
 import { bertTypeSpec, robertaTypeSpec } from './models/bert';
 import { distilbertTypeSpec } from './models/distilbert';
 import { gpt2TypeSpec } from './models/gpt2';
-import { LLAMA_FAMILY_SPECS } from './models/llama';
+import { LLAMA_STYLE_SPECS } from './models/llama';
 import { optTypeSpec } from './models/opt';
 import { debertaV2TypeSpec } from './models/deberta';
 import { bloomTypeSpec } from './models/bloom';
@@ -31,7 +31,7 @@ import { gptjTypeSpec } from './models/gptj';
 import { bartTypeSpec } from './models/bart';
 import { albertTypeSpec } from './models/albert';
 import { phiTypeSpec } from './models/phi';
-import { FAMILY, LLAMA_FAMILY, isLlamaFamily } from './llamaFamily';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, isLlamaStyle } from './llamaStyle';
 import { t5TypeSpec } from './models/t5';
 import { patchGrid, vitTypeSpec } from './models/vit';
 import { xlnetTypeSpec } from './models/xlnet';
@@ -74,7 +74,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   gptj: gptjTypeSpec,
   bart: bartTypeSpec,
   albert: albertTypeSpec,
-  ...LLAMA_FAMILY_SPECS,
+  ...LLAMA_STYLE_SPECS,
 };
 
 /** The Auto classes and what each resolves to for the hand-written model types (transformers 5.18 auto mappings). */
@@ -131,8 +131,8 @@ export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, str
   const merged: Record<string, Partial<Record<ModelType, string>>> = Object.fromEntries(
     Object.entries(HAND_AUTO_CLASSES).map(([auto, byType]) => [auto, { ...byType }]),
   );
-  for (const modelType of LLAMA_FAMILY) {
-    for (const [auto, concrete] of Object.entries(FAMILY[modelType].auto)) (merged[auto] ??= {})[modelType] = concrete;
+  for (const modelType of LLAMA_STYLE_TYPES) {
+    for (const [auto, concrete] of Object.entries(LLAMA_STYLE[modelType].auto)) (merged[auto] ??= {})[modelType] = concrete;
   }
   return merged;
 })();
@@ -427,7 +427,7 @@ function checkInput(
     const why = typeSpec.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
     throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);
   }
-  if (isLlamaFamily(typeSpec.modelType) && tokens > num(config, 'max_position_embeddings')) {
+  if (isLlamaStyle(typeSpec.modelType) && tokens > num(config, 'max_position_embeddings')) {
     notes.push(
       `${tokens} tokens is past max_position_embeddings (${num(config, 'max_position_embeddings')}): ` +
         'rotary positions still run, the model was not trained that long',

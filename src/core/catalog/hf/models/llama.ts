@@ -1,7 +1,7 @@
 /**
  * LLaMA-style decoders (transformers 5.18.0: models/llama/modeling_llama.py, and Mistral, Qwen2 and
  * Gemma, which the library builds with the same tree; the generic heads of modeling_layers.py).
- * What differs between them is data read from the library (llamaFamily.json): class names, which
+ * What differs between them is data read from the library (llamaStyle.json): class names, which
  * projections carry a bias, the activation's config field, and Gemma's embedding, the library's own
  * subclass of nn.Embedding (so its weight is a Parameter row and its call no row). The RMS norms are
  * the library's own modules (Parameter rows, calls no rows); the rotary embedding holds only
@@ -11,7 +11,7 @@
 import { num, str, type HfConfig } from '../configs';
 import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
 import { activation, embedding, linear, userModule } from '../layers';
-import { FAMILY, LLAMA_FAMILY, type BiasRule, type FamilyEntry, type LlamaFamilyType } from '../llamaFamily';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type BiasRule, type LlamaStyleEntry, type LlamaStyleType } from '../llamaStyle';
 import { Module } from '../moduleTree';
 import { decoderClasses } from './decoderHeads';
 
@@ -19,7 +19,7 @@ function hasBias(c: HfConfig, rule: BiasRule): boolean {
   return typeof rule === 'boolean' ? rule : c[rule] === true;
 }
 
-function base(entry: FamilyEntry, c: HfConfig): [Module, Forward] {
+function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
   const p = entry.prefix;
   const rmsNorm = (d: number): Module => {
     const m = new Module(`${p}RMSNorm`, false);
@@ -81,7 +81,7 @@ function base(entry: FamilyEntry, c: HfConfig): [Module, Forward] {
   ];
 }
 
-function typeSpec(entry: FamilyEntry): ModelTypeSpec {
+function typeSpec(entry: LlamaStyleEntry): ModelTypeSpec {
   const build = (c: HfConfig) => base(entry, c);
   const all: Record<string, ClassSpec> = {
     ...decoderClasses({
@@ -97,10 +97,10 @@ function typeSpec(entry: FamilyEntry): ModelTypeSpec {
   // Only the heads the library has for this type (Gemma has no question-answering class).
   const classes = Object.fromEntries(entry.classes.map((name) => {
     const spec = all[name];
-    if (!spec) throw new Error(`llamaFamily.json: ${entry.modelType} lists ${name}, which the LLaMA-style heads do not build`);
+    if (!spec) throw new Error(`llamaStyle.json: ${entry.modelType} lists ${name}, which the LLaMA-style heads do not build`);
     const attribute = entry.headBase[name];
     if (!name.endsWith('ForQuestionAnswering') && attribute !== undefined && attribute !== 'model') {
-      throw new Error(`llamaFamily.json: ${name} keeps its base model as ${attribute}, which the LLaMA-style heads do not build`);
+      throw new Error(`llamaStyle.json: ${name} keeps its base model as ${attribute}, which the LLaMA-style heads do not build`);
     }
     return [name, spec];
   }));
@@ -112,6 +112,6 @@ function typeSpec(entry: FamilyEntry): ModelTypeSpec {
   };
 }
 
-export const LLAMA_FAMILY_SPECS: Readonly<Record<LlamaFamilyType, ModelTypeSpec>> = Object.fromEntries(
-  LLAMA_FAMILY.map((t) => [t, typeSpec(FAMILY[t])]),
-) as Record<LlamaFamilyType, ModelTypeSpec>;
+export const LLAMA_STYLE_SPECS: Readonly<Record<LlamaStyleType, ModelTypeSpec>> = Object.fromEntries(
+  LLAMA_STYLE_TYPES.map((t) => [t, typeSpec(LLAMA_STYLE[t])]),
+) as Record<LlamaStyleType, ModelTypeSpec>;

@@ -1,11 +1,11 @@
 /**
- * The LLaMA-style decoders the generator read from transformers (llamaFamily.json): what each
+ * The LLaMA-style decoders the generator read from transformers (llamaStyle.json): what each
  * type's data says shows up in the catalog's answers. The row-by-row comparison with the library is
  * library.unit.test.ts.
  */
 import * as assert from 'node:assert/strict';
 import { isCatalogMiss, type CatalogArchitecture, type CatalogOptions } from '../../../../../src/core/catalog/catalog';
-import { FAMILY, LLAMA_FAMILY, TRANSFORMERS_FAMILY_VERSION, isLlamaFamily } from '../../../../../src/core/catalog/hf/llamaFamily';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, TRANSFORMERS_LLAMA_STYLE_VERSION, isLlamaStyle } from '../../../../../src/core/catalog/hf/llamaStyle';
 import { TRANSFORMERS_VERSION, resolveTransformersRequest, transformersArchitecture, type TransformersRequest } from '../../../../../src/core/catalog/hf/transformers';
 
 function arch(request: TransformersRequest): CatalogArchitecture {
@@ -16,17 +16,17 @@ function arch(request: TransformersRequest): CatalogArchitecture {
 
 const pretrained = (className: string, checkpoint: string, options: CatalogOptions = {}) => arch({ className, checkpoint, options });
 
-describe('LLaMA-style decoders from the library (llamaFamily.json)', () => {
+describe('LLaMA-style decoders from the library (llamaStyle.json)', () => {
   it('was read from the transformers version the catalog follows, for llama, mistral, qwen2 and gemma', () => {
-    assert.equal(TRANSFORMERS_FAMILY_VERSION, TRANSFORMERS_VERSION);
-    assert.deepEqual([...LLAMA_FAMILY], ['llama', 'mistral', 'qwen2', 'gemma']);
-    assert.ok(isLlamaFamily('qwen2'));
-    assert.ok(!isLlamaFamily('gpt2'));
+    assert.equal(TRANSFORMERS_LLAMA_STYLE_VERSION, TRANSFORMERS_VERSION);
+    assert.deepEqual([...LLAMA_STYLE_TYPES], ['llama', 'mistral', 'qwen2', 'gemma']);
+    assert.ok(isLlamaStyle('qwen2'));
+    assert.ok(!isLlamaStyle('gpt2'));
   });
 
   it('resolves the Auto classes to each type\'s own classes, as the library maps them', () => {
-    for (const modelType of LLAMA_FAMILY) {
-      const entry = FAMILY[modelType];
+    for (const modelType of LLAMA_STYLE_TYPES) {
+      const entry = LLAMA_STYLE[modelType];
       for (const [auto, concrete] of Object.entries(entry.auto)) {
         const resolved = resolveTransformersRequest({ className: auto, configClass: entry.configClass, options: { num_labels: 2 } });
         if ('miss' in resolved) assert.fail(`${auto} ${entry.configClass}: ${resolved.miss}`);
@@ -76,7 +76,7 @@ describe('LLaMA-style decoders from the library (llamaFamily.json)', () => {
   it('accepts the fields the generator saw leave the table unchanged, and refuses names the config class does not have', () => {
     const plain = pretrained('MistralForCausalLM', 'mistralai/Mistral-7B-v0.1');
     const windowed = pretrained('MistralForCausalLM', 'mistralai/Mistral-7B-v0.1', { sliding_window: null, rms_norm_eps: 1e-6 });
-    assert.ok(FAMILY.mistral.noEffectFields.includes('sliding_window'));
+    assert.ok(LLAMA_STYLE.mistral.noEffectFields.includes('sliding_window'));
     assert.deepEqual(windowed.table([512]).rows, plain.table([512]).rows);
     const miss = transformersArchitecture({ className: 'MistralModel', configClass: 'MistralConfig', config: { attention_bias: true } });
     assert.ok(isCatalogMiss(miss) && /MistralConfig has no option 'attention_bias'/.test(miss.miss));

@@ -1,20 +1,20 @@
 /**
- * The LLaMA-style decoders as transformers describes them (llamaFamily.json, written by
+ * The LLaMA-style decoders as transformers describes them (llamaStyle.json, written by
  * scripts/catalog/generate_hf_catalog.py from the library): one module tree, built by
  * models/llama.ts, with per-type class names, config defaults and fields, Auto mappings, biases
  * and activation field. The generator refuses a type whose module tree is not LLaMA's.
  */
-import data from './llamaFamily.json';
+import data from './llamaStyle.json';
 
-/** The covered LLaMA-style model types; llamaFamily.json must describe exactly these. */
-export const LLAMA_FAMILY = ['llama', 'mistral', 'qwen2', 'gemma'] as const;
-export type LlamaFamilyType = (typeof LLAMA_FAMILY)[number];
+/** The covered LLaMA-style model types; llamaStyle.json must describe exactly these. */
+export const LLAMA_STYLE_TYPES = ['llama', 'mistral', 'qwen2', 'gemma'] as const;
+export type LlamaStyleType = (typeof LLAMA_STYLE_TYPES)[number];
 
 /** A bias the library always or never gives a projection, or the config field that decides it. */
 export type BiasRule = boolean | string;
 
-export interface FamilyEntry {
-  readonly modelType: LlamaFamilyType;
+export interface LlamaStyleEntry {
+  readonly modelType: LlamaStyleType;
   readonly configClass: string;
   /** Class-name prefix: `Llama`, `Qwen2`. */
   readonly prefix: string;
@@ -41,15 +41,15 @@ export interface FamilyEntry {
   readonly mlpBias: Readonly<Record<'gate_proj' | 'up_proj' | 'down_proj', BiasRule>>;
 }
 
-export const TRANSFORMERS_FAMILY_VERSION: string = data.transformers;
+export const TRANSFORMERS_LLAMA_STYLE_VERSION: string = data.transformers;
 
-export const FAMILY: Readonly<Record<LlamaFamilyType, FamilyEntry>> = (() => {
-  const entries = data.types as unknown as FamilyEntry[];
+export const LLAMA_STYLE: Readonly<Record<LlamaStyleType, LlamaStyleEntry>> = (() => {
+  const entries = data.types as unknown as LlamaStyleEntry[];
   const types = entries.map((e) => e.modelType);
-  if (types.join() !== LLAMA_FAMILY.join()) throw new Error(`llamaFamily.json describes ${types.join(', ')}, not ${LLAMA_FAMILY.join(', ')}`);
-  return Object.fromEntries(entries.map((e) => [e.modelType, e])) as Record<LlamaFamilyType, FamilyEntry>;
+  if (types.join() !== LLAMA_STYLE_TYPES.join()) throw new Error(`llamaStyle.json describes ${types.join(', ')}, not ${LLAMA_STYLE_TYPES.join(', ')}`);
+  return Object.fromEntries(entries.map((e) => [e.modelType, e])) as Record<LlamaStyleType, LlamaStyleEntry>;
 })();
 
-export function isLlamaFamily(modelType: string): modelType is LlamaFamilyType {
-  return (LLAMA_FAMILY as readonly string[]).includes(modelType);
+export function isLlamaStyle(modelType: string): modelType is LlamaStyleType {
+  return (LLAMA_STYLE_TYPES as readonly string[]).includes(modelType);
 }

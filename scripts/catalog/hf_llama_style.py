@@ -1,4 +1,4 @@
-"""Reads the LLaMA-style decoders' description from transformers itself, for src/core/catalog/hf/llamaFamily.json.
+"""Reads the LLaMA-style decoders' description from transformers itself, for src/core/catalog/hf/llamaStyle.json.
 
 transformers 5.18 builds Mistral, Qwen2 and Gemma with the same module tree as LLaMA (embed_tokens,
 layers of self_attn q/k/v/o_proj and mlp gate/up/down_proj with act_fn, two RMS norms, norm,
@@ -18,10 +18,10 @@ from transformers.models.auto import modeling_auto
 
 from harness.layer_table import layer_table
 
-FAMILY = ["llama", "mistral", "qwen2", "gemma"]
+LLAMA_STYLE = ["llama", "mistral", "qwen2", "gemma"]
 
 # A config small enough to build in milliseconds; 2 key/value heads make grouped-query attention visible.
-FAMILY_TINY = {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+LLAMA_STYLE_TINY = {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
                "num_key_value_heads": 2}
 
 # The fields whose values size or add modules; the TypeScript builder reads each of them.
@@ -59,7 +59,7 @@ def _fields(config_class):
 def _build(model_type, class_name, **overrides):
     config_class = transformers.CONFIG_MAPPING[model_type]
     # Gemma's head_dim defaults to 256 instead of hidden_size // heads: give it the derived value.
-    tiny = {**FAMILY_TINY, **({"head_dim": 8} if "head_dim" in _fields(config_class) else {})}
+    tiny = {**LLAMA_STYLE_TINY, **({"head_dim": 8} if "head_dim" in _fields(config_class) else {})}
     config = config_class(**{**tiny, **overrides})
     torch.manual_seed(0)
     return getattr(transformers, class_name)(config)
@@ -73,7 +73,7 @@ def _shape(model):
 
 def _table(model):
     ids = lambda batch: (torch.randint(0, 99, (batch, 5), generator=torch.Generator().manual_seed(batch)),)  # noqa: E731
-    return [(r["path"], r["type"], r["outputShape"], r["params"]) for r in layer_table(model, ids, "family", functional_calls=False)["rows"]]
+    return [(r["path"], r["type"], r["outputShape"], r["params"]) for r in layer_table(model, ids, "llama-style", functional_calls=False)["rows"]]
 
 
 def _bias_rule(model_type, base, path, flag, fields):
@@ -103,7 +103,7 @@ def _activation_rewrites(config_class, field):
     from transformers.activations import ACT2FN
     rewrites = {}
     for name in sorted(ACT2FN):
-        resolved = getattr(config_class(**{**FAMILY_TINY, field: name}), field)
+        resolved = getattr(config_class(**{**LLAMA_STYLE_TINY, field: name}), field)
         if resolved != name:
             rewrites[name] = resolved
     return rewrites
@@ -197,12 +197,12 @@ def describe(model_type):
     }
 
 
-def family():
+def describe_all():
     return {
         "about": ("LLaMA-style decoders of transformers " + transformers.__version__ + ", read from the library by "
-                  "scripts/catalog/generate_hf_catalog.py (hf_family.py): class names, Auto mappings, config defaults and "
+                  "scripts/catalog/generate_hf_catalog.py (hf_llama_style.py): class names, Auto mappings, config defaults and "
                   "fields, which projections carry a bias, which field sets the activation, and the fields checked to "
                   "leave the layer table unchanged. Do not edit: regenerate."),
         "transformers": transformers.__version__,
-        "types": [describe(t) for t in FAMILY],
+        "types": [describe(t) for t in LLAMA_STYLE],
     }
