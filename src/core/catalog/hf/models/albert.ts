@@ -9,8 +9,9 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
-import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import { activation, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
+import { bertStyleEmbeddings } from './bert';
 import { tokenAndQaHeads } from './encoderHeads';
 
 function albertLayer(c: HfConfig): [Module, Forward] {
@@ -52,12 +53,8 @@ function base(c: HfConfig, pooler: boolean): [Module, Forward, Module] {
   const e = num(c, 'embedding_size');
   const d = num(c, 'hidden_size');
   const root = userModule('AlbertModel');
-  const emb = root.add('embeddings', userModule('AlbertEmbeddings'));
-  const words = emb.add('word_embeddings', embedding(num(c, 'vocab_size'), e));
-  const positions = emb.add('position_embeddings', embedding(num(c, 'max_position_embeddings'), e));
-  const tokenTypes = emb.add('token_type_embeddings', embedding(num(c, 'type_vocab_size'), e));
-  const embNorm = emb.add('LayerNorm', layerNorm(e));
-  const embDropout = emb.add('dropout', plain('Dropout'));
+  const [emb, embForward, words] = bertStyleEmbeddings('AlbertEmbeddings', c, e);
+  root.add('embeddings', emb);
   const encoder = root.add('encoder', userModule('AlbertTransformer'));
   const mapping = encoder.add('embedding_hidden_mapping_in', linear(e, d));
   const groupList = encoder.add('albert_layer_groups', userModule('ModuleList'));
@@ -79,12 +76,7 @@ function base(c: HfConfig, pooler: boolean): [Module, Forward, Module] {
   return [
     root,
     (trace, t) => {
-      trace.call(words, [t, e]);
-      trace.call(tokenTypes, [t, e]);
-      // position ids are the (1, T) buffer: no batch dimension
-      trace.call(positions, [1, t, e]);
-      trace.call(embNorm, [t, e]);
-      trace.call(embDropout, [t, e]);
+      embForward(trace, t);
       trace.call(mapping, [t, d]);
       for (let i = 0; i < layers; i++) groups[Math.floor(i / perGroup)]!(trace, t);
       if (poolerDense && poolerAct) {

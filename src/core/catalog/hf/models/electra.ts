@@ -7,21 +7,17 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import { tokenModel, type ClassSpec, type ModelTypeSpec, type TokenForward as Forward } from '../modelTypeSpec';
-import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import { activation, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 import { tokenAndQaHeads } from './encoderHeads';
-import { layer } from './bert';
+import { bertStyleEmbeddings, layer } from './bert';
 
 function base(c: HfConfig): [Module, Forward, Module] {
   const e = num(c, 'embedding_size');
   const d = num(c, 'hidden_size');
   const root = userModule('ElectraModel');
-  const emb = root.add('embeddings', userModule('ElectraEmbeddings'));
-  const words = emb.add('word_embeddings', embedding(num(c, 'vocab_size'), e));
-  const positions = emb.add('position_embeddings', embedding(num(c, 'max_position_embeddings'), e));
-  const tokenTypes = emb.add('token_type_embeddings', embedding(num(c, 'type_vocab_size'), e));
-  const norm = emb.add('LayerNorm', layerNorm(e));
-  const dropout = emb.add('dropout', plain('Dropout'));
+  const [emb, embForward, words] = bertStyleEmbeddings('ElectraEmbeddings', c, e);
+  root.add('embeddings', emb);
   const project = e !== d ? root.add('embeddings_project', linear(e, d)) : undefined;
   const list = root.add('encoder', userModule('ElectraEncoder')).add('layer', userModule('ModuleList'));
   const layers: Forward[] = [];
@@ -33,12 +29,7 @@ function base(c: HfConfig): [Module, Forward, Module] {
   return [
     root,
     (trace, t) => {
-      trace.call(words, [t, e]);
-      trace.call(tokenTypes, [t, e]);
-      // position ids are the (1, T) buffer: no batch dimension
-      trace.call(positions, [1, t, e]);
-      trace.call(norm, [t, e]);
-      trace.call(dropout, [t, e]);
+      embForward(trace, t);
       if (project) trace.call(project, [t, d]);
       for (const fwd of layers) fwd(trace, t);
     },

@@ -8,53 +8,40 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
-import { activation, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import { activation, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module } from '../moduleTree';
 import { decoderClasses } from './decoderHeads';
 import { eleutherAttention } from './eleutherAttention';
+import { gpt2StyleStack } from './gpt2';
 
 function base(c: HfConfig): [Module, Forward] {
   const d = num(c, 'hidden_size');
   const inner = c.intermediate_size === null ? 4 * d : num(c, 'intermediate_size');
   const heads = num(c, 'num_heads');
-  const root = userModule('GPTNeoModel');
-  const wte = root.add('wte', embedding(num(c, 'vocab_size'), d));
-  const wpe = root.add('wpe', embedding(num(c, 'max_position_embeddings'), d));
-  const drop = root.add('drop', plain('Dropout'));
-  const h = root.add('h', userModule('ModuleList'));
-  const blocks: Forward[] = [];
-  for (let i = 0; i < num(c, 'num_layers'); i++) {
-    const block = h.add(String(i), userModule('GPTNeoBlock'));
-    const ln1 = block.add('ln_1', layerNorm(d));
-    const attn = eleutherAttention(block.add('attn', userModule('GPTNeoAttention')).add('attention', userModule('GPTNeoSelfAttention')), d, heads, true);
-    const ln2 = block.add('ln_2', layerNorm(d));
-    const mlp = block.add('mlp', userModule('GPTNeoMLP'));
-    const fc = mlp.add('c_fc', linear(d, inner));
-    const proj = mlp.add('c_proj', linear(inner, d));
-    const act = mlp.add('act', activation(str(c, 'activation_function')));
-    const mlpDropout = mlp.add('dropout', plain('Dropout'));
-    blocks.push((trace, t) => {
-      trace.call(ln1, [t, d]);
-      attn(trace, t);
-      trace.call(ln2, [t, d]);
-      trace.call(fc, [t, inner]);
-      trace.call(act, [t, inner]);
-      trace.call(proj, [t, d]);
-      trace.call(mlpDropout, [t, d]);
-    });
-  }
-  const lnF = root.add('ln_f', layerNorm(d));
-  return [
-    root,
-    (trace, t) => {
-      trace.call(wte, [t, d]);
-      // position ids: arange(T).unsqueeze(0), no batch dimension
-      trace.call(wpe, [1, t, d]);
-      trace.call(drop, [t, d]);
-      for (const block of blocks) block(trace, t);
-      trace.call(lnF, [t, d]);
-    },
-  ];
+  return gpt2StyleStack('GPTNeoModel', num(c, 'vocab_size'), num(c, 'max_position_embeddings'), d, (h) => {
+    const blocks: Forward[] = [];
+    for (let i = 0; i < num(c, 'num_layers'); i++) {
+      const block = h.add(String(i), userModule('GPTNeoBlock'));
+      const ln1 = block.add('ln_1', layerNorm(d));
+      const attn = eleutherAttention(block.add('attn', userModule('GPTNeoAttention')).add('attention', userModule('GPTNeoSelfAttention')), d, heads, true);
+      const ln2 = block.add('ln_2', layerNorm(d));
+      const mlp = block.add('mlp', userModule('GPTNeoMLP'));
+      const fc = mlp.add('c_fc', linear(d, inner));
+      const proj = mlp.add('c_proj', linear(inner, d));
+      const act = mlp.add('act', activation(str(c, 'activation_function')));
+      const mlpDropout = mlp.add('dropout', plain('Dropout'));
+      blocks.push((trace, t) => {
+        trace.call(ln1, [t, d]);
+        attn(trace, t);
+        trace.call(ln2, [t, d]);
+        trace.call(fc, [t, inner]);
+        trace.call(act, [t, inner]);
+        trace.call(proj, [t, d]);
+        trace.call(mlpDropout, [t, d]);
+      });
+    }
+    return blocks;
+  });
 }
 
 const classes: Record<string, ClassSpec> = {
