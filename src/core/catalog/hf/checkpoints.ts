@@ -13,6 +13,17 @@ export interface Checkpoint {
   readonly config: HfConfig;
   /** Where the values come from. */
   readonly source: string;
+  /**
+   * A published exact parameter count for one class built from this config, and where it is
+   * published; scripts/catalog/generate_hf_catalog.py stops unless the library counts the same.
+   */
+  readonly published?: {
+    readonly className: string;
+    readonly params: number;
+    /** Parameters the published model holds beyond the class (KerasHub's ELECTRA backbones add a pooling Dense). */
+    readonly plus?: number;
+    readonly source: string;
+  };
 }
 
 export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyArray<Record<string, unknown>>).map((entry) => ({
@@ -21,6 +32,7 @@ export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyA
   modelType: entry.modelType as ModelType,
   config: entry.config as HfConfig,
   source: entry.source as string,
+  ...(entry.published ? { published: entry.published as Checkpoint['published'] } : {}),
 }));
 
 /** The checkpoint a script names: exactly, else ignoring case. */

@@ -6,98 +6,11 @@
  * arguments, in that order; anything the catalog does not know is a miss, not a guess.
  */
 import { knownActivation } from './layers';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type LlamaStyleEntry, type LlamaStyleType } from './llamaStyle';
+import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field, type HfConfig, type ModelType } from './configKit';
+import { DECODER_SCHEMAS } from './decoderSchemas';
 
-export type ConfigValue = number | string | boolean | null;
-export type HfConfig = Readonly<Record<string, ConfigValue>>;
-
-export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'llama';
-
-type Kind =
-  | 'count' // an int >= 1
-  | 'int' // any int
-  | 'labels' // num_labels: an int >= 0
-  | 'number'
-  | 'bool'
-  | 'string'
-  | 'activation' // a key of ACT2FN
-  | 'any'; // read by nothing that changes the table; any plain value
-
-interface Field {
-  readonly kind: Kind;
-  readonly nullable?: boolean;
-  readonly choices?: readonly string[];
-}
-
-export interface ConfigSchema {
-  readonly modelType: ModelType;
-  readonly configClass: string;
-  readonly defaults: HfConfig;
-  readonly fields: Readonly<Record<string, Field>>;
-  readonly aliases: Readonly<Record<string, string>>;
-  /** `__post_init__`: derived values; returns a message where the config is not valid. */
-  readonly finish?: (config: Record<string, ConfigValue>) => string | undefined;
-  /** Values of fields the catalog does not cover (an architecture change): the reason, or undefined. */
-  readonly uncovered?: (config: HfConfig) => string | undefined;
-}
-
-/** PretrainedConfig's own fields and the generation settings it accepts: none changes a layer table, except num_labels. */
-const COMMON: Readonly<Record<string, Field>> = {
-  num_labels: { kind: 'labels' },
-  tie_word_embeddings: { kind: 'bool' },
-  chunk_size_feed_forward: { kind: 'int' },
-  attn_implementation: { kind: 'string', nullable: true, choices: ['eager', 'sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention'] },
-  problem_type: { kind: 'string', nullable: true, choices: ['regression', 'single_label_classification', 'multi_label_classification'] },
-  output_attentions: { kind: 'bool' },
-  output_hidden_states: { kind: 'bool' },
-  return_dict: { kind: 'bool' },
-  use_cache: { kind: 'bool' },
-  dtype: { kind: 'any' },
-  torch_dtype: { kind: 'any' },
-  is_encoder_decoder: { kind: 'any' },
-  is_decoder: { kind: 'bool' },
-  add_cross_attention: { kind: 'bool' },
-  pad_token_id: { kind: 'int', nullable: true },
-  bos_token_id: { kind: 'int', nullable: true },
-  eos_token_id: { kind: 'int', nullable: true },
-  sep_token_id: { kind: 'int', nullable: true },
-  decoder_start_token_id: { kind: 'int', nullable: true },
-  initializer_range: { kind: 'number' },
-  initializer_factor: { kind: 'number' },
-  classifier_dropout: { kind: 'number', nullable: true },
-  gradient_checkpointing: { kind: 'bool' },
-  finetuning_task: { kind: 'any' },
-  name_or_path: { kind: 'any' },
-  transformers_version: { kind: 'any' },
-  model_type: { kind: 'any' },
-  position_embedding_type: { kind: 'string', choices: ['absolute'] },
-  max_length: { kind: 'any' },
-  min_length: { kind: 'any' },
-  do_sample: { kind: 'any' },
-  early_stopping: { kind: 'any' },
-  num_beams: { kind: 'any' },
-  temperature: { kind: 'any' },
-  top_k: { kind: 'any' },
-  top_p: { kind: 'any' },
-  repetition_penalty: { kind: 'any' },
-  length_penalty: { kind: 'any' },
-  no_repeat_ngram_size: { kind: 'any' },
-  num_return_sequences: { kind: 'any' },
-};
-
-const COMMON_DEFAULTS: HfConfig = { num_labels: 2, chunk_size_feed_forward: 0, attn_implementation: null, is_decoder: false, add_cross_attention: false };
-
-const f = (kind: Kind, extra: Omit<Field, 'kind'> = {}): Field => ({ kind, ...extra });
-
-function commonUncovered(config: HfConfig): string | undefined {
-  if (config.chunk_size_feed_forward !== 0) return 'chunk_size_feed_forward (feed-forward layers called in chunks) is not covered';
-  if (config.add_cross_attention === true) return 'add_cross_attention=True (a decoder with cross-attention layers) is not covered';
-  return undefined;
-}
-
-function divisible(a: ConfigValue, b: ConfigValue, what: string): string | undefined {
-  if (typeof a === 'number' && typeof b === 'number' && a % b !== 0) return `${what}: ${a} is not a multiple of ${b}`;
-  return undefined;
-}
+export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
 const BERT_FIELDS: Readonly<Record<string, Field>> = {
   vocab_size: f('count'),
@@ -113,7 +26,42 @@ const BERT_FIELDS: Readonly<Record<string, Field>> = {
   layer_norm_eps: f('number'),
 };
 
-export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
+/** The kinds of the fields LLaMA-style models are built from; every other field of theirs is read by nothing that makes a row. */
+const LLAMA_STYLE_KINDS: Readonly<Record<string, Field>> = {
+  vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
+  num_key_value_heads: f('count', { nullable: true }), head_dim: f('count', { nullable: true }), hidden_act: f('activation'),
+  hidden_activation: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'), attention_bias: f('bool'), mlp_bias: f('bool'),
+  attention_dropout: f('number'),
+};
+
+/** A LLaMA-style config class from what the generator read from the library (llamaStyle.json). */
+function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
+  const fields: Record<string, Field> = {
+    // Names older config.json files carry and the generic heads read with getattr.
+    rope_theta: f('number'), rope_scaling: f('any'), token_classification_bias: f('bool'),
+  };
+  for (const name of entry.fields) if (!Object.prototype.hasOwnProperty.call(COMMON, name)) fields[name] = LLAMA_STYLE_KINDS[name] ?? f('any');
+  return {
+    modelType: entry.modelType,
+    configClass: entry.configClass,
+    defaults: entry.defaults,
+    fields,
+    aliases: entry.aliases,
+    finish(c) {
+      const act = c[entry.activationField];
+      if (typeof act === 'string' && entry.activationRewrites[act]) c[entry.activationField] = entry.activationRewrites[act]!;
+      if (c.head_dim === null || c.head_dim === undefined) c.head_dim = Math.floor((c.hidden_size as number) / (c.num_attention_heads as number));
+      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
+      return (
+        divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
+        divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
+      );
+    },
+    uncovered: commonUncovered,
+  };
+}
+
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -255,31 +203,12 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
     },
     uncovered: commonUncovered,
   },
-  llama: {
-    modelType: 'llama',
-    configClass: 'LlamaConfig',
-    defaults: {
-      vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
-      hidden_act: 'silu', max_position_embeddings: 2048, rms_norm_eps: 1e-6, pad_token_id: null, bos_token_id: 1, eos_token_id: 2,
-      pretraining_tp: 1, tie_word_embeddings: false, attention_bias: false, attention_dropout: 0.0, mlp_bias: false, head_dim: null,
-    },
-    fields: {
-      vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
-      num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), max_position_embeddings: f('count'), rms_norm_eps: f('number'),
-      pretraining_tp: f('any'), attention_bias: f('bool'), attention_dropout: f('number'), mlp_bias: f('bool'), head_dim: f('count', { nullable: true }),
-      rope_theta: f('number'), rope_scaling: f('any'), rope_parameters: f('any'), token_classification_bias: f('bool'),
-    },
-    aliases: {},
-    finish(c) {
-      if (c.head_dim === null) c.head_dim = Math.floor((c.hidden_size as number) / (c.num_attention_heads as number));
-      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
-      return (
-        divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
-        divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
-      );
-    },
-    uncovered: commonUncovered,
-  },
+};
+
+export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
+  ...HAND_SCHEMAS,
+  ...DECODER_SCHEMAS,
+  ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 
 /** Where a value came from, for messages. */

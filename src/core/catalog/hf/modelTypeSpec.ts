@@ -51,4 +51,6 @@ export interface ModelTypeSpec {
   defaultShape(config: HfConfig): number[];
   /** The longest sequence the model takes, if it has a limit. */
   maxTokens?(config: HfConfig): number;
+  /** Encoder-decoder types: whether the class's forward takes decoder tokens of their own length (`decoderLength`). */
+  hasDecoder?(className: string): boolean;
 }

@@ -21,8 +21,18 @@ import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
 import { bertTypeSpec, robertaTypeSpec } from './models/bert';
 import { distilbertTypeSpec } from './models/distilbert';
 import { gpt2TypeSpec } from './models/gpt2';
-import { llamaTypeSpec } from './models/llama';
-import { hasDecoder, t5TypeSpec } from './models/t5';
+import { LLAMA_STYLE_SPECS } from './models/llama';
+import { optTypeSpec } from './models/opt';
+import { debertaV2TypeSpec } from './models/deberta';
+import { bloomTypeSpec } from './models/bloom';
+import { gptNeoTypeSpec } from './models/gptNeo';
+import { electraTypeSpec } from './models/electra';
+import { gptjTypeSpec } from './models/gptj';
+import { bartTypeSpec } from './models/bart';
+import { albertTypeSpec } from './models/albert';
+import { phiTypeSpec } from './models/phi';
+import { LLAMA_STYLE, LLAMA_STYLE_TYPES, isLlamaStyle } from './llamaStyle';
+import { t5TypeSpec } from './models/t5';
 import { patchGrid, vitTypeSpec } from './models/vit';
 import { xlnetTypeSpec } from './models/xlnet';
 import { countParams, layerRows, Trace } from './moduleTree';
@@ -55,39 +65,77 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   xlnet: xlnetTypeSpec,
   t5: t5TypeSpec,
   vit: vitTypeSpec,
-  llama: llamaTypeSpec,
+  phi: phiTypeSpec,
+  opt: optTypeSpec,
+  'deberta-v2': debertaV2TypeSpec,
+  bloom: bloomTypeSpec,
+  gpt_neo: gptNeoTypeSpec,
+  electra: electraTypeSpec,
+  gptj: gptjTypeSpec,
+  bart: bartTypeSpec,
+  albert: albertTypeSpec,
+  ...LLAMA_STYLE_SPECS,
 };
 
-/** The Auto classes and what each resolves to per model type (transformers 5.18 auto mappings). */
-export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
+/** The Auto classes and what each resolves to for the hand-written model types (transformers 5.18 auto mappings). */
+const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = {
   AutoModel: {
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
-    vit: 'ViTModel', llama: 'LlamaModel',
+    vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
+    gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
+    albert: 'AlbertModel',
   },
   AutoModelForCausalLM: {
-    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', llama: 'LlamaForCausalLM',
+    bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
+    opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
+    bart: 'BartForCausalLM',
   },
-  AutoModelForMaskedLM: { bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM' },
+  AutoModelForMaskedLM: {
+    bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
+    electra: 'ElectraForMaskedLM', bart: 'BartForConditionalGeneration', albert: 'AlbertForMaskedLM',
+  },
   AutoModelForSequenceClassification: {
     bert: 'BertForSequenceClassification', roberta: 'RobertaForSequenceClassification', distilbert: 'DistilBertForSequenceClassification',
     gpt2: 'GPT2ForSequenceClassification', xlnet: 'XLNetForSequenceClassification', t5: 'T5ForSequenceClassification',
-    llama: 'LlamaForSequenceClassification',
+    phi: 'PhiForSequenceClassification', opt: 'OPTForSequenceClassification', 'deberta-v2': 'DebertaV2ForSequenceClassification',
+    bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
+    electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
+    albert: 'AlbertForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
-    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', llama: 'LlamaForTokenClassification',
+    gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', phi: 'PhiForTokenClassification',
+    'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
+    gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
+    albert: 'AlbertForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
-    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', llama: 'LlamaForQuestionAnswering',
+    gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', opt: 'OPTForQuestionAnswering',
+    'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
+    gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
+    bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering',
   },
-  AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration' },
+  AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
   AutoModelForPreTraining: {
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
-    xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration',
+    xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration', 'deberta-v2': 'DebertaV2ForMaskedLM',
+    bloom: 'BloomForCausalLM', electra: 'ElectraForPreTraining', bart: 'BartForConditionalGeneration',
+    albert: 'AlbertForPreTraining',
   },
 };
+
+/** The Auto classes and what each resolves to per model type: the LLaMA-style types' mappings as the generator read them. */
+export const AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, string>>>> = (() => {
+  const merged: Record<string, Partial<Record<ModelType, string>>> = Object.fromEntries(
+    Object.entries(HAND_AUTO_CLASSES).map(([auto, byType]) => [auto, { ...byType }]),
+  );
+  for (const modelType of LLAMA_STYLE_TYPES) {
+    for (const [auto, concrete] of Object.entries(LLAMA_STYLE[modelType].auto)) (merged[auto] ??= {})[modelType] = concrete;
+  }
+  return merged;
+})();
 
 /** from_pretrained's loading arguments: they change where weights come from, not the model's shape. */
 const LOADING_OPTIONS = new Set([
@@ -104,10 +152,16 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   BertForMultipleChoice: 'it takes (choices, tokens) inputs',
   RobertaForMultipleChoice: 'it takes (choices, tokens) inputs',
   DistilBertForMultipleChoice: 'it takes (choices, tokens) inputs',
+  DebertaV2ForMultipleChoice: 'it takes (choices, tokens) inputs',
+  ElectraForMultipleChoice: 'it takes (choices, tokens) inputs',
+  AlbertForMultipleChoice: 'it takes (choices, tokens) inputs',
+  ElectraForCausalLM: 'it is not covered yet',
   XLNetForMultipleChoice: 'it takes (choices, tokens) inputs',
   GPT2DoubleHeadsModel: 'it takes (choices, tokens) inputs',
   XLNetForQuestionAnswering: 'its beam-search answer heads are not covered; XLNetForQuestionAnsweringSimple is',
   T5ForSequenceClassification: 'its forward needs an end-of-sequence token in every input',
+  BartForSequenceClassification: 'its forward needs an end-of-sequence token in every input',
+  BartForCausalLM: 'it is not covered yet',
   T5ForQuestionAnswering: 'it is not covered yet',
   ViTForMaskedImageModeling: 'it is not covered yet',
 };
@@ -373,14 +427,15 @@ function checkInput(
     const why = typeSpec.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
     throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);
   }
-  if (typeSpec.modelType === 'llama' && tokens > num(config, 'max_position_embeddings')) {
+  if (isLlamaStyle(typeSpec.modelType) && tokens > num(config, 'max_position_embeddings')) {
     notes.push(
       `${tokens} tokens is past max_position_embeddings (${num(config, 'max_position_embeddings')}): ` +
         'rotary positions still run, the model was not trained that long',
     );
   }
-  if (typeSpec.modelType === 't5' && hasDecoder(className)) {
+  if (typeSpec.hasDecoder?.(className) === true) {
     const decoder = request.decoderLength ?? tokens;
+    if (limit !== undefined && decoder > limit) throw new CatalogInputError(`${name} takes at most ${limit} decoder tokens; a decoder input of ${decoder} does not fit`);
     if (request.decoderLength === undefined) notes.push(`The decoder input is taken as long as the encoder input (${tokens} tokens)`);
     return { tokens, decoderTokens: decoder };
   }

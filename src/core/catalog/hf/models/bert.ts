@@ -43,7 +43,34 @@ function embeddings(c: HfConfig, roberta: boolean): [Module, Forward] {
   ];
 }
 
-function layer(c: HfConfig, prefix: string): [Module, Forward] {
+/**
+ * BERT-style embeddings of `width` (ALBERT's and ELECTRA's `embedding_size`): word, position and
+ * token-type tables, LayerNorm and dropout, registered and called in BERT's order. Returns the
+ * module, its forward and the word embedding (for tying).
+ */
+export function bertStyleEmbeddings(type: string, c: HfConfig, width: number): [Module, Forward, Module] {
+  const m = userModule(type);
+  const words = m.add('word_embeddings', embedding(num(c, 'vocab_size'), width));
+  const positions = m.add('position_embeddings', embedding(num(c, 'max_position_embeddings'), width));
+  const tokenTypes = m.add('token_type_embeddings', embedding(num(c, 'type_vocab_size'), width));
+  const norm = m.add('LayerNorm', layerNorm(width));
+  const dropout = m.add('dropout', plain('Dropout'));
+  return [
+    m,
+    (trace, t) => {
+      trace.call(words, [t, width]);
+      trace.call(tokenTypes, [t, width]);
+      // position ids are the (1, T) buffer: no batch dimension
+      trace.call(positions, [1, t, width]);
+      trace.call(norm, [t, width]);
+      trace.call(dropout, [t, width]);
+    },
+    words,
+  ];
+}
+
+/** One encoder layer, BERT's and those copied from it (ELECTRA): `${prefix}Layer`. */
+export function layer(c: HfConfig, prefix: string): [Module, Forward] {
   const { hidden, inter } = dims(c);
   const m = userModule(`${prefix}Layer`);
   const attention = m.add('attention', userModule(`${prefix}Attention`));

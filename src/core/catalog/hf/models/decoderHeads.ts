@@ -19,6 +19,10 @@ export interface DecoderNames {
   readonly hidden: string;
   /** The base model's token embedding, which `tie_word_embeddings` ties the LM head to: `wte`, `embed_tokens`. */
   readonly embedding: string;
+  /** Whether the causal-LM head has a bias (Phi's has). */
+  readonly lmHeadBias?: boolean;
+  /** The attribute of the question-answering class's base model, where it is not `base`. */
+  readonly qaBase?: string;
   /** The token classifier's attribute and whether it has a bias. */
   readonly tokenClassifier: (c: HfConfig) => { readonly name: string; readonly bias: boolean };
 }
@@ -37,7 +41,7 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
       build(c) {
         const vocab = num(c, 'vocab_size');
         const [root, inner, forward] = withBase(names.causalLm, c);
-        const head = root.add('lm_head', linear(num(c, names.hidden), vocab, false));
+        const head = root.add('lm_head', linear(num(c, names.hidden), vocab, names.lmHeadBias === true));
         if (c.tie_word_embeddings === true) head.tie('weight', inner.children.find(([n]) => n === names.embedding)![1].get('weight'));
         return tokenModel(root, (trace, t) => {
           forward(trace, t);
@@ -78,8 +82,8 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
     },
     [`${names.prefix}ForQuestionAnswering`]: {
       build(c) {
-        // The generic QA class keeps its base model as `transformer` whatever the model.
-        const [root, , forward] = withBase(`${names.prefix}ForQuestionAnswering`, c, 'transformer');
+        // The generic QA class keeps its base model as `transformer` unless the model file says otherwise.
+        const [root, , forward] = withBase(`${names.prefix}ForQuestionAnswering`, c, names.qaBase ?? 'transformer');
         const qa = root.add('qa_outputs', linear(num(c, names.hidden), 2));
         return tokenModel(root, (trace, t) => {
           forward(trace, t);
@@ -87,5 +91,18 @@ export function decoderHeads(names: DecoderNames, base: (c: HfConfig) => [Module
         });
       },
     },
+  };
+}
+
+/** The base model class (`GPT2Model`, `LlamaModel`: `${prefix}Model`) and the heads on it. */
+export function decoderClasses(names: DecoderNames, base: (c: HfConfig) => [Module, Forward]): Record<string, ClassSpec> {
+  return {
+    [`${names.prefix}Model`]: {
+      build(c) {
+        const [root, forward] = base(c);
+        return tokenModel(root, forward);
+      },
+    },
+    ...decoderHeads(names, base),
   };
 }

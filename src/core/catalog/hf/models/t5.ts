@@ -208,6 +208,7 @@ const classes: Record<string, ClassSpec> = {
 export const t5TypeSpec: ModelTypeSpec = {
   modelType: 't5',
   input: 'seq2seq',
+  hasDecoder,
   classes,
   defaultShape: () => [512],
 };

@@ -1,11 +1,6 @@
-"""Records what the real Hugging Face transformers library gives for the transformers catalog's cases.
+"""The cases scripts/catalog/generate_hf_catalog.py records with the real transformers library.
 
-    <python with torch and transformers==5.18.0> test/unit/core/catalog/hf/expected_tables.py \
-        > test/unit/core/catalog/hf/expected-tables.json
-
-This repository's own Python (Debian's PyTorch 1.13) has no transformers; the file was written with
-transformers 5.18.0 and torch 2.13.0 (CPU) in a virtual environment outside the repository. Each case
-builds the model the way a script does (the checkpoint's config.json values from
+Each case builds a model the way a script does (the checkpoint's config.json values from
 src/core/catalog/hf/checkpoints.json, then the config's and the call's keyword arguments) and runs
 harness/layer_table.py on it: the same rules, the same code the corpus vectors come from.
 
@@ -14,8 +9,10 @@ harness/layer_table.py on it: the same rules, the same code the corpus vectors c
   memory; XLNet, whose forward builds CPU tensors, on the CPU) and keep the parameter count, the
   totals and the number of rows.
 
-For each case the file also keeps the config values the library ended up with, so the TypeScript
-side can check that it resolves names, aliases and defaults the same way. Output is deterministic.
+For each case the output also keeps the config values the library ended up with, so the TypeScript
+side can check that it resolves names, aliases and defaults the same way. The LLaMA-style model
+types (llama, mistral, qwen2, gemma) are not listed here: add_llama_style() adds their classes, Auto
+mappings, config fields and small configs from what hf_llama_style.py read from the library.
 """
 import json
 import os
@@ -23,11 +20,12 @@ import sys
 
 import torch
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
+from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
     CHECKPOINTS = {c["name"]: c for c in json.load(f)["checkpoints"]}
@@ -35,6 +33,7 @@ with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")
 CONFIG_CLASS = {
     "bert": "BertConfig", "roberta": "RobertaConfig", "distilbert": "DistilBertConfig", "gpt2": "GPT2Config",
     "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
+    "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig", "albert": "AlbertConfig",
 }
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
@@ -51,27 +50,61 @@ CLASSES = {
               "XLNetForQuestionAnsweringSimple"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForTokenClassification"],
     "vit": ["ViTModel", "ViTForImageClassification"],
+    "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
+    "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
+    "albert": ["AlbertModel", "AlbertForPreTraining", "AlbertForMaskedLM", "AlbertForSequenceClassification",
+               "AlbertForTokenClassification", "AlbertForQuestionAnswering"],
+    "bart": ["BartModel", "BartForConditionalGeneration", "BartForQuestionAnswering"],
+    "gptj": ["GPTJModel", "GPTJForCausalLM", "GPTJForSequenceClassification", "GPTJForQuestionAnswering"],
+    "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForSequenceClassification",
+                "ElectraForTokenClassification", "ElectraForQuestionAnswering"],
+    "gpt_neo": ["GPTNeoModel", "GPTNeoForCausalLM", "GPTNeoForSequenceClassification", "GPTNeoForTokenClassification",
+                "GPTNeoForQuestionAnswering"],
+    "bloom": ["BloomModel", "BloomForCausalLM", "BloomForSequenceClassification", "BloomForTokenClassification",
+              "BloomForQuestionAnswering"],
+    "deberta-v2": ["DebertaV2Model", "DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification", "DebertaV2ForTokenClassification",
+                   "DebertaV2ForQuestionAnswering"],
     "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
               "LlamaForQuestionAnswering"],
 }
 
 AUTO = {
     "AutoModel": {"bert": "BertModel", "roberta": "RobertaModel", "distilbert": "DistilBertModel", "gpt2": "GPT2Model",
-                  "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel"},
+                  "xlnet": "XLNetModel", "t5": "T5Model", "vit": "ViTModel", "llama": "LlamaModel",
+                  "phi": "PhiModel", "opt": "OPTModel", "deberta-v2": "DebertaV2Model",
+                  "bloom": "BloomModel", "gpt_neo": "GPTNeoModel",
+                  "electra": "ElectraModel", "gptj": "GPTJModel",
+                  "bart": "BartModel", "albert": "AlbertModel"},
     "AutoModelForCausalLM": {"bert": "BertLMHeadModel", "roberta": "RobertaForCausalLM", "gpt2": "GPT2LMHeadModel",
-                             "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM"},
-    "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"},
+                             "xlnet": "XLNetLMHeadModel", "llama": "LlamaForCausalLM",
+                             "phi": "PhiForCausalLM", "opt": "OPTForCausalLM", "bloom": "BloomForCausalLM",
+                             "gpt_neo": "GPTNeoForCausalLM", "gptj": "GPTJForCausalLM"},
+    "AutoModelForMaskedLM": {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
+                             "deberta-v2": "DebertaV2ForMaskedLM", "electra": "ElectraForMaskedLM",
+                             "bart": "BartForConditionalGeneration", "albert": "AlbertForMaskedLM"},
     "AutoModelForSequenceClassification": {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
                                            "distilbert": "DistilBertForSequenceClassification", "gpt2": "GPT2ForSequenceClassification",
-                                           "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification"},
+                                           "xlnet": "XLNetForSequenceClassification", "llama": "LlamaForSequenceClassification",
+                                           "phi": "PhiForSequenceClassification", "opt": "OPTForSequenceClassification",
+                                           "deberta-v2": "DebertaV2ForSequenceClassification",
+                                           "bloom": "BloomForSequenceClassification", "gpt_neo": "GPTNeoForSequenceClassification",
+                                           "electra": "ElectraForSequenceClassification", "gptj": "GPTJForSequenceClassification",
+                                           "albert": "AlbertForSequenceClassification"},
     "AutoModelForTokenClassification": {"bert": "BertForTokenClassification", "roberta": "RobertaForTokenClassification",
                                         "distilbert": "DistilBertForTokenClassification", "gpt2": "GPT2ForTokenClassification",
                                         "xlnet": "XLNetForTokenClassification", "t5": "T5ForTokenClassification",
-                                        "llama": "LlamaForTokenClassification"},
+                                        "llama": "LlamaForTokenClassification", "phi": "PhiForTokenClassification",
+                                        "deberta-v2": "DebertaV2ForTokenClassification", "bloom": "BloomForTokenClassification",
+                                        "gpt_neo": "GPTNeoForTokenClassification", "electra": "ElectraForTokenClassification",
+                                        "albert": "AlbertForTokenClassification"},
     "AutoModelForQuestionAnswering": {"bert": "BertForQuestionAnswering", "roberta": "RobertaForQuestionAnswering",
                                       "distilbert": "DistilBertForQuestionAnswering", "gpt2": "GPT2ForQuestionAnswering",
-                                      "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering"},
-    "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration"},
+                                      "xlnet": "XLNetForQuestionAnsweringSimple", "llama": "LlamaForQuestionAnswering",
+                                      "opt": "OPTForQuestionAnswering", "deberta-v2": "DebertaV2ForQuestionAnswering",
+                                      "bloom": "BloomForQuestionAnswering", "gpt_neo": "GPTNeoForQuestionAnswering",
+                                      "electra": "ElectraForQuestionAnswering", "gptj": "GPTJForQuestionAnswering",
+                                      "bart": "BartForQuestionAnswering", "albert": "AlbertForQuestionAnswering"},
+    "AutoModelForSeq2SeqLM": {"t5": "T5ForConditionalGeneration", "bart": "BartForConditionalGeneration"},
     "AutoModelForImageClassification": {"vit": "ViTForImageClassification"},
     "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
                                 "gpt2": "GPT2LMHeadModel", "xlnet": "XLNetLMHeadModel", "t5": "T5ForConditionalGeneration"},
@@ -98,6 +131,28 @@ CONFIG_FIELDS = {
               "num_labels", "tie_word_embeddings"],
 }
 CONFIG_FIELDS["roberta"] = CONFIG_FIELDS["bert"]
+CONFIG_FIELDS["phi"] = ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                        "hidden_act", "max_position_embeddings", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["deberta-v2"] = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
+                               "max_position_embeddings", "type_vocab_size", "relative_attention", "max_relative_positions",
+                               "position_biased_input", "legacy", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["bloom"] = ["vocab_size", "hidden_size", "n_layer", "n_head", "pretraining_tp", "slow_but_exact", "num_labels",
+                          "tie_word_embeddings"]
+CONFIG_FIELDS["gpt_neo"] = ["vocab_size", "max_position_embeddings", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                            "activation_function", "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["electra"] = ["vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                            "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size", "num_labels",
+                            "tie_word_embeddings"]
+CONFIG_FIELDS["gptj"] = ["vocab_size", "n_positions", "n_embd", "n_layer", "n_head", "n_inner", "activation_function", "num_labels",
+                         "tie_word_embeddings"]
+CONFIG_FIELDS["bart"] = ["vocab_size", "max_position_embeddings", "encoder_layers", "encoder_ffn_dim", "decoder_layers", "decoder_ffn_dim",
+                         "activation_function", "d_model", "tie_word_embeddings"]
+CONFIG_FIELDS["albert"] = ["vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_hidden_groups", "num_attention_heads",
+                           "intermediate_size", "inner_group_num", "hidden_act", "max_position_embeddings", "type_vocab_size",
+                           "num_labels", "tie_word_embeddings"]
+CONFIG_FIELDS["opt"] = ["vocab_size", "hidden_size", "num_hidden_layers", "ffn_dim", "max_position_embeddings", "do_layer_norm_before",
+                        "word_embed_proj_dim", "num_attention_heads", "activation_function", "enable_bias", "layer_norm_elementwise_affine",
+                        "num_labels", "tie_word_embeddings"]
 
 TINY = {
     "bert": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
@@ -111,9 +166,47 @@ TINY = {
            "relative_attention_num_buckets": 8},
     "vit": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37, "image_size": 32,
             "patch_size": 8},
+    "phi": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 2},
+    "deberta-v2": {"vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 37,
+                   "max_position_embeddings": 64},
+    "bloom": {"vocab_size": 99, "hidden_size": 32, "n_layer": 2, "n_head": 4},
+    "gpt_neo": {"vocab_size": 99, "hidden_size": 32, "num_layers": 2, "num_heads": 4, "max_position_embeddings": 64,
+                "attention_types": [[["global", "local"], 1]]},
+    "electra": {"vocab_size": 99, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                "intermediate_size": 37, "max_position_embeddings": 64},
+    "gptj": {"vocab_size": 99, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "rotary_dim": 4},
+    "bart": {"vocab_size": 99, "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+             "decoder_attention_heads": 4, "encoder_ffn_dim": 37, "decoder_ffn_dim": 41, "max_position_embeddings": 64},
+    "albert": {"vocab_size": 99, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+               "intermediate_size": 37, "max_position_embeddings": 64},
+    "opt": {"vocab_size": 99, "hidden_size": 32, "ffn_dim": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "max_position_embeddings": 64},
     "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2},
 }
+
+
+# The LLaMA-style types after llama; llama's own cases above stay as they were written.
+LLAMA_STYLE_CASE_TYPES = []
+LLAMA_STYLE_FIELDS = {}
+
+
+def add_llama_style(described):
+    """Adds the LLaMA-style types hf_llama_style.py described: their classes, Auto mappings, fields and a small config."""
+    for entry in described["types"]:
+        model_type = entry["modelType"]
+        if model_type in CONFIG_CLASS:
+            continue
+        LLAMA_STYLE_CASE_TYPES.append(model_type)
+        LLAMA_STYLE_FIELDS[model_type] = set(entry["fields"])
+        CONFIG_CLASS[model_type] = entry["configClass"]
+        MODEL_TYPE_OF_CONFIG[entry["configClass"]] = model_type
+        CLASSES[model_type] = list(entry["classes"])
+        for auto, concrete in entry["auto"].items():
+            AUTO[auto][model_type] = concrete
+        CONFIG_FIELDS[model_type] = [f for f in CONFIG_FIELDS["llama"] if f in entry["fields"] or f in ("num_labels", "tie_word_embeddings")]
+        TINY[model_type] = {**LLAMA_STYLE_TINY, **({"head_dim": 8} if "head_dim" in entry["fields"] else {})}
 
 
 def tiny_sample(model_type):
@@ -150,7 +243,8 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name in ("GPT2ForSequenceClassification", "LlamaForSequenceClassification") and config.pad_token_id is None:
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", *LLAMA_STYLE_CASE_TYPES) \
+            and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
         pad_set = True
@@ -174,7 +268,7 @@ def make_input(model, class_name, model_type, sample, request, device):
             if request.get("interpolatePosEncoding"):
                 return (pixels, None, True)
             return (pixels,)
-        if class_name in ("T5Model", "T5ForConditionalGeneration"):
+        if class_name in ("T5Model", "T5ForConditionalGeneration", "BartModel", "BartForConditionalGeneration"):
             return (ids(batch, sample[0]), None, ids(batch, request.get("decoderLength") or sample[0]))
         return (ids(batch, sample[0]),)
 
@@ -194,15 +288,26 @@ def run_case(case):
     sys.stderr.write(case["id"] + "\n")
     request = case["request"]
     model_type = model_type_of(request)
-    device = "cpu" if (not case["full"] or model_type == "xlnet") else "meta"
+    # XLNet builds CPU tensors in its forward; BART's sdpa mask check reads a value (.item()): both run on the CPU.
+    device = "cpu" if (not case["full"] or model_type in ("xlnet", "bart")) else "meta"
     torch.manual_seed(0)
-    if device == "meta":
+    if device == "meta" and model_type == "opt":
+        # OPT draws its layerdrop number with torch.rand([]) and compares it in Python: the model and
+        # its inputs are on the meta device, that draw must not be.
         with torch.device("meta"):
             model, class_name, pad_set = build(request, model_type)
-            table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                            functional_calls=False)
+    elif device == "meta":
+        with torch.device("meta"):
+            model, class_name, pad_set = build(request, model_type)
+            # Module rows only: the catalog's tables leave out the torch.cat rows (docs/layer-table.md).
+            table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                                functional_calls=False)
     else:
         model, class_name, pad_set = build(request, model_type)
-        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"])
+        table = layer_table(model, make_input(model, class_name, model_type, case["sample"], request, device), case["id"],
+                            functional_calls=False)
     params = sum(p.numel() for p in model.parameters())
     assert params == table["totals"]["params"], case["id"]
     out = dict(case)
@@ -277,6 +382,51 @@ def cases():
     tiny("llama", "LlamaForCausalLM", "biases-headdim", config={"attention_bias": True, "mlp_bias": True, "head_dim": 16})
     tiny("llama", "LlamaModel", "relu-T9", sample=[9], config={"hidden_act": "relu"})
     tiny("llama", "LlamaForTokenClassification", "no-bias", config={"token_classification_bias": False})
+    tiny("phi", "PhiForCausalLM", "tied-relu-T9", sample=[9], config={"tie_word_embeddings": True, "hidden_act": "relu"})
+    tiny("phi", "PhiModel", "mha", config={"num_key_value_heads": None})
+    tiny("opt", "OPTForCausalLM", "project-post-norm", config={"word_embed_proj_dim": 16, "do_layer_norm_before": False})
+    tiny("opt", "OPTForCausalLM", "untied-gelu", config={"tie_word_embeddings": False, "activation_function": "gelu"})
+    tiny("opt", "OPTModel", "no-bias-no-affine-T60", sample=[60], config={"enable_bias": False, "layer_norm_elementwise_affine": False})
+    tiny("opt", "OPTForSequenceClassification", "project3", config={"word_embed_proj_dim": 16}, options={"num_labels": 3})
+    v3 = {"relative_attention": True, "position_buckets": 8, "pos_att_type": "p2c|c2p", "norm_rel_ebd": "layer_norm", "share_att_key": True,
+          "position_biased_input": False, "type_vocab_size": 0}
+    for name in CLASSES["deberta-v2"]:
+        tiny("deberta-v2", name, "v3", config=v3)
+    tiny("deberta-v2", "DebertaV2Model", "v3-T40", sample=[40], config=v3)
+    tiny("deberta-v2", "DebertaV2ForTokenClassification", "c2p-own-keys-embedding16",
+         config={**v3, "share_att_key": False, "pos_att_type": "c2p", "embedding_size": 16, "type_vocab_size": 2})
+    tiny("deberta-v2", "DebertaV2Model", "p2c-no-buckets-relu",
+         config={"relative_attention": True, "pos_att_type": "p2c", "max_relative_positions": 6, "hidden_act": "relu"})
+    tiny("deberta-v2", "DebertaV2ForMaskedLM", "v3-untied-embedding16", config={**v3, "tie_word_embeddings": False, "embedding_size": 16})
+    tiny("deberta-v2", "DebertaV2ForMaskedLM", "v3-not-legacy", config={**v3, "legacy": False})
+    tiny("deberta-v2", "DebertaV2ForSequenceClassification", "v3-labels3", config=v3, options={"num_labels": 3})
+    tiny("bloom", "BloomForCausalLM", "untied-T30", sample=[30], config={"tie_word_embeddings": False})
+    tiny("bloom", "BloomForTokenClassification", "labels5", options={"num_labels": 5})
+    tiny("gpt_neo", "GPTNeoForCausalLM", "inner37-relu-untied-T20", sample=[20],
+         config={"intermediate_size": 37, "activation_function": "relu", "tie_word_embeddings": False})
+    tiny("electra", "ElectraModel", "same-width-T30", sample=[30], config={"embedding_size": 32})
+    tiny("electra", "ElectraForPreTraining", "relu", config={"hidden_act": "relu"})
+    tiny("electra", "ElectraForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("electra", "ElectraForSequenceClassification", "labels4", options={"num_labels": 4})
+    tiny("gptj", "GPTJForCausalLM", "inner37-relu-tied-T20", sample=[20],
+         config={"n_inner": 37, "activation_function": "relu", "tie_word_embeddings": True})
+    tiny("bart", "BartForConditionalGeneration", "decoder4", decoderLength=4)
+    tiny("bart", "BartForConditionalGeneration", "untied-relu", config={"tie_word_embeddings": False, "activation_function": "relu"})
+    tiny("bart", "BartModel", "untied-T20", sample=[20], config={"tie_word_embeddings": False})
+    tiny("albert", "AlbertModel", "groups2-inner2-T20", sample=[20], config={"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2})
+    tiny("albert", "AlbertModel", "no-pooler-relu", config={"hidden_act": "relu"}, options={"add_pooling_layer": False})
+    tiny("albert", "AlbertForMaskedLM", "untied", config={"tie_word_embeddings": False})
+    tiny("albert", "AlbertForSequenceClassification", "labels3", options={"num_labels": 3})
+    for model_type in LLAMA_STYLE_CASE_TYPES:
+        prefix = CONFIG_CLASS[model_type][: -len("Config")]
+        tiny(model_type, f"{prefix}ForCausalLM", "tied-relu-T9", sample=[9],
+             config={"tie_word_embeddings": True, "hidden_act": "relu"})
+        tiny(model_type, f"{prefix}ForCausalLM", "untied", config={"tie_word_embeddings": False})
+        tiny(model_type, f"{prefix}Model", "mha", config={"num_key_value_heads": 4})
+        if "attention_bias" in LLAMA_STYLE_FIELDS[model_type]:
+            tiny(model_type, f"{prefix}Model", "attention-bias", config={"attention_bias": True})
+        add(f"tiny/AutoModelForCausalLM/{model_type}",
+            {"className": "AutoModelForCausalLM", "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]}, [7])
     add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
     add("tiny/AutoModelForSequenceClassification/roberta",
         {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
@@ -294,28 +444,8 @@ def cases():
     add("full/bert-base-uncased/BertModel/T512", {"className": "BertModel", "checkpoint": "bert-base-uncased"}, [512], full=True)
     add("full/google/vit-base-patch16-224-in21k/ViTModel/384", {"className": "ViTModel", "checkpoint": "google/vit-base-patch16-224-in21k",
         "interpolatePosEncoding": True}, [3, 384, 384], full=True)
+    add("full/facebook/bart-base/BartForConditionalGeneration/512-128",
+        {"className": "BartForConditionalGeneration", "checkpoint": "facebook/bart-base", "decoderLength": 128}, [512], full=True)
     add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
         "decoderLength": 32}, [64], full=True)
     return result
-
-
-def main():
-    transformers.logging.set_verbosity_error()
-    # It only warns, and on the meta device its check (`pad_token_id in input_ids`) cannot run.
-    transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, input_ids, attention_mask: None
-    out = {
-        "transformers": transformers.__version__,
-        "torch": torch.__version__.split("+")[0],
-        "script": "test/unit/core/catalog/hf/expected_tables.py",
-        "cases": [run_case(case) for case in cases()],
-    }
-    lines = ['{"transformers": %s, "torch": %s, "script": %s, "cases": [' % (
-        json.dumps(out["transformers"]), json.dumps(out["torch"]), json.dumps(out["script"]))]
-    for i, case in enumerate(out["cases"]):
-        lines.append(json.dumps(case, sort_keys=True) + ("," if i + 1 < len(out["cases"]) else ""))
-    lines.append("]}")
-    sys.stdout.write("\n".join(lines) + "\n")
-
-
-if __name__ == "__main__":
-    main()

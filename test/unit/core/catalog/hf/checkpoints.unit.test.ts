@@ -1,0 +1,39 @@
+/**
+ * The checkpoints' recorded configurations (checkpoints.json): every one that names a published
+ * parameter count gets exactly that count from the catalog, under each of its names. The
+ * generator (scripts/catalog/generate_hf_catalog.py) checks the same figures against the library.
+ */
+import * as assert from 'node:assert/strict';
+import { isCatalogMiss, type CatalogArchitecture } from '../../../../../src/core/catalog/catalog';
+import { CHECKPOINTS, findCheckpoint } from '../../../../../src/core/catalog/hf/checkpoints';
+import { transformersArchitecture } from '../../../../../src/core/catalog/hf/transformers';
+
+function pretrained(className: string, checkpoint: string): CatalogArchitecture {
+  const result = transformersArchitecture({ className, checkpoint });
+  if (isCatalogMiss(result)) assert.fail(`${className} ${checkpoint}: ${result.miss}`);
+  return result;
+}
+
+describe('transformers checkpoints (checkpoints.json)', () => {
+  it('gives every checkpoint with a published parameter count exactly that count, under each of its names', () => {
+    const published = CHECKPOINTS.filter((c) => c.published);
+    assert.ok(published.length >= 28, 'published counts');
+    for (const checkpoint of published) {
+      const { className, params, plus } = checkpoint.published!;
+      assert.equal(pretrained(className, checkpoint.name).params + (plus ?? 0), params, `${checkpoint.name} ${className}`);
+      for (const alias of checkpoint.aliases) assert.equal(pretrained(className, alias).name, checkpoint.name, alias);
+    }
+    assert.equal(pretrained('AutoModelForCausalLM', 'mistralai/Mistral-7B-v0.1').params, 7_241_732_096);
+    assert.equal(pretrained('AutoModelForCausalLM', 'google/gemma-2b').params, 2_506_172_416);
+    assert.equal(pretrained('AutoModelForCausalLM', 'Qwen/Qwen2.5-7B-Instruct').params, 7_615_616_512);
+    // ELECTRA-base's encoder is BERT-base's: 108,891,648 without BERT's pooler.
+    assert.equal(pretrained('ElectraModel', 'google/electra-base-discriminator').params, 108_891_648);
+  });
+
+  it('names each checkpoint once, and finds names ignoring case', () => {
+    const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
+    assert.equal(new Set(names.map((n) => n.toLowerCase())).size, names.length);
+    assert.equal(findCheckpoint('MICROSOFT/DEBERTA-V3-BASE')?.name, 'microsoft/deberta-v3-base');
+    assert.equal(findCheckpoint('bloomz-560m')?.name, 'bigscience/bloom-560m');
+  });
+});
