@@ -86,7 +86,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
   const family = modelFamily(table);
-  const results = batchSize === null ? new Map() : runAnalysisEstimators({ job: { table, batchSize, optimizer, precision }, family });
+  const results = batchSize === null ? new Map() : runAnalysisEstimators({ job: { table, batchSize, optimizer, precision }, family, gpu: options.gpu });
   const analytical = resultOf(results, analyticalEstimator);
   const estimate = theEstimate(results)?.result;
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;

@@ -4,6 +4,7 @@
  * lists them; the pipeline runs them and decides which one is the estimate.
  */
 import type { ModelFamily } from '../estimators/family';
+import type { GpuProfile } from '../gpus/gpuProfiles';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
 import type { TrainingJob } from '../estimators/trainingJob';
 
@@ -11,6 +12,8 @@ export interface EstimatorInput {
   /** The layer table and the set-up values that scale it (batch size, optimizer, precision). */
   readonly job: TrainingJob;
   readonly family: ModelFamily;
+  /** The GPU the estimate is for: an estimator calibrated on another may widen its range. */
+  readonly gpu: GpuProfile;
 }
 
 export interface EstimatorResult<Detail = unknown> {

@@ -6,6 +6,7 @@
  */
 import { curveReach, ensembleEstimator } from '../estimators/learned';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
+import { findGpuProfile, type GpuProfile } from '../gpus/gpuProfiles';
 import { resultOf } from './estimator';
 import { readingsOf, runLearnedEstimators, theEstimate } from './estimators';
 import type { FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
@@ -22,7 +23,7 @@ export async function withLearnedEstimates(estimate: FileEstimate, runner: OnnxR
   const models: ModelEstimate[] = [];
   for (const model of estimate.models) {
     try {
-      models.push(await learnedModel(model, estimate.gpu.memoryMiB, runner, options));
+      models.push(await learnedModel(model, gpuProfileOf(estimate.gpu), runner, options));
     } catch (error) {
       const message = `The learned estimator could not run (${error instanceof Error ? error.message : String(error)}); the analytical model's estimate is shown.`;
       models.push({ ...model, notes: [...model.notes, { severity: 'warning', message }] });
@@ -38,22 +39,29 @@ export async function withLearnedEstimates(estimate: FileEstimate, runner: OnnxR
  */
 const remembered = new WeakMap<OnnxRunner, WeakMap<object, Map<string, ModelEstimate>>>();
 
-async function learnedModel(model: ModelEstimate, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
+/** The estimate's GPU as a profile: the known one, else (a GPU the profiles do not list) what the estimate says of it. */
+function gpuProfileOf(gpu: FileEstimate['gpu']): GpuProfile {
+  return findGpuProfile(gpu.id) ?? { ...gpu, fullName: gpu.name, architecture: 'unknown' };
+}
+
+async function learnedModel(model: ModelEstimate, gpu: GpuProfile, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
+  const gpuMiB = gpu.memoryMiB;
   if (model.batchSize === null || model.memory.estimateMiB === null) return model;
   let byTable = remembered.get(runner);
   if (!byTable) remembered.set(runner, (byTable = new WeakMap()));
   let known = byTable.get(model.layerTable);
   if (!known) byTable.set(model.layerTable, (known = new Map<string, ModelEstimate>()));
-  const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, warningsOf(model), gpuMiB, options.safetyMargin]);
+  const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, warningsOf(model), gpu.id, gpuMiB, options.safetyMargin]);
   const found = known.get(key);
   if (found) return { ...model, memory: found.memory, estimates: found.estimates, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, notes: found.notes };
-  const learned = await learnFor(model, model.batchSize, model.memory.estimateMiB, gpuMiB, runner, options);
+  const learned = await learnFor(model, model.batchSize, model.memory.estimateMiB, gpu, runner, options);
   known.set(key, learned);
   return learned;
 }
 
-async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: number, gpuMiB: number, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
-  const results = await runLearnedEstimators({ job: { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }, family: model.family }, runner);
+async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: number, gpu: GpuProfile, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
+  const gpuMiB = gpu.memoryMiB;
+  const results = await runLearnedEstimators({ job: { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }, family: model.family, gpu }, runner);
   const chosen = theEstimate(results);
   const ensemble = resultOf(results, ensembleEstimator);
   if (!chosen || chosen.estimator !== ensembleEstimator || !ensemble) return model;

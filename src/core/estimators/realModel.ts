@@ -92,7 +92,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
   footnote: 'real-model: the training step replayed through the caching allocator, corrected by quantile regression on 3,073 timm runs on an A100 40GB (docs/real-model-estimator.md); for comparison.',
   jsonKey: 'realModelMiB',
   pass: 'analysis',
-  estimate({ job }) {
+  estimate({ job, gpu }) {
     const prediction = realModelPrediction(job);
     const warnings: string[] = [];
     if (job.table.rows.some((row) => row.type === 'Embedding')) {
@@ -101,7 +101,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
     return {
       method: 'real-model',
       pointMiB: prediction.pointMiB,
-      range: { lowMiB: prediction.lowMiB, highMiB: prediction.highMiB },
+      range: rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu),
       warnings,
       memoryAt: (batchSize) => realModelPrediction({ ...job, batchSize }).pointMiB,
       detail: { physicalMiB: prediction.physicalMiB, replay: prediction.replay },

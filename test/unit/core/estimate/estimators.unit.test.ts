@@ -1,3 +1,4 @@
+import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import * as assert from 'node:assert/strict';
 import type { Estimator, EstimatorResult } from '../../../../src/core/estimate/estimator';
 import { ESTIMATORS, runAnalysisEstimators, theEstimate } from '../../../../src/core/estimate/estimators';
@@ -30,7 +31,7 @@ describe('estimator registry', () => {
 
   it('runs the analysis-pass estimators on a model, each labelled, as the estimate states them', async () => {
     const model = (await estimate('import torch.nn as nn\nimport torch\nmodel = nn.Linear(64, 10)\nx = torch.randn(32, 64)\nloss = model(x).sum()\n')).models[0]!;
-    const results = runAnalysisEstimators({ job: { table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision }, family: model.family });
+    const results = runAnalysisEstimators({ job: { table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision }, family: model.family, gpu: defaultGpuProfile() });
     assert.deepEqual([...results.values()].map((r) => r.method), ['analytical', 'horus', 'real-model']);
     assert.equal(Math.round(results.get(analyticalEstimator)!.pointMiB), model.memory.estimateMiB);
     assert.equal(Math.round(results.get(horusEstimator)!.pointMiB), horusMiB(model));

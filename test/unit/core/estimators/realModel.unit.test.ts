@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../../fixtures';
+import { estimate, REPO_ROOT } from '../../fixtures';
 import { CONTEXT_SPREAD_MIB, expandTerms, predictFromFeatures, rangeOnGpu, REAL_MODEL_COEFFICIENTS, realModelEstimator, type RealModelCoefficients } from '../../../../src/core/estimators/realModel';
 import { REAL_MODEL_FEATURES, realModelFeatures } from '../../../../src/core/estimators/realModelFeatures';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
@@ -52,7 +52,7 @@ describe('real-model estimator', () => {
   });
 
   it('gives a range around its point that grows with the batch', () => {
-    const result = realModelEstimator.pass === 'analysis' ? realModelEstimator.estimate({ job: { table: cnn, batchSize: 32, optimizer: 'adam', precision: 'fp32' }, family: 'cnn' }) : null;
+    const result = realModelEstimator.pass === 'analysis' ? realModelEstimator.estimate({ job: { table: cnn, batchSize: 32, optimizer: 'adam', precision: 'fp32' }, family: 'cnn', gpu: findGpuProfile('a100-40gb')! }) : null;
     assert.ok(result && result.range);
     assert.ok(result.range.lowMiB <= result.pointMiB && result.pointMiB <= result.range.highMiB);
     assert.ok(result.memoryAt!(128) > result.memoryAt!(32));
@@ -66,4 +66,14 @@ describe('real-model estimator', () => {
     assert.deepEqual(rangeOnGpu(range, findGpuProfile('a100-80gb')!), { lowMiB: 5000 - CONTEXT_SPREAD_MIB.sameArchitecture, highMiB: 7000 + CONTEXT_SPREAD_MIB.sameArchitecture });
     assert.deepEqual(rangeOnGpu(range, findGpuProfile('h100-80gb')!), { lowMiB: 5000 - CONTEXT_SPREAD_MIB.otherArchitecture, highMiB: 7000 + CONTEXT_SPREAD_MIB.otherArchitecture });
   });
+
+  it('the estimate for a GPU other than the measured one carries the widened range', async () => {
+    const source = 'import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.Flatten(), nn.Linear(16 * 30 * 30, 10))\nx = torch.randn(32, 3, 32, 32)\nloss = model(x).sum()\n';
+    const reading = async (gpu: string) => (await estimate(source, { gpu: findGpuProfile(gpu)! })).models[0]!.estimates.find((r) => r.estimator === 'real-model')!;
+    const [a100, t4] = [await reading('a100-40gb'), await reading('t4-16gb')];
+    assert.equal(t4.estimateMiB, a100.estimateMiB);
+    assert.equal(t4.lowMiB, Math.round(Math.max(0, a100.lowMiB! - CONTEXT_SPREAD_MIB.otherArchitecture)));
+    assert.equal(t4.highMiB! - a100.highMiB!, CONTEXT_SPREAD_MIB.otherArchitecture);
+  });
 });
+
