@@ -87,7 +87,8 @@ function jobShare(estimate: FileEstimate): JobShare {
   const largest = [...estimated].sort((a, b) => b.memory.estimateMiB! - a.memory.estimateMiB!)[0];
   const batchSize = largest?.batchSize ?? null;
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
-  const memoryAt = scalable ? (b: number) => processPeak(estimated.map((model) => scaledEstimate(model, b))) : null;
+  const curves = scalable ? estimated.map(scaledCurve) : null;
+  const memoryAt = curves ? (b: number) => processPeak(curves.map((at) => at(b))) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
 }
@@ -97,11 +98,11 @@ function processPeak(estimates: readonly number[]): number {
   return estimates.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (estimates.length - 1);
 }
 
-/** The model's estimate at another batch size: the analytical model's curve, scaled to agree with the estimate at the script's batch. */
-function scaledEstimate(model: ModelEstimate, batchSize: number): number {
+/** The model's estimate over batch sizes: the analytical model's curve, scaled once to agree with the estimate at the script's batch. */
+function scaledCurve(model: ModelEstimate): (batchSize: number) => number {
   const at = (b: number) => analyticalEstimate({ table: model.layerTable, batchSize: b, optimizer: model.optimizer, precision: model.precision }).totalMiB;
   const scale = model.memory.estimateMiB! / at(model.batchSize!);
-  return at(batchSize) * scale;
+  return (batchSize) => at(batchSize) * scale;
 }
 
 function migProfileFor(memoryMiB: number | null, gpu: GpuProfile): CollocatedJob['migProfile'] {

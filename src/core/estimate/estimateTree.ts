@@ -8,11 +8,13 @@ import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAn
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
-import { modelFamily } from '../estimators/family';
+import { modelFamily, type ModelFamily } from '../estimators/family';
+import type { TrainingJob } from '../estimators/trainingJob';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
+import type { LayerTable } from '../layerTable/layerTable';
 import type { Tree } from 'web-tree-sitter';
-import { resultOf } from './estimator';
+import { resultOf, type EstimatorResults } from './estimator';
 import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { noteText } from './notes';
@@ -86,7 +88,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
   const family = modelFamily(table);
-  const results = batchSize === null ? new Map() : runAnalysisEstimators({ job: { table, batchSize, optimizer, precision }, family, gpu: options.gpu });
+  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision }, family, options.gpu);
   const analytical = resultOf(results, analyticalEstimator);
   const estimate = theEstimate(results)?.result;
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
@@ -111,11 +113,31 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     utilization: { smact: null, smocc: null, drama: null },
     fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
-    maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, memoryMiB) : null,
+    maxBatchSize,
     assumptions: assumptions(options.batchSize, setup, inputShape, shown),
     layerTable: table,
     notes: modelNotes,
   };
+}
+
+/**
+ * The analysis-pass estimators' results and the largest batch that fits, by layer table: an edit
+ * leaves the tables of the models it did not touch the same objects (EstimateCache), so those
+ * models are not estimated again (the real-model estimator replays a whole training step).
+ */
+const analysed = new WeakMap<LayerTable, Map<string, { results: EstimatorResults; maxBatchSize: number | null }>>();
+
+function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, family: ModelFamily, gpu: GpuProfile): { results: EstimatorResults; maxBatchSize: number | null } {
+  let byJob = analysed.get(table);
+  if (!byJob) analysed.set(table, (byJob = new Map<string, { results: EstimatorResults; maxBatchSize: number | null }>()));
+  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture]);
+  const known = byJob.get(key);
+  if (known) return known;
+  const results = runAnalysisEstimators({ job: { table, ...setup }, family, gpu });
+  const estimate = theEstimate(results)?.result;
+  const outcome = { results, maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, gpu.memoryMiB) : null };
+  byJob.set(key, outcome);
+  return outcome;
 }
 
 function architectureOf(root: ModuleObject): ArchitectureRef | null {
