@@ -5,9 +5,10 @@
  * How much the jobs slow each other is a rule over their utilization classes, said to be one:
  * there are no measurements of co-located jobs to learn it from.
  */
-import { analyticalEstimate, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, Risk, UtilizationClass } from './fileEstimate';
+import { analyticalCurve } from './outlook';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface CollocatedJob {
@@ -100,7 +101,7 @@ function processPeak(estimates: readonly number[]): number {
 
 /** The model's estimate over batch sizes: the analytical model's curve, scaled once to agree with the estimate at the script's batch. */
 function scaledCurve(model: ModelEstimate): (batchSize: number) => number {
-  const at = (b: number) => analyticalEstimate({ table: model.layerTable, batchSize: b, optimizer: model.optimizer, precision: model.precision }).totalMiB;
+  const at = analyticalCurve(model);
   const scale = model.memory.estimateMiB! / at(model.batchSize!);
   return (batchSize) => at(batchSize) * scale;
 }

@@ -6,7 +6,6 @@
  */
 import { analyticalEstimate } from '../estimators/analytical';
 import { curveReach } from '../estimators/learned';
-import type { TrainingJob } from '../estimators/trainingJob';
 import { GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
 import { largestFittingBatch, riskOf } from './verdict';
@@ -54,8 +53,9 @@ export interface MemoryCurve {
   readonly ensemblePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
 }
 
-function jobOf(model: ModelEstimate, batchSize: number): TrainingJob {
-  return { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision };
+/** The analytical model's peak of `model`'s training job at any batch size (MiB, unrounded). */
+export function analyticalCurve(model: ModelEstimate): (batchSize: number) => number {
+  return (batchSize) => analyticalEstimate({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).totalMiB;
 }
 
 /**
@@ -83,7 +83,7 @@ function ensembleByBatch(model: ModelEstimate, limit: number): Map<number, Ensem
  */
 export function memoryCurve(model: ModelEstimate, gpuMiB: number): MemoryCurve | null {
   if (model.layerTable.rows.length === 0) return null;
-  const at = (b: number): number => analyticalEstimate(jobOf(model, b)).totalMiB;
+  const at = analyticalCurve(model);
   const analyticalMaxBatch = largestFittingBatch(at, gpuMiB);
   const reach = curveReach(analyticalMaxBatch, model.maxBatchSize, model.batchSize);
   const ensemble = ensembleByBatch(model, reach);
@@ -121,7 +121,7 @@ export interface GpuComparisonRow {
 export function gpuComparison(model: ModelEstimate, currentGpuId: string, safetyMargin: number, profiles: readonly GpuProfile[] = GPU_PROFILES): GpuComparisonRow[] {
   const estimateMiB = model.memory.estimateMiB;
   if (estimateMiB === null) return [];
-  const at = (b: number): number => analyticalEstimate(jobOf(model, b)).totalMiB;
+  const at = analyticalCurve(model);
   return [...profiles]
     .sort((a, b) => a.memoryMiB - b.memoryMiB || a.name.localeCompare(b.name))
     .map((gpu) => ({
