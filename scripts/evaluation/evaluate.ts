@@ -47,7 +47,7 @@ for (const family of ['mlp', 'cnn'] as const) {
 }
 
 evaluateLearned(path.join(root, 'models'), runsByFamily)
-  .then(() => evaluateRealModel(dir, root))
+  .then(() => evaluateRealModel(dir, path.join(root, 'models')))
   .catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;

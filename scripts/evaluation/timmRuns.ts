@@ -1,12 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { LayerTable } from '../../src/core/layerTable/layerTable';
+import { isCatalogMiss } from '../../src/core/catalog/catalog';
+import { timmArchitecture } from '../../src/core/catalog/timm/timm';
+import { timmEntry } from '../../src/core/catalog/timm/timmData';
+import { isFunctionalRow, LAYER_TABLE_SCHEMA_VERSION, type LayerTable } from '../../src/core/layerTable/layerTable';
 import { parseCsv } from './referenceData';
 
 /**
  * One timm training run of ../shared/data/gpumemnet-a100/timm_faketensor.csv (A100 40 GB,
- * PyTorch 2.4.1) joined with the model's layer table that scripts/timm_layer_tables.py recorded
- * (timm 1.0.31, the default input size) into build/timm-layer-tables.
+ * PyTorch 2.4.1) joined with the model's layer table from the timm catalog (generated from timm
+ * 1.0.31 itself, docs/catalog.md) at the model's default input size: the table a script's
+ * `timm.create_model("<name>")` gets, so the estimator is trained and judged on what users see.
  */
 export interface TimmRun {
   readonly model: string;
@@ -54,10 +58,32 @@ export function timmGroup(module: string): TimmGroup {
   return 'ConvNets';
 }
 
-export const TIMM_TABLES_DIR = (repoRoot: string) => path.join(repoRoot, 'build', 'timm-layer-tables');
+/** The catalog's table of a timm model with timm's defaults at its default input; null for a catalog miss. */
+export function timmCatalogTable(model: string): { table: LayerTable; module: string; inputSize: number[] } | null {
+  const architecture = timmArchitecture(model, {});
+  const entry = timmEntry(model);
+  if (isCatalogMiss(architecture) || !entry) return null;
+  const inputSize = [...architecture.input.defaultShape];
+  const { rows } = architecture.table(inputSize);
+  const sum = (values: readonly (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
+  const table: LayerTable = {
+    schemaVersion: LAYER_TABLE_SCHEMA_VERSION,
+    model,
+    inputShape: inputSize,
+    rows,
+    totals: {
+      params: sum(rows.map((r) => r.params)),
+      trainableParams: sum(rows.filter((r) => r.trainable).map((r) => r.params)),
+      activations: sum(rows.filter((r) => !isFunctionalRow(r)).map((r) => r.activations)),
+    },
+    incomplete: rows.some((r) => r.params === null || r.activations === null),
+  };
+  // The blob key is timm's module file, `vision_transformer#3` for one split in parts.
+  return { table, module: entry.blob.split('#')[0]!, inputSize };
+}
 
-/** The timm runs whose model has a recorded layer table; `missing` names the models without one. */
-export function loadTimmRuns(dataDir: string, repoRoot: string): { runs: TimmRun[]; missing: string[] } {
+/** The timm runs whose model the catalog resolves; `missing` names the models it does not. */
+export function loadTimmRuns(dataDir: string): { runs: TimmRun[]; missing: string[] } {
   const rows = parseCsv(readFileSync(path.join(dataDir, 'timm_faketensor.csv'), 'utf8'));
   const header = rows[0]!;
   const column = (name: string) => {
@@ -73,14 +99,9 @@ export function loadTimmRuns(dataDir: string, repoRoot: string): { runs: TimmRun
     const name = record[file]!.replace(/\.out$/, '');
     const model = name.slice(0, name.lastIndexOf('_'));
     if (!tables.has(model)) {
-      const where = path.join(TIMM_TABLES_DIR(repoRoot), `${model}.json`);
-      if (existsSync(where)) {
-        const recorded = JSON.parse(readFileSync(where, 'utf8')) as { table: LayerTable; module: string; inputSize: number[] };
-        tables.set(model, recorded);
-      } else {
-        tables.set(model, null);
-        missing.push(model);
-      }
+      const recorded = timmCatalogTable(model);
+      tables.set(model, recorded);
+      if (!recorded) missing.push(model);
     }
     const recorded = tables.get(model);
     if (!recorded) continue;

@@ -3,7 +3,7 @@
  * with the feature vectors TypeScript computes (src/core/estimators/realModelFeatures.ts), to
  * build/real-model/samples-<optimizer>.csv, one file per optimizer the timm runs may have used
  * (the data does not say; GPUMemNet's synthetic runs used Adam). scripts/realModel/fit.py fits
- * on them. Needs build/timm-layer-tables (scripts/timm_layer_tables.py) and the shared data.
+ * on them. Reads the shared data in place; the layer tables come from the timm catalog.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -19,7 +19,7 @@ const root = findPackageRoot(__dirname);
 const out = path.join(root, 'build', 'real-model');
 mkdirSync(out, { recursive: true });
 for (const optimizer of TIMM_OPTIMIZERS as readonly OptimizerKind[]) {
-  const data = loadRealModelData(referenceDataDir(root), root, optimizer);
+  const data = loadRealModelData(referenceDataDir(root), optimizer);
   const header = ['model', 'family', 'group', 'batch', 'measured_mib', 'weight', 'faketensor_mib', 'analytical_mib', 'horus_mib', ...REAL_MODEL_FEATURES];
   const lines = [header.join(',')];
   for (const s of [...data.timm, ...data.synthetic]) {

@@ -42,8 +42,8 @@ export interface RealModelData {
 }
 
 /** timm runs assume fp32 and `optimizer` (the data does not say); GPUMemNet's generator used Adam in fp32. */
-export function loadRealModelData(dataDir: string, repoRoot: string, optimizer: OptimizerKind): RealModelData {
-  const { runs, missing } = loadTimmRuns(dataDir, repoRoot);
+export function loadRealModelData(dataDir: string, optimizer: OptimizerKind): RealModelData {
+  const { runs, missing } = loadTimmRuns(dataDir);
   const fitting = runs.filter((run) => !run.lowerBound);
   const timm = fitting.map((run) =>
     sample({ table: run.table, batchSize: run.batchSize, optimizer, precision: 'fp32' }, run.measuredMiB, { model: run.model, family: run.module, group: run.group, timm: run }, 1),

@@ -7,7 +7,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { ModelChartData } from '../core/display/reportData';
-import type { EnsembleAt } from '../core/estimate/outlook';
+import type { EstimateAt } from '../core/estimate/outlook';
 import type { ReportMessage } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: ReportMessage): void };
@@ -162,7 +162,7 @@ function estimatorChart(container: HTMLElement, data: ModelChartData, t: Theme):
   if (ranged >= 0) {
     const { lowMiB, highMiB } = rows[ranged]!;
     // The range as an error bar; its series carries the high end so the scale includes it, and the legend shows it.
-    series.push({ label: 'Ensemble range', stroke: t.foreground, paths: noLine, points: { show: false }, value: (_u, _v, _s, i) => (i === ranged ? `${mib(lowMiB)} to ${mib(highMiB)}` : '') });
+    series.push({ label: `${rows[ranged]!.label} range`, stroke: t.foreground, paths: noLine, points: { show: false }, value: (_u, _v, _s, i) => (i === ranged ? `${mib(lowMiB)} to ${mib(highMiB)}` : '') });
     columns.push(rows.map((_, i) => (i === ranged ? highMiB : null)));
     hooks.draw = [
       (u) => {
@@ -199,27 +199,29 @@ function curveChart(container: HTMLElement, data: ModelChartData, t: Theme): uPl
   const series: uPlot.Series[] = [{ label: 'Batch size' }, { label: 'Analytical model', stroke: t.series[0], width: 2, points: { show: false }, value: (_u, v) => mib(v) }];
   const columns: (number | null)[][] = [curve.points.map((p) => p.analyticalMiB)];
   const bands: uPlot.Band[] = [];
-  if (curve.points.some((p) => p.ensemble)) {
-    // The ensemble ran on its own batch grid: its lines span the batch sizes in between.
-    const line = (label: string, width: number, value: (e: EnsembleAt) => number): void => {
+  if (curve.points.some((p) => p.estimate)) {
+    // The estimate was worked out on its own batch grid: its lines span the batch sizes in between.
+    const who = curve.estimator ?? 'estimate';
+    const name = who.charAt(0).toUpperCase() + who.slice(1);
+    const line = (label: string, width: number, value: (e: EstimateAt) => number): void => {
       series.push({ label, stroke: width ? t.orange : withAlpha(t.orange, 0.5), width: width || 1, spanGaps: true, points: { show: false }, value: (_u, v) => mib(v) });
-      columns.push(curve.points.map((p) => (p.ensemble ? value(p.ensemble) : null)));
+      columns.push(curve.points.map((p) => (p.estimate ? value(p.estimate) : null)));
     };
-    line('Trained ensemble', 2, (e) => e.estimateMiB);
-    line('Ensemble range, high', 0, (e) => e.highMiB);
-    line('Ensemble range, low', 0, (e) => e.lowMiB);
+    line(name, 2, (e) => e.estimateMiB);
+    line(`${name} range, high`, 0, (e) => e.highMiB);
+    line(`${name} range, low`, 0, (e) => e.lowMiB);
     bands.push({ series: [series.length - 2, series.length - 1], fill: withAlpha(t.orange, 0.22) });
   }
   series.push(
     { label: `${data.gpuName} memory`, stroke: t.red, width: 1.5, dash: [6, 4], points: { show: false }, value: (_u, v) => mib(v) },
     { label: 'Largest batch that fits', stroke: t.green, fill: t.green, paths: noLine, points: { show: true, size: 10, stroke: t.green, fill: t.green }, value: (_u, v) => mib(v) },
   );
-  // The marker sits on the analytical curve, or, for the ensemble's largest batch, on the limit its curve crosses there.
+  // The marker sits on the analytical curve, or, for the estimate's largest batch, on the limit its curve crosses there.
   const marker = (b: number): number => (b === curve.analyticalMaxBatch ? at(b) : null) ?? curve.gpuMiB;
   columns.push(xs.map(() => curve.gpuMiB), only(fit, marker));
-  if (curve.ensemblePoint) {
-    const point = curve.ensemblePoint;
-    series.push({ label: "Trained ensemble at the script's batch", stroke: t.orange, fill: t.orange, paths: noLine, points: { show: true, size: 10, stroke: t.orange, fill: t.orange }, value: (_u, v) => mib(v) });
+  if (curve.estimatePoint) {
+    const point = curve.estimatePoint;
+    series.push({ label: `${curve.estimator ?? 'The estimate'} at the script's batch`, stroke: t.orange, fill: t.orange, paths: noLine, points: { show: true, size: 10, stroke: t.orange, fill: t.orange }, value: (_u, v) => mib(v) });
     columns.push(only(point.batchSize, () => point.estimateMiB));
   }
   const options: uPlot.Options = {

@@ -32,6 +32,17 @@ export function fixture(name: string): string {
   return readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'scripts', `${name}.py`), 'utf8');
 }
 
+/**
+ * A CNN of the shape GPUMemNet's generator builds (convolution blocks, a global pool, one linear
+ * head, batch 32), so the trained CNN ensemble is its estimate; the examples are real networks
+ * (pooling, batch 256), which the real-model estimator estimates.
+ */
+export const ENSEMBLE_CNN_SCRIPT = 'test/fixtures/learned/cnn_plain_cifar10.py';
+
+export function ensembleCnnSource(): string {
+  return readFileSync(path.join(REPO_ROOT, ENSEMBLE_CNN_SCRIPT), 'utf8');
+}
+
 let parser: Promise<PythonParser> | undefined;
 
 /** The real tree-sitter parser with the pinned grammar, as the extension and the CLI load it. */

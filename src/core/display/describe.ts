@@ -83,26 +83,37 @@ export function describeReadings(model: ModelEstimate): string {
 }
 
 /**
- * What the learned estimators add, in one line: the calibrated range, the memory bin and the
- * utilization classes, or why there are none (Transformers have no training data yet).
+ * What the estimate adds to its point, in one line: the calibrated range, the memory bin (the
+ * ensemble's) and the utilization classes, or why there are none.
  */
 export function describeLearned(model: ModelEstimate): string {
   const { memory } = model;
   const run = memory.ensemble;
-  if (memory.method !== 'ensemble' || !run) return `Memory bin and utilization: ${describeNoEnsemble(model)}`;
-  return [`Range ${describeRange(model) ?? 'unknown'}`, describeBin(model), `utilization ${describeUtilization(model)}`, `analytical model ${formatMiB(run.analyticalMiB)}`, `ran on ${run.executionProvider.toUpperCase()}`].join('; ');
+  if (memory.method === 'ensemble' && run) {
+    return [`Range ${describeRange(model) ?? 'unknown'}`, describeBin(model), `utilization ${describeUtilization(model)}`, `analytical model ${formatMiB(run.analyticalMiB)}`, `ran on ${run.executionProvider.toUpperCase()}`].join('; ');
+  }
+  const range = describeRange(model);
+  if (!range) return `Memory bin and utilization: ${describeNoEnsemble(model)}`;
+  const utilization = hasUtilization(model) ? `utilization ${describeUtilization(model)}` : `no utilization classes: ${describeNoEnsemble(model)}`;
+  return [`Range ${range}`, utilization].join('; ');
 }
 
-/** Why a model has no memory bin, range or utilization classes. */
+function hasUtilization(model: ModelEstimate): boolean {
+  return Object.values(model.utilization).some((value) => value !== null);
+}
+
+/** Why a model has no memory bin or utilization classes. */
 export function describeNoEnsemble(model: ModelEstimate): string {
-  return model.memory.estimateMiB === null ? 'no estimate' : `no trained ensemble for ${model.family.toUpperCase()} models yet; the analytical model serves them`;
+  if (model.memory.estimateMiB === null) return 'no estimate';
+  return model.family === 'transformer' ? 'no trained ensemble for TRANSFORMER models yet' : `the ${model.family.toUpperCase()} ensemble has not run`;
 }
 
-/** The ensemble's calibrated range: `1.2 GiB to 1.9 GiB (5th-95th percentile)`; undefined without an ensemble. */
+/** The estimate's calibrated range: `1.2 GiB to 1.9 GiB (5th-95th percentile)`; undefined without one. */
 export function describeRange(model: ModelEstimate): string | undefined {
   const { memory } = model;
-  if (!memory.ensemble || memory.lowMiB === null || memory.highMiB === null) return undefined;
-  const [lowQ, highQ] = memory.ensemble.rangeQuantiles.map((q) => Math.round(q * 100));
+  const quantiles = memory.rangeQuantiles ?? memory.ensemble?.rangeQuantiles;
+  if (!quantiles || memory.lowMiB === null || memory.highMiB === null) return undefined;
+  const [lowQ, highQ] = quantiles.map((q) => Math.round(q * 100));
   const [low, high] = [memory.lowMiB, memory.highMiB];
   const range = formatMiB(low) === formatMiB(high) ? `${low} to ${high} MiB` : `${formatMiB(low)} to ${formatMiB(high)}`;
   return `${range} (${lowQ}th-${highQ}th percentile)`;

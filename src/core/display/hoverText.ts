@@ -40,7 +40,8 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   for (const reading of comparisonReadings(model)) parts.push(` · ${reading.label}: ${formatMiB(reading.estimateMiB)}`);
   parts.push('\n\n');
   const range = describeRange(model);
-  parts.push(range ? `Range ${range} · memory ${describeBin(model)}\n\n` : `Memory bin and utilization: ${escape(describeNoEnsemble(model))}\n\n`);
+  const bin = model.memory.method === 'ensemble' ? ` · memory ${describeBin(model)}` : '';
+  parts.push(range ? `Range ${range}${bin}\n\n` : `Memory bin and utilization: ${escape(describeNoEnsemble(model))}\n\n`);
   parts.push(`${model.risk ? `${VERDICT_ICONS[model.risk]} ` : ''}${escape(describeVerdict(model, estimate.gpu.name))} (${formatMiB(estimate.gpu.memoryMiB)})`);
   if (model.maxBatchSize !== null) parts.push(`; largest batch that fits: ${model.maxBatchSize}`);
   parts.push('\n\n');

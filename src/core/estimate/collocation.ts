@@ -7,8 +7,8 @@
  */
 import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
-import type { FileEstimate, ModelEstimate, Risk, UtilizationClass } from './fileEstimate';
-import { analyticalCurve } from './outlook';
+import type { FileEstimate, Risk, UtilizationClass } from './fileEstimate';
+import { estimateCurve } from './outlook';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface CollocatedJob {
@@ -88,7 +88,7 @@ function jobShare(estimate: FileEstimate): JobShare {
   const largest = [...estimated].sort((a, b) => b.memory.estimateMiB! - a.memory.estimateMiB!)[0];
   const batchSize = largest?.batchSize ?? null;
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
-  const curves = scalable ? estimated.map(scaledCurve) : null;
+  const curves = scalable ? estimated.map(estimateCurve) : null;
   const memoryAt = curves ? (b: number) => processPeak(curves.map((at) => at(b))) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
@@ -99,12 +99,6 @@ function processPeak(estimates: readonly number[]): number {
   return estimates.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (estimates.length - 1);
 }
 
-/** The model's estimate over batch sizes: the analytical model's curve, scaled once to agree with the estimate at the script's batch. */
-function scaledCurve(model: ModelEstimate): (batchSize: number) => number {
-  const at = analyticalCurve(model);
-  const scale = model.memory.estimateMiB! / at(model.batchSize!);
-  return (batchSize) => at(batchSize) * scale;
-}
 
 function migProfileFor(memoryMiB: number | null, gpu: GpuProfile): CollocatedJob['migProfile'] {
   if (memoryMiB === null || !gpu.mig?.length) return null;

@@ -91,6 +91,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision }, family, options.gpu);
   const analytical = resultOf(results, analyticalEstimator);
   const estimate = theEstimate(results)?.result;
+  for (const message of estimate?.warnings ?? []) warn(message);
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
   return {
@@ -108,7 +109,15 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     precision,
     gradientCheckpointing: setup.gradientCheckpointing?.value ?? false,
     compiled: setup.compiled?.value ?? false,
-    memory: { estimateMiB, lowMiB: null, highMiB: null, bin: null, method: estimate ? (estimate.method as MemoryEstimate['method']) : null, breakdown: analytical?.detail ?? null },
+    memory: {
+      estimateMiB,
+      lowMiB: estimate?.range ? Math.round(estimate.range.lowMiB) : null,
+      highMiB: estimate?.range ? Math.round(estimate.range.highMiB) : null,
+      ...(estimate?.range?.quantiles ? { rangeQuantiles: estimate.range.quantiles } : {}),
+      bin: null,
+      method: estimate ? (estimate.method as MemoryEstimate['method']) : null,
+      breakdown: analytical?.detail ?? null,
+    },
     estimates: readingsOf(results, family),
     utilization: { smact: null, smocc: null, drama: null },
     fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),

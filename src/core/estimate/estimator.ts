@@ -21,10 +21,16 @@ export interface EstimatorResult<Detail = unknown> {
   readonly method: string;
   /** Peak GPU memory of a training step as nvidia-smi would show it, MiB, unrounded. */
   readonly pointMiB: number;
-  /** The calibrated range, for estimators that have one. */
-  readonly range: { readonly lowMiB: number; readonly highMiB: number } | null;
+  /** The calibrated range, for estimators that have one, with the quantiles it spans (0.05-0.95). */
+  readonly range: { readonly lowMiB: number; readonly highMiB: number; readonly quantiles?: readonly [number, number] } | null;
   /** Problems with this estimate (outside the training data, ...). */
   readonly warnings: readonly string[];
+  /**
+   * Why this result must not be the estimate although it ran: the model lies outside what the
+   * estimator was trained on (a learned ensemble on an architecture its data never had). The
+   * rule in estimators.ts then passes it over, and the result is shown for comparison.
+   */
+  readonly outsideTrainingData?: string;
   /** The same estimate at another batch size (the rest of the job unchanged), for the largest batch that fits; absent when the estimator cannot say cheaply. */
   readonly memoryAt?: (batchSize: number) => number;
   /** What only this estimator knows (the analytical breakdown, the ensemble's run). */

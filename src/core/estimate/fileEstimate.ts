@@ -27,8 +27,10 @@ export interface MemoryEstimate {
   readonly highMiB: number | null;
   /** The ensemble's most probable memory bin; null until an ensemble covers this family. */
   readonly bin: { readonly lowMiB: number; readonly highMiB: number; readonly probability: number } | null;
-  /** Which estimator produced `estimateMiB`: the family's trained ensemble, or our analytical model. */
-  readonly method: 'analytical' | 'ensemble' | null;
+  /** Which estimator produced `estimateMiB` (estimators.ts's rule): the family's trained ensemble, the real-model estimator, or our analytical model. */
+  readonly method: 'analytical' | 'ensemble' | 'real-model' | null;
+  /** The quantiles `lowMiB` and `highMiB` are, where there is a range: [0.1, 0.9]. */
+  readonly rangeQuantiles?: readonly [number, number];
   readonly breakdown: MemoryBreakdown | null;
   /** How the ensemble ran, when it did (see src/core/estimators/learned.ts). */
   readonly ensemble?: EnsembleRun;
@@ -126,7 +128,8 @@ export interface EstimatorReading {
   readonly attribution: string;
   /**
    * `estimate`: the one that counts (estimators.ts's rule picked it); `candidate`: the rule could
-   * have picked it, but another ran; `comparison`: shown beside the estimate, never picked.
+   * have picked it, but another came first (or it has not run yet); `comparison`: shown beside the
+   * estimate, never picked, or passed over because the model lies outside its training data.
    */
   readonly role: 'estimate' | 'candidate' | 'comparison';
   /** MiB, rounded; null when the estimator did not run (no batch size, no ensemble for the family). */

@@ -1,9 +1,12 @@
 /**
  * The learned pass of an estimate: after the analysis, the estimators that run with the ONNX
  * sessions (the families' ensembles) estimate each model again. Where one of them is the estimate
- * (estimators.ts), it replaces the analytical point with its own and its calibrated range, adds
- * the memory bin and the utilization classes, and the verdict is taken again of it.
+ * (estimators.ts: a network like those it was trained on), it replaces the analysis pass's point
+ * and range with its own, adds the memory bin, and the verdict is taken again of it. Where it is
+ * passed over, its reading is listed for comparison and its utilization classes are kept, with a
+ * note that the model is outside its data.
  */
+import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { curveReach, ensembleEstimator } from '../estimators/learned';
 import type { OnnxRunner } from '../estimators/onnx/onnxRunner';
 import { findGpuProfile, type GpuProfile } from '../gpus/gpuProfiles';
@@ -11,7 +14,8 @@ import { resultOf } from './estimator';
 import { readingsOf, runLearnedEstimators, theEstimate } from './estimators';
 import type { FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { warningsOf } from './notes';
-import { fits, largestFittingBatchOnGrid, riskOf } from './verdict';
+import { analyticalCurve } from './outlook';
+import { fits, largestFittingBatch, largestFittingBatchOnGrid, riskOf } from './verdict';
 
 export interface LearnedOptions {
   /** Share of the GPU's memory kept free before an estimate counts as fitting comfortably (0..1). */
@@ -54,7 +58,8 @@ async function learnedModel(model: ModelEstimate, gpu: GpuProfile, runner: OnnxR
   const key = JSON.stringify([model.family, model.batchSize, model.optimizer, model.precision, model.memory.estimateMiB, warningsOf(model), gpu.id, gpuMiB, options.safetyMargin]);
   const found = known.get(key);
   if (found) return { ...model, memory: found.memory, estimates: found.estimates, utilization: found.utilization, fits: found.fits, risk: found.risk, maxBatchSize: found.maxBatchSize, notes: found.notes };
-  const learned = await learnFor(model, model.batchSize, model.memory.estimateMiB, gpu, runner, options);
+  const analyticalMiB = model.estimates.find((reading) => reading.estimator === analyticalEstimator.id)?.estimateMiB ?? model.memory.estimateMiB;
+  const learned = await learnFor(model, model.batchSize, analyticalMiB, gpu, runner, options);
   known.set(key, learned);
   return learned;
 }
@@ -64,8 +69,12 @@ async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: 
   const results = await runLearnedEstimators({ job: { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }, family: model.family, gpu }, runner);
   const chosen = theEstimate(results);
   const ensemble = resultOf(results, ensembleEstimator);
-  if (!chosen || chosen.estimator !== ensembleEstimator || !ensemble) return model;
+  if (!ensemble) return model;
   const { detail } = ensemble;
+  if (chosen?.estimator !== ensembleEstimator) {
+    const message = `Utilization classes from the ${ensembleEstimator.attribution(model.family)}, ${ensemble.outsideTrainingData ?? 'not the estimate'}: read them as a rough guide.`;
+    return { ...model, estimates: readingsOf(results, model.family, model.estimates), utilization: detail.utilization, notes: [...model.notes, { severity: 'info', message }] };
+  }
   const estimateMiB = Math.round(ensemble.pointMiB);
   const maxBatchSize = await largestFittingBatchOnGrid(
     detail.grid.map((p) => p.batchSize),
@@ -73,8 +82,9 @@ async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: 
     gpuMiB,
     detail.pointsAt,
   );
-  // The grid up to 2^24 is large: keep it as far as the report's curve reaches, and one point past.
-  const reach = curveReach(maxBatchSize, model.maxBatchSize, batchSize);
+  // The grid up to 2^24 is large: keep it as far as the report's curve reaches (outlook.ts: twice the
+  // largest batch by the ensemble or the analytical model, or the script's), and one point past.
+  const reach = curveReach(maxBatchSize, largestFittingBatch(analyticalCurve(model), gpuMiB), batchSize);
   const last = detail.grid.findIndex((p) => p.batchSize >= reach);
   const curve = detail.grid.slice(0, last === -1 ? detail.grid.length : last + 1).map((p) => ({ batchSize: p.batchSize, estimateMiB: Math.round(p.pointMiB), lowMiB: Math.round(p.lowMiB), highMiB: Math.round(p.highMiB) }));
   const memory: MemoryEstimate = {
@@ -82,6 +92,7 @@ async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: 
     estimateMiB,
     lowMiB: ensemble.range ? Math.round(ensemble.range.lowMiB) : null,
     highMiB: ensemble.range ? Math.round(ensemble.range.highMiB) : null,
+    rangeQuantiles: detail.run.rangeQuantiles,
     bin: detail.bin,
     method: 'ensemble',
     ensemble: { ...detail.run, analyticalMiB, curve },

@@ -5,8 +5,9 @@
  * batch sizes and searches the largest batch that fits each GPU.
  */
 import { analyticalEstimate } from '../estimators/analytical';
-import { curveReach } from '../estimators/learned';
-import { GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
+import { batchGrid, curveReach } from '../estimators/learned';
+import { rangeOnGpu, realModelPrediction } from '../estimators/realModel';
+import { findGpuProfile, GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
 import { largestFittingBatch, riskOf } from './verdict';
 
@@ -19,15 +20,15 @@ export interface ModelOutlook {
 }
 
 export function outlookOf(estimate: FileEstimate, safetyMargin: number, profiles: readonly GpuProfile[] = GPU_PROFILES): ModelOutlook[] {
-  return estimate.models.map((model) => ({ curve: memoryCurve(model, estimate.gpu.memoryMiB), gpus: gpuComparison(model, estimate.gpu.id, safetyMargin, profiles) }));
+  return estimate.models.map((model) => ({ curve: memoryCurve(model, estimate.gpu.memoryMiB, findGpuProfile(estimate.gpu.id)), gpus: gpuComparison(model, estimate.gpu.id, safetyMargin, profiles) }));
 }
 
 /** At most this many batch sizes on the curve (evenly spaced, plus the batch sizes that matter). */
 export const CURVE_POINTS = 64;
 
-export interface EnsembleAt {
+export interface EstimateAt {
   readonly estimateMiB: number;
-  /** The ensemble's calibrated range (its range quantiles). */
+  /** The estimate's calibrated range (its range quantiles). */
   readonly lowMiB: number;
   readonly highMiB: number;
 }
@@ -36,8 +37,8 @@ export interface CurvePoint {
   readonly batchSize: number;
   /** The analytical model's peak at this batch size (MiB, one decimal). */
   readonly analyticalMiB: number;
-  /** The trained ensemble at this batch size, where it ran there (its batch grid and the script's batch). */
-  readonly ensemble: EnsembleAt | null;
+  /** The estimate (the ensemble or the real-model estimator) at this batch size, where it was worked out there (its batch grid and the script's batch). */
+  readonly estimate: EstimateAt | null;
 }
 
 export interface MemoryCurve {
@@ -47,10 +48,12 @@ export interface MemoryCurve {
   readonly batchSize: number | null;
   /** Largest batch whose analytical estimate fits the GPU (0: not even one sample). */
   readonly analyticalMaxBatch: number;
-  /** The largest batch the report states (the ensemble's when it ran), when known. */
+  /** The largest batch the report states (the estimate's), when known. */
   readonly maxBatchSize: number | null;
-  /** The ensemble's estimate at the script's batch size, where the ensemble ran. */
-  readonly ensemblePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
+  /** Who the band and the point are from (`CNN ensemble`, `real-model estimator`); null when the estimate is the analytical curve itself. */
+  readonly estimator: string | null;
+  /** The estimate at the script's batch size, where it is not the analytical model's. */
+  readonly estimatePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
 }
 
 /** The analytical model's peak of `model`'s training job at any batch size (MiB, unrounded). */
@@ -59,16 +62,43 @@ export function analyticalCurve(model: ModelEstimate): (batchSize: number) => nu
 }
 
 /**
- * The trained ensemble by batch size: its grid (up to the first point at or past `limit`, so its
- * band spans the curve) and, exactly as the estimate states it, the script's batch.
+ * The model's estimate at any batch size, agreeing with the estimate at the script's batch: the
+ * real-model estimator's own replay where it is the estimate, else the analytical model's curve
+ * scaled once to the estimate (the ensemble's correction is near constant over batch sizes).
  */
-function ensembleByBatch(model: ModelEstimate, limit: number): Map<number, EnsembleAt> {
-  const byBatch = new Map<number, EnsembleAt>();
+export function estimateCurve(model: ModelEstimate): (batchSize: number) => number {
+  const at =
+    model.memory.method === 'real-model'
+      ? (batchSize: number) => realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).pointMiB
+      : analyticalCurve(model);
+  if (model.memory.estimateMiB === null || model.batchSize === null) return at;
+  const scale = model.memory.estimateMiB / at(model.batchSize);
+  return (batchSize) => at(batchSize) * scale;
+}
+
+/**
+ * The estimate by batch size, where it is not the analytical model's: the trained ensemble's grid
+ * as the estimate carries it, or the real-model estimator worked out on the same geometric grid
+ * (each up to the first point at or past `limit`, so the band spans the curve), and, exactly as
+ * the estimate states it, the script's batch.
+ */
+function estimateByBatch(model: ModelEstimate, limit: number, gpu: GpuProfile | undefined): Map<number, EstimateAt> {
+  const byBatch = new Map<number, EstimateAt>();
   const { memory } = model;
-  if (memory.method !== 'ensemble') return byBatch;
-  for (const p of [...(memory.ensemble?.curve ?? [])].sort((a, b) => a.batchSize - b.batchSize)) {
-    byBatch.set(p.batchSize, { estimateMiB: p.estimateMiB, lowMiB: p.lowMiB, highMiB: p.highMiB });
-    if (p.batchSize >= limit) break;
+  if (memory.method === 'ensemble') {
+    for (const p of [...(memory.ensemble?.curve ?? [])].sort((a, b) => a.batchSize - b.batchSize)) {
+      byBatch.set(p.batchSize, { estimateMiB: p.estimateMiB, lowMiB: p.lowMiB, highMiB: p.highMiB });
+      if (p.batchSize >= limit) break;
+    }
+  } else if (memory.method === 'real-model') {
+    for (const batchSize of batchGrid()) {
+      const at = realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision });
+      const range = gpu ? rangeOnGpu(at, gpu) : at;
+      byBatch.set(batchSize, { estimateMiB: Math.round(at.pointMiB), lowMiB: Math.round(range.lowMiB), highMiB: Math.round(range.highMiB) });
+      if (batchSize >= limit) break;
+    }
+  } else {
+    return byBatch;
   }
   if (model.batchSize !== null && memory.estimateMiB !== null && memory.lowMiB !== null && memory.highMiB !== null) {
     byBatch.set(model.batchSize, { estimateMiB: memory.estimateMiB, lowMiB: memory.lowMiB, highMiB: memory.highMiB });
@@ -79,29 +109,33 @@ function ensembleByBatch(model: ModelEstimate, limit: number): Map<number, Ensem
 /**
  * The analytical peak over batch sizes from 1 to about twice the largest that fits (or twice the
  * script's batch, if larger), including the script's batch and the largest that fits, with the
- * trained ensemble's estimate and range where it ran; null when the model has no layers to size.
+ * estimate and its range where the estimate is not the analytical model's; null when the model
+ * has no layers to size. `gpu` is the estimate's GPU profile (the real-model range widens off the
+ * measured GPU); without one the band is the measured GPU's.
  */
-export function memoryCurve(model: ModelEstimate, gpuMiB: number): MemoryCurve | null {
+export function memoryCurve(model: ModelEstimate, gpuMiB: number, gpu?: GpuProfile): MemoryCurve | null {
   if (model.layerTable.rows.length === 0) return null;
   const at = analyticalCurve(model);
   const analyticalMaxBatch = largestFittingBatch(at, gpuMiB);
   const reach = curveReach(analyticalMaxBatch, model.maxBatchSize, model.batchSize);
-  const ensemble = ensembleByBatch(model, reach);
-  // The ensemble's grid is geometric: its first point past `reach` ends the curve, so the band does not stop short.
-  const limit = Math.max(reach, ...ensemble.keys());
-  const sizes = new Set<number>([1, limit, ...ensemble.keys()]);
+  const band = estimateByBatch(model, reach, gpu);
+  // The estimate's grid is geometric: its first point past `reach` ends the curve, so the band does not stop short.
+  const limit = Math.max(reach, ...band.keys());
+  const sizes = new Set<number>([1, limit, ...band.keys()]);
   const step = (limit - 1) / (CURVE_POINTS - 1);
   for (let i = 1; i < CURVE_POINTS - 1; i++) sizes.add(Math.round(1 + i * step));
   for (const b of [model.batchSize, model.maxBatchSize, analyticalMaxBatch, analyticalMaxBatch + 1]) if (b !== null && b >= 1 && b <= limit) sizes.add(b);
   const points = [...sizes]
     .sort((a, b) => a - b)
-    .map((batchSize) => ({ batchSize, analyticalMiB: Math.round(at(batchSize) * 10) / 10, ensemble: ensemble.get(batchSize) ?? null }));
+    .map((batchSize) => ({ batchSize, analyticalMiB: Math.round(at(batchSize) * 10) / 10, estimate: band.get(batchSize) ?? null }));
   const { memory } = model;
-  const ensemblePoint =
-    memory.method === 'ensemble' && memory.estimateMiB !== null && model.batchSize !== null
+  const banded = band.size > 0;
+  const estimatePoint =
+    banded && memory.estimateMiB !== null && model.batchSize !== null
       ? { batchSize: model.batchSize, estimateMiB: memory.estimateMiB, lowMiB: memory.lowMiB, highMiB: memory.highMiB }
       : null;
-  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, ensemblePoint };
+  const estimator = banded ? (model.estimates.find((reading) => reading.role === 'estimate')?.attribution ?? null) : null;
+  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, estimator, estimatePoint };
 }
 
 export interface GpuComparisonRow {

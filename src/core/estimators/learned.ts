@@ -10,6 +10,8 @@ import type { EnsembleRun, MemoryEstimate, ModelEstimate, UtilizationClass } fro
 import { FEATURE_NAMES, featureVector } from '../features/features';
 import type { RunResult } from './onnx/onnxRunner';
 import { outOfDistribution, type ModelCard } from './onnx/modelCard';
+import type { LayerTable } from '../layerTable/layerTable';
+import type { ModelFamily } from './family';
 import type { TrainingJob } from './trainingJob';
 
 /** Batch sizes searched for the largest that fits: 2^(k/8) up to 2^24. */
@@ -48,11 +50,7 @@ export const ensembleEstimator: Estimator<EnsembleDetail> = {
     const memory = row(result, card.outputs.memory.name, 0);
     const [low, point, high] = [memory[0]!, memory[1]!, memory[2]!];
     const ood = outOfDistribution(card, FEATURE_NAMES, features);
-    const warnings: string[] = [];
-    if (ood.length > 0) {
-      const shown = ood.length > 3 ? `${ood.slice(0, 3).join(', ')} and ${ood.length - 3} more` : ood.join(', ');
-      warnings.push(`Outside the ${family.toUpperCase()} ensemble's training data (${shown}): its learned correction is held at the edge of that data, so the estimate leans on the analytical model.`);
-    }
+    const outside = outsideEnsembleData(job.table, family, ood);
     const grid = sizes.map((batchSize, i) => {
       const values = row(result, card.outputs.memory.name, i + 1);
       return { batchSize, lowMiB: values[0]!, pointMiB: values[1]!, highMiB: values[2]! };
@@ -64,8 +62,9 @@ export const ensembleEstimator: Estimator<EnsembleDetail> = {
     return {
       method: 'ensemble',
       pointMiB: point,
-      range: { lowMiB: low, highMiB: high },
-      warnings,
+      range: { lowMiB: low, highMiB: high, quantiles: card.outputs.memory.range.quantiles },
+      warnings: [],
+      ...(outside === undefined ? {} : { outsideTrainingData: outside }),
       detail: {
         run: { model: loaded.modelPath, executionProvider: result.provider, pointQuantile: card.outputs.memory.pointQuantile, rangeQuantiles: card.outputs.memory.range.quantiles, outOfDistribution: ood },
         bin: primaryBin(card, result, point),
@@ -80,6 +79,36 @@ export const ensembleEstimator: Estimator<EnsembleDetail> = {
     };
   },
 };
+
+/**
+ * The layer types of the networks the ensembles were trained on, GPUMemNet's generated MLPs and
+ * CNNs (../shared/data/gpumemnet-a100; a unit test checks the lists against the data): a table
+ * with any other type (pooling, attention, LayerNorm, a residual network's own modules) is an
+ * architecture the ensemble never saw, however ordinary its features.
+ */
+export const ENSEMBLE_LAYER_TYPES: Readonly<Record<'mlp' | 'cnn', readonly string[]>> = {
+  mlp: ['BatchNorm1d', 'Dropout', 'ELU', 'GELU', 'Identity', 'LeakyReLU', 'Linear', 'Mish', 'PReLU', 'ReLU', 'SELU', 'Sigmoid', 'SiLU', 'Softmax', 'Softplus', 'Tanh'],
+  cnn: ['AdaptiveAvgPool2d', 'BatchNorm2d', 'Conv2d', 'Dropout', 'ELU', 'GELU', 'LeakyReLU', 'Linear', 'Mish', 'PReLU', 'ReLU', 'SELU', 'SiLU', 'Softmax', 'Softplus', 'Tanh', 'torch.cat'],
+};
+
+/**
+ * Why the family's ensemble should not give this model's estimate, or undefined when the model is
+ * like the networks it was trained on: layer types its data never had, or features outside the
+ * data's range (`ood`).
+ */
+export function outsideEnsembleData(table: LayerTable, family: ModelFamily, ood: readonly string[]): string | undefined {
+  // nn.Flatten is a view, what the generator's networks do with x.view(): no memory, no new shape of network.
+  const known = family === 'transformer' ? [] : [...ENSEMBLE_LAYER_TYPES[family], 'Flatten'];
+  const unseen = [...new Set(table.rows.map((row) => row.type).filter((type) => !known.includes(type)))];
+  const reasons: string[] = [];
+  if (unseen.length > 0) reasons.push(`layer types it never saw: ${listed(unseen)}`);
+  if (ood.length > 0) reasons.push(listed(ood));
+  return reasons.length === 0 ? undefined : `outside the ${family.toUpperCase()} ensemble's training data, GPUMemNet's generated networks (${reasons.join('; ')})`;
+}
+
+function listed(items: readonly string[]): string {
+  return items.length > 3 ? `${items.slice(0, 3).join(', ')} and ${items.length - 3} more` : items.join(', ');
+}
 
 /** The memory-vs-batch curve reaches at least this batch size, so tiny batches still show a slope. */
 const MIN_CURVE_BATCH = 8;

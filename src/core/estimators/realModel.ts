@@ -28,6 +28,7 @@ export interface RealModelCoefficients {
   readonly high: readonly number[];
   /** The GPU whose measurements fitted the runtime overhead and the correction. */
   readonly measuredGpu: string;
+  readonly trainedOn: { readonly timmRuns: number; readonly syntheticRuns: number };
 }
 
 export const REAL_MODEL_COEFFICIENTS: RealModelCoefficients = coefficients as unknown as RealModelCoefficients;
@@ -89,7 +90,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
   label: 'Real-model estimator',
   short: 'real-model',
   attribution: () => 'real-model estimator',
-  footnote: 'real-model: the training step replayed through the caching allocator, corrected by quantile regression on 3,073 timm runs on an A100 40GB (docs/real-model-estimator.md); for comparison.',
+  footnote: `real-model: the training step replayed through the caching allocator, corrected by quantile regression on ${REAL_MODEL_COEFFICIENTS.trainedOn.timmRuns.toLocaleString('en-US')} timm runs on an A100 40GB (docs/real-model-estimator.md).`,
   jsonKey: 'realModelMiB',
   pass: 'analysis',
   estimate({ job, gpu }) {
@@ -101,7 +102,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
     return {
       method: 'real-model',
       pointMiB: prediction.pointMiB,
-      range: rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu),
+      range: { ...rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu), quantiles: REAL_MODEL_COEFFICIENTS.rangeQuantiles },
       warnings,
       memoryAt: (batchSize) => realModelPrediction({ ...job, batchSize }).pointMiB,
       detail: { physicalMiB: prediction.physicalMiB, replay: prediction.replay },

@@ -50,21 +50,26 @@ function breakdownSection(data: ModelChartData): string {
   <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 function curveSection(data: ModelChartData, curve: MemoryCurve | null): string {
   if (!curve) return '';
   const fit = curve.maxBatchSize ?? curve.analyticalMaxBatch;
-  const band = curve.points.some((p) => p.ensemble);
-  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ' and the trained ensemble, its range shaded' : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
+  const band = curve.points.some((p) => p.estimate);
+  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ` and the ${curve.estimator ?? 'estimate'}, its range shaded` : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
   const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : '', b === curve.maxBatchSize && b !== curve.analyticalMaxBatch ? 'largest that fits' : ''].filter(Boolean).join(', ');
-  const ensembleCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.ensemble ? formatMiB(p.ensemble.estimateMiB) : ''}</td><td class="num">${p.ensemble ? range(p.ensemble.lowMiB, p.ensemble.highMiB) : ''}</td>` : '');
-  const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td>${ensembleCells(p)}<td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
-  const ensemble = curve.ensemblePoint ? `; trained ensemble at batch ${curve.ensemblePoint.batchSize}: ${formatMiB(curve.ensemblePoint.estimateMiB)}` : '';
-  const ensembleHeads = band ? '<th scope="col">Trained ensemble</th><th scope="col">Ensemble range</th>' : '';
+  const estimateCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.estimate ? formatMiB(p.estimate.estimateMiB) : ''}</td><td class="num">${p.estimate ? range(p.estimate.lowMiB, p.estimate.highMiB) : ''}</td>` : '');
+  const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td>${estimateCells(p)}<td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
+  const who = escapeHtml(curve.estimator ?? 'estimate');
+  const point = curve.estimatePoint ? `; ${who} at batch ${curve.estimatePoint.batchSize}: ${formatMiB(curve.estimatePoint.estimateMiB)}` : '';
+  const estimateHeads = band ? `<th scope="col">${capitalized(who)}</th><th scope="col">${capitalized(who)} range</th>` : '';
   return `<h3>Memory vs batch size</h3>
-  <p class="muted">Analytical model${band ? ', and the trained ensemble with its range shaded' : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${ensemble}.</p>
+  <p class="muted">Analytical model${band ? `, and the ${who} with its range shaded` : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${point}.</p>
   ${chartDiv(data, 'curve', label)}
   <details><summary>Curve data (${curve.points.length} batch sizes)</summary>
-  <table class="curve"><caption>Peak memory by batch size (analytical model${band ? ' and trained ensemble' : ''})</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th>${ensembleHeads}<th scope="col">${escapeHtml(data.gpuName)} (analytical)</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+  <table class="curve"><caption>Peak memory by batch size (analytical model${band ? ` and ${who}` : ''})</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th>${estimateHeads}<th scope="col">${escapeHtml(data.gpuName)} (analytical)</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }
 
 function gpuSection(data: ModelChartData, model: ModelEstimate, safetyMargin: number): string {

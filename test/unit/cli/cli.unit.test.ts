@@ -61,7 +61,7 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     const { code, stdout } = run('examples/mlp_mnist.py');
     assert.equal(code, 0);
     assert.match(stdout, /^GPU memory estimate for examples\/mlp_mnist.py on A100 40GB/);
-    assert.match(stdout, /model\s+line\s+family\s+params\s+batch\s+estimate\s+Horus\s+real-model\s+fits/);
+    assert.match(stdout, /model\s+line\s+family\s+params\s+batch\s+estimate\s+Horus\s+fits/);
     assert.match(stdout, /model\s+11\s+MLP\s+535\.8K\s+128\s+~1\.\d GiB/);
   });
 

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseCliArguments, UsageError } from '../../../src/cli/arguments';
 import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
-import { REPO_ROOT } from '../fixtures';
+import { ENSEMBLE_CNN_SCRIPT, REPO_ROOT } from '../fixtures';
 
 describe('gpu-estimate and the learned estimators', () => {
   it('takes --execution-provider auto, cuda or cpu (default auto)', () => {
@@ -13,7 +13,7 @@ describe('gpu-estimate and the learned estimators', () => {
   });
 
   it('reports the ensemble estimate in JSON with the provider that ran it, and keeps the analytical one beside it', () => {
-    const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'examples/cnn_cifar10.py', '--json', '--execution-provider', 'cpu'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), ENSEMBLE_CNN_SCRIPT, '--json', '--execution-provider', 'cpu'], { cwd: REPO_ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stderr, '');
     const model = (JSON.parse(result.stdout) as FileEstimate).models[0]!;

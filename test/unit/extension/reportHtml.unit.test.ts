@@ -9,7 +9,7 @@ import { estimatorComparison, type ModelChartData, type ReportedEstimate } from 
 import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
 import { gpuComparison, memoryCurve, outlookOf } from '../../../src/core/estimate/outlook';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
-import { horusMiB, estimate, fixture, REPO_ROOT } from '../fixtures';
+import { ensembleCnnSource, horusMiB, estimate, fixture, REPO_ROOT } from '../fixtures';
 
 const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as ModelChartData[];
 const ariaLabel = (html: string, id: string) => /aria-label="([^"]*)"/.exec(new RegExp(`<div class="chart" id="${id}"[^>]*>`).exec(html)?.[0] ?? '')?.[1];
@@ -58,7 +58,7 @@ describe('report page', () => {
     assert.match(html, /aria-label="Memory breakdown: Weights [^"]*Optimizer state [^"]*Activations [^"]*CUDA context and allocator /);
     assert.match(html, new RegExp(`largest batch that fits is ${model.maxBatchSize}\\.`));
     assert.match(html, /<caption>Memory breakdown<\/caption>/);
-    assert.match(html, /<caption>Peak memory by batch size \(analytical model\)<\/caption>/);
+    assert.match(html, /<caption>Peak memory by batch size \(analytical model and real-model estimator\)<\/caption>/);
     assert.equal((html.match(/<tr class="risk-(fits|tight|oom)/g) ?? []).length, GPU_PROFILES.length, 'one row per GPU profile');
     assert.match(html, /<tr class="risk-fits current"><th scope="row">A100 40GB <span class="muted">\(selected\)/);
 
@@ -73,8 +73,8 @@ describe('report page', () => {
       model.memory.breakdown!.activationsMiB,
       model.memory.breakdown!.overheadMiB,
     ]);
-    assert.ok(data[0]!.curve!.points.every((p) => p.ensemble === null));
-    assert.doesNotMatch(html, /Ensemble range<\/th>/, 'no ensemble, no range column');
+    assert.ok(data[0]!.curve!.points.some((p) => p.estimate !== null), 'the real-model estimate’s band');
+    assert.match(html, /<th scope="col">Real-model estimator<\/th><th scope="col">Real-model estimator range<\/th>/);
   });
 
   it('draws the GPU comparison and the estimators from the rows their tables show', async () => {
@@ -95,7 +95,7 @@ describe('report page', () => {
     for (const row of gpus.rows) assert.ok(gpuLabel.includes(`${row.name} (${formatMiB(row.memoryMiB)})`), row.name);
     assert.match(gpuLabel, /does not fit on T4 16GB/);
     assert.deepEqual(estimators, JSON.parse(JSON.stringify(estimatorComparison(model))));
-    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.memory.estimateMiB!)}, Horus formula ${formatMiB(horusMiB(model)!)}, Trained ensemble n/a, ${realModelText(model)}.`);
+    assert.equal(ariaLabel(html, 'model-0-estimators'), `Estimators compared: Analytical model ${formatMiB(model.estimates[0]!.estimateMiB!)}, Horus formula ${formatMiB(horusMiB(model)!)}, Trained ensemble n/a, ${realModelText(model)}.`);
     // Without an estimate, neither chart (and no empty canvas).
     const none = reportHtml(reported(await estimate('import torch.nn as nn\nmodel = nn.Linear(2, 2)\n')), page);
     assert.doesNotMatch(none, /id="model-0-(gpus|estimators)"/);
@@ -105,27 +105,27 @@ describe('report page', () => {
   it('shades the trained ensemble’s range on the curve, and lists it per batch size in the curve table', async () => {
     const runner = new OnnxRunner({ modelsDir: path.join(REPO_ROOT, 'models'), executionProvider: 'cpu' });
     try {
-      const file = await withLearnedEstimates(await estimate(readFileSync(path.join(REPO_ROOT, 'examples', 'cnn_cifar10.py'), 'utf8')), runner, { safetyMargin: 0.1 });
+      const file = await withLearnedEstimates(await estimate(ensembleCnnSource()), runner, { safetyMargin: 0.1 });
       const model = file.models[0]!;
       assert.equal(model.memory.method, 'ensemble');
       const html = reportHtml(reported(file), page);
       const { curve, estimators } = chartJson(html)[0]!;
       assert.deepEqual(curve, JSON.parse(JSON.stringify(memoryCurve(model, file.gpu.memoryMiB))));
-      assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the trained ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
+      assert.match(ariaLabel(html, 'model-0-curve')!, /by the analytical model and the CNN ensemble, its range shaded; A100 40GB has 40\.0 GiB; the largest batch that fits is \d+\./);
       assert.match(ariaLabel(html, 'model-0-estimators')!, new RegExp(`Trained ensemble ${formatMiB(model.memory.estimateMiB!)} \\(range ${formatMiB(model.memory.lowMiB!)} to ${formatMiB(model.memory.highMiB!)}\\), Real-model estimator `));
       assert.equal(estimators![2]!.lowMiB, model.memory.lowMiB);
-      assert.match(html, /<th scope="col">Trained ensemble<\/th><th scope="col">Ensemble range<\/th>/);
+      assert.match(html, /<th scope="col">CNN ensemble<\/th><th scope="col">CNN ensemble range<\/th>/);
       const rows = [...html.matchAll(/<tr><td class="num">(\d+)<\/td><td class="num">[^<]*<\/td><td class="num">([^<]*)<\/td><td class="num">([^<]*)<\/td>/g)];
       assert.equal(rows.length, curve!.points.length, 'one table row per point of the curve');
       let banded = 0;
       rows.forEach((row, i) => {
         const point = curve!.points[i]!;
         assert.equal(Number(row[1]), point.batchSize);
-        if (!point.ensemble) return assert.deepEqual([row[2], row[3]], ['', ''], `batch ${point.batchSize}`);
+        if (!point.estimate) return assert.deepEqual([row[2], row[3]], ['', ''], `batch ${point.batchSize}`);
         banded++;
-        assert.ok(point.ensemble.lowMiB <= point.ensemble.estimateMiB && point.ensemble.estimateMiB <= point.ensemble.highMiB, `batch ${point.batchSize}`);
-        assert.equal(row[2], formatMiB(point.ensemble.estimateMiB));
-        assert.equal(row[3], `${formatMiB(point.ensemble.lowMiB)} to ${formatMiB(point.ensemble.highMiB)}`);
+        assert.ok(point.estimate.lowMiB <= point.estimate.estimateMiB && point.estimate.estimateMiB <= point.estimate.highMiB, `batch ${point.batchSize}`);
+        assert.equal(row[2], formatMiB(point.estimate.estimateMiB));
+        assert.equal(row[3], `${formatMiB(point.estimate.lowMiB)} to ${formatMiB(point.estimate.highMiB)}`);
       });
       assert.ok(banded >= 40, `${banded} rows with the range`);
     } finally {

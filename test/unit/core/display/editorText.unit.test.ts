@@ -7,9 +7,8 @@ import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { codeLensTitle, formatRangeMiB, riskProblems, statusTooltipMarkdown } from '../../../../src/core/display/editorText';
 import type { FileEstimate, ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { hoverText } from '../../../../src/core/display/hoverText';
-import { horusMiB, estimate, REPO_ROOT } from '../../fixtures';
+import { ensembleCnnSource, horusMiB, estimate, REPO_ROOT } from '../../fixtures';
 
-const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
 const MLP = (batch: number) => `import torch
 import torch.nn as nn
 batch_size = ${batch}
@@ -36,7 +35,7 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
   });
 
   it('CodeLens of an ensemble estimate: estimate on the GPU, bin with probability, Horus, utilization', async () => {
-    const file = await learned(example('cnn_cifar10.py'));
+    const file = await learned(ensembleCnnSource());
     const model = file.models[0]!;
     assert.equal(model.memory.method, 'ensemble');
     const title = codeLensTitle(model, file.gpu.name);
@@ -55,11 +54,15 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
     assert.ok(['smact', 'smocc', 'drama'].some((k) => model.utilization[k as 'smact'] !== null), 'the CNN ensemble gives utilization classes');
   });
 
-  it('CodeLens of an analytical estimate says so, and leaves out what is null', async () => {
+  it('CodeLens of the analysis pass shows the real-model range, names a bare point, and leaves out what is null', async () => {
     const file = await estimate(MLP(64));
     const model = file.models[0]!;
-    assert.equal(model.memory.method, 'analytical');
-    const title = codeLensTitle(model, file.gpu.name);
+    assert.equal(model.memory.method, 'real-model');
+    assert.match(codeLensTitle(model, file.gpu.name), /^~\d+(\.\d)? (GiB|MiB) on A100 40GB \(~?\d/);
+    // Where the estimate is a point without a range (the analytical model's), the CodeLens names it.
+    const estimates = model.estimates.map((reading) => ({ ...reading, role: reading.estimator === 'analytical' ? ('estimate' as const) : reading.role === 'estimate' ? ('candidate' as const) : reading.role }));
+    const analytical: ModelEstimate = { ...model, estimates, memory: { ...model.memory, lowMiB: null, highMiB: null, method: 'analytical' } };
+    const title = codeLensTitle(analytical, file.gpu.name);
     assert.match(title, /^~\d+(\.\d)? (GiB|MiB) on A100 40GB \(analytical/);
     assert.doesNotMatch(title, /SMACT|SMOCC|DRAMA|%/);
     const bare: ModelEstimate = { ...model, estimates: model.estimates.map((reading) => ({ ...reading, estimateMiB: null, lowMiB: null, highMiB: null })), memory: { ...model.memory, estimateMiB: null, lowMiB: null, highMiB: null, bin: null, method: null }, risk: null };
@@ -74,7 +77,7 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
   });
 
   it('status tooltip names the model, estimate, range, GPU and verdict', async () => {
-    const file = await learned(example('cnn_cifar10.py'));
+    const file = await learned(ensembleCnnSource());
     const model = file.models[0]!;
     const md = statusTooltipMarkdown(file, model);
     assert.ok(md.includes(`\`${model.name}\``), md);
@@ -85,19 +88,27 @@ describe('editor texts (CodeLens, status tooltip, problems)', () => {
     assert.match(md, /Click for the full report\.$/);
   });
 
-  it('hover text: estimate with Horus beside it, range and bin, verdict with the largest batch, utilization, linked assumptions, out-of-distribution warning', async () => {
-    const file = await learned(example('cnn_cifar10.py'));
+  it('hover text of a real network: the real-model estimate with Horus and the ensemble beside it, its range, verdict, utilization, linked assumptions, why the ensemble is passed over', async () => {
+    const file = await learned(readFileSync(path.join(REPO_ROOT, 'examples', 'cnn_cifar10.py'), 'utf8'));
     const model = file.models[0]!;
     const uri = 'file:///w/cnn_cifar10.py';
     const text = hoverText(file, model, uri);
     assert.ok(text.startsWith(`**GPU Estimator** · \`model\` ([line 12](${uri}#L12)) · CNN · `), text);
-    assert.match(text, /Estimated peak GPU memory: \*\*~\d+(\.\d)? (GiB|MiB)\*\* \(CNN ensemble\) · Horus formula: \d/);
-    assert.match(text, /\nRange \d.* to .* \(\d+th-\d+th percentile\) · memory bin( .* \(p \d\.\d\d\)|: above the training data)\n/);
+    assert.match(text, /Estimated peak GPU memory: \*\*~\d+(\.\d)? (GiB|MiB)\*\* \(real-model estimator\) · Horus formula: \d.* · Trained ensemble: \d/);
+    assert.match(text, /\nRange \d.* to .* \(5th-95th percentile\)\n/);
     assert.match(text, /\$\(pass\) fits A100 40GB \(40\.0 GiB\); largest batch that fits: \d+/);
     assert.match(text, /\nUtilization: SMACT (low|medium|high), SMOCC (low|medium|high), DRAMA (low|medium|high|not available)\n/);
     assert.ok(text.includes(`- batch size 256 (DataLoader(batch\\_size=...), [line 49](${uri}#L49))`), text);
-    assert.ok(model.memory.ensemble!.outOfDistribution.length > 0, 'batch 256 is beyond the CNN training data');
-    assert.match(text, /\n\$\(warning\) Outside the CNN ensemble's training data \(batch\\_size 256 \\> /);
+    assert.match(text, /Utilization classes from the CNN ensemble, outside the CNN ensemble's training data, GPUMemNet's generated networks \(layer types it never saw: MaxPool2d; batch\\_size 256 \\> /);
+  });
+
+  it('hover text of a network like the ensemble\'s training data: the CNN ensemble, its range and memory bin', async () => {
+    const file = await learned(ensembleCnnSource());
+    const model = file.models[0]!;
+    const text = hoverText(file, model, 'file:///w/cnn.py');
+    assert.match(text, /Estimated peak GPU memory: \*\*~\d+(\.\d)? (GiB|MiB)\*\* \(CNN ensemble\) · Horus formula: \d/);
+    assert.match(text, /\nRange \d.* to .* \(10th-90th percentile\) · memory bin .* \(p \d\.\d\d\)\n/);
+    assert.doesNotMatch(text, /outside/i);
   });
 
   it('problems: an error on the batch-size line when out of memory, a warning when tight, none when it fits', async () => {

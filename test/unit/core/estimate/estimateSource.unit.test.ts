@@ -16,7 +16,10 @@ describe('estimateSource', () => {
     assert.equal(model.batchSize, 64);
     assert.equal(model.optimizer, 'sgd-momentum');
     assert.ok(model.memory.estimateMiB! > 1440 && model.memory.estimateMiB! < 4000, String(model.memory.estimateMiB));
-    assert.equal(model.memory.method, 'analytical');
+    // The analysis pass: the real-model estimator, with its calibrated range; the ensemble runs later.
+    assert.equal(model.memory.method, 'real-model');
+    assert.ok(model.memory.lowMiB! <= model.memory.estimateMiB! && model.memory.estimateMiB! <= model.memory.highMiB!);
+    assert.deepEqual(model.memory.rangeQuantiles, [0.05, 0.95]);
     assert.equal(model.memory.bin, null, 'no ensemble yet: null, not a made-up bin');
     assert.deepEqual(model.utilization, { smact: null, smocc: null, drama: null });
     assert.equal(model.fits, true);

@@ -38,16 +38,16 @@ describe('a new estimator: one file and one line in the registry, shown on every
     assert.deepEqual(
       model.estimates.map((r) => [r.estimator, r.role]),
       [
-        ['analytical', 'estimate'],
+        ['analytical', 'candidate'],
         ['horus', 'comparison'],
         ['ensemble', 'candidate'],
-        ['real-model', 'comparison'],
+        ['real-model', 'estimate'],
         ['doubled', 'comparison'],
       ],
     );
 
     const cli = humanOutput(file);
-    assert.match(cli, /estimate\s+Horus\s+real-model\s+doubled\s+fits/);
+    assert.match(cli, /estimate\s+Horus\s+doubled\s+fits/);
     assert.match(cli, /estimators: .*Doubled weights 1001 MiB/);
     assert.match(cli, /^doubled: a test estimator\.$/m);
     const json = estimateJson(file).models[0]!;

@@ -1,16 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
 import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
 import { EstimationPipeline } from '../../../../src/core/estimate/pipeline';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
-import { realParser, REPO_ROOT } from '../../fixtures';
+import { ensembleCnnSource, realParser, REPO_ROOT } from '../../fixtures';
 
 const MODELS = path.join(REPO_ROOT, 'models');
 const options = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
-const source = readFileSync(path.join(REPO_ROOT, 'examples', 'cnn_cifar10.py'), 'utf8');
+const source = ensembleCnnSource();
 
 describe('EstimationPipeline', () => {
   it('gives the analysis pass with the learned pass on top, as the two run by hand', async () => {

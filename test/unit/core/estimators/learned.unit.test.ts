@@ -1,14 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { analyticalEstimate } from '../../../../src/core/estimators/analytical';
 import { largestFittingBatchOnGrid as largestFittingBatch } from '../../../../src/core/estimate/verdict';
 import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
 import { batchGrid } from '../../../../src/core/estimators/learned';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import { featureVector } from '../../../../src/core/features/features';
 import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
-import { horusMiB, estimate, REPO_ROOT } from '../../fixtures';
+import { ensembleCnnSource, horusMiB, estimate, REPO_ROOT } from '../../fixtures';
 import { warningsOf } from '../../../../src/core/estimate/notes';
 
 const MODELS = path.join(REPO_ROOT, 'models');
@@ -35,10 +34,10 @@ describe('learned estimates', () => {
     return { before: first.models[0]!, after: second.models[0]! };
   }
 
-  for (const [file, family] of [['mlp_mnist.py', 'mlp'], ['cnn_cifar10.py', 'cnn']] as const) {
-    it(`fills the point estimate, its range, the bin and the utilization classes: examples/${file}`, async () => {
-      const { before, after } = await learned(example(file));
-      assert.equal(before.memory.method, 'analytical');
+  for (const [file, family, source] of [['examples/mlp_mnist.py', 'mlp', () => example('mlp_mnist.py')], ['a plain CNN', 'cnn', ensembleCnnSource]] as const) {
+    it(`fills the point estimate, its range, the bin and the utilization classes of a network like its training data: ${file}`, async () => {
+      const { before, after } = await learned(source());
+      assert.equal(before.memory.method, 'real-model');
       assert.equal(after.family, family);
       assert.equal(after.memory.method, 'ensemble');
       const { estimateMiB, lowMiB, highMiB, bin } = after.memory;
@@ -54,7 +53,7 @@ describe('learned estimates', () => {
   }
 
   it('finds the largest batch whose learned estimate fits, checked one sample above and at it', async () => {
-    const { after } = await learned(example('cnn_cifar10.py'), { gpu: { id: 't4-16gb', name: 'T4 16GB', memoryMiB: 15360 } as never });
+    const { after } = await learned(ensembleCnnSource(), { gpu: { id: 't4-16gb', name: 'T4 16GB', memoryMiB: 15360 } as never });
     const max = after.maxBatchSize!;
     assert.ok(max > 1, String(max));
     const job = (b: number) => ({ table: after.layerTable, batchSize: b, optimizer: after.optimizer, precision: after.precision });
@@ -63,19 +62,31 @@ describe('learned estimates', () => {
     assert.ok(memory[1]! <= 15360 && memory[4]! > 15360, `${memory[1]} at ${max}, ${memory[4]} at ${max + 1}`);
   });
 
-  it('warns when the features leave the training data, and leans on the analytical model there', async () => {
+  it('is passed over where the features leave its training data: the real-model estimate stays, the ensemble is listed for comparison', async () => {
     // GPUMemNet's CNNs were trained with batches of 2 to 62.
-    const { after } = await learned(example('cnn_cifar10.py'), { batchSize: 4096 });
-    assert.ok(after.memory.ensemble!.outOfDistribution.some((f) => f.startsWith('batch_size 4096 > ')));
-    assert.match(warningsOf(after).join('\n'), /Outside the CNN ensemble's training data \(.*batch_size 4096 > \d+/);
-    const analytical = analyticalEstimate({ table: after.layerTable, batchSize: 4096, optimizer: after.optimizer, precision: after.precision }).totalMiB;
-    assert.ok(after.memory.estimateMiB! > 0.5 * analytical && after.memory.estimateMiB! < 2 * analytical, `${after.memory.estimateMiB} vs analytical ${analytical}`);
+    const { before, after } = await learned(ensembleCnnSource(), { batchSize: 4096 });
+    assert.equal(after.memory.method, 'real-model');
+    assert.deepEqual(after.memory, before.memory);
+    assert.equal(after.maxBatchSize, before.maxBatchSize);
+    const ensemble = after.estimates.find((reading) => reading.estimator === 'ensemble')!;
+    assert.equal(ensemble.role, 'comparison');
+    assert.ok(ensemble.estimateMiB! > 0);
+    assert.deepEqual(after.estimates.filter((reading) => reading.role === 'estimate').map((reading) => reading.estimator), ['real-model']);
+    assert.ok(after.utilization.smact !== null, 'its utilization classes are kept');
+    assert.match(warningsOf(after).join('\n'), /Utilization classes from the CNN ensemble, outside the CNN ensemble's training data, GPUMemNet's generated networks \(batch_size 4096 > \d+/);
   });
 
-  it('leaves Transformers to the analytical model, labelled as such', async () => {
+  it('is passed over for layer types its training data never had (a real network), however ordinary its features', async () => {
+    const { after } = await learned(example('cnn_cifar10.py'), { batchSize: 32 });
+    assert.equal(after.memory.method, 'real-model');
+    assert.equal(after.estimates.find((reading) => reading.estimator === 'ensemble')!.role, 'comparison');
+    assert.match(warningsOf(after).join('\n'), /layer types it never saw: MaxPool2d[;)]/);
+  });
+
+  it('leaves Transformers to the real-model estimator: no ensemble runs for them', async () => {
     const { before, after } = await learned(TRANSFORMER);
     assert.equal(after.family, 'transformer');
-    assert.equal(after.memory.method, 'analytical');
+    assert.equal(after.memory.method, 'real-model');
     assert.deepEqual(after, before);
   });
 

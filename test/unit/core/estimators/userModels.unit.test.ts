@@ -12,7 +12,7 @@ import { createPythonParser } from '../../../../src/core/parsing/pythonParser';
 import type { ModelCard } from '../../../../src/core/estimators/onnx/modelCard';
 import { OnnxRunner } from '../../../../src/core/estimators/onnx/onnxRunner';
 import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
-import { REPO_ROOT } from '../../fixtures';
+import { ENSEMBLE_CNN_SCRIPT, REPO_ROOT } from '../../fixtures';
 
 const MODELS = path.join(REPO_ROOT, 'models');
 type Card = ModelCard & Record<string, unknown>;
@@ -111,12 +111,12 @@ describe('a user models folder', () => {
     copyFileSync(path.join(MODELS, 'cnn.onnx'), path.join(dir, 'cnn.onnx'));
     writeFileSync(path.join(dir, 'cnn.card.json'), JSON.stringify({ ...card, outputs: { ...card.outputs, memory: { ...card.outputs.memory, pointQuantile: 0.55 } } }));
     const cli = path.join(REPO_ROOT, 'dist', 'cli.js');
-    const result = spawnSync(process.execPath, [cli, 'examples/cnn_cifar10.py', '--json', '--execution-provider', 'cpu', '--models', dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [cli, ENSEMBLE_CNN_SCRIPT, '--json', '--execution-provider', 'cpu', '--models', dir], { cwd: REPO_ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);
     const model = (JSON.parse(result.stdout) as FileEstimate).models[0]!;
     assert.equal(model.memory.ensemble?.model, path.join(dir, 'cnn.onnx'));
     assert.equal(model.memory.ensemble?.pointQuantile, 0.55);
-    const missing = spawnSync(process.execPath, [cli, 'examples/cnn_cifar10.py', '--models', path.join(dir, 'nope')], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, [cli, ENSEMBLE_CNN_SCRIPT, '--models', path.join(dir, 'nope')], { cwd: REPO_ROOT, encoding: 'utf8' });
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /--models: no folder/);
   });
