@@ -133,7 +133,7 @@ async function webviewCharts(timeoutMs) {
         return [k, { canvases: box?.querySelectorAll('canvas').length ?? 0, role: box?.getAttribute('role') ?? null, label: box?.getAttribute('aria-label') ?? '', height: canvas?.getBoundingClientRect().height ?? 0 }];
       })),
       gpuComparison: [...document.querySelectorAll('caption')].some((c) => /GPU comparison/.test(c.textContent ?? '')),
-      ensembleRangeColumn: [...document.querySelectorAll('table.curve th')].some((th) => th.textContent === 'Ensemble range'),
+      estimateRangeColumn: [...document.querySelectorAll('table.curve th')].some((th) => / range$/.test(th.textContent ?? '')),
     }), REPORT_CHARTS).catch(() => null)));
     last = found.find((f) => f && Object.values(f.charts).some((c) => c.canvases)) ?? last;
     if (drawn(last)) return last;
@@ -220,12 +220,12 @@ try {
   check('every chart is a role="img" with an aria-label summing it up',
     Boolean(charts) && REPORT_CHARTS.every((k) => charts.charts[k].role === 'img' && charts.charts[k].label.length > 20),
     JSON.stringify(charts && Object.fromEntries(REPORT_CHARTS.map((k) => [k, `${charts.charts[k].role}: ${charts.charts[k].label.slice(0, 70)}`]))));
-  check(`the curve shades the MLP ensemble's range (its label says so, its table lists the range), the GPU chart names all ${GPU_COUNT} GPUs`,
-    Boolean(charts) && /its range shaded/.test(charts.charts.curve.label) && charts.ensembleRangeColumn && charts.charts.gpus.label.startsWith(`GPU memory of ${GPU_COUNT} GPUs against the estimate of `),
-    JSON.stringify(charts && { curve: charts.charts.curve.label, gpus: charts.charts.gpus.label.slice(0, 80), ensembleRangeColumn: charts.ensembleRangeColumn }));
+  check(`the curve shades the estimate's range (its label says so, its table lists the range), the GPU chart names all ${GPU_COUNT} GPUs`,
+    Boolean(charts) && /its range shaded/.test(charts.charts.curve.label) && charts.estimateRangeColumn && charts.charts.gpus.label.startsWith(`GPU memory of ${GPU_COUNT} GPUs against the estimate of `),
+    JSON.stringify(charts && { curve: charts.charts.curve.label, gpus: charts.charts.gpus.label.slice(0, 80), estimateRangeColumn: charts.estimateRangeColumn }));
   await screenshot('report.png');
   await screenshot('workbench.png');
-  // The curve with the ensemble's band and the GPU chart are further down the report: scroll to them for a second picture.
+  // The curve with the estimate's band and the GPU chart are further down the report: scroll to them for a second picture.
   const scrolled = await Promise.all(page.frames().filter((f) => f.url().includes('/contrib/webview/browser/pre/')).map((f) =>
     f.evaluate(() => { const h = document.getElementById('model-0-curve')?.previousElementSibling?.previousElementSibling; h?.scrollIntoView(); return Boolean(h); }).catch(() => false)));
   if (scrolled.some(Boolean)) {
