@@ -18,6 +18,21 @@ export function patchGrid(c: HfConfig, height: number, width: number): [number, 
   return [Math.floor(height / patch), Math.floor(width / patch)];
 }
 
+/**
+ * Why a ViT-style model (one position per patch and a class token: ViT, CLIP's vision tower) cannot
+ * take the image: it must be `size` square unless positions are interpolated, and hold one patch.
+ */
+export function refusePatchImage(c: HfConfig, size: number, height: number, width: number, interpolate: boolean): string | undefined {
+  if (interpolate) {
+    const [h, w] = patchGrid(c, height, width);
+    return h < 1 || w < 1 ? `a ${height}x${width} image is smaller than one ${num(c, 'patch_size')}-pixel patch` : undefined;
+  }
+  if (height !== size || width !== size) {
+    return `it takes ${size}x${size} images (image_size); a ${height}x${width} image needs forward(..., interpolate_pos_encoding=True) (the library raises otherwise)`;
+  }
+  return undefined;
+}
+
 function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forward] {
   const hidden = num(c, 'hidden_size');
   const inter = num(c, 'intermediate_size');
@@ -123,4 +138,5 @@ export const vitTypeSpec: ModelTypeSpec = {
   input: 'image',
   classes,
   defaultShape: (c) => [num(c, 'num_channels'), num(c, 'image_size'), num(c, 'image_size')],
+  image: { channels: (c) => num(c, 'num_channels'), refuse: (c, height, width, interpolate) => refusePatchImage(c, num(c, 'image_size'), height, width, interpolate) },
 };
