@@ -13,8 +13,9 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ForwardInput, ModelTypeSpec } from '../modelTypeSpec';
-import { activation, conv2d, embedding, layerNorm, linear, plain, userModule } from '../layers';
+import { activation, conv2d, embedding, layerNorm, linear, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
+import { imageClassification } from './imageHeads';
 import { patchGrid, refusePatchImage } from './vit';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
@@ -183,23 +184,9 @@ const classes: Record<string, ClassSpec> = {
     },
   },
   CLIPForImageClassification: {
-    build(c): BuiltModel {
-      const vision = part(c, 'vision_config');
-      const hidden = num(vision, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const root = userModule('CLIPForImageClassification');
-      const [tower, forward] = visionTower(vision);
-      root.add('vision_model', tower);
-      // The classifier runs on the mean of the patch tokens' last hidden states.
-      const classifier = root.add('classifier', labels > 0 ? linear(hidden, labels) : plain('Identity'));
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input);
-          trace.call(classifier, [labels > 0 ? labels : hidden]);
-        },
-      };
-    },
+    // The classifier runs on the mean of the patch tokens' last hidden states.
+    build: (c) =>
+      imageClassification('CLIPForImageClassification', 'vision_model', visionTower(part(c, 'vision_config')), num(part(c, 'vision_config'), 'hidden_size'), num(c, 'num_labels')),
   },
 };
 

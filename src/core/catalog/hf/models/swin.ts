@@ -14,6 +14,7 @@ import { num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ForwardInput, ModelKwargs, ModelTypeSpec } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
+import { imageClassification } from './imageHeads';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
@@ -161,21 +162,7 @@ const classes: Record<string, ClassSpec> = {
     },
   },
   SwinForImageClassification: {
-    build(c): BuiltModel {
-      const features = num(c, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const root = userModule('SwinForImageClassification');
-      const [swin, forward] = base(c, true, false);
-      root.add('swin', swin);
-      const classifier = root.add('classifier', labels > 0 ? linear(features, labels) : plain('Identity'));
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input);
-          trace.call(classifier, [labels > 0 ? labels : features]);
-        },
-      };
-    },
+    build: (c) => imageClassification('SwinForImageClassification', 'swin', base(c, true, false), num(c, 'hidden_size'), num(c, 'num_labels')),
   },
 };
 

@@ -9,6 +9,7 @@ import { num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ModelTypeSpec, ForwardInput, ModelKwargs } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
+import { imageClassification } from './imageHeads';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
@@ -115,21 +116,7 @@ const classes: Record<string, ClassSpec> = {
     },
   },
   ViTForImageClassification: {
-    build(c): BuiltModel {
-      const hidden = num(c, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const root = userModule('ViTForImageClassification');
-      const [vit, forward] = base(c, false, false);
-      root.add('vit', vit);
-      const classifier = root.add('classifier', labels > 0 ? linear(hidden, labels) : plain('Identity'));
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input);
-          trace.call(classifier, [labels > 0 ? labels : hidden]);
-        },
-      };
-    },
+    build: (c) => imageClassification('ViTForImageClassification', 'vit', base(c, false, false), num(c, 'hidden_size'), num(c, 'num_labels')),
   },
 };
 
