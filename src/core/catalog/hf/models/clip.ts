@@ -56,8 +56,8 @@ function encoder(parent: Module, p: HfConfig): (trace: Trace, n: number) => void
   };
 }
 
-/** CLIPTextModel; its forward takes the sequence length. */
-function textTower(p: HfConfig): [Module, (trace: Trace, t: number) => void] {
+/** CLIPTextModel; its forward runs on `input.tokens` tokens. */
+function textTower(p: HfConfig): [Module, Forward] {
   const d = num(p, 'hidden_size');
   const root = userModule('CLIPTextModel');
   const emb = root.add('embeddings', userModule('CLIPTextEmbeddings'));
@@ -67,7 +67,8 @@ function textTower(p: HfConfig): [Module, (trace: Trace, t: number) => void] {
   const norm = root.add('final_layer_norm', layerNorm(d));
   return [
     root,
-    (trace, t) => {
+    (trace, input) => {
+      const t = input.tokens!;
       trace.call(tokens, [t, d]);
       trace.call(positions, [1, t, d]);
       layers(trace, t);
@@ -106,11 +107,19 @@ function visionTower(p: HfConfig): [Module, Forward] {
   ];
 }
 
-/** A tower under `attribute` with a bias-free projection to `projection_dim` on its pooled output. */
-function withProjection(className: string, attribute: string, tower: Module, hidden: number, projectionDim: number, projection: string): [Module, Module] {
+/** A tower under `attribute` with a bias-free projection to the part's `projection_dim` on its pooled output. */
+function withProjection(className: string, attribute: string, [tower, forward]: [Module, Forward], p: HfConfig, projection: string): BuiltModel {
+  const dim = num(p, 'projection_dim');
   const root = userModule(className);
   root.add(attribute, tower);
-  return [root, root.add(projection, linear(hidden, projectionDim, false))];
+  const linearProjection = root.add(projection, linear(num(p, 'hidden_size'), dim, false));
+  return {
+    root,
+    forward: (trace, input) => {
+      forward(trace, input);
+      trace.call(linearProjection, [dim]);
+    },
+  };
 }
 
 const classes: Record<string, ClassSpec> = {
@@ -133,7 +142,7 @@ const classes: Record<string, ClassSpec> = {
         forward: (trace, input) => {
           visionForward(trace, input);
           trace.call(visual, [dim]);
-          textForward(trace, input.tokens!);
+          textForward(trace, input);
           trace.call(textual, [dim]);
         },
       };
@@ -143,7 +152,7 @@ const classes: Record<string, ClassSpec> = {
     input: 'tokens',
     build(c): BuiltModel {
       const [root, forward] = textTower(part(c, 'text_config'));
-      return { root, forward: (trace, input) => forward(trace, input.tokens!) };
+      return { root, forward };
     },
   },
   CLIPVisionModel: {
@@ -154,34 +163,11 @@ const classes: Record<string, ClassSpec> = {
   },
   CLIPTextModelWithProjection: {
     input: 'tokens',
-    build(c): BuiltModel {
-      const text = part(c, 'text_config');
-      const [tower, forward] = textTower(text);
-      const dim = num(text, 'projection_dim');
-      const [root, projection] = withProjection('CLIPTextModelWithProjection', 'text_model', tower, num(text, 'hidden_size'), dim, 'text_projection');
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input.tokens!);
-          trace.call(projection, [dim]);
-        },
-      };
-    },
+    build: (c) => withProjection('CLIPTextModelWithProjection', 'text_model', textTower(part(c, 'text_config')), part(c, 'text_config'), 'text_projection'),
   },
   CLIPVisionModelWithProjection: {
-    build(c): BuiltModel {
-      const vision = part(c, 'vision_config');
-      const [tower, forward] = visionTower(vision);
-      const dim = num(vision, 'projection_dim');
-      const [root, projection] = withProjection('CLIPVisionModelWithProjection', 'vision_model', tower, num(vision, 'hidden_size'), dim, 'visual_projection');
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input);
-          trace.call(projection, [dim]);
-        },
-      };
-    },
+    build: (c) =>
+      withProjection('CLIPVisionModelWithProjection', 'vision_model', visionTower(part(c, 'vision_config')), part(c, 'vision_config'), 'visual_projection'),
   },
   CLIPForImageClassification: {
     // The classifier runs on the mean of the patch tokens' last hidden states.
