@@ -25,6 +25,7 @@ sys.path.insert(0, ROOT)
 
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
+from scripts.catalog import hf_cases_falcon_swin_clip as fsc  # noqa: E402
 from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
@@ -35,6 +36,7 @@ CONFIG_CLASS = {
     "xlnet": "XLNetConfig", "t5": "T5Config", "vit": "ViTConfig", "llama": "LlamaConfig",
     "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig", "albert": "AlbertConfig",
 }
+CONFIG_CLASS.update(fsc.CONFIG_CLASS)
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
 CLASSES = {
@@ -109,6 +111,10 @@ AUTO = {
     "AutoModelForPreTraining": {"bert": "BertForPreTraining", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM",
                                 "gpt2": "GPT2LMHeadModel", "xlnet": "XLNetLMHeadModel", "t5": "T5ForConditionalGeneration"},
 }
+
+CLASSES.update(fsc.CLASSES)
+for _auto, _by_type in fsc.AUTO.items():
+    AUTO.setdefault(_auto, {}).update(_by_type)
 
 MODEL_KWARGS = {"add_pooling_layer", "use_mask_token"}
 
@@ -185,6 +191,8 @@ TINY = {
     "llama": {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2},
 }
+CONFIG_FIELDS.update(fsc.CONFIG_FIELDS)
+TINY.update(fsc.TINY)
 
 
 # The LLaMA-style types after llama; llama's own cases above stay as they were written.
@@ -209,11 +217,15 @@ def add_llama_style(described):
         TINY[model_type] = {**LLAMA_STYLE_TINY, **({"head_dim": 8} if "head_dim" in entry["fields"] else {})}
 
 
-def tiny_sample(model_type):
+def tiny_sample(model_type, class_name=None):
+    if model_type in fsc.CONFIG_CLASS:
+        return fsc.tiny_sample(class_name)
     return [3, 32, 32] if model_type == "vit" else [7]
 
 
-def full_sample(model_type, config):
+def full_sample(model_type, config, class_name=None):
+    if model_type in fsc.CONFIG_CLASS:
+        return fsc.full_sample(model_type, config, class_name)
     if model_type == "vit":
         return [3, 224, 224]
     return [128]
@@ -243,28 +255,45 @@ def build(request, model_type):
     class_name = concrete_class(request["className"], model_type)
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
-    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", *LLAMA_STYLE_CASE_TYPES) \
+    if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", "falcon",
+                                                                           *LLAMA_STYLE_CASE_TYPES) \
             and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
         pad_set = True
-    model = getattr(transformers, class_name)(config, **model_kwargs)
+    part = fsc.CLIP_PART.get(class_name)
+    # from_pretrained builds CLIPTextModel and CLIPVisionModel from their part of a CLIP checkpoint's config.
+    model = getattr(transformers, class_name)(getattr(config, part) if part else config, **model_kwargs)
+    model.composite_config = config
     return model, class_name, pad_set
 
 
 def make_input(model, class_name, model_type, sample, request, device):
+    vocab = model.config.text_config.vocab_size if class_name == "CLIPModel" else getattr(model.config, "vocab_size", None)
+
     def ids(batch, length):
         if device == "meta":
-            return torch.randint(0, model.config.vocab_size, (batch, length), device="meta")
+            return torch.randint(0, vocab, (batch, length), device="meta")
         generator = torch.Generator().manual_seed(batch)
-        return torch.randint(0, model.config.vocab_size, (batch, length), generator=generator)
+        return torch.randint(0, vocab, (batch, length), generator=generator)
+
+    def image(batch):
+        if device == "meta":
+            return torch.randn([batch] + list(sample), device="meta")
+        return torch.randn([batch] + list(sample), generator=torch.Generator().manual_seed(batch))
 
     def make(batch):
+        if class_name == "CLIPModel":
+            text = ids(batch, request.get("textLength") or model.config.text_config.max_position_embeddings)
+            if request.get("interpolatePosEncoding"):
+                return (text, image(batch), None, None, None, True)
+            return (text, image(batch))
+        if model_type in ("swin", "clip") and fsc.is_image_class(class_name):
+            if request.get("interpolatePosEncoding"):
+                return (image(batch), None, True) if model_type == "swin" else (image(batch), True)
+            return (image(batch),)
         if model_type == "vit":
-            if device == "meta":
-                pixels = torch.randn([batch] + list(sample), device="meta")
-            else:
-                pixels = torch.randn([batch] + list(sample), generator=torch.Generator().manual_seed(batch))
+            pixels = image(batch)
             if request.get("interpolatePosEncoding"):
                 return (pixels, None, True)
             return (pixels,)
@@ -276,8 +305,14 @@ def make_input(model, class_name, model_type, sample, request, device):
 
 
 def config_values(model, model_type):
-    config = model.config
+    config = model.composite_config
     values = {field: getattr(config, field, None) for field in CONFIG_FIELDS[model_type]}
+    if model_type == "clip":
+        values["text_config"] = {f: getattr(config.text_config, f) for f in fsc.CLIP_TEXT_FIELDS}
+        values["vision_config"] = {f: getattr(config.vision_config, f) for f in fsc.CLIP_VISION_FIELDS}
+    for field in ("depths", "num_heads"):
+        if model_type == "swin" and isinstance(values.get(field), tuple):
+            values[field] = list(values[field])
     values["_attn_implementation"] = config._attn_implementation
     if isinstance(values.get("image_size"), (list, tuple)):
         values["image_size"] = list(values["image_size"])
@@ -336,13 +371,13 @@ def cases():
     for model_type, names in CLASSES.items():
         for name in names:
             add(f"tiny/{name}", {"className": name, "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]},
-                tiny_sample(model_type))
+                tiny_sample(model_type, name))
 
     def tiny(model_type, name, case_id, sample=None, config=None, options=None, **request_extra):
         add(f"tiny/{name}/{case_id}",
             {"className": name, "configClass": CONFIG_CLASS[model_type], "config": {**TINY[model_type], **(config or {})},
              "options": options or {}, **request_extra},
-            sample or tiny_sample(model_type))
+            sample or tiny_sample(model_type, name))
 
     tiny("bert", "BertModel", "T13", sample=[13])
     tiny("bert", "BertModel", "eager", options={"attn_implementation": "eager"})
@@ -428,6 +463,7 @@ def cases():
         add(f"tiny/AutoModelForCausalLM/{model_type}",
             {"className": "AutoModelForCausalLM", "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]}, [7])
     add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
+    fsc.add_variants(tiny, add)
     add("tiny/AutoModelForSequenceClassification/roberta",
         {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
          "options": {"num_labels": 3}}, [7])
@@ -435,9 +471,9 @@ def cases():
     # The published checkpoints: every class their model type has, and the Auto classes.
     for name, checkpoint in CHECKPOINTS.items():
         model_type = checkpoint["modelType"]
-        sample = full_sample(model_type, checkpoint["config"])
         for class_name in CLASSES[model_type]:
-            add(f"full/{name}/{class_name}", {"className": class_name, "checkpoint": name}, sample, full=True)
+            add(f"full/{name}/{class_name}", {"className": class_name, "checkpoint": name},
+                full_sample(model_type, checkpoint["config"], class_name), full=True)
     add("full/roberta-base/AutoModelForSequenceClassification/3",
         {"className": "AutoModelForSequenceClassification", "checkpoint": "roberta-base", "options": {"num_labels": 3}}, [128], full=True)
     add("full/gpt2/GPT2LMHeadModel/T1024", {"className": "GPT2LMHeadModel", "checkpoint": "gpt2"}, [1024], full=True)
@@ -446,6 +482,7 @@ def cases():
         "interpolatePosEncoding": True}, [3, 384, 384], full=True)
     add("full/facebook/bart-base/BartForConditionalGeneration/512-128",
         {"className": "BartForConditionalGeneration", "checkpoint": "facebook/bart-base", "decoderLength": 128}, [512], full=True)
+    fsc.add_full_extras(add)
     add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
         "decoderLength": 32}, [64], full=True)
     return result

@@ -9,6 +9,7 @@ import { knownActivation } from './layers';
 import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type LlamaStyleEntry, type LlamaStyleType } from './llamaStyle';
 import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field, type HfConfig, type ModelType } from './configKit';
 import { DECODER_SCHEMAS } from './decoderSchemas';
+import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
 
 export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
@@ -61,7 +62,7 @@ function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -208,6 +209,7 @@ const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof ty
 export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...HAND_SCHEMAS,
   ...DECODER_SCHEMAS,
+  ...FALCON_SWIN_CLIP_SCHEMAS,
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 

@@ -21,10 +21,10 @@ export function layerNorm(dim: number): Module {
   return m;
 }
 
-export function conv2d(inChannels: number, outChannels: number, kernel: readonly [number, number]): Module {
+export function conv2d(inChannels: number, outChannels: number, kernel: readonly [number, number], bias = true): Module {
   const m = new Module('Conv2d', true);
   m.param('weight', outChannels * inChannels * kernel[0] * kernel[1]);
-  m.param('bias', outChannels);
+  if (bias) m.param('bias', outChannels);
   return m;
 }
 

@@ -33,7 +33,10 @@ import { albertTypeSpec } from './models/albert';
 import { phiTypeSpec } from './models/phi';
 import { LLAMA_STYLE, LLAMA_STYLE_TYPES, isLlamaStyle } from './llamaStyle';
 import { t5TypeSpec } from './models/t5';
-import { patchGrid, vitTypeSpec } from './models/vit';
+import { vitTypeSpec } from './models/vit';
+import { falconCallsAttentionDropout, falconTypeSpec } from './models/falcon';
+import { swinTypeSpec } from './models/swin';
+import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { countParams, layerRows, Trace } from './moduleTree';
 
@@ -53,8 +56,10 @@ export interface TransformersRequest {
   readonly options?: CatalogOptions;
   /** Encoder-decoder models: the decoder's sequence length; the encoder's when left out. */
   readonly decoderLength?: number;
-  /** ViT: forward is called with interpolate_pos_encoding=True, so any image size of at least one patch runs. */
+  /** ViT, Swin, CLIP: forward is called with interpolate_pos_encoding=True, so other image sizes run. */
   readonly interpolatePosEncoding?: boolean;
+  /** CLIPModel: the text's sequence length beside the image; the text config's max_position_embeddings when left out. */
+  readonly textLength?: number;
 }
 
 const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
@@ -74,6 +79,9 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   gptj: gptjTypeSpec,
   bart: bartTypeSpec,
   albert: albertTypeSpec,
+  falcon: falconTypeSpec,
+  swin: swinTypeSpec,
+  clip: clipTypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -83,12 +91,12 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bert: 'BertModel', roberta: 'RobertaModel', distilbert: 'DistilBertModel', gpt2: 'GPT2Model', xlnet: 'XLNetModel', t5: 'T5Model',
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
-    albert: 'AlbertModel',
+    albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
-    bart: 'BartForCausalLM',
+    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -100,24 +108,25 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     phi: 'PhiForSequenceClassification', opt: 'OPTForSequenceClassification', 'deberta-v2': 'DebertaV2ForSequenceClassification',
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
-    albert: 'AlbertForSequenceClassification',
+    albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
     gpt2: 'GPT2ForTokenClassification', xlnet: 'XLNetForTokenClassification', t5: 'T5ForTokenClassification', phi: 'PhiForTokenClassification',
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
-    albert: 'AlbertForTokenClassification',
+    albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
     gpt2: 'GPT2ForQuestionAnswering', xlnet: 'XLNetForQuestionAnsweringSimple', t5: 'T5ForQuestionAnswering', opt: 'OPTForQuestionAnswering',
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
     gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
-    bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering',
+    bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering', falcon: 'FalconForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
-  AutoModelForImageClassification: { vit: 'ViTForImageClassification' },
+  AutoModelForImageClassification: { vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification' },
+  AutoModelForZeroShotImageClassification: { clip: 'CLIPModel' },
   AutoModelForPreTraining: {
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
     xlnet: 'XLNetLMHeadModel', t5: 'T5ForConditionalGeneration', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -164,6 +173,8 @@ const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   BartForCausalLM: 'it is not covered yet',
   T5ForQuestionAnswering: 'it is not covered yet',
   ViTForMaskedImageModeling: 'it is not covered yet',
+  SwinForMaskedImageModeling: 'it is not covered yet',
+  SwinBackbone: 'it is not covered yet',
 };
 
 /** The model type a concrete class belongs to. */
@@ -306,7 +317,8 @@ function resolveConfig(request: TransformersRequest, resolved: Resolved): { conf
     );
   }
   const eagerGpt2Dropout = resolved.typeSpec.modelType === 'gpt2' && config.attn_implementation === 'eager' && config.reorder_and_upcast_attn === true;
-  if (config.attn_implementation !== null && resolved.typeSpec.modelType !== 'xlnet' && !eagerGpt2Dropout) {
+  const eagerFalconDropout = resolved.typeSpec.modelType === 'falcon' && falconCallsAttentionDropout(config);
+  if (config.attn_implementation !== null && resolved.typeSpec.modelType !== 'xlnet' && !eagerGpt2Dropout && !eagerFalconDropout) {
     notes.push(
       `attn_implementation='${String(config.attn_implementation)}' changes how attention is computed, not the rows: ` +
         `in transformers ${TRANSFORMERS_VERSION} attention scores and their dropout are functions, not modules`,
@@ -360,14 +372,17 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
   if (request.decoderLength !== undefined && !isCount(request.decoderLength)) {
     return miss(`decoder length ${String(request.decoderLength)} should be a positive int`);
   }
+  if (request.textLength !== undefined && !isCount(request.textLength)) {
+    return miss(`text length ${String(request.textLength)} should be a positive int`);
+  }
   const built = spec.build(config, kwargs);
   const params = countParams(built.root);
   const name = modelName(request, resolved);
   const source =
     `transformers ${TRANSFORMERS_VERSION} modeling code; ` +
     (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
-  const defaultShape = typeSpec.defaultShape(config);
-  const isImage = typeSpec.input === 'image';
+  const defaultShape = typeSpec.defaultShape(config, className);
+  const isImage = (spec.input ?? typeSpec.input) === 'image';
 
   return {
     library: 'transformers',
@@ -398,31 +413,31 @@ function checkInput(
   name: string,
   notes: string[],
 ): ForwardInput {
-  if (typeSpec.input === 'image') {
+  const spec = typeSpec.classes[className]!;
+  const limit = typeSpec.maxTokens?.(config);
+  if ((spec.input ?? typeSpec.input) === 'image') {
     if (sample.length !== 3 || !sample.every(isCount)) {
       throw new CatalogInputError(`${name} takes images as (channels, height, width); got ${JSON.stringify(sample)}`);
     }
     const [channels, height, width] = sample as [number, number, number];
-    const expectedChannels = num(config, 'num_channels');
+    const expectedChannels = typeSpec.image!.channels(config);
     if (channels !== expectedChannels) {
       throw new CatalogInputError(`${name} takes ${expectedChannels}-channel images (num_channels), not ${channels}-channel ones`);
     }
-    const size = num(config, 'image_size');
-    if (request.interpolatePosEncoding === true) {
-      const [h, w] = patchGrid(config, height, width);
-      if (h < 1 || w < 1) throw new CatalogInputError(`${name}: a ${height}x${width} image is smaller than one ${num(config, 'patch_size')}-pixel patch`);
-    } else if (height !== size || width !== size) {
-      throw new CatalogInputError(
-        `${name} takes ${size}x${size} images (image_size); a ${height}x${width} image needs forward(..., interpolate_pos_encoding=True) (the library raises otherwise)`,
-      );
-    }
-    return { image: [channels, height, width], interpolatePosEncoding: request.interpolatePosEncoding === true };
+    const interpolate = request.interpolatePosEncoding === true;
+    const refused = typeSpec.image!.refuse(config, height, width, interpolate);
+    if (refused) throw new CatalogInputError(`${name}: ${refused}`);
+    const input: ForwardInput = { image: [channels, height, width], interpolatePosEncoding: interpolate };
+    if (spec.withText !== true) return input;
+    const text = request.textLength ?? limit!;
+    if (text > limit!) throw new CatalogInputError(`${name} takes at most ${limit!} text tokens (max_position_embeddings); a text of ${text} does not fit`);
+    if (request.textLength === undefined) notes.push(`The text is taken as ${text} tokens (max_position_embeddings: what CLIP's processor pads to with padding="max_length")`);
+    return { ...input, tokens: text };
   }
   if (sample.length !== 1 || !isCount(sample[0])) {
     throw new CatalogInputError(`${name} takes a sequence of token ids per sample, [sequence length]; got ${JSON.stringify(sample)}`);
   }
   const tokens = sample[0];
-  const limit = typeSpec.maxTokens?.(config);
   if (limit !== undefined && tokens > limit) {
     const why = typeSpec.modelType === 'roberta' ? 'its positions start after the padding index' : 'max_position_embeddings';
     throw new CatalogInputError(`${name} takes at most ${limit} tokens (${why}); a sequence of ${tokens} does not fit`);

@@ -9,6 +9,7 @@ import { num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ModelTypeSpec, ForwardInput, ModelKwargs } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
+import { imageClassification } from './imageHeads';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
@@ -16,6 +17,21 @@ type Forward = (trace: Trace, input: ForwardInput) => void;
 export function patchGrid(c: HfConfig, height: number, width: number): [number, number] {
   const patch = num(c, 'patch_size');
   return [Math.floor(height / patch), Math.floor(width / patch)];
+}
+
+/**
+ * Why a ViT-style model (one position per patch and a class token: ViT, CLIP's vision tower) cannot
+ * take the image: it must be `size` square unless positions are interpolated, and hold one patch.
+ */
+export function refusePatchImage(c: HfConfig, size: number, height: number, width: number, interpolate: boolean): string | undefined {
+  if (interpolate) {
+    const [h, w] = patchGrid(c, height, width);
+    return h < 1 || w < 1 ? `a ${height}x${width} image is smaller than one ${num(c, 'patch_size')}-pixel patch` : undefined;
+  }
+  if (height !== size || width !== size) {
+    return `it takes ${size}x${size} images (image_size); a ${height}x${width} image needs forward(..., interpolate_pos_encoding=True) (the library raises otherwise)`;
+  }
+  return undefined;
 }
 
 function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forward] {
@@ -100,21 +116,7 @@ const classes: Record<string, ClassSpec> = {
     },
   },
   ViTForImageClassification: {
-    build(c): BuiltModel {
-      const hidden = num(c, 'hidden_size');
-      const labels = num(c, 'num_labels');
-      const root = userModule('ViTForImageClassification');
-      const [vit, forward] = base(c, false, false);
-      root.add('vit', vit);
-      const classifier = root.add('classifier', labels > 0 ? linear(hidden, labels) : plain('Identity'));
-      return {
-        root,
-        forward: (trace, input) => {
-          forward(trace, input);
-          trace.call(classifier, [labels > 0 ? labels : hidden]);
-        },
-      };
-    },
+    build: (c) => imageClassification('ViTForImageClassification', 'vit', base(c, false, false), num(c, 'hidden_size'), num(c, 'num_labels')),
   },
 };
 
@@ -123,4 +125,5 @@ export const vitTypeSpec: ModelTypeSpec = {
   input: 'image',
   classes,
   defaultShape: (c) => [num(c, 'num_channels'), num(c, 'image_size'), num(c, 'image_size')],
+  image: { channels: (c) => num(c, 'num_channels'), refuse: (c, height, width, interpolate) => refusePatchImage(c, num(c, 'image_size'), height, width, interpolate) },
 };

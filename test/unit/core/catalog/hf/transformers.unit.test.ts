@@ -181,7 +181,7 @@ describe('transformers catalog: names and classes', () => {
     assert.match(missOf({ className: 'AutoModelForSequenceClassification', checkpoint: 't5-small' }), /builds T5ForSequenceClassification .* does not cover/);
     assert.match(missOf({ className: 'BertModel', checkpoint: 'roberta-base' }), /BertModel is a bert class, but 'roberta-base' is a roberta checkpoint/);
     assert.match(missOf({ className: 'GPT2Model', configClass: 'BertConfig' }), /GPT2Model is a gpt2 class, but BertConfig is a bert config/);
-    assert.match(missOf({ className: 'AutoModel', configClass: 'FalconConfig' }), /does not cover FalconConfig/);
+    assert.match(missOf({ className: 'AutoModel', configClass: 'Swinv2Config' }), /does not cover Swinv2Config/);
   });
 
   it('refuses unknown options and invalid values with a plain message', () => {
