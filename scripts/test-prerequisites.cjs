@@ -30,6 +30,8 @@ const REQUIREMENTS = [
   { what: 'NumPy for /usr/bin/python3', pkg: 'python3-numpy', for: ['python'], probe: () => pythonImports('numpy') },
   { what: 'PyYAML for /usr/bin/python3', pkg: 'python3-yaml', for: ['python'], probe: () => pythonImports('yaml') },
   { what: 'pytest for /usr/bin/python3', pkg: 'python3-pytest', for: ['python'], probe: () => pythonImports('pytest') },
+  // scripts/catalog/timm-venv.cjs makes the timm venv the catalog's --check test runs in.
+  { what: 'venv and ensurepip for /usr/bin/python3', pkg: 'python3-venv', for: ['python'], probe: () => pythonImports('ensurepip') },
   { what: 'sshd (OpenSSH server) and its privilege-separation user', pkg: 'openssh-server', for: ['remote'], probe: () => existsSync('/usr/sbin/sshd') && succeeds('getent', ['passwd', 'sshd']) },
   { what: 'ssh, scp and ssh-keygen (OpenSSH client)', pkg: 'openssh-client', for: ['remote'], probe: () => ['ssh', 'scp', 'ssh-keygen'].every(onPath) },
   { what: 'slurmctld (SLURM controller)', pkg: 'slurmctld', for: ['slurm'], probe: () => existsSync('/usr/sbin/slurmctld') },

@@ -3,7 +3,8 @@
 The size laws (timm_laws) run under any Python. The generator itself needs the venv of
 scripts/catalog/requirements-timm.txt (timm 1.0.31 on Debian's torch 1.13); its `--check` test
 runs there, re-measuring a few models and comparing them with the committed data, and is skipped
-where that interpreter is missing (TIMM_PYTHON names it, /work/venvs/timm/bin/python by default).
+where that interpreter is missing (TIMM_PYTHON names it; by default build/venvs/timm, which
+`npm run test:python` makes with scripts/catalog/timm-venv.cjs, or /work/venvs/timm).
 
 Run from the repository root: /usr/bin/python3 -m pytest harness/tests -p no:cacheprovider
 """
@@ -19,7 +20,9 @@ sys.path.insert(0, str(ROOT / "scripts" / "catalog"))
 
 from timm_laws import evaluate, fit  # noqa: E402
 
-TIMM_PYTHON = Path(os.environ.get("TIMM_PYTHON", "/work/venvs/timm/bin/python"))
+# The venv `npm run test:python` makes (scripts/catalog/timm-venv.cjs), else the developers' one.
+_MADE = ROOT / "build" / "venvs" / "timm" / "bin" / "python"
+TIMM_PYTHON = Path(os.environ.get("TIMM_PYTHON") or (_MADE if _MADE.exists() else "/work/venvs/timm/bin/python"))
 # The sizes scripts/catalog/timm_record.py samples around a 224x224 default.
 SAMPLES = [(224, 224)] + [(224 + d, 224) for d in (-128, -9, 3, 13, 21, 160)] + [(224, 224 + d) for d in (-128, -9, 3, 13, 21, 160)] + [(256, 288), (215, 237)]
 
