@@ -26,6 +26,12 @@ export interface RealModelCoefficients {
   readonly point: readonly number[];
   readonly low: readonly number[];
   readonly high: readonly number[];
+  /**
+   * The estimate never goes below this share of the replay (feature `logPhysicalMiB`): the tensors
+   * the step certainly allocates. The correction is a fit in log space and, far outside its data (a
+   * batch of millions), would otherwise shrink an estimate below physics. Absent: no floor.
+   */
+  readonly physicalFloor?: number;
   /** The GPU whose measurements fitted the runtime overhead and the correction. */
   readonly measuredGpu: string;
   readonly trainedOn: { readonly timmRuns: number; readonly syntheticRuns: number };
@@ -58,9 +64,10 @@ function dot(weights: readonly number[], vector: readonly number[]): number {
 /** The corrected estimate for a feature vector (REAL_MODEL_FEATURES order). */
 export function predictFromFeatures(vector: readonly number[], model: RealModelCoefficients = REAL_MODEL_COEFFICIENTS): RealModelPrediction {
   const terms = expandTerms(vector, model.terms);
-  const point = Math.exp(dot(model.point, terms));
-  const low = Math.exp(dot(model.low, terms));
-  const high = Math.exp(dot(model.high, terms));
+  const physical = model.physicalFloor === undefined ? 0 : model.physicalFloor * Math.exp(vector[model.features.indexOf('logPhysicalMiB')] ?? Number.NEGATIVE_INFINITY);
+  const point = Math.max(physical, Math.exp(dot(model.point, terms)));
+  const low = Math.max(physical, Math.exp(dot(model.low, terms)));
+  const high = Math.max(physical, Math.exp(dot(model.high, terms)));
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
 }
 
