@@ -11,6 +11,7 @@ import { shapeOf } from './interpreter/tensorOps';
 import { isBatchDim } from '../layers/tensorShape';
 import { findTrainingSetup } from './trainingSetup';
 import { findTrainingLoops } from './trainingLoops';
+import { modelSetups } from './modelSetup';
 import { statementGroups, type StatementGroup } from './statementGroups';
 import type { ProjectSource } from '../project/projectFiles';
 import { ProjectModules, projectUnchanged, type ParseModule } from './projectModules';
@@ -134,11 +135,13 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
   if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
+  const trainingLoops = findTrainingLoops(root);
+  const own = modelSetups(models, events, root, trainingLoops, argumentNodes);
   return {
-    models,
+    models: models.map((model) => (own.has(model) ? { ...model, setup: own.get(model)! } : model)),
     context: { imports, scope, budget },
     setup: findTrainingSetup(root, events, scope, argumentNodes, imports),
-    trainingLoops: findTrainingLoops(root),
+    trainingLoops,
     notes: shown,
     hasSyntaxErrors: root.hasError,
     ...(cache?.project || modules ? { projectFiles: filesRead(cache?.project?.consulted ?? modules!.consulted) } : {}),

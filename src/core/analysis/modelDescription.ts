@@ -32,6 +32,20 @@ export interface ModelDescription {
   readonly exampleInputs?: Sourced<readonly (readonly number[])[]>;
   /** How many arguments the training code passes to the model (`model(x, targets)`), when it calls it. */
   readonly invocationArity?: number;
+  /** The model's own set-up where the data flow settles it (modelSetup.ts), over the file's `TrainingSetup`. */
+  readonly setup?: ModelSetup;
+}
+
+/**
+ * What a model has of its own: the optimizer given its parameters, the loader its training loop
+ * iterates. A key present with an undefined value means "none of the file's is this model's".
+ */
+export interface ModelSetup {
+  readonly optimizer?: Sourced<OptimizerKind>;
+  readonly batchSize?: Sourced<number>;
+  readonly precision?: Sourced<Precision>;
+  /** Why the model has no optimizer though the file has some (they are given other models' parameters). */
+  readonly optimizerMissing?: string;
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';

@@ -30,7 +30,7 @@ const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resiz
 
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
-interface Found<T> {
+export interface Found<T> {
   value: T;
   node: SyntaxNode;
   origin: string;
@@ -85,12 +85,18 @@ function originNode(call: CallEvent, keyword: string, argumentNodes: ReadonlyMap
 }
 
 function dataLoaderBatchSize(events: readonly CallEvent[], argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+  return dataLoaderBatches(events, argumentNodes)[0];
+}
+
+/** Every DataLoader with a known batch size, in source order, with its call. */
+export function dataLoaderBatches(events: readonly CallEvent[], argumentNodes: ReadonlyMap<string, SyntaxNode>): (Found<number> & { call: CallEvent })[] {
+  const found: (Found<number> & { call: CallEvent })[] = [];
   for (const call of events) {
     if (!/(^|\.)DataLoader$/.test(call.qualified)) continue;
     const value = positiveInteger(call.kwargs.get('batch_size') ?? call.args[1]);
-    if (value) return { value, node: originNode(call, 'batch_size', argumentNodes), origin: 'DataLoader(batch_size=...)' };
+    if (value) found.push({ value, node: originNode(call, 'batch_size', argumentNodes), origin: 'DataLoader(batch_size=...)', call });
   }
-  return undefined;
+  return found;
 }
 
 /** `BATCH_SIZE = 128`, `args.batch_size` (an argparse default), `config.batch_size`. */
@@ -220,17 +226,23 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
 
 function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {
   for (const call of events) {
-    if (!call.qualified.startsWith('torch.optim.')) continue;
-    const name = call.qualified.slice('torch.optim.'.length);
-    if (name.includes('.') || !/^[A-Z]/.test(name)) continue;
-    let kind = OPTIMIZERS[name] ?? 'other';
-    if (kind === 'sgd') {
-      const momentum = call.kwargs.get('momentum') ?? call.args[2];
-      if (momentum !== undefined && momentum !== 0) kind = 'sgd-momentum';
-    }
-    return { value: kind, node: call.node, origin: `${simpleName(call.qualified)}(...)` };
+    const found = optimizerOf(call);
+    if (found) return found;
   }
   return undefined;
+}
+
+/** The optimizer a `torch.optim.*` construction makes, if the call is one. */
+export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
+  if (!call.qualified.startsWith('torch.optim.')) return undefined;
+  const name = call.qualified.slice('torch.optim.'.length);
+  if (name.includes('.') || !/^[A-Z]/.test(name)) return undefined;
+  let kind = OPTIMIZERS[name] ?? 'other';
+  if (kind === 'sgd') {
+    const momentum = call.kwargs.get('momentum') ?? call.args[2];
+    if (momentum !== undefined && momentum !== 0) kind = 'sgd-momentum';
+  }
+  return { value: kind, node: call.node, origin: `${simpleName(call.qualified)}(...)` };
 }
 
 function dtypeName(value: PyValue | undefined): string {

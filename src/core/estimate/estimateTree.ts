@@ -7,6 +7,7 @@ import { analyzeSource, type ProjectContext, type SyntaxCache } from '../analysi
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
+import { setupOf } from '../analysis/modelSetup';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { modelFamily, type ModelFamily } from '../estimators/family';
 import type { TrainingJob } from '../estimators/trainingJob';
@@ -75,7 +76,7 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
 }
 
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult, shown: (path: string) => string): ModelEstimate {
-  const { setup } = analysis;
+  const setup = setupOf(analysis.setup, model);
   const { table, inputShape, notes } = layers;
   const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
 
@@ -84,7 +85,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const precision: Precision = setup.precision?.value ?? 'fp32';
   const warn = (message: string) => modelNotes.push({ severity: 'warning', message });
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
-  if (!setup.optimizer) warn('No torch.optim optimizer found; Adam is assumed.');
+  if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
   const family = modelFamily(table);

@@ -6,6 +6,7 @@ import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
@@ -39,6 +40,10 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
       const spread = interp.evaluate(argument.namedChildren[0]!, scope);
       if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
     } else args.push(interp.evaluate(argument, scope));
+  }
+  // An optimizer remembers whose parameters it was given: each model gets its own (modelSetup.ts).
+  if (kindOf(callee) === 'external' && (callee as ExternalValue).self === undefined && isOptimizerClass((callee as ExternalValue).name)) {
+    return callExternal(interp, callee as ExternalValue, args, kwargs, node, parameterOwners(interp, argumentList, args, kwargs, scope));
   }
   return callValue(interp, callee, args, kwargs, node);
 }
@@ -195,10 +200,10 @@ export function runForward(interp: Evaluator, module: ModuleObject, args: PyValu
   return callFunction(interp, { ...(forward as FunctionValue), self: { kind: 'module', module } }, args, kwargs, node);
 }
 
-function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, parameterOwners?: readonly ModuleObject[]): PyValue {
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
-  interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs });
+  interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];
   if (container) return buildContainer(interp, container, name.slice('torch.nn.'.length), args, node);

@@ -28,6 +28,8 @@ export interface CallEvent {
   readonly node: SyntaxNode;
   readonly args: readonly PyValue[];
   readonly kwargs: ReadonlyMap<string, PyValue>;
+  /** For an optimizer: the modules whose `.parameters()` it was given (parameterOwners.ts), when any are known. */
+  readonly parameterOwners?: readonly ModuleObject[];
 }
 
 export interface InterpreterHooks {

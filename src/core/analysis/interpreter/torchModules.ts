@@ -4,6 +4,7 @@ import { layerSpec } from '../../layers/layerSpecs';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';
+import { parametersOf } from './parameterOwners';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type DictValue, type ParameterValue, type PyList, type PyValue } from './pyValues';
 
 export const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
@@ -176,7 +177,8 @@ export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyVa
   if (module.kind === 'dict' && method === 'items') return [...module.children].map(([k, m]) => tuple([k, { kind: 'module', module: m }]));
   if (module.kind === 'dict' && (method === 'values' || method === 'keys')) return [...module.children].map(([k, m]) => (method === 'keys' ? k : { kind: 'module', module: m }));
   if (method === 'forward' && interp.forwardMode) return interp.callModule(module, args, kwargs, node);
-  if (method === 'parameters' || method === 'named_parameters' || method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
+  if (method === 'parameters' || method === 'named_parameters') return parametersOf(module, node.text, method);
+  if (method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
   return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
 }
 

@@ -1,0 +1,74 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { estimate, REPO_ROOT } from '../../fixtures';
+
+const framework = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', name), 'utf8');
+const assumption = (model: ModelEstimate, name: string) => {
+  const found = model.assumptions.find((a) => a.name === name);
+  return found && `${found.value} (${found.origin}, line ${found.line})`;
+};
+const byName = (models: readonly ModelEstimate[], name: string) => {
+  const model = models.find((m) => m.name === name);
+  assert.ok(model, `no model ${name} among ${models.map((m) => m.name).join(', ')}`);
+  return model;
+};
+
+describe('each model its own training set-up (modelSetup.ts)', () => {
+  it('gives each model of a GAN the optimizer built from its parameters, not the file\'s first', async () => {
+    const { models } = await estimate(framework('gan_separate_optimizers.py'));
+    assert.equal(assumption(byName(models, 'netD'), 'optimizer'), 'sgd (SGD(...), line 63)');
+    assert.equal(assumption(byName(models, 'netG'), 'optimizer'), 'adam (Adam(...), line 64)');
+  });
+
+  it('follows itertools.chain(a.parameters(), b.parameters()) and the loader each training loop iterates', async () => {
+    const { models } = await estimate(framework('pretrain_then_probe.py'));
+    const probe = byName(models, 'probe');
+    assert.equal(assumption(probe, 'optimizer'), 'sgd-momentum (SGD(...), line 43)');
+    assert.equal(assumption(probe, 'batchSize'), '64 (DataLoader(batch_size=...), line 50)');
+    for (const name of ['encoder', 'decoder']) {
+      const model = byName(models, name);
+      assert.equal(assumption(model, 'optimizer'), 'adamw (AdamW(...), line 47)', name);
+      assert.equal(assumption(model, 'batchSize'), '512 (DataLoader(batch_size=...), line 52)', name);
+      assert.equal(model.batchSize, 512);
+    }
+  });
+
+  it('follows parameter groups built beforehand, and takes the training loader over the validation loader defined first', async () => {
+    const { models } = await estimate(framework('finetune_param_groups.py'));
+    const model = byName(models, 'model');
+    assert.equal(assumption(model, 'optimizer'), 'sgd-momentum (SGD(...), line 50)');
+    // The --batch-size option (line 36) feeds train_loader, which the loop around backward() iterates; val_loader (line 37) comes first in the file.
+    assert.equal(assumption(model, 'batchSize'), '48 (DataLoader(batch_size=...), line 36)');
+    // The EMA copy is given to no optimizer: it says so rather than borrowing the model's SGD.
+    const ema = byName(models, 'ema');
+    assert.equal(ema.optimizer, 'adam');
+    assert.ok(ema.notes.some((note) => note.message.startsWith("No optimizer is given ema's parameters (SGD(...) on line 50 trains other models)")), JSON.stringify(ema.notes));
+  });
+
+  it('keeps the file\'s optimizer for a model when the optimizer\'s parameters cannot be followed', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn as nn',
+      'model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 2))',
+      'params = get_params(model)',
+      'opt = torch.optim.RMSprop(params, lr=1e-3)',
+      'x = torch.randn(16, 32)',
+      'for step in range(10):',
+      '    opt.zero_grad()',
+      '    model(x).sum().backward()',
+      '    opt.step()',
+    ].join('\n');
+    const { models } = await estimate(source);
+    assert.equal(assumption(models[0]!, 'optimizer'), 'rmsprop (RMSprop(...), line 5)');
+  });
+
+  it('reads half-typed optimizer calls without throwing', async () => {
+    for (const text of ['opt = torch.optim.Adam(model.parameters(', 'opt = torch.optim.Adam(model.', 'opt = torch.optim.SGD([{"params": model.parameters(), ', 'opt = torch.optim.SGD(itertools.chain(model.parameters(), ))']) {
+      const source = ['import torch', 'import torch.nn as nn', 'model = nn.Linear(8, 2)', text].join('\n');
+      const result = await estimate(source);
+      assert.equal(result.models.length, 1, text);
+    }
+  });
+});
