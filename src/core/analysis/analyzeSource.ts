@@ -16,6 +16,7 @@ import { statementGroups, type StatementGroup } from './statementGroups';
 import type { ProjectSource } from '../project/projectFiles';
 import { ProjectModules, projectUnchanged, type ParseModule } from './projectModules';
 import type { InterpreterPlace } from './interpreter/evaluator';
+import { classAttribute } from './interpreter/classes';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
 const DISCOVERY_STEPS = 200_000;
@@ -256,8 +257,24 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     found.unbuilt.push({ model, order: order(2, index, sequence++) });
   }
   keepNotes(before);
+  // A LightningModule makes its optimizers in configure_optimizers(), which Lightning calls: so does discovery, on each one built.
+  phase = 3;
+  const lightningBefore = noteCount();
+  for (const module of lightningModules([...found.candidates.map(({ module }) => module), ...found.unbuilt.map(({ model }) => model.root)])) {
+    const configure = module.classValue && classAttribute(module.classValue, 'configure_optimizers');
+    if (kindOf(configure) !== 'function') continue;
+    discover(() => interpreter.callValue({ ...(configure as FunctionValue), self: { kind: 'module', module } }, [], new Map(), (configure as FunctionValue).node));
+  }
+  keepNotes(lightningBefore);
   for (const note of project?.modules.notes.slice(projectNotesBefore) ?? []) found.notes.push({ note, order: order(0, 0, 0) });
   return { ...found, complete };
+}
+
+/** Each LightningModule among the modules built, once. */
+function lightningModules(modules: readonly ModuleObject[]): ModuleObject[] {
+  const seen = new Map<number, ModuleObject>();
+  for (const module of modules) if (module.classValue?.lightning && !seen.has(module.id)) seen.set(module.id, module);
+  return [...seen.values()];
 }
 
 /** Sample shapes of example tensors, `torch.randn(B, ...)`: the first dimension is the batch. */

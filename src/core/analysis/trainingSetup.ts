@@ -1,4 +1,5 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
+import { frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision } from './frameworkSetup';
 import type { ImportTable } from './imports';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -44,7 +45,7 @@ const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf(
  * script makes (recorded while it was followed) and its module-level names.
  */
 export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable): TrainingSetup {
-  const batchSize = dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
+  const batchSize = frameworkBatchSize(events, (call, keyword) => originNode(call, keyword, argumentNodes)) ?? dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
   const tensors = exampleTensors(events, batchSize?.value);
   const inputs = [...tensors, ...datasetShapes(events)];
   if (!batchSize && tensors[0]) {
@@ -64,9 +65,9 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
       imageSize: sourced(transformSize(events)),
-      optimizer: sourced(optimizer(events)),
-      precision: sourced(precision(root, events)),
-      gradientCheckpointing: sourced(checkpointing(root, imports)),
+      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events)),
+      precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
+      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
     };
   }

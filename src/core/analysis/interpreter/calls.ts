@@ -6,6 +6,7 @@ import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
@@ -225,6 +226,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
   if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
   if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+  const framework = frameworkObject(name, kwargs);
+  if (framework) return framework;
   const catalog = catalogCall(name, args, kwargs);
   if (catalog) return catalogValue(interp, catalog, node);
   return callTensorFunction(interp, name, args, kwargs, node);
@@ -234,6 +237,7 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (isList(self)) return listMethod(self, method, args, node);
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
   const module = asModule(self);
   if (module) return moduleMethod(interp, module, self, method, args, kwargs, node);

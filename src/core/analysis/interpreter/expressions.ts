@@ -4,6 +4,7 @@ import { call } from './calls';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
+import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
@@ -213,7 +214,7 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
   if (kind === "module") return moduleAttribute((object as ModuleValue).module, name, object);
   if (kind === 'instance') {
     const instance = object as InstanceValue;
-    if (instance.argparse) return { kind: 'external', name: `argparse.${name}`, self: object };
+    if (instance.argparse || isFrameworkObject(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);

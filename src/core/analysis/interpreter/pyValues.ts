@@ -87,6 +87,8 @@ export interface ClassValue {
   /** Derives from torch.nn.Module (directly or through another class of this file). */
   readonly isModule: boolean;
   readonly isDataclass: boolean;
+  /** Derives from Lightning's LightningModule: its configure_optimizers() makes its optimizers. */
+  readonly lightning?: boolean;
   /** For subclasses of nn.Sequential, nn.ModuleList or nn.ModuleDict: which one. */
   readonly container?: 'sequential' | 'list' | 'dict';
   /** Names declared in the class body with annotations, in order (dataclass fields). */

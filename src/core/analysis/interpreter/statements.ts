@@ -241,10 +241,13 @@ function defineFunction(node: SyntaxNode, scope: Scope, classValue?: ClassValue)
   return fn;
 }
 
+const LIGHTNING_MODULE = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.core(\.module)?)?\.LightningModule$/;
+
 function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorators: readonly SyntaxNode[]): ClassValue {
   const name = node.childForFieldName('name')?.text ?? '<class>';
   const bases: ClassValue[] = [];
   let isModule = false;
+  let lightning = false;
   let container: ClassValue['container'];
   for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
     if (base.type === 'keyword_argument') continue;
@@ -252,10 +255,13 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
     if (kindOf(value) === 'class') {
       bases.push(value as ClassValue);
       isModule ||= (value as ClassValue).isModule;
+      lightning ||= (value as ClassValue).lightning === true;
       container ??= (value as ClassValue).container;
     } else if (kindOf(value) === 'external') {
       const name = (value as ExternalValue).name;
       if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
+      // A LightningModule is an nn.Module whose training step, optimizers and loaders are its methods (lightningModules.ts).
+      if (LIGHTNING_MODULE.test(name)) isModule = lightning = true;
       if (CONTAINERS[name]) {
         isModule = true;
         container ??= CONTAINERS[name];
@@ -265,7 +271,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(interp.place?.imported ? { file: interp.place.file } : {}) };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;

@@ -1,0 +1,90 @@
+import type { SyntaxNode } from '../parsing/syntax';
+import type { CallEvent } from './interpreter/interpreter';
+import type { PyValue } from './interpreter/pyValues';
+import type { OptimizerKind, Precision } from './modelDescription';
+import type { Found } from './trainingSetup';
+
+/**
+ * The training set-up the frameworks take as arguments: Lightning's `Trainer(precision=...)` and
+ * `Fabric(precision=...)`, Hugging Face's `TrainingArguments(per_device_train_batch_size=...,
+ * fp16=True, gradient_checkpointing=True, optim=...)` (and TRL's configs, which extend it), and
+ * accelerate's `Accelerator(mixed_precision=...)`. Each value points at the argument it was read
+ * from (or the call, for a framework default).
+ */
+
+const LIGHTNING = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?|\.fabric)?\.(Trainer|Fabric)$/;
+const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
+const ACCELERATOR = /^accelerate(\.accelerator)?\.Accelerator$/;
+/** transformers' `per_device_train_batch_size` default. */
+const HF_DEFAULT_BATCH = 8;
+
+const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
+
+/** The keyword argument `name` of a call, as written (for its line), else the call. */
+function argumentNode(call: CallEvent, name: string): SyntaxNode {
+  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
+  return argument ?? call.node;
+}
+
+/** `precision=` of Lightning: "16-mixed", "bf16-mixed", 16, "16-true", "bf16-true", 32, "32-true", "64"... */
+function lightningPrecision(value: PyValue | undefined): Precision | undefined {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : undefined;
+  if (text === undefined) return undefined;
+  if (/^(16|16-mixed)$/.test(text)) return 'fp16-mixed';
+  if (/^(bf16|bf16-mixed)$/.test(text)) return 'bf16-mixed';
+  if (text === '16-true') return 'fp16';
+  if (text === 'bf16-true') return 'bf16';
+  if (/^(32|32-true)$/.test(text)) return 'fp32';
+  return undefined;
+}
+
+export function frameworkPrecision(events: readonly CallEvent[]): Found<Precision> | undefined {
+  for (const call of events) {
+    const name = simpleName(call.qualified);
+    if (LIGHTNING.test(call.qualified)) {
+      const value = lightningPrecision(call.kwargs.get('precision'));
+      if (value) return { value, node: argumentNode(call, 'precision'), origin: `${name}(precision=${JSON.stringify(call.kwargs.get('precision'))})` };
+    } else if (HF_ARGUMENTS.test(call.qualified)) {
+      if (call.kwargs.get('bf16') === true) return { value: 'bf16-mixed', node: argumentNode(call, 'bf16'), origin: `${name}(bf16=True)` };
+      if (call.kwargs.get('fp16') === true) return { value: 'fp16-mixed', node: argumentNode(call, 'fp16'), origin: `${name}(fp16=True)` };
+    } else if (ACCELERATOR.test(call.qualified)) {
+      const mixed = call.kwargs.get('mixed_precision');
+      if (mixed === 'fp16' || mixed === 'bf16') return { value: mixed === 'fp16' ? 'fp16-mixed' : 'bf16-mixed', node: argumentNode(call, 'mixed_precision'), origin: `Accelerator(mixed_precision="${mixed}")` };
+    }
+  }
+  return undefined;
+}
+
+/** `TrainingArguments(per_device_train_batch_size=...)`, or its default of 8 when the script builds TrainingArguments without it. */
+export function frameworkBatchSize(events: readonly CallEvent[], origin: (call: CallEvent, keyword: string) => SyntaxNode): Found<number> | undefined {
+  for (const call of events) {
+    if (!HF_ARGUMENTS.test(call.qualified)) continue;
+    const name = simpleName(call.qualified);
+    const value = call.kwargs.get('per_device_train_batch_size');
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return { value, node: origin(call, 'per_device_train_batch_size'), origin: `${name}(per_device_train_batch_size=...)` };
+    if (value === undefined) return { value: HF_DEFAULT_BATCH, node: call.node, origin: `${name} default per_device_train_batch_size` };
+  }
+  return undefined;
+}
+
+/** `TrainingArguments(optim=...)`: the Trainer makes its own optimizer, AdamW unless told otherwise. */
+export function frameworkOptimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {
+  for (const call of events) {
+    if (!HF_ARGUMENTS.test(call.qualified)) continue;
+    const name = simpleName(call.qualified);
+    const optim = call.kwargs.get('optim');
+    if (optim === undefined) return { value: 'adamw', node: call.node, origin: `${name} default optim (adamw_torch)` };
+    if (typeof optim !== 'string') continue;
+    const kind: OptimizerKind = /^(adamw_(torch|hf|apex_fused|torch_fused|torch_xla)|adamw)$/.test(optim) ? 'adamw' : optim === 'sgd' ? 'sgd' : optim === 'adagrad' ? 'adagrad' : optim === 'rmsprop' ? 'rmsprop' : 'other';
+    return { value: kind, node: argumentNode(call, 'optim'), origin: `${name}(optim="${optim}")` };
+  }
+  return undefined;
+}
+
+/** `TrainingArguments(gradient_checkpointing=True)`. */
+export function frameworkCheckpointing(events: readonly CallEvent[]): Found<boolean> | undefined {
+  for (const call of events) {
+    if (HF_ARGUMENTS.test(call.qualified) && call.kwargs.get('gradient_checkpointing') === true) return { value: true, node: argumentNode(call, 'gradient_checkpointing'), origin: `${simpleName(call.qualified)}(gradient_checkpointing=True)` };
+  }
+  return undefined;
+}

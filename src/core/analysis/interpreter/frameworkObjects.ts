@@ -1,0 +1,44 @@
+// The training frameworks' objects that hand the script's own values back: Lightning's Trainer and Fabric, accelerate's Accelerator.
+import { classAttribute } from './classes';
+import { asModule, kindOf, tuple, type FunctionValue, type InstanceValue, type PyValue } from './pyValues';
+
+const LIGHTNING = '(lightning|pytorch_lightning|lightning\\.pytorch)';
+const OBJECTS: readonly { pattern: RegExp; className: string }[] = [
+  { pattern: new RegExp(`^${LIGHTNING}(\\.trainer(\\.trainer)?)?\\.Trainer$`), className: 'lightning.Trainer' },
+  { pattern: /^lightning(\.fabric)?\.Fabric$/, className: 'lightning.Fabric' },
+  { pattern: /^accelerate(\.accelerator)?\.Accelerator$/, className: 'accelerate.Accelerator' },
+];
+const CLASS_NAMES = new Set(OBJECTS.map(({ className }) => className));
+
+/** `L.Trainer(...)`, `Fabric(...)`, `Accelerator(...)`: an object remembering its arguments (the set-up reads them from the call itself). */
+export function frameworkObject(qualified: string, kwargs: ReadonlyMap<string, PyValue>): InstanceValue | undefined {
+  const found = OBJECTS.find(({ pattern }) => pattern.test(qualified));
+  return found && { kind: 'instance', className: found.className, attrs: new Map(kwargs) };
+}
+
+export function isFrameworkObject(value: PyValue): boolean {
+  return kindOf(value) === 'instance' && CLASS_NAMES.has((value as InstanceValue).className);
+}
+
+/**
+ * What the script's code sees of the framework: `accelerator.prepare(model, optimizer, loader)`
+ * and `fabric.setup(model, optimizer)` give back what they were given (the same model, so it is
+ * one model under both names); `trainer.fit(model, datamodule)` runs the data module's (or the
+ * model's) `train_dataloader()`, so its `DataLoader(batch_size=...)` is seen with the values the
+ * script gave. `run` calls a method of the script with its receiver.
+ */
+export function frameworkMethod(self: InstanceValue, method: string, args: PyValue[], kwargs: ReadonlyMap<string, PyValue>, run: (fn: FunctionValue, receiver: PyValue) => void): PyValue {
+  if (method === 'prepare' || method === 'setup' || method === 'setup_dataloaders') return args.length === 1 ? args[0]! : tuple(args);
+  if (self.className === 'lightning.Trainer' && method === 'fit') {
+    const model = kwargs.get('model') ?? args[0];
+    const data = kwargs.get('datamodule') ?? kwargs.get('train_dataloaders') ?? args[1];
+    for (const holder of [data, model]) {
+      const classValue = asModule(holder)?.classValue ?? (kindOf(holder) === 'instance' ? (holder as InstanceValue).classValue : undefined);
+      const loaders = classValue && classAttribute(classValue, 'train_dataloader');
+      if (kindOf(loaders) !== 'function') continue;
+      run(loaders as FunctionValue, holder!);
+      break;
+    }
+  }
+  return null;
+}

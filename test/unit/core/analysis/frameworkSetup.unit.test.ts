@@ -1,0 +1,113 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { estimate, REPO_ROOT } from '../../fixtures';
+
+const framework = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', name), 'utf8');
+const assumption = (model: ModelEstimate, name: string) => {
+  const found = model.assumptions.find((a) => a.name === name);
+  return found && `${found.value} (${found.origin}, line ${found.line})`;
+};
+
+/** A small LightningModule classifier trained by `pl.Trainer(<trainer>)`. */
+const lightningScript = (trainer: string) =>
+  [
+    'import pytorch_lightning as pl',
+    'import torch',
+    'import torch.nn as nn',
+    'from torch.utils.data import DataLoader, TensorDataset',
+    '',
+    'class LitMLP(pl.LightningModule):',
+    '    def __init__(self, hidden=256):',
+    '        super().__init__()',
+    '        self.net = nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, 10))',
+    '',
+    '    def forward(self, x):',
+    '        return self.net(x)',
+    '',
+    '    def training_step(self, batch, batch_idx):',
+    '        x, y = batch',
+    '        loss = nn.functional.cross_entropy(self(x), y)',
+    '        self.log("train_loss", loss)',
+    '        return loss',
+    '',
+    '    def configure_optimizers(self):',
+    '        return torch.optim.AdamW(self.parameters(), lr=1e-3)',
+    '',
+    'loader = DataLoader(TensorDataset(torch.randn(512, 64), torch.randint(0, 10, (512,))), batch_size=32)',
+    'model = LitMLP()',
+    `trainer = pl.Trainer(${trainer})`,
+    'trainer.fit(model, loader)',
+  ].join('\n');
+
+describe('what the analysis reads of the training frameworks (frameworkSetup.ts)', () => {
+  it('reads a LightningModule holding a generator and a discriminator as one model, with the optimizers configure_optimizers makes and the Trainer\'s precision', async () => {
+    const { models } = await estimate(framework('lightning_gan.py'));
+    assert.deepEqual(
+      models.map((m) => m.name),
+      ['model'],
+    );
+    const [model] = models as [ModelEstimate];
+    // Generator 1,496,592 + discriminator 533,505 parameters.
+    assert.equal(model.params, 1_496_592 + 533_505);
+    assert.equal(assumption(model, 'optimizer'), 'adam (Adam(...), line 95)');
+    assert.equal(assumption(model, 'precision'), 'fp16-mixed (Trainer(precision="16-mixed"), line 103)');
+    // trainer.fit(model, dm) runs the data module's train_dataloader(): batch_size=self.batch_size, 64 as the script builds it.
+    assert.equal(assumption(model, 'batchSize'), '64 (DataLoader(batch_size=...), line 60)');
+    assert.ok(!model.notes.some((note) => /optimizer/i.test(note.message)), JSON.stringify(model.notes));
+  });
+
+  it('reads Lightning\'s precision values', async () => {
+    const cases: [string, string][] = [
+      ['precision=16', 'fp16-mixed'],
+      ['precision="bf16-mixed"', 'bf16-mixed'],
+      ['precision="bf16-true"', 'bf16'],
+      ['precision="16-true"', 'fp16'],
+      ['precision="32-true"', 'fp32'],
+    ];
+    for (const [argument, expected] of cases) {
+      const { models } = await estimate(lightningScript(`max_epochs=5, ${argument}, accumulate_grad_batches=4`));
+      assert.equal(models.length, 1, argument);
+      assert.equal(models[0]!.precision, expected, argument);
+      assert.equal(assumption(models[0]!, 'optimizer'), 'adamw (AdamW(...), line 21)', argument);
+      assert.equal(assumption(models[0]!, 'batchSize'), '32 (DataLoader(batch_size=...), line 23)', argument);
+    }
+  });
+
+  it('reads TrainingArguments: batch per device, bf16, gradient checkpointing and optim', async () => {
+    const { models } = await estimate(framework('hf_trainer_bf16.py'));
+    const [model] = models as [ModelEstimate];
+    assert.equal(assumption(model, 'batchSize'), '16 (TrainingArguments(per_device_train_batch_size=...), line 28)');
+    assert.equal(assumption(model, 'precision'), 'bf16-mixed (TrainingArguments(bf16=True), line 33)');
+    assert.equal(assumption(model, 'gradientCheckpointing'), 'on (TrainingArguments(gradient_checkpointing=True), line 34)');
+    assert.equal(assumption(model, 'optimizer'), 'other (TrainingArguments(optim="adafactor"), line 35)');
+  });
+
+  it('takes the Trainer\'s defaults when TrainingArguments leaves them out: 8 per device, AdamW', async () => {
+    const source = framework('hf_trainer_bf16.py')
+      .replace('    per_device_train_batch_size=16,\n', '')
+      .replace('    optim="adafactor",\n', '')
+      .replace('    bf16=True,\n', '');
+    const [model] = (await estimate(source)).models as [ModelEstimate];
+    assert.equal(assumption(model, 'batchSize'), '8 (TrainingArguments default per_device_train_batch_size, line 25)');
+    assert.equal(assumption(model, 'optimizer'), 'adamw (TrainingArguments default optim (adamw_torch), line 25)');
+    assert.equal(model.precision, 'fp32');
+  });
+
+  it('reads Accelerator(mixed_precision=...) and keeps the model through accelerator.prepare(...)', async () => {
+    const { models } = await estimate(framework('accelerate_mixed_precision.py'));
+    assert.equal(models.length, 1);
+    const [model] = models as [ModelEstimate];
+    assert.equal(assumption(model, 'precision'), 'fp16-mixed (Accelerator(mixed_precision="fp16"), line 37)');
+    assert.equal(assumption(model, 'optimizer'), 'sgd-momentum (SGD(...), line 41)');
+    assert.equal(assumption(model, 'batchSize'), '256 (DataLoader(batch_size=...), line 39)');
+  });
+
+  it('reads half-typed framework calls without throwing', async () => {
+    for (const tail of ['trainer = pl.Trainer(precision=', 'trainer = pl.Trainer(precision="16-mixed").fit(', 'trainer = pl.Trainer(**cfg).fit(model, datamodule=)']) {
+      const source = lightningScript('').replace('trainer = pl.Trainer()\ntrainer.fit(model, loader)', tail);
+      assert.equal((await estimate(source)).models.length, 1, tail);
+    }
+  });
+});
