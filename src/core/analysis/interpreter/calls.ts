@@ -12,7 +12,7 @@ import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 
-const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script)$|DistributedDataParallel$/;
+const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script|nn\.SyncBatchNorm\.convert_sync_batchnorm|distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
 
 export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {

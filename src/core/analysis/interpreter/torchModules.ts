@@ -46,6 +46,8 @@ export function moduleAttribute(module: ModuleObject, name: string, self: PyValu
   if (module.parameters.has(name)) return module.parameters.get(name)!;
   if (module.attrs.has(name)) return module.attrs.get(name)!;
   if (name === 'training') return true;
+  // DDP, DataParallel, FSDP and torch.compile give back the model they wrap (calls.ts), so the wrapped model is the model itself.
+  if (name === 'module' || name === '_orig_mod') return self;
   if (module.classValue) {
     const found = classAttribute(module.classValue, name);
     if (found !== undefined) return bindMethod(found, self);

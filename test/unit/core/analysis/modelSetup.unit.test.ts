@@ -47,6 +47,44 @@ describe('each model its own training set-up (modelSetup.ts)', () => {
     assert.ok(ema.notes.some((note) => note.message.startsWith("No optimizer is given ema's parameters (SGD(...) on line 50 trains other models)")), JSON.stringify(ema.notes));
   });
 
+  it('sees through DDP, SyncBatchNorm conversion and .module: the student is one model with its SGD, the frozen teacher is given none', async () => {
+    const { models } = await estimate(framework('ddp_distillation.py'));
+    assert.deepEqual(
+      models.map((m) => m.name),
+      ['teacher', 'student'],
+    );
+    assert.equal(assumption(byName(models, 'student'), 'optimizer'), 'sgd-momentum (SGD(...), line 37)');
+    const teacher = byName(models, 'teacher');
+    assert.ok(teacher.notes.some((note) => note.message.startsWith("No optimizer is given teacher's parameters")), JSON.stringify(teacher.notes));
+  });
+
+  it('sees through FSDP and torch.compile (one model each), following the optimizer through the wrapper', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn as nn',
+      'from torch.distributed.fsdp import FullyShardedDataParallel as FSDP',
+      'encoder = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256))',
+      'head = nn.Linear(256, 8)',
+      'sharded = FSDP(encoder)',
+      'fast = torch.compile(sharded)',
+      'head_opt = torch.optim.SGD(head.parameters(), lr=0.1)',
+      'opt = torch.optim.AdamW(fast._orig_mod.parameters(), lr=1e-4)',
+      'x = torch.randn(32, 256)',
+      'for step in range(100):',
+      '    loss = head(fast(x)).logsumexp(-1).mean()',
+      '    loss.backward()',
+      '    opt.step()',
+      '    head_opt.step()',
+    ].join('\n');
+    const { models } = await estimate(source);
+    assert.deepEqual(
+      models.map((m) => m.name),
+      ['encoder', 'head'],
+    );
+    assert.equal(assumption(byName(models, 'encoder'), 'optimizer'), 'adamw (AdamW(...), line 9)');
+    assert.equal(assumption(byName(models, 'head'), 'optimizer'), 'sgd (SGD(...), line 8)');
+  });
+
   it('keeps the file\'s optimizer for a model when the optimizer\'s parameters cannot be followed', async () => {
     const source = [
       'import torch',
