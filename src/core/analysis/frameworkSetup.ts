@@ -1,8 +1,7 @@
 import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
-import type { OptimizerKind, Precision } from './modelDescription';
-import type { Found } from './trainingSetup';
+import type { Found, OptimizerKind, Precision } from './modelDescription';
 
 /**
  * The training set-up the frameworks take as arguments: Lightning's `Trainer(precision=...)` and

@@ -16,6 +16,13 @@ export interface Sourced<T> {
   readonly origin: string;
 }
 
+/** A value while it is being read: the node it came from, turned into a `Sourced` range when kept. */
+export interface Found<T> {
+  value: T;
+  node: SyntaxNode;
+  origin: string;
+}
+
 export type ModelKind = 'sequential' | 'module' | 'layer' | 'catalog';
 
 export interface ModelDescription {

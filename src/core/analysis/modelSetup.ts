@@ -1,9 +1,9 @@
 import { rangeOf, type SourceRange, type SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/pyValues';
-import type { ModelDescription, ModelSetup, OptimizerKind, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
+import type { Found, ModelDescription, ModelSetup, OptimizerKind, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
 import { loopsOf } from './trainingLoops';
-import { dataLoaderBatches, optimizerOf, type Found } from './trainingSetup';
+import { dataLoaderBatches, optimizerOf } from './trainingSetup';
 
 /**
  * Each model's own training set-up, by following the data flow rather than taking the file's

@@ -4,7 +4,7 @@ import type { ImportTable } from './imports';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
-import type { OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
+import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
 
 const BATCH_SIZE_NAMES = /^(batch_size|batchsize|bs|train_batch_size|per_device_train_batch_size|micro_batch_size)$/i;
 const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
@@ -31,11 +31,6 @@ const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resiz
 
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
-export interface Found<T> {
-  value: T;
-  node: SyntaxNode;
-  origin: string;
-}
 
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
