@@ -321,6 +321,21 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
   const seen = new Set<number>();
   const inside = new Set<number>();
   for (const { module } of candidates) for (const [, child] of module.namedModules()) inside.add(child.id);
+  // A model whose parts another model was built from (`nn.Sequential(*list(backbone.children())[:-1])`) is that model's donor, not a model.
+  const donors = new Set<number>();
+  const built = new Map<number, number>();
+  candidates.forEach(({ module }, i) => built.set(module.id, built.get(module.id) ?? i));
+  for (const { module } of candidates) {
+    const parts = [...module.children.values()];
+    if (parts.length < 2) continue;
+    // Only a model built later can be made of this one's parts.
+    const reused = candidates.find(({ module: other }) => {
+      if (built.get(other.id)! <= built.get(module.id)! || other.namedModules().some(([, m]) => m === module)) return false;
+      const held = new Set(other.children.values());
+      return parts.filter((part) => held.has(part)).length * 2 > parts.length;
+    });
+    if (reused) donors.add(module.id);
+  }
   const models: ModelDescription[] = [];
   // A model built in a loop is one model: the first object built at each place counts.
   const places = new Set<string>();
@@ -328,7 +343,7 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
     const place = `${name}@${node.startIndex}`;
     // A part of a standard architecture (`head = model.fc`) belongs to that model.
     if (module.catalog && module.catalog.path !== '') continue;
-    if (seen.has(module.id) || places.has(place) || inside.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;
+    if (seen.has(module.id) || places.has(place) || inside.has(module.id) || donors.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;
     seen.add(module.id);
     places.add(place);
     models.push({ name, kind: kindOfModel(module), range: rangeOf(node), root: module, node });

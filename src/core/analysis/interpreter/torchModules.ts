@@ -180,7 +180,12 @@ export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyVa
   if (module.kind === 'dict' && (method === 'values' || method === 'keys')) return [...module.children].map(([k, m]) => (method === 'keys' ? k : { kind: 'module', module: m }));
   if (method === 'forward' && interp.forwardMode) return interp.callModule(module, args, kwargs, node);
   if (method === 'parameters' || method === 'named_parameters') return parametersOf(module, node.text, method);
-  if (method === 'modules' || method === 'children') return unresolved(node.text, `model.${method}()`);
+  // `nn.Sequential(*list(backbone.children())[:-1])`: the children in registration order, as PyTorch lists them.
+  if ((method === 'children' || method === 'named_children') && module.kind !== 'catalog') {
+    return [...module.children].map(([name, child]): PyValue => (method === 'children' ? { kind: 'module', module: child } : tuple([name, { kind: 'module', module: child }])));
+  }
+  if (method === 'children' || method === 'named_children') return unresolved(node.text, `the children of ${module.className} (a standard architecture) are not listed yet`);
+  if (method === 'modules') return unresolved(node.text, `model.${method}()`);
   return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
 }
 
