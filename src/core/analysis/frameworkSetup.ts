@@ -87,3 +87,34 @@ export function frameworkCheckpointing(events: readonly CallEvent[]): Found<bool
   }
   return undefined;
 }
+
+/** `Trainer(accumulate_grad_batches=4)`, `TrainingArguments(gradient_accumulation_steps=4)`, `Accelerator(gradient_accumulation_steps=4)`: steps per optimizer step (more than one). */
+export function frameworkAccumulation(events: readonly CallEvent[]): Found<number> | undefined {
+  for (const call of events) {
+    const keyword = LIGHTNING.test(call.qualified) ? 'accumulate_grad_batches' : HF_ARGUMENTS.test(call.qualified) || ACCELERATOR.test(call.qualified) ? 'gradient_accumulation_steps' : undefined;
+    if (keyword === undefined) continue;
+    const value = call.kwargs.get(keyword);
+    if (typeof value === 'number' && Number.isInteger(value) && value > 1) return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value})` };
+  }
+  return undefined;
+}
+
+/**
+ * `Trainer(strategy="fsdp")`, `"deepspeed_stage_3"`, `TrainingArguments(fsdp=..., deepspeed=...)`:
+ * strategies that shard parameters, gradients or optimizer state across GPUs. The estimate is of
+ * one unsharded replica, so it says so.
+ */
+export function shardingStrategy(events: readonly CallEvent[]): Found<string> | undefined {
+  for (const call of events) {
+    if (LIGHTNING.test(call.qualified)) {
+      const strategy = call.kwargs.get('strategy');
+      if (typeof strategy === 'string' && /fsdp|deepspeed/i.test(strategy)) return { value: strategy, node: argumentNode(call, 'strategy'), origin: `${simpleName(call.qualified)}(strategy="${strategy}")` };
+    } else if (HF_ARGUMENTS.test(call.qualified)) {
+      for (const keyword of ['fsdp', 'deepspeed']) {
+        const value = call.kwargs.get(keyword);
+        if (value !== undefined && value !== null && value !== false && value !== '') return { value: keyword, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=...)` };
+      }
+    }
+  }
+  return undefined;
+}

@@ -74,6 +74,10 @@ export interface TrainingSetup {
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;
   readonly compiled?: Sourced<boolean>;
+  /** Micro-batches per optimizer step, when more than one (frameworkSetup.ts); one step's memory is that of one micro-batch. */
+  readonly gradientAccumulation?: Sourced<number>;
+  /** A strategy that shards the model across GPUs (FSDP, DeepSpeed), which the estimate (one unsharded replica) does not model. */
+  readonly sharding?: Sourced<string>;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

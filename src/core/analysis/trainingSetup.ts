@@ -1,5 +1,5 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
-import { frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision } from './frameworkSetup';
+import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -64,6 +64,8 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
+      gradientAccumulation: sourced(frameworkAccumulation(events)),
+      sharding: sourced(shardingStrategy(events)),
     };
   }
 }
@@ -129,7 +131,8 @@ function assignmentNode(root: SyntaxNode, name: string): SyntaxNode | undefined 
     const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
     if (assignment?.type === 'assignment' && assignment.childForFieldName('left')?.text === name) return assignment;
   }
-  return undefined;
+  // Bound inside a block (`if __name__ == "__main__":`, `def main():`): the first such assignment.
+  return root.descendantsOfType('assignment').find((assignment) => assignment.childForFieldName('left')?.text === name);
 }
 
 interface ExampleTensor extends Found<number[]> {

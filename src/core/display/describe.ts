@@ -27,7 +27,7 @@ export function describeAssumption(assumption: Assumption): string {
 
 /** `batch size 64`: the assumption without where it came from. */
 export function describeAssumptionValue(assumption: Assumption): string {
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile' }[assumption.name];
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation' }[assumption.name];
   return `${label} ${assumption.value}`;
 }
 

@@ -87,6 +87,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
   if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
+  if (setup.sharding) warn(`${setup.sharding.origin} on line ${setup.sharding.range.startLine + 1} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`);
 
   const family = modelFamily(table);
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision }, family, options.gpu);
@@ -172,6 +173,8 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
   if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
+  // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
+  if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
   return list;
 }
 

@@ -54,7 +54,7 @@ export interface EnsembleRun {
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
 export interface Assumption {
-  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled';
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation';
   readonly value: string;
   readonly origin: string;
   readonly line: number | null;

@@ -58,6 +58,12 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     assert.ok(!model.notes.some((note) => /optimizer/i.test(note.message)), JSON.stringify(model.notes));
   });
 
+  it('points a data module\'s batch size at the line that builds the data module when trainer.fit is not in the file', async () => {
+    const source = framework('lightning_gan.py').replace('    trainer.fit(model, dm)\n', '');
+    const [model] = (await estimate(source)).models as [ModelEstimate];
+    assert.equal(assumption(model, 'batchSize'), '64 (dm.batch_size, line 101)');
+  });
+
   it('reads Lightning\'s precision values', async () => {
     const cases: [string, string][] = [
       ['precision=16', 'fp16-mixed'],
@@ -75,9 +81,19 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     }
   });
 
+  it('reads accumulate_grad_batches as an assumption, and says that an FSDP or DeepSpeed strategy is not modelled', async () => {
+    const [model] = (await estimate(lightningScript('accumulate_grad_batches=8, strategy="fsdp"'))).models as [ModelEstimate];
+    assert.equal(assumption(model, 'gradientAccumulation'), '8 micro-batches per optimizer step (Trainer(accumulate_grad_batches=8), line 25)');
+    assert.ok(model.notes.some((note) => note.message === 'Trainer(strategy="fsdp") on line 25 shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.'), JSON.stringify(model.notes));
+    const [plain] = (await estimate(lightningScript('accumulate_grad_batches=1, strategy="ddp"'))).models as [ModelEstimate];
+    assert.equal(assumption(plain, 'gradientAccumulation'), undefined);
+    assert.ok(!plain.notes.some((note) => /shards/.test(note.message)));
+  });
+
   it('reads TrainingArguments: batch per device, bf16, gradient checkpointing and optim', async () => {
     const { models } = await estimate(framework('hf_trainer_bf16.py'));
     const [model] = models as [ModelEstimate];
+    assert.equal(assumption(model, 'gradientAccumulation'), '2 micro-batches per optimizer step (TrainingArguments(gradient_accumulation_steps=2), line 30)');
     assert.equal(assumption(model, 'batchSize'), '16 (TrainingArguments(per_device_train_batch_size=...), line 28)');
     assert.equal(assumption(model, 'precision'), 'bf16-mixed (TrainingArguments(bf16=True), line 33)');
     assert.equal(assumption(model, 'gradientCheckpointing'), 'on (TrainingArguments(gradient_checkpointing=True), line 34)');

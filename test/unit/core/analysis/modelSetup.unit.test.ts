@@ -85,6 +85,28 @@ describe('each model its own training set-up (modelSetup.ts)', () => {
     assert.equal(assumption(byName(models, 'head'), 'optimizer'), 'sgd (SGD(...), line 8)');
   });
 
+  it('follows filter(...) and comprehensions over .parameters()', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn as nn',
+      'backbone = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 128))',
+      'adapter = nn.Linear(128, 128)',
+      'for p in backbone.parameters():',
+      '    p.requires_grad = False',
+      'opt_a = torch.optim.Adagrad([p for p in adapter.parameters() if p.requires_grad], lr=1e-2)',
+      'opt_b = torch.optim.RMSprop(filter(lambda p: p.requires_grad, backbone.parameters()), lr=1e-4)',
+      'x = torch.randn(64, 128)',
+      'for step in range(10):',
+      '    loss = adapter(backbone(x)).sum()',
+      '    loss.backward()',
+      '    opt_a.step()',
+      '    opt_b.step()',
+    ].join('\n');
+    const { models } = await estimate(source);
+    assert.equal(assumption(byName(models, 'adapter'), 'optimizer'), 'adagrad (Adagrad(...), line 7)');
+    assert.equal(assumption(byName(models, 'backbone'), 'optimizer'), 'rmsprop (RMSprop(...), line 8)');
+  });
+
   it('keeps the file\'s optimizer for a model when the optimizer\'s parameters cannot be followed', async () => {
     const source = [
       'import torch',
