@@ -87,7 +87,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
   if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
-  if (setup.sharding) warn(`${setup.sharding.origin} on line ${setup.sharding.range.startLine + 1} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`);
+  if (setup.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
 
   const family = modelFamily(table);
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision }, family, options.gpu);

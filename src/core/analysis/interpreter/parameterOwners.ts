@@ -54,5 +54,6 @@ export interface ParametersOf extends Unresolved {
 }
 
 export function parametersOf(module: ModuleObject, text: string, method: string): ParametersOf {
-  return { ...unresolved(text, `model.${method}()`), parametersOf: module };
+  // Not enumerable: wherever an unresolved value is copied, compared or written out (layer arguments, cache keys), it stays the plain `Unresolved` it was.
+  return Object.defineProperty({ ...unresolved(text, `model.${method}()`) }, 'parametersOf', { value: module, enumerable: false }) as ParametersOf;
 }
