@@ -7,6 +7,7 @@ import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
+import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
@@ -46,6 +47,7 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   if (kindOf(callee) === 'external' && (callee as ExternalValue).self === undefined && isOptimizerClass((callee as ExternalValue).name)) {
     return callExternal(interp, callee as ExternalValue, args, kwargs, node, parameterOwners(interp, argumentList, args, kwargs, scope));
   }
+  if (saveHyperparameters(node, args, scope)) return null;
   return callValue(interp, callee, args, kwargs, node);
 }
 

@@ -64,6 +64,44 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     assert.equal(assumption(model, 'batchSize'), '64 (dm.batch_size, line 101)');
   });
 
+  it('reads self.hparams after save_hyperparameters(): the __init__ arguments as the script passed them', async () => {
+    const source = [
+      'import lightning as L',
+      'import torch',
+      'import torch.nn as nn',
+      'from torch.utils.data import DataLoader',
+      'from torchvision import datasets, transforms',
+      '',
+      'class FashionData(L.LightningDataModule):',
+      '    def __init__(self, data_dir="data", batch_size=64, num_workers=4):',
+      '        super().__init__()',
+      '        self.save_hyperparameters()',
+      '',
+      '    def train_dataloader(self):',
+      '        ds = datasets.FashionMNIST(self.hparams.data_dir, train=True, transform=transforms.ToTensor())',
+      '        return DataLoader(ds, batch_size=self.hparams.batch_size, num_workers=self.hparams.num_workers)',
+      '',
+      'class Classifier(L.LightningModule):',
+      '    def __init__(self, hidden=512, lr=1e-3):',
+      '        super().__init__()',
+      '        self.save_hyperparameters()',
+      '        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, self.hparams.hidden), nn.ReLU(), nn.Linear(self.hparams.hidden, 10))',
+      '',
+      '    def forward(self, x):',
+      '        return self.net(x)',
+      '',
+      '    def configure_optimizers(self):',
+      '        return torch.optim.RMSprop(self.parameters(), lr=self.hparams.lr)',
+      '',
+      'model = Classifier(hidden=1024)',
+      'L.Trainer(max_epochs=3).fit(model, datamodule=FashionData(batch_size=200))',
+    ].join('\n');
+    const [model] = (await estimate(source)).models as [ModelEstimate];
+    assert.equal(model.params, 784 * 1024 + 1024 + 1024 * 10 + 10);
+    assert.equal(assumption(model, 'batchSize'), '200 (DataLoader(batch_size=...), line 14)');
+    assert.equal(assumption(model, 'optimizer'), 'rmsprop (RMSprop(...), line 26)');
+  });
+
   it('reads Lightning\'s precision values', async () => {
     const cases: [string, string][] = [
       ['precision=16', 'fp16-mixed'],
