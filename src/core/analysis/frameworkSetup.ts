@@ -1,6 +1,6 @@
 import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
-import type { PyValue } from './interpreter/pyValues';
+import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { Found, OptimizerKind, Precision } from './modelDescription';
 
 /**
@@ -14,6 +14,7 @@ import type { Found, OptimizerKind, Precision } from './modelDescription';
 const LIGHTNING = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?|\.fabric)?\.(Trainer|Fabric)$/;
 const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 const ACCELERATOR = /^accelerate(\.accelerator)?\.Accelerator$/;
+const FSDP_MIXED_PRECISION = /^torch\.distributed\.fsdp(\.fully_sharded_data_parallel|\.api)?\.MixedPrecision$/;
 /** transformers' `per_device_train_batch_size` default. */
 const HF_DEFAULT_BATCH = 8;
 
@@ -46,6 +47,12 @@ export function frameworkPrecision(events: readonly CallEvent[]): Found<Precisio
     } else if (HF_ARGUMENTS.test(call.qualified)) {
       if (call.kwargs.get('bf16') === true) return { value: 'bf16-mixed', node: argumentNode(call, 'bf16'), origin: `${name}(bf16=True)` };
       if (call.kwargs.get('fp16') === true) return { value: 'fp16-mixed', node: argumentNode(call, 'fp16'), origin: `${name}(fp16=True)` };
+    } else if (FSDP_MIXED_PRECISION.test(call.qualified)) {
+      // FSDP's MixedPrecision(param_dtype=...): the parameters are cast for the forward and backward, fp32 kept for the optimizer.
+      const dtype = call.kwargs.get('param_dtype');
+      const name = kindOf(dtype) === 'external' ? (dtype as ExternalValue).name : '';
+      if (/bfloat16$/.test(name)) return { value: 'bf16-mixed', node: argumentNode(call, 'param_dtype'), origin: 'MixedPrecision(param_dtype=torch.bfloat16)' };
+      if (/(float16|half)$/.test(name)) return { value: 'fp16-mixed', node: argumentNode(call, 'param_dtype'), origin: 'MixedPrecision(param_dtype=torch.float16)' };
     } else if (ACCELERATOR.test(call.qualified)) {
       const mixed = call.kwargs.get('mixed_precision');
       if (mixed === 'fp16' || mixed === 'bf16') return { value: mixed === 'fp16' ? 'fp16-mixed' : 'bf16-mixed', node: argumentNode(call, 'mixed_precision'), origin: `Accelerator(mixed_precision="${mixed}")` };

@@ -158,6 +158,27 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     assert.equal(assumption(model, 'batchSize'), '256 (DataLoader(batch_size=...), line 39)');
   });
 
+  it('reads FSDP\'s MixedPrecision(param_dtype=...) as mixed precision, and keeps the wrapped model one model', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn as nn',
+      'from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision',
+      '',
+      'policy = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.bfloat16)',
+      'model = nn.TransformerEncoder(nn.TransformerEncoderLayer(512, 8, batch_first=True), num_layers=6)',
+      'model = FSDP(model, mixed_precision=policy)',
+      'optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)',
+      'for step in range(100):',
+      '    x = torch.randn(16, 256, 512)',
+      '    model(x).mean().backward()',
+      '    optimizer.step()',
+    ].join('\n');
+    const { models } = await estimate(source);
+    assert.equal(models.length, 1);
+    assert.equal(assumption(models[0]!, 'precision'), 'bf16-mixed (MixedPrecision(param_dtype=torch.bfloat16), line 5)');
+    assert.equal(assumption(models[0]!, 'optimizer'), 'adamw (AdamW(...), line 8)');
+  });
+
   it('reads half-typed framework calls without throwing', async () => {
     for (const tail of ['trainer = pl.Trainer(precision=', 'trainer = pl.Trainer(precision="16-mixed").fit(', 'trainer = pl.Trainer(**cfg).fit(model, datamodule=)']) {
       const source = lightningScript('').replace('trainer = pl.Trainer()\ntrainer.fit(model, loader)', tail);
