@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -42,6 +43,41 @@ class _MetaFactories(TorchFunctionMode):
         if func in FACTORIES and kwargs.get("device") is None:
             kwargs["device"] = "meta"
         return func(*args, **kwargs)
+
+
+_REPEAT_INTERLEAVE = (torch.repeat_interleave, torch.Tensor.repeat_interleave)
+
+
+def _meta_repeat_interleave(original: Any) -> Any:
+    """torch 1.13's meta kernel of repeat_interleave refuses to run without output_size (the
+    output's length would come from the repeats' values). With an int repeat (or a one-element
+    tensor) the length is known: the meta tensor is repeated as unsqueeze/expand/flatten, which
+    gives the same shape. Other calls, and tensors not on the meta device, go to torch's own."""
+
+    def call(input: Any, repeats: Any = None, dim: Optional[int] = None, *, output_size: Optional[int] = None) -> Any:
+        if isinstance(input, torch.Tensor) and input.is_meta and output_size is None and repeats is not None:
+            count = repeats if isinstance(repeats, int) else int(repeats.item()) if isinstance(repeats, torch.Tensor) and repeats.numel() == 1 and not repeats.is_meta else None
+            if count is not None:
+                x = input.flatten() if dim is None else input
+                d = 0 if dim is None else dim % x.dim()
+                shape = list(x.shape)
+                return x.unsqueeze(d + 1).expand(*shape[: d + 1], count, *shape[d + 1 :]).flatten(d, d + 1)
+        args = [input] + ([] if repeats is None else [repeats]) + ([] if dim is None else [dim])
+        return original(*args, **({} if output_size is None else {"output_size": output_size}))
+
+    return call
+
+
+@contextmanager
+def meta_repeat_interleave() -> Iterator[None]:
+    """While recording: repeat_interleave on meta tensors with a known count (gcvit's global query,
+    rotary embeddings, grouped key/value heads), see _meta_repeat_interleave."""
+    torch.repeat_interleave = _meta_repeat_interleave(_REPEAT_INTERLEAVE[0])
+    torch.Tensor.repeat_interleave = _meta_repeat_interleave(_REPEAT_INTERLEAVE[1])
+    try:
+        yield
+    finally:
+        torch.repeat_interleave, torch.Tensor.repeat_interleave = _REPEAT_INTERLEAVE
 
 
 def build(name: str, options: Dict[str, Any]) -> torch.nn.Module:
