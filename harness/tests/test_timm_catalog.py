@@ -93,11 +93,11 @@ def test_repeat_interleave_on_meta_gives_the_cpu_shapes():
     code = """
 import sys, torch
 sys.path[:0] = ['.', 'scripts/catalog']
-from timm_record import meta_repeat_interleave
+from timm_record import meta_kernels
 x = torch.randn(2, 3, 4)
 cases = [((3,), {'dim': 0}), ((3,), {'dim': 1}), ((3,), {'dim': -1}), ((3,), {}), ((torch.tensor([2]),), {'dim': 2}), ((torch.tensor([1, 2]),), {'dim': 0})]
 original = torch.Tensor.repeat_interleave
-with meta_repeat_interleave():
+with meta_kernels():
     for args, kwargs in cases:
         cpu = original(x, *args, **kwargs)
         assert x.to('meta').repeat_interleave(*args, **kwargs).shape == cpu.shape, (args, kwargs)

@@ -37,7 +37,7 @@ import timm  # noqa: E402
 import torch  # noqa: E402
 
 from timm_model import record  # noqa: E402
-from timm_record import meta_repeat_interleave  # noqa: E402
+from timm_record import meta_kernels  # noqa: E402
 
 CACHE = ROOT / "build" / "timm-catalog"
 DATA = ROOT / "src" / "core" / "catalog" / "data"
@@ -70,7 +70,7 @@ def cache_path(name: str) -> Path:
 def measure(name: str) -> Dict[str, Any]:
     start = time.time()
     try:
-        with meta_repeat_interleave():
+        with meta_kernels():
             out = record(name)
     except Exception as error:  # every failure is reported in the catalog's summary
         out = {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}", "where": traceback.format_exc().splitlines()[-3][:300]}
@@ -99,7 +99,7 @@ def do_features() -> None:
         if "error" in rec or "rows" not in variant or "outputs" in variant:
             continue
         c, h, w = rec["input"]
-        with meta_repeat_interleave():
+        with meta_kernels():
             variant["outputs"] = feature_outputs(path.stem, c, h, w, bool(rec.get("strict")))
         path.write_text(json.dumps(rec, sort_keys=True))
         print(f"features: {path.stem}", flush=True)
