@@ -114,6 +114,13 @@ describe('timm catalog', () => {
     assert.throws(() => plain.table([3, 384, 384]), CatalogInputError);
   });
 
+  it("follows in_chans where a layer's output is a multiple of it (TNT's pixel unfold: in_chans x 16 x 16)", () => {
+    const tnt = expectArchitecture(timmArchitecture('tnt_s_patch16_224', { in_chans: 1 }), 'tnt in_chans=1');
+    assert.deepEqual(tnt.table([1, 224, 224]).rows.find((r) => r.path === 'pixel_embed.unfold')!.outputShape, [256, 196]);
+    const rgb = expectArchitecture(timmArchitecture('tnt_s_patch16_224', {}), 'tnt');
+    assert.deepEqual(rgb.table([3, 224, 224]).rows.find((r) => r.path === 'pixel_embed.unfold')!.outputShape, [768, 196]);
+  });
+
   it('gives a features_only backbone its feature maps as output', () => {
     const backbone = expectArchitecture(timmArchitecture('resnet50', { features_only: true, pretrained: true }), 'features');
     assert.equal(backbone.className, 'FeatureListNet');
