@@ -48,6 +48,13 @@ function declaresClass(projectDir: string, model: CliModel, className: string): 
   return new RegExp(`^\\s*class\\s+${className}\\b`).test(line);
 }
 
+/** Whether the analysis says it stopped at its time budget: then the result depends on the machine's load. */
+export function budgetHit(run: CliRun): boolean {
+  const json = run.json as { warnings?: unknown[]; models?: { warnings?: unknown[] }[] } | undefined;
+  const warnings = [...(json?.warnings ?? []), ...(json?.models ?? []).flatMap((m) => m.warnings ?? [])];
+  return warnings.some((w) => typeof w === 'string' && /out of time/i.test(w));
+}
+
 export function cliModels(run: CliRun): CliModel[] {
   const json = run.json as { models?: CliModel[] } | undefined;
   return run.outcome === 'done' && Array.isArray(json?.models) ? json.models : [];

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { checkCorpus, corpusDir, loadCorpus, type CorpusProject, type ExpectedModel } from '../../../scripts/realworld/corpus';
 import { runWithTimeout, type CliRun } from '../../../scripts/realworld/runCli';
-import { scoreProject } from '../../../scripts/realworld/score';
+import { budgetHit, scoreProject } from '../../../scripts/realworld/score';
 import { REPO_ROOT } from '../../unit/fixtures';
 
 function filesUnder(dir: string): string[] {
@@ -146,6 +146,14 @@ describe('npm run realworld: the runner', () => {
     assert.deepEqual([absent!.found, absent!.paramsRight, absent!.batchRight], [false, false, false]);
     const crashed = scoreProject(project, dir, truths, { outcome: 'crash', detail: 'exit 1', ms: 1 });
     assert.ok(crashed.every((s) => !s.found));
+  });
+
+  it('tells a run whose analysis ran out of time (repeated by the runner) from a complete one', () => {
+    const run = (json: unknown): CliRun => ({ outcome: 'done', detail: '', ms: 1, json });
+    assert.equal(budgetHit(run({ warnings: ['Analysis stopped early (analysis ran out of time); the file is too large'], models: [] })), true);
+    assert.equal(budgetHit(run({ warnings: [], models: [{ warnings: ['Import of `data` (data.py) not followed: out of time or steps for imports.'] }] })), true);
+    assert.equal(budgetHit(run({ warnings: ['Batch size not found in the source'], models: [{ warnings: [] }] })), false);
+    assert.equal(budgetHit({ outcome: 'hang', detail: 'killed', ms: 1 }), false);
   });
 });
 
