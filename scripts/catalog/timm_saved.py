@@ -28,23 +28,10 @@ install_fused_attention()
 import timm  # noqa: E402
 import torch  # noqa: E402
 
-from timm_record import ERRORS, build  # noqa: E402
+from timm_record import ERRORS, build, meta_kernels  # noqa: E402
 
 OUT = ROOT / "src" / "core" / "catalog" / "data" / "timmSaved.json"
 CHECK_DEFAULT = ["resnet18", "vit_tiny_patch16_224", "swin_tiny_patch4_window7_224", "efficientnet_b0", "convnext_atto", "gcvit_xxtiny"]
-
-_repeat_interleave = torch.Tensor.repeat_interleave
-
-
-def _meta_repeat_interleave(self: torch.Tensor, repeats: Any, dim: Any = None, **kwargs: Any) -> torch.Tensor:
-    """torch 1.13's meta device has no repeat_interleave without output_size (gcvit repeats its
-    global query over the batch): the same result shape, and a copy as the real op makes."""
-    if self.is_meta and isinstance(repeats, int) and dim is not None:
-        dim = dim % self.dim()
-        expanded = self.unsqueeze(dim + 1).expand(*self.shape[: dim + 1], repeats, *self.shape[dim + 1 :])
-        return expanded.reshape(*self.shape[:dim], self.shape[dim] * repeats, *self.shape[dim + 1 :])
-    return _repeat_interleave(self, repeats, dim, **kwargs)
-
 
 def measure(name: str) -> List[int]:
     """[bytes per sample, height, width] at the default input size."""
@@ -57,15 +44,13 @@ def measure(name: str) -> List[int]:
 def measure_all(names: List[str]) -> Dict[str, Any]:
     models: Dict[str, List[int]] = {}
     failed: Dict[str, str] = {}
-    torch.Tensor.repeat_interleave = _meta_repeat_interleave  # type: ignore[method-assign]
-    try:
+    # The ops torch 1.13's meta device refuses though the shape is known, as the catalog's generator has them.
+    with meta_kernels():
         for name in names:
             try:
                 models[name] = measure(name)
             except ERRORS as error:
                 failed[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
-    finally:
-        torch.Tensor.repeat_interleave = _repeat_interleave  # type: ignore[method-assign]
     return {"models": models, "failed": failed}
 
 
