@@ -1,5 +1,6 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
+import type { ConfigSources } from '../config/configSources';
 import type { ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
@@ -66,6 +67,8 @@ export interface Evaluator {
   readonly imports: ImportTable;
   /** The file this interpreter runs and its project's modules, when the analysis knows the project. */
   readonly place?: InterpreterPlace;
+  /** Environment variables, configuration files and the values the user assumes (absent: none are read). */
+  readonly config?: ConfigSources;
   readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;

@@ -5,6 +5,10 @@ import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, unre
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
+import { dataDerivedValue } from './configCalls';
+
+/** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
+const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
 
 export function execBlock(interp: Evaluator, block: SyntaxNode | null, scope: Scope, discovering = false): Flow {
   if (!block) return undefined;
@@ -166,7 +170,12 @@ function assign(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
     return;
   }
   // a = b = value
-  const value = right.type === 'assignment' ? (assign(interp, right, scope, discovering), interp.evaluate(right.childForFieldName('left')!, scope)) : interp.evaluate(right, scope);
+  let value = right.type === 'assignment' ? (assign(interp, right, scope, discovering), interp.evaluate(right.childForFieldName('left')!, scope)) : interp.evaluate(right, scope);
+  if (interp.config && left.type === 'identifier') {
+    // `batch_size = 12` at the script's top level (nanoGPT's style of configuration): the user's value replaces it.
+    if (discovering && interp.depth === 0 && node.parent?.parent?.type === 'module' && LITERALS.has(right.type)) value = interp.config.constantDefault(left.text, value, node, `constant ${left.text} =`);
+    value = dataDerivedValue(interp, left.text, value, right, node);
+  }
   bind(interp, left, value, scope, discovering);
 }
 
