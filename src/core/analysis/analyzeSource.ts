@@ -16,6 +16,7 @@ import type { ProjectSource } from '../project/projectFiles';
 import { ProjectModules, projectUnchanged, type ParseModule } from './projectModules';
 import type { InterpreterPlace } from './interpreter/evaluator';
 import { ConfigSources, type AssumedValue, type ConfigReading } from './config/configSources';
+import { hydraArguments } from './interpreter/configCalls';
 import { dirnameOf, relativeTo } from '../project/projectFiles';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
@@ -263,7 +264,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     const before = noteCount();
     discover(() => {
       const local = scope.child();
-      interpreter.bindParameters(fn, [], new Map(), local);
+      // `@hydra.main(...)`: the function is called with the composed configuration.
+      interpreter.bindParameters(fn, hydraArguments(interpreter, fn.node), new Map(), local);
       interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
     });
     keepNotes(before);

@@ -37,12 +37,12 @@ interface OpenedFile {
 }
 
 interface DictOrigin {
-  readonly file: string;
-  /** The dotted path of the mapping in its file ('' for the top level). */
+  /** The dotted path of the mapping in the composed configuration ('' for the top level). */
   readonly prefix: string;
-  readonly lines: ReadonlyMap<string, number>;
+  /** The file and 1-based line of each key (one mapping may gather keys of several files: Hydra's defaults list). */
+  readonly keys: Map<string, { readonly file: string; readonly line: number }>;
   /** Keys whose value the user set. */
-  readonly assumed: ReadonlySet<string>;
+  readonly assumed: Set<string>;
 }
 
 export type { ConfigReading };
@@ -138,7 +138,7 @@ export class ConfigSources {
    * `yaml.safe_load(f)`, `json.load(f)`, `json.loads(text)`, `OmegaConf.load(path)`: the file's
    * mapping as a dict whose keys remember their lines, the user's assumed values in place.
    */
-  load(source: PyValue, format: ConfigFormat | 'by-name', node: SyntaxNode): PyValue {
+  load(source: PyValue, format: ConfigFormat | 'by-name', node: SyntaxNode, prefix = ''): PyValue {
     let file: OpenedFile | undefined;
     if (typeof source === 'string' && this.textFiles.has(source)) file = { path: this.textFiles.get(source)!, text: source };
     else if (typeof source === 'string' && format === 'by-name') file = this.fileOf(this.open(source, 'Path'), node);
@@ -149,24 +149,76 @@ export class ConfigSources {
     const read = readConfigText(file.text, format === 'by-name' ? formatOfPath(file.path) : format);
     for (const problem of read.problems.slice(0, 3)) this.note(node, `Configuration ${shown}: ${problem}.`);
     if (!read.root) return unresolved(node.text, `${shown} could not be read`);
-    return this.toValue(read.root, shown, '');
+    return this.toValue(read.root, shown, prefix);
+  }
+
+  /**
+   * `@hydra.main(config_path="conf", config_name="config")`: the configuration the decorated
+   * function receives, composed as Hydra composes it: each `group: option` of the defaults list
+   * is `<config_path>/<group>/<option>.yaml` under the key `group`, and the primary file's own
+   * keys override them (`_self_` last, Hydra 1.1's default).
+   */
+  hydraConfig(configPath: string, configName: string, node: SyntaxNode): PyValue {
+    const file = (name: string) => `${configPath.replace(/\/+$/, '') || '.'}/${name.endsWith('.yaml') ? name : `${name}.yaml`}`;
+    const primary = this.load(file(configName), 'by-name', node);
+    if (kindOf(primary) !== 'dict') return primary;
+    const composed = primary as DictValue;
+    const defaults = composed.entries.get('defaults');
+    composed.entries.delete('defaults');
+    if (!isList(defaults)) return composed;
+    for (const item of defaults) {
+      if (item === '_self_') continue;
+      if (typeof item === 'string') {
+        // Another config of the same folder, merged at the top.
+        this.underlay(composed, this.load(file(item), 'by-name', node));
+        continue;
+      }
+      const entry = kindOf(item) === 'dict' ? [...(item as DictValue).entries][0] : undefined;
+      const group = entry?.[0];
+      if (!entry || !group || typeof entry[1] !== 'string' || !/^[A-Za-z0-9_/]+$/.test(group)) {
+        this.note(node, `Hydra defaults entry ${plain(item)} is not read (only \`group: option\` and \`_self_\` are); its values are missing from the configuration.`);
+        continue;
+      }
+      const key = group.split('/').pop()!;
+      const loaded = this.load(`${configPath.replace(/\/+$/, '') || '.'}/${group}/${entry[1]}.yaml`, 'by-name', node, key);
+      const own = composed.entries.get(key);
+      if (kindOf(own) === 'dict' && kindOf(loaded) === 'dict') this.underlay(own as DictValue, loaded);
+      else if (own === undefined) composed.entries.set(key, loaded);
+    }
+    return composed;
+  }
+
+  /** Puts `below`'s keys under `dict`'s: a key `dict` has keeps its value and origin (nested mappings merge). */
+  private underlay(dict: DictValue, below: PyValue): void {
+    if (kindOf(below) !== 'dict') return;
+    const origin = this.origins.get(dict);
+    const belowOrigin = this.origins.get(below as DictValue);
+    for (const [key, value] of (below as DictValue).entries) {
+      const own = dict.entries.get(key);
+      if (own === undefined) {
+        dict.entries.set(key, value);
+        const place = belowOrigin?.keys.get(key);
+        if (origin && place) origin.keys.set(key, place);
+        if (origin && belowOrigin?.assumed.has(key)) origin.assumed.add(key);
+      } else if (kindOf(own) === 'dict' && kindOf(value) === 'dict') this.underlay(own as DictValue, value);
+    }
   }
 
   private toValue(node: ConfigNode, file: string, prefix: string): PyValue {
     const { value } = node;
     if (isConfigMap(value)) {
       const entries = new Map<string, PyValue>();
-      const lines = new Map<string, number>();
+      const keys = new Map<string, { file: string; line: number }>();
       const assumed = new Set<string>();
       for (const [key, child] of value) {
         const path = prefix ? `${prefix}.${key}` : key;
         const user = isConfigMap(child.value) || Array.isArray(child.value) ? undefined : (this.assumedByName.get(normalName(path)) ?? this.assumedByName.get(normalName(key)))?.value;
         entries.set(key, user ?? this.toValue(child, file, path));
-        lines.set(key, child.line);
+        keys.set(key, { file, line: child.line });
         if (user !== undefined) assumed.add(key);
       }
       const dict: DictValue = { kind: 'dict', entries };
-      this.origins.set(dict, { file, prefix, lines, assumed });
+      this.origins.set(dict, { prefix, keys, assumed });
       return dict;
     }
     if (Array.isArray(value)) return (value as readonly ConfigNode[]).map((item, i) => this.toValue(item, file, `${prefix}.${i}`));
@@ -179,9 +231,10 @@ export class ConfigSources {
     const origin = this.origins.get(dict);
     if (!origin || value === undefined || !(isScalar(value) || (isList(value) && value.length <= 16 && value.every(isScalar)))) return;
     const path = origin.prefix ? `${origin.prefix}.${key}` : key;
-    const line = origin.lines.get(key);
-    if (origin.assumed.has(key)) this.read({ key: path, value: plain(value), origin: `set by the user, in place of ${origin.file}${line === undefined ? '' : ` line ${line}`}` }, node);
-    else this.read({ key: path, value: plain(value), origin: 'config file', ...(line === undefined ? {} : { configLine: { file: origin.file, line } }) }, node);
+    const place = origin.keys.get(key);
+    if (origin.assumed.has(key)) this.read({ key: path, value: plain(value), origin: `set by the user, in place of ${place ? `${place.file} line ${place.line}` : 'the configuration'}` }, node);
+    // A key the script added (`cfg["x"] = 1`) is no longer the file's.
+    else if (place) this.read({ key: path, value: plain(value), origin: 'config file', configLine: place }, node);
   }
 
   // ---------------------------------------------------------------- values the user assumes

@@ -1,5 +1,5 @@
 // The calls that read a script's configuration: environment variables, files and their loaders (config/configSources.ts records what is read).
-import type { SyntaxNode } from '../../parsing/syntax';
+import { stringValue, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
 
@@ -24,6 +24,8 @@ export function configCall(interp: Evaluator, name: string, args: readonly PyVal
   // toml.load also takes a path.
   if (TOML_LOADERS.has(name)) return config.load(source, typeof source === 'string' && name === 'toml.load' ? 'by-name' : 'toml', node);
   if (name === 'omegaconf.OmegaConf.load') return config.load(source, 'by-name', node);
+  // A DictConfig as plain containers: the same values.
+  if (name === 'omegaconf.OmegaConf.to_container' || name === 'omegaconf.OmegaConf.to_object') return kindOf(args[0]) === 'dict' ? args[0]! : undefined;
   if (name === 'builtins.vars') {
     // `vars(args)`: a namespace's attributes as a dict (dict-driven calls: `Model(**vars(args))`).
     const object = args[0];
@@ -64,4 +66,31 @@ export function dataDerivedValue(interp: Evaluator, name: string, value: PyValue
   const fromData = fn === 'len' || (attribute !== undefined && /^(vocab_size|n_vocab|num_tokens|ntokens|num_classes|n_classes|num_labels|nclasses)$/.test(attribute));
   if (!fromData) return value;
   return interp.config.dataDerived(name, right, node) ?? value;
+}
+
+/**
+ * `@hydra.main(config_path="conf", config_name="config")` on a function: the composed
+ * configuration it is called with, as its one argument; no arguments for any other function.
+ */
+export function hydraArguments(interp: Evaluator, definition: SyntaxNode): PyValue[] {
+  const config = interp.config;
+  const decorated = definition.parent?.type === 'decorated_definition' ? definition.parent : undefined;
+  if (!config || !decorated) return [];
+  for (const decorator of decorated.namedChildren.filter((c) => c.type === 'decorator')) {
+    const call = decorator.namedChildren[0];
+    const callee = call?.type === 'call' ? call.childForFieldName('function')?.text : undefined;
+    if (!callee || interp.imports.qualify(callee) !== 'hydra.main') continue;
+    const keyword = (name: string): string | undefined => {
+      const argument = call!.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
+      const value = argument?.childForFieldName('value');
+      return value?.type === 'string' ? stringValue(value) : undefined;
+    };
+    const name = keyword('config_name');
+    if (name === undefined) {
+      interp.note(call!, `${call!.text.slice(0, 60)}: no config_name the analysis can read; the configuration Hydra passes is unknown (set values with --set)`);
+      return [];
+    }
+    return [config.hydraConfig(keyword('config_path') ?? '.', name, call!)];
+  }
+  return [];
 }

@@ -153,6 +153,42 @@ describe('configuration the script reads', () => {
     });
   });
 
+  describe('Hydra (@hydra.main with a defaults list)', () => {
+    /** ViT of test/fixtures/configs/hydra_vit, counted as PyTorch counts it (TransformerEncoderLayer: attention, two linears, two norms). */
+    const vitParams = (dim: number, depth: number, classes: number, patch = 8, image = 64) => {
+      const layer = 3 * dim * dim + 3 * dim + dim * dim + dim + dim * 4 * dim + 4 * dim + 4 * dim * dim + dim + 4 * dim;
+      return 3 * dim * patch * patch + dim + (image / patch) ** 2 * dim + depth * layer + 2 * dim + dim * classes + classes;
+    };
+
+    it('composes conf/config.yaml with the group files its defaults list names, its own keys winning', async () => {
+      const estimate = await estimateFixture('hydra_vit');
+      const model = estimate.models[0]!;
+      assert.equal(model.params, vitParams(384, 6, 200));
+      // trainer.batch_size is 128 in config.yaml, over 64 in trainer/single_gpu.yaml.
+      assert.equal(model.batchSize, 128);
+      assert.deepEqual(configOf(estimate, 'trainer.batch_size'), { name: 'config', key: 'trainer.batch_size', value: '128', origin: 'config file', line: 9, file: 'conf/config.yaml' });
+      assert.deepEqual(configOf(estimate, 'trainer.lr'), { name: 'config', key: 'trainer.lr', value: '0.0005', origin: 'config file', line: 2, file: 'conf/trainer/single_gpu.yaml' });
+      assert.deepEqual(configOf(estimate, 'model.depth'), { name: 'config', key: 'model.depth', value: '6', origin: 'config file', line: 4, file: 'conf/model/vit_small.yaml' });
+    });
+
+    it('takes the user\'s values over the group\'s', async () => {
+      const estimate = await estimateFixture('hydra_vit', 'train.py', { 'model.depth': 2, dim: 192, heads: 3 });
+      assert.equal(params(estimate), vitParams(192, 2, 200));
+      assert.equal(configOf(estimate, 'model.depth')?.origin, 'set by the user, in place of conf/model/vit_small.yaml line 4');
+    });
+
+    it('names a defaults entry it does not read, and a missing group file', async () => {
+      const estimate = await estimateMemory({
+        'conf/config.yaml': 'defaults:\n  - encoder@backup: small\n  - head: missing\nwidth: 32\n',
+        'train.py': ['import hydra', 'import torch', 'import torch.nn as nn', '@hydra.main(config_path="conf", config_name="config")', 'def main(cfg):', '    model = nn.Linear(cfg.width, 2)', '    x = torch.randn(8, cfg.width)', '    model(x).sum().backward()', ''].join('\n'),
+      });
+      assert.equal(params(estimate), 32 * 2 + 2);
+      const notes = notesOf(estimate).join('\n');
+      assert.match(notes, /Hydra defaults entry .* is not read \(only `group: option` and `_self_` are\)/);
+      assert.match(notes, /Configuration file conf\/head\/missing\.yaml not found/);
+    });
+  });
+
   describe('bad configuration files: a note and a safe result, never an exception', () => {
     const script = (file: string) =>
       ['import yaml', 'import torch', 'import torch.nn as nn', `with open("${file}") as f:`, '    cfg = yaml.safe_load(f)', 'model = nn.Linear(cfg["d_in"], 4)', 'x = torch.randn(8, 16)', 'model(x).sum().backward()', ''].join('\n');
