@@ -87,7 +87,7 @@ export function hydraArguments(interp: Evaluator, definition: SyntaxNode): PyVal
     };
     const name = keyword('config_name');
     if (name === undefined) {
-      interp.note(call!, `${call!.text.slice(0, 60)}: no config_name the analysis can read; the configuration Hydra passes is unknown (set values with --set)`);
+      interp.note(call, `${call!.text.slice(0, 60)}: no config_name the analysis can read; the configuration Hydra passes is unknown (set values with --set)`);
       return [];
     }
     return [config.hydraConfig(keyword('config_path') ?? '.', name, call!)];
