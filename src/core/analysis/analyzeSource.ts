@@ -108,7 +108,19 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source)) && (cache?.assumed ?? '[]') === assumedKey;
   const config = new ConfigSources(
     assumed,
-    modules && { read: (path) => modules.readFile(path), root: project.source.root, scriptDir: dirnameOf(project.source.path), shown: (path) => relativeTo(path, project.source.root) },
+    modules && {
+      read: (path) => modules.readFile(path),
+      root: project.source.root,
+      scriptDir: dirnameOf(project.source.path),
+      shown: (path) => relativeTo(path, project.source.root),
+      parse: (path, text) => {
+        try {
+          return project.parse(path, text);
+        } catch {
+          return undefined;
+        }
+      },
+    },
   );
   if (modules) modules.config = config;
   const previous = projectHolds ? cache?.groups : undefined;

@@ -28,6 +28,8 @@ export interface ConfigFiles {
   readonly scriptDir: string;
   /** A path as notes show it (relative to the root). */
   shown(path: string): string;
+  /** A Python file of the project parsed (for `exec(open("config/train_x.py").read())`); undefined when it cannot be. */
+  parse?(path: string, text: string): SyntaxNode | undefined;
 }
 
 /** A file opened by the script (`open(path)`, `Path(path)`): its resolved path and text. */
@@ -59,8 +61,8 @@ const VOCABULARY_SOURCE = /vocab|dictionary|itos|stoi|word2idx|idx2word|tokenize
 const CLASSES_NAME = /class|label|categor/i;
 const CLASSES_SOURCE = /classes|labels|class_to_idx|categories/i;
 const MAX_READINGS = 200;
-/** Files whose text `.read()` gives the loaders: configuration, by its extension. */
-const CONFIG_FILE = /\.(ya?ml|json|toml)$/i;
+/** Files whose text `.read()` gives the loaders and exec(): configuration, by its extension (nanoGPT's configs are Python). */
+const CONFIG_FILE = /\.(ya?ml|json|toml|py)$/i;
 
 /** `BATCH_SIZE`, `batch-size` and `batch_size` are one name to the user. */
 const normalName = (name: string) => name.trim().toLowerCase().replace(/-/g, '_');
@@ -235,6 +237,40 @@ export class ConfigSources {
     if (origin.assumed.has(key)) this.read({ key: path, value: plain(value), origin: `set by the user, in place of ${place ? `${place.file} line ${place.line}` : 'the configuration'}` }, node);
     // A key the script added (`cfg["x"] = 1`) is no longer the file's.
     else if (place) this.read({ key: path, value: plain(value), origin: 'config file', configLine: place }, node);
+  }
+
+  /**
+   * `exec(open("config/train_small.py").read())`: the file's syntax, to run in the script's own
+   * scope (nanoGPT's configuration files and its configurator.py); undefined when the text did not
+   * come from a file of the project.
+   */
+  execSource(text: PyValue, node: SyntaxNode): { root: SyntaxNode; file: string } | undefined {
+    if (typeof text !== 'string') return undefined;
+    const path = this.textFiles.get(text);
+    if (path === undefined || !/\.py$/i.test(path) || !this.files?.parse) return undefined;
+    const root = this.files.parse(path, text);
+    const file = this.files.shown(path);
+    if (!root) this.note(node, `${file} could not be parsed; what it sets is unknown.`);
+    else if (/sys\.argv/.test(text)) this.note(node, `${file} reads its overrides from the command line (python train.py config/x.py --key=value); the analysis uses the script's values: set them with --set key=value or the gpuEstimator.assume setting.`);
+    return root && { root, file };
+  }
+
+  /** After an exec'd configuration file ran: what it set, as readings, and the user's values over it. */
+  afterExec(file: string, root: SyntaxNode, set: (name: string, value: PyValue) => void, get: (name: string) => PyValue | undefined): void {
+    for (const statement of root.namedChildren) {
+      const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+      const target = assignment?.type === 'assignment' ? assignment.childForFieldName('left') : undefined;
+      if (!assignment || target?.type !== 'identifier') continue;
+      const line = assignment.startPosition.row + 1;
+      const assumed = this.assumed(target.text);
+      if (assumed !== undefined) {
+        set(target.text, assumed);
+        this.read({ key: target.text, value: String(assumed), origin: `set by the user, in place of ${file} line ${line}` }, assignment);
+        continue;
+      }
+      const value = get(target.text);
+      if (value !== undefined && isScalar(value)) this.read({ key: target.text, value: plain(value), origin: 'config file', configLine: { file, line } }, assignment);
+    }
   }
 
   // ---------------------------------------------------------------- values the user assumes

@@ -1,7 +1,7 @@
 // Calls in the interpreter: arguments, user functions and classes, super(), library calls, and methods of values.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
-import { configCall, configMethod, readConfigKey } from './configCalls';
+import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
@@ -20,6 +20,11 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   // `super().__init__(...)`: run the base class's __init__ on the same object.
   if (fnNode.type === 'attribute' && fnNode.childForFieldName('object')?.type === 'call' && fnNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
     return callSuper(interp, fnNode.childForFieldName('attribute')!.text, node, scope);
+  }
+  // `exec(open("config/train_small.py").read())`: a configuration file run in the script's own scope.
+  if (fnNode.type === 'identifier' && fnNode.text === 'exec' && interp.config && !scope.has('exec')) {
+    const ran = execConfiguration(interp, node, scope);
+    if (ran) return null;
   }
   const callee = interp.evaluate(fnNode, scope);
   const args: PyValue[] = [];

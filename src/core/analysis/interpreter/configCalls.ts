@@ -1,7 +1,7 @@
 // The calls that read a script's configuration: environment variables, files and their loaders (config/configSources.ts records what is read).
 import { stringValue, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
+import { isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue, type Scope } from './pyValues';
 
 const YAML_LOADERS = new Set(['yaml.safe_load', 'yaml.load', 'yaml.full_load', 'yaml.unsafe_load', 'ruamel.yaml.safe_load']);
 const JSON_LOADERS = new Set(['json.load', 'json.loads']);
@@ -93,4 +93,15 @@ export function hydraArguments(interp: Evaluator, definition: SyntaxNode): PyVal
     return [config.hydraConfig(keyword('config_path') ?? '.', name, call!)];
   }
   return [];
+}
+
+/** `exec(text)` of a project file's text in `scope`; false when the text is not one (the call is then followed as any other). */
+export function execConfiguration(interp: Evaluator, node: SyntaxNode, scope: Scope): boolean {
+  const argument = node.childForFieldName('arguments')?.namedChildren.find((a) => a.type !== 'comment');
+  if (!interp.config || !argument || argument.type === 'keyword_argument') return false;
+  const source = interp.config.execSource(interp.evaluate(argument, scope), node);
+  if (!source) return false;
+  interp.execBlock(source.root, scope);
+  interp.config.afterExec(source.file, source.root, (name, value) => scope.set(name, value), (name) => scope.get(name));
+  return true;
 }

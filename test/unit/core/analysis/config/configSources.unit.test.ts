@@ -251,6 +251,41 @@ describe('configuration the script reads', () => {
       assert.equal(configOf(set, 'width')?.origin, 'set by the user, in place of the Config.width default 64');
     });
 
+    it('exec(open(...).read()) of a configuration file (nanoGPT\'s config/train_*.py), and its configurator.py', async () => {
+      const train = (exec: string) =>
+        [
+          'import torch',
+          'import torch.nn as nn',
+          'batch_size = 12',
+          'n_layer = 4',
+          'n_embd = 64',
+          exec,
+          'model = nn.Sequential(*[nn.Linear(n_embd, n_embd) for _ in range(n_layer)])',
+          'x = torch.randn(batch_size, n_embd)',
+          'model(x).sum().backward()',
+          '',
+        ].join('\n');
+      const files = {
+        'config/train_small.py': '# a smaller model for a laptop\nn_layer = 2\nn_embd = 32\nbatch_size = 8\n',
+        'configurator.py': ['import sys', 'from ast import literal_eval', 'for arg in sys.argv[1:]:', "    if '=' not in arg:", '        exec(open(arg).read())', '    else:', "        key, val = arg[2:].split('=')", '        globals()[key] = literal_eval(val)', ''].join('\n'),
+      };
+      const small = await estimateMemory({ ...files, 'train.py': train('exec(open("config/train_small.py").read())') });
+      assert.equal(params(small), 2 * (32 * 32 + 32));
+      assert.equal(small.models[0]!.batchSize, 8);
+      assert.deepEqual(configOf(small, 'n_embd'), { name: 'config', key: 'n_embd', value: '32', origin: 'config file', line: 3, file: 'config/train_small.py' });
+      const pinned = await estimateMemory({ ...files, 'train.py': train('exec(open("config/train_small.py").read())') }, 'train.py', { n_layer: 3 });
+      assert.equal(params(pinned), 3 * (32 * 32 + 32));
+      // Both places that set it are named: the script's constant and the file exec'd after it.
+      assert.deepEqual(
+        pinned.models[0]!.assumptions.filter((a) => a.key === 'n_layer').map((a) => a.origin),
+        ['set by the user, in place of constant n_layer = 4', 'set by the user, in place of config/train_small.py line 2'],
+      );
+      // configurator.py takes its overrides from the command line: the script's own values, and a note saying how to set others.
+      const configurator = await estimateMemory({ ...files, 'train.py': train("exec(open('configurator.py').read())") });
+      assert.equal(params(configurator), 4 * (64 * 64 + 64));
+      assert.ok(notesOf(configurator).some((n) => /configurator\.py reads its overrides from the command line .* set them with --set key=value/.test(n)), notesOf(configurator).join('\n'));
+    });
+
     it('argparse defaults', async () => {
       const estimate = await estimateFixture('word_lm', 'main.py', { nhid: 200, batch_size: 8, ntokens: 1000 });
       const model = estimate.models[0]!;
