@@ -273,6 +273,14 @@ export class ConfigSources {
     }
   }
 
+  /** `cfg["batch_size"] = 64`: the script set the key itself; reads of it are no longer the file's. */
+  overwritten(dict: PyValue, key: string): void {
+    if (typeof dict !== 'object' || dict === null) return;
+    const origin = this.origins.get(dict);
+    origin?.keys.delete(key);
+    origin?.assumed.delete(key);
+  }
+
   // ---------------------------------------------------------------- values the user assumes
 
   /** `parser.add_argument("--n-layer", default=12)`: the user's value in place of the default. */

@@ -209,7 +209,11 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
     case 'subscript': {
       const container = interp.evaluate(target.childForFieldName('value')!, scope);
       const key = interp.evaluate(target.childForFieldName('subscript')!, scope);
-      if (kindOf(container) === 'dict' && typeof key === 'string') (container as DictValue).entries.set(key, value);
+      if (kindOf(container) === 'dict' && typeof key === 'string') {
+        (container as DictValue).entries.set(key, value);
+        // `cfg["batch_size"] = 64`: the value is the script's now, not the file's.
+        interp.config?.overwritten(container, key);
+      }
       else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
       else {
         const module = asModule(container);

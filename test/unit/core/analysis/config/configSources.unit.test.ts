@@ -132,6 +132,16 @@ describe('configuration the script reads', () => {
       assert.deepEqual(configOf(estimate, 'model.vocab_size'), { name: 'config', key: 'model.vocab_size', value: '20000', origin: 'config file', line: 7, file: 'train.toml' });
     });
 
+    it('a key the script sets itself is no longer the file\'s', async () => {
+      const estimate = await estimateMemory({
+        'c.json': '{"width": 16, "depth": 1}',
+        'train.py': ['import json', 'import torch', 'import torch.nn as nn', 'cfg = json.load(open("c.json"))', 'cfg["width"] = 64', 'model = nn.Linear(cfg["depth"] * 8, cfg["width"])', 'x = torch.randn(4, 8)', 'model(x).sum().backward()', ''].join('\n'),
+      });
+      assert.equal(params(estimate), 8 * 64 + 64);
+      assert.equal(configOf(estimate, 'width'), undefined);
+      assert.equal(configOf(estimate, 'depth')?.line, 1);
+    });
+
     it('reads OmegaConf.load with its keys as attributes', async () => {
       const estimate = await estimateMemory({
         'conf/config.yaml': 'model:\n  d_in: 32\n  hidden: 128\ntrainer:\n  batch_size: 512\n',
