@@ -219,6 +219,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
   const readingsBefore = config.readings.length;
   const configNotesBefore = config.notes.length;
   const groupBudget = discoveryBudget.limit(GROUP_STEPS, GROUP_MILLIS);
+  /** Top-level functions the module body calls with arguments, and the first such call's arguments. */
+  const scriptCalls = new Map<number, { args: readonly PyValue[]; kwargs: ReadonlyMap<string, PyValue> }>();
   if (project) project.modules.payer = groupBudget;
   const interpreter = new Interpreter(
     imports,
@@ -236,6 +238,10 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
         if (module) found.candidates.push({ name, module, node: constructionNode(node), order: at() });
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
+      onScriptCall: (fn, args, kwargs) => {
+        // The first call with arguments counts: `main(**config)` under `if __name__ == "__main__":`.
+        if ((args.length || kwargs.size) && !scriptCalls.has(fn.node.id)) scriptCalls.set(fn.node.id, { args, kwargs });
+      },
     },
     groupBudget,
     project?.place,
@@ -276,8 +282,10 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     const before = noteCount();
     discover(() => {
       const local = scope.child();
-      // `@hydra.main(...)`: the function is called with the composed configuration.
-      interpreter.bindParameters(fn, hydraArguments(interpreter, fn.node), new Map(), local);
+      // Discovered with the arguments the module body calls it with (`main(**config)`: dict-driven,
+      // the config's values rather than the function's defaults), or, for `@hydra.main(...)`, the composed configuration.
+      const called = scriptCalls.get(fn.node.id);
+      interpreter.bindParameters(fn, called ? [...called.args] : hydraArguments(interpreter, fn.node), called?.kwargs ?? new Map(), local);
       interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
     });
     keepNotes(before);

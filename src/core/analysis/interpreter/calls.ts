@@ -86,6 +86,7 @@ function withDepth<T>(interp: Evaluator, node: SyntaxNode, run: () => T, fallbac
 }
 
 function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (interp.depth === 0 && interp.scriptLevel && !interp.forwardMode && fn.self === undefined) interp.hooks.onScriptCall?.(fn, args, kwargs);
   return withDepth(
     interp,
     node,

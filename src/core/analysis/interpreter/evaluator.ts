@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { ConfigSources } from '../config/configSources';
-import type { ModuleObject, PyValue, Scope } from './pyValues';
+import type { FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
  * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
@@ -38,6 +38,8 @@ export interface InterpreterHooks {
   onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
   /** `model(x)` in script code: what the script feeds its model. */
   onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
+  /** A function of the script called from the module body itself (`main(**config)`), with the arguments it gets. */
+  onScriptCall?(fn: FunctionValue, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): void;
   /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
   onArgument?(name: string, node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */

@@ -371,6 +371,36 @@ describe('configuration the script reads', () => {
       assert.equal(params(estimate), 8 * 300 + 300 + 300 + 1);
     });
 
+    it('a script function the module body calls with a config dict is read with the dict\'s values, not its defaults', async () => {
+      const estimate = await estimateMemory({
+        'train.py': [
+          'import torch',
+          'import torch.nn as nn',
+          'from torch.utils.data import DataLoader, TensorDataset',
+          '',
+          'def main(batch_size=32, hidden=64, depth=1):',
+          '    layers = [nn.Linear(20, hidden), nn.ReLU()]',
+          '    for _ in range(depth):',
+          '        layers += [nn.Linear(hidden, hidden), nn.ReLU()]',
+          '    model = nn.Sequential(*layers, nn.Linear(hidden, 1)).cuda()',
+          '    loader = DataLoader(TensorDataset(torch.randn(1000, 20), torch.randn(1000, 1)), batch_size=batch_size)',
+          '    optimizer = torch.optim.Adam(model.parameters())',
+          '    for x, y in loader:',
+          '        loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())',
+          '        loss.backward()',
+          '        optimizer.step()',
+          '',
+          'CONFIG = {"batch_size": 256, "hidden": 512, "depth": 2}',
+          '',
+          'if __name__ == "__main__":',
+          '    main(**CONFIG)',
+          '',
+        ].join('\n'),
+      });
+      assert.equal(params(estimate), 20 * 512 + 512 + 2 * (512 * 512 + 512) + 513);
+      assert.equal(estimate.models[0]!.batchSize, 256);
+    });
+
     it('an unknown dict passed as **kwargs is a note: the defaults stand in for it', async () => {
       const estimate = await estimateMemory({
         'train.py': ['import torch', 'import torch.nn as nn', 'import pickle', 'def make(hidden=32):', '    return nn.Sequential(nn.Linear(8, hidden), nn.Linear(hidden, 1))', 'cfg = pickle.load(open("cfg.pkl", "rb"))', 'model = make(**cfg)', 'x = torch.randn(4, 8)', 'model(x).sum().backward()', ''].join('\n'),
