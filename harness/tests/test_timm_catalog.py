@@ -84,3 +84,27 @@ def test_check_passes_on_the_committed_data():
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(not TIMM_PYTHON.exists(), reason=f"no timm venv at {TIMM_PYTHON} (scripts/catalog/requirements-timm.txt)")
+def test_repeat_interleave_on_meta_gives_the_cpu_shapes():
+    """gcvit's global query and rotary embeddings call repeat_interleave, which torch 1.13's meta
+    device refuses without output_size: while recording it is patched for meta tensors."""
+    code = """
+import sys, torch
+sys.path[:0] = ['.', 'scripts/catalog']
+from timm_record import meta_kernels
+x = torch.randn(2, 3, 4)
+cases = [((3,), {'dim': 0}), ((3,), {'dim': 1}), ((3,), {'dim': -1}), ((3,), {}), ((torch.tensor([2]),), {'dim': 2}), ((torch.tensor([1, 2]),), {'dim': 0})]
+original = torch.Tensor.repeat_interleave
+with meta_kernels():
+    for args, kwargs in cases:
+        cpu = original(x, *args, **kwargs)
+        assert x.to('meta').repeat_interleave(*args, **kwargs).shape == cpu.shape, (args, kwargs)
+        assert torch.repeat_interleave(x.to('meta'), *args, **kwargs).shape == cpu.shape, (args, kwargs)
+        assert torch.equal(x.repeat_interleave(*args, **kwargs), cpu)
+    assert torch.repeat_interleave(torch.tensor([1, 2])).tolist() == [0, 1, 1]
+assert torch.Tensor.repeat_interleave is original
+"""
+    result = subprocess.run([str(TIMM_PYTHON), "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -37,6 +37,7 @@ import timm  # noqa: E402
 import torch  # noqa: E402
 
 from timm_model import record  # noqa: E402
+from timm_record import meta_kernels  # noqa: E402
 
 CACHE = ROOT / "build" / "timm-catalog"
 DATA = ROOT / "src" / "core" / "catalog" / "data"
@@ -69,7 +70,8 @@ def cache_path(name: str) -> Path:
 def measure(name: str) -> Dict[str, Any]:
     start = time.time()
     try:
-        out = record(name)
+        with meta_kernels():
+            out = record(name)
     except Exception as error:  # every failure is reported in the catalog's summary
         out = {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}", "where": traceback.format_exc().splitlines()[-3][:300]}
     out["seconds"] = round(time.time() - start, 2)
@@ -97,7 +99,8 @@ def do_features() -> None:
         if "error" in rec or "rows" not in variant or "outputs" in variant:
             continue
         c, h, w = rec["input"]
-        variant["outputs"] = feature_outputs(path.stem, c, h, w, bool(rec.get("strict")))
+        with meta_kernels():
+            variant["outputs"] = feature_outputs(path.stem, c, h, w, bool(rec.get("strict")))
         path.write_text(json.dumps(rec, sort_keys=True))
         print(f"features: {path.stem}", flush=True)
 

@@ -64,7 +64,7 @@ def linear_coefficients(name: str, strict: bool, base_table: Dict[str, Any], row
         values = [p if p != default else p + 1 for p in probes]
         coefficients: List[Optional[int]] = [None] * len(rows)
         reason = None
-        symbol_dims: set = set()
+        symbol_dims: Dict[Tuple[int, int], int] = {}
         for value in values:
             try:
                 model = build(name, {**base_options, option: value})
@@ -88,8 +88,11 @@ def linear_coefficients(name: str, strict: bool, base_table: Dict[str, Any], row
                 bs, ps = b["outputShape"] or [], p["outputShape"] or []
                 for d, (x, y) in enumerate(zip(bs, ps)):
                     if x != y:
-                        if x == default and y == value:
-                            symbol_dims.add((i, d))
+                        if x == default and y == value and symbol_dims.get((i, d), 1) == 1:
+                            symbol_dims[(i, d)] = 1
+                        elif symbol == "ic" and x % default == 0 and y == x // default * value and rows[i][3][d] == x and symbol_dims.get((i, d), x // default) == x // default:
+                            # A multiple of the input channels (TNT's pixel unfold: in_chans x 16 x 16).
+                            symbol_dims[(i, d)] = x // default
                         else:
                             reason = f"{b['path']}'s output changes with {option} in a way the catalog does not model"
                 if p["activations"] - (_prod(ps) if p["outputShape"] else 0) != b["activations"] - (_prod(bs) if b["outputShape"] else 0):
@@ -107,8 +110,8 @@ def linear_coefficients(name: str, strict: bool, base_table: Dict[str, Any], row
                     params = [params, 0, 0]
                 params[1 if symbol == "nc" else 2] = m
                 rows[i][2] = params
-        for i, d in symbol_dims:
-            rows[i][3][d] = symbol
+        for (i, d), multiple in symbol_dims.items():
+            rows[i][3][d] = symbol if multiple == 1 else [symbol, multiple]
         if output is not None and option == "num_classes":
             for d, law in enumerate(output):
                 if law == default:

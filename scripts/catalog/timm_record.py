@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -41,7 +42,86 @@ class _MetaFactories(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         if func in FACTORIES and kwargs.get("device") is None:
             kwargs["device"] = "meta"
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as error:
+            # A meta factory's tensor met the CPU's index arithmetic (timm's mixed-mode rotary
+            # frequencies: arange magnitudes times rand angles): the CPU operands go to meta too.
+            if "meta and cpu" not in str(error) and "cpu and meta" not in str(error):
+                raise
+            return func(*_to_meta(args), **_to_meta(kwargs))
+
+
+def _to_meta(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to("meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_meta(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_meta(v) for k, v in value.items()}
+    return value
+
+
+_REPEAT_INTERLEAVE = (torch.repeat_interleave, torch.Tensor.repeat_interleave)
+
+
+def _meta_repeat_interleave(original: Any) -> Any:
+    """torch 1.13's meta kernel of repeat_interleave refuses to run without output_size (the
+    output's length would come from the repeats' values). With an int repeat (or a one-element
+    tensor) the length is known: the meta tensor is repeated as unsqueeze/expand/flatten, which
+    gives the same shape. Other calls, and tensors not on the meta device, go to torch's own."""
+
+    def call(input: Any, repeats: Any = None, dim: Optional[int] = None, *, output_size: Optional[int] = None) -> Any:
+        if isinstance(input, torch.Tensor) and input.is_meta and output_size is None and repeats is not None:
+            count = repeats if isinstance(repeats, int) else int(repeats.item()) if isinstance(repeats, torch.Tensor) and repeats.numel() == 1 and not repeats.is_meta else None
+            if count is not None:
+                x = input.flatten() if dim is None else input
+                d = 0 if dim is None else dim % x.dim()
+                shape = list(x.shape)
+                return x.unsqueeze(d + 1).expand(*shape[: d + 1], count, *shape[d + 1 :]).flatten(d, d + 1)
+        args = [input] + ([] if repeats is None else [repeats]) + ([] if dim is None else [dim])
+        return original(*args, **({} if output_size is None else {"output_size": output_size}))
+
+    return call
+
+
+_ONE_HOT = F.one_hot
+
+
+def _meta_one_hot(input: torch.Tensor, num_classes: int = -1) -> torch.Tensor:
+    """torch 1.13's meta one_hot refuses even with num_classes given (gemma4_vit's position
+    embeddings); with it, the shape is the input's plus num_classes."""
+    if isinstance(input, torch.Tensor) and input.is_meta and num_classes > 0:
+        return torch.empty(*input.shape, num_classes, dtype=torch.long, device="meta")
+    return _ONE_HOT(input, num_classes)
+
+
+_ASSERT_ASYNC = torch._assert_async
+
+
+def _meta_assert_async(input: torch.Tensor, *args: Any) -> None:
+    """An assertion on a meta tensor's values (gemma4_vit's encoder checks its grid divides the
+    pooling) has no values to check: meta has no kernel for it, the CPU checks it in the vectors."""
+    if not (isinstance(input, torch.Tensor) and input.is_meta):
+        _ASSERT_ASYNC(input, *args)
+
+
+@contextmanager
+def meta_kernels() -> Iterator[None]:
+    """While recording: the ops torch 1.13's meta device refuses although the shape is known,
+    repeat_interleave with a known count (gcvit's global query, rotary embeddings, grouped
+    key/value heads; see _meta_repeat_interleave), one_hot with num_classes, and _assert_async
+    (no values to assert)."""
+    torch.repeat_interleave = _meta_repeat_interleave(_REPEAT_INTERLEAVE[0])
+    torch.Tensor.repeat_interleave = _meta_repeat_interleave(_REPEAT_INTERLEAVE[1])
+    F.one_hot = _meta_one_hot
+    torch._assert_async = _meta_assert_async
+    try:
+        yield
+    finally:
+        torch.repeat_interleave, torch.Tensor.repeat_interleave = _REPEAT_INTERLEAVE
+        F.one_hot = _ONE_HOT
+        torch._assert_async = _ASSERT_ASYNC
 
 
 def build(name: str, options: Dict[str, Any]) -> torch.nn.Module:

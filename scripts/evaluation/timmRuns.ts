@@ -64,7 +64,7 @@ export function timmCatalogTable(model: string): { table: LayerTable; module: st
   const entry = timmEntry(model);
   if (isCatalogMiss(architecture) || !entry) return null;
   const inputSize = [...architecture.input.defaultShape];
-  const { rows } = architecture.table(inputSize);
+  const { rows, savedActivations } = architecture.table(inputSize);
   const sum = (values: readonly (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
   const table: LayerTable = {
     schemaVersion: LAYER_TABLE_SCHEMA_VERSION,
@@ -77,6 +77,7 @@ export function timmCatalogTable(model: string): { table: LayerTable; module: st
       activations: sum(rows.filter((r) => !isFunctionalRow(r)).map((r) => r.activations)),
     },
     incomplete: rows.some((r) => r.params === null || r.activations === null),
+    ...(savedActivations ? { measuredActivations: [{ path: '', savedBytesPerSample: savedActivations.bytesPerSample, source: savedActivations.source }] } : {}),
   };
   // The blob key is timm's module file, `vision_transformer#3` for one split in parts.
   return { table, module: entry.blob.split('#')[0]!, inputSize };

@@ -20,13 +20,17 @@ const out = path.join(root, 'build', 'real-model');
 mkdirSync(out, { recursive: true });
 for (const optimizer of TIMM_OPTIMIZERS as readonly OptimizerKind[]) {
   const data = loadRealModelData(referenceDataDir(root), optimizer);
-  const header = ['model', 'family', 'group', 'batch', 'measured_mib', 'weight', 'faketensor_mib', 'analytical_mib', 'horus_mib', ...REAL_MODEL_FEATURES];
+  // case: 'catalog' (timm runs with autograd's measured activations), 'table' (the same runs, rows alone), 'synthetic'.
+  const header = ['model', 'family', 'group', 'case', 'batch', 'measured_mib', 'weight', 'faketensor_mib', 'analytical_mib', 'horus_mib', ...REAL_MODEL_FEATURES];
   const lines = [header.join(',')];
-  for (const s of [...data.timm, ...data.synthetic]) {
-    const fake = s.timm ? String(s.timm.fakeTensorMiB) : '';
-    lines.push([s.model, s.family, s.group, s.job.batchSize, s.measuredMiB, s.weight, fake, analyticalEstimate(s.job).totalMiB, horusMiB(s.job), ...s.x].join(','));
+  const cases: [string, typeof data.timm][] = [['catalog', data.timm], ['table', data.timmTableOnly], ['synthetic', data.synthetic]];
+  for (const [name, samples] of cases) {
+    for (const s of samples) {
+      const fake = s.timm ? String(s.timm.fakeTensorMiB) : '';
+      lines.push([s.model, s.family, s.group, name, s.job.batchSize, s.measuredMiB, s.weight, fake, analyticalEstimate(s.job).totalMiB, horusMiB(s.job), ...s.x].join(','));
+    }
   }
   const file = path.join(out, `samples-${optimizer}.csv`);
   writeFileSync(file, `${lines.join('\n')}\n`);
-  console.log(`${path.relative(root, file)}: ${data.timm.length} timm runs (${data.lowerBoundRuns} lower bounds left out, ${data.missingModels.length} models without a table), ${data.synthetic.length} synthetic runs`);
+  console.log(`${path.relative(root, file)}: ${data.timm.length} timm runs, each with measured activations and with the rows alone (${data.lowerBoundRuns} lower bounds left out, ${data.missingModels.length} models without a table), ${data.synthetic.length} synthetic runs`);
 }

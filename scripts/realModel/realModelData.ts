@@ -34,7 +34,10 @@ function sample(job: TrainingJob, measuredMiB: number, rest: Omit<RealSample, 'x
 }
 
 export interface RealModelData {
+  /** The timm runs as a script's `timm.create_model(...)` gets them: the catalog's table with the activations autograd measured. */
   readonly timm: RealSample[];
+  /** The same runs with the rows' account alone (measuredActivations dropped): how a model read from source, of an architecture never measured, is estimated. */
+  readonly timmTableOnly: RealSample[];
   readonly synthetic: RealSample[];
   /** timm runs that did not fit on the GPU (lower bounds), and models without a layer table. */
   readonly lowerBoundRuns: number;
@@ -45,11 +48,13 @@ export interface RealModelData {
 export function loadRealModelData(dataDir: string, optimizer: OptimizerKind): RealModelData {
   const { runs, missing } = loadTimmRuns(dataDir);
   const fitting = runs.filter((run) => !run.lowerBound);
-  const timm = fitting.map((run) =>
-    sample({ table: run.table, batchSize: run.batchSize, optimizer, precision: 'fp32' }, run.measuredMiB, { model: run.model, family: run.module, group: run.group, timm: run }, 1),
-  );
+  // Each run once per case, half the weight each: together they weigh what one run did.
+  const timmSamples = (table: (run: TimmRun) => TimmRun['table']) =>
+    fitting.map((run) => sample({ table: table(run), batchSize: run.batchSize, optimizer, precision: 'fp32' }, run.measuredMiB, { model: run.model, family: run.module, group: run.group, timm: run }, 0.5));
+  const timm = timmSamples((run) => run.table);
+  const timmTableOnly = timmSamples(({ table: { measuredActivations: _measured, ...rows } }) => rows);
   const reference = [...loadReferenceRuns(dataDir, 'mlp'), ...loadReferenceRuns(dataDir, 'cnn')];
-  const weight = (SYNTHETIC_WEIGHT_SHARE * timm.length) / Math.max(1, reference.length);
+  const weight = (SYNTHETIC_WEIGHT_SHARE * fitting.length) / Math.max(1, reference.length);
   const synthetic = reference.map((run) =>
     sample(
       { table: run.table, batchSize: run.batchSize, optimizer: 'adam', precision: 'fp32' },
@@ -58,5 +63,5 @@ export function loadRealModelData(dataDir: string, optimizer: OptimizerKind): Re
       weight,
     ),
   );
-  return { timm, synthetic, lowerBoundRuns: runs.length - fitting.length, missingModels: missing };
+  return { timm, timmTableOnly, synthetic, lowerBoundRuns: runs.length - fitting.length, missingModels: missing };
 }

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
+import { MAX_ASSUMED, parseAssignment } from '../core/analysis/config/assumedValues';
+import type { AssumedValue } from '../core/analysis/config/configSources';
 
 export interface CliArguments {
   /** `estimate` one script (the default), or `colocate` several on one GPU. */
@@ -17,6 +19,8 @@ export interface CliArguments {
   readonly models?: string;
   /** --root DIR: the project root the script's imports are resolved from (default: found from the file upward). */
   readonly root?: string;
+  /** --set NAME=VALUE, repeated: values assumed in place of what the script reads under NAME (argparse, environment, config files, constants, sizes from the data). */
+  readonly assume: Readonly<Record<string, AssumedValue>>;
   /** --slurm: print the resources to request from SLURM instead of the report. */
   readonly slurm: boolean;
   /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
@@ -28,7 +32,7 @@ export interface CliArguments {
 
 export class UsageError extends Error {}
 
-export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--json] [--fail-on-oom]
+export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--set NAME=VALUE ...] [--json] [--fail-on-oom]
        gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
 Estimates the peak GPU memory of the PyTorch training script FILE.py without running it;
@@ -37,6 +41,10 @@ colocate: whether the scripts' training jobs fit on one GPU together, each in it
 Options:
   --gpu ID              GPU profile to check against (default a100-40gb; see --list-gpus)
   --batch-size N        use this batch size instead of the one in the script
+  --set NAME=VALUE      assume VALUE for what the script reads under NAME: an argparse
+                        option (batch_size), an environment variable (BATCH_SIZE), a
+                        config file key (model.n_layer or n_layer), a top-level constant,
+                        a dataclass field or a size from the data (ntokens); repeatable
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
   --fail-on-oom         exit with 3 when a model (colocate: the jobs together) is estimated
@@ -80,6 +88,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         models: { type: 'string' },
         root: { type: 'string' },
         'gpu-types': { type: 'string' },
+        set: { type: 'string', multiple: true },
         slurm: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
@@ -112,6 +121,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     executionProvider: executionProvider(values['execution-provider']),
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
     ...(values.root === undefined ? {} : { root: folderArgument('--root', values.root) }),
+    assume: assumedValues(values.set ?? []),
     slurm: values.slurm ?? false,
     ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
     listGpus: values['list-gpus'] ?? false,
@@ -144,6 +154,17 @@ function modelsDir(text: string): string {
 function folderArgument(flag: string, text: string): string {
   if (!text.trim()) throw new UsageError(`${flag} needs a folder`);
   return text;
+}
+
+function assumedValues(assignments: readonly string[]): Record<string, AssumedValue> {
+  if (assignments.length > MAX_ASSUMED) throw new UsageError(`--set at most ${MAX_ASSUMED} times, got ${assignments.length}`);
+  const values: Record<string, AssumedValue> = {};
+  for (const text of assignments) {
+    const parsed = parseAssignment(text);
+    if (typeof parsed === 'string') throw new UsageError(parsed);
+    values[parsed.name] = parsed.value;
+  }
+  return values;
 }
 
 /** A GRES type name as slurm.conf writes one: letters, digits, `_`, `-` and `.`. */

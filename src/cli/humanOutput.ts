@@ -1,7 +1,7 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeArchitecture, describeAssumption, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings } from '../core/display/describe';
+import { describeArchitecture, describeAssumption, describeAssumptionValue, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings } from '../core/display/describe';
 import { ESTIMATORS } from '../core/estimate/estimators';
-import type { FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
+import type { Assumption, FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 import { warningsOf } from '../core/estimate/notes';
 import { textTable } from './textTable';
 
@@ -49,7 +49,10 @@ export function humanOutput(estimate: FileEstimate): string {
     if (architecture) out.push(`  architecture: ${architecture}, ${model.architecture!.source}`);
     const breakdown = describeBreakdown(model);
     if (breakdown) out.push(`  breakdown (analytical model): ${breakdown}`);
-    out.push(`  assumptions: ${model.assumptions.map(describeAssumption).join('; ')}`);
+    const configured = (a: (typeof model.assumptions)[number]) => a.name === 'config' || a.name === 'dataDerived';
+    out.push(`  assumptions: ${model.assumptions.filter((a) => !configured(a)).map(describeAssumption).join('; ')}`);
+    const read = model.assumptions.filter(configured);
+    if (read.length) out.push(`  configuration read: ${describeConfiguration(read)}`);
     const method = describeMethod(model);
     out.push(`  ${model.memory.estimateMiB === null ? 'no estimate.' : `estimated by the ${method}.`} ${describeLearned(model)}`);
     if (model.memory.estimateMiB !== null) out.push(`  estimators: ${describeReadings(model)}`);
@@ -58,4 +61,21 @@ export function humanOutput(estimate: FileEstimate): string {
   const footnotes = ESTIMATORS.flatMap((estimator) => (estimator.footnote && comparisons.some((c) => c.id === estimator.id) ? [estimator.footnote] : []));
   if (footnotes.length) out.push('', ...footnotes);
   return out.join('\n');
+}
+
+/** Values read from configuration, those of one config file together: `from configs/base.yaml: n_layer = 6 (line 5), ...; BATCH_SIZE = 1000 (...)`. */
+function describeConfiguration(read: readonly Assumption[]): string {
+  const parts: ({ text: string } | { file: string; values: string[] })[] = [];
+  for (const assumption of read) {
+    const file = assumption.origin === 'config file' && assumption.line !== null ? assumption.file : undefined;
+    if (file === undefined) {
+      parts.push({ text: describeAssumption(assumption) });
+      continue;
+    }
+    const value = `${describeAssumptionValue(assumption)} (line ${assumption.line})`;
+    const group = parts.find((part): part is { file: string; values: string[] } => 'file' in part && part.file === file);
+    if (group) group.values.push(value);
+    else parts.push({ file, values: [value] });
+  }
+  return parts.map((part) => ('text' in part ? part.text : `from ${part.file}: ${part.values.join(', ')}`)).join('; ');
 }

@@ -78,11 +78,11 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
   );
   try {
     if (args.command === 'colocate') {
-      const collocation = await pipeline.colocate(sources, { gpu, safetyMargin });
+      const collocation = await pipeline.colocate(sources, { gpu, safetyMargin, assume: args.assume });
       stdout.write(args.json ? `${JSON.stringify(collocation, null, 2)}\n` : `${collocationOutput(collocation)}\n`);
       return args.failOnOom && collocation.fits === false ? EXIT_OOM : EXIT_OK;
     }
-    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin } });
+    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin, assume: args.assume } });
     if (args.slurm) {
       const types = clusterTypes ?? GPU_PROFILES.map((profile) => ({ type: profile.id, profile }));
       const placement = pipeline.place(estimate, types.map((t) => t.profile), safetyMargin);

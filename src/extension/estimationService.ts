@@ -33,6 +33,8 @@ export class EstimationService implements vscode.Disposable {
   private readonly inFlight = new InFlight<FileEstimate>();
   /** Bumped by reloadModels, so cached estimates made with older models are not reused. */
   private modelsGeneration = 0;
+  /** What was last logged about entries of gpuEstimator.assume that were left out (logged once per change). */
+  private loggedAssumeProblems = '';
   private readonly subscriptions: vscode.Disposable[];
   private readonly projectFiles = new WorkspaceProjectFiles();
   private readonly projectWatch: ProjectWatch;
@@ -52,8 +54,11 @@ export class EstimationService implements vscode.Disposable {
   /** `gpu`: another GPU than the configured one (the report's "Change GPU"); such estimates are not cached. */
   estimate(document: vscode.TextDocument, gpu: GpuProfile = this.settings.settings.gpu): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { safetyMargin, executionProvider } = this.settings.settings;
-    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}`;
+    const { safetyMargin, executionProvider, assume, assumeProblems } = this.settings.settings;
+    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}:${JSON.stringify(assume)}`;
+    const problems = assumeProblems.join('; ');
+    if (problems && problems !== this.loggedAssumeProblems) this.logger.error(problems);
+    this.loggedAssumeProblems = problems;
     const cached = this.cache.get(key);
     if (cached && cached.version === document.version && cached.settingsKey === settingsKey) return Promise.resolve(cached.estimate);
     return this.inFlight.join(key, `${document.version}:${settingsKey}`, () => this.estimateNow(document, gpu, settingsKey));
@@ -61,11 +66,11 @@ export class EstimationService implements vscode.Disposable {
 
   private async estimateNow(document: vscode.TextDocument, gpu: GpuProfile, settingsKey: string): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { safetyMargin } = this.settings.settings;
+    const { safetyMargin, assume } = this.settings.settings;
     const pipeline = await this.currentPipeline();
     // A saved script's imports of its project's own modules are followed (read through the workspace).
     const project = document.uri.scheme === 'file' ? { files: this.projectFiles, path: document.uri.fsPath } : undefined;
-    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin }, document: key, ...(project ? { project } : {}) });
+    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin, assume }, document: key, ...(project ? { project } : {}) });
     if (gpu.id === this.settings.settings.gpu.id) {
       this.cache.set(key, { version: document.version, settingsKey, estimate });
       this.projectWatch.track(key, estimate.project?.files);
@@ -75,10 +80,10 @@ export class EstimationService implements vscode.Disposable {
 
   /** Whether these documents' training jobs fit on the configured GPU together (each document estimated as estimate() does). */
   async colocate(documents: readonly vscode.TextDocument[]): Promise<Collocation> {
-    const { gpu, safetyMargin } = this.settings.settings;
+    const { gpu, safetyMargin, assume } = this.settings.settings;
     const pipeline = await this.currentPipeline();
     const jobs = documents.map((document) => ({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), document: document.uri.toString() }));
-    return pipeline.colocate(jobs, { gpu, safetyMargin });
+    return pipeline.colocate(jobs, { gpu, safetyMargin, assume });
   }
 
   /** The outlook of each model of an estimate (its memory curve, every GPU's verdict), for the report. */

@@ -10,6 +10,7 @@ import { ReportPanel } from './report/reportPanel';
 import { RiskDiagnostics } from './riskDiagnostics';
 import { SettingsStore } from './settings';
 import { EstimateStatusBar } from './statusBar';
+import { PIN_ASSUMPTION_COMMAND, PinAssumptionActions, pinAssumption } from './pinAssumptionAction';
 
 const PYTHON: vscode.DocumentSelector = [{ language: 'python' }];
 
@@ -36,6 +37,8 @@ export function activate(context: vscode.ExtensionContext): void {
       collocations,
       vscode.workspace.registerTextDocumentContentProvider(COLLOCATION_SCHEME, collocations),
       vscode.commands.registerCommand('gpuEstimator.checkCollocation', checkCollocationCommand(service, collocations, errors)),
+      vscode.languages.registerCodeActionsProvider(PYTHON, new PinAssumptionActions(service, errors), { providedCodeActionKinds: PinAssumptionActions.kinds }),
+      vscode.commands.registerCommand(PIN_ASSUMPTION_COMMAND, pinAssumption),
     );
     const remote = new RemoteCommands(context, settings, service, logger);
     context.subscriptions.push(remote, ...remote.register());

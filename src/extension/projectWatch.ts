@@ -18,7 +18,13 @@ export class ProjectWatch implements vscode.Disposable {
 
   constructor(private readonly onStale: (documents: readonly string[]) => void) {
     const watcher = vscode.workspace.createFileSystemWatcher('**/*.py');
+    // Configuration files a script loads (yaml.safe_load, json.load...): a change re-estimates the scripts that read them.
+    const configs = vscode.workspace.createFileSystemWatcher('**/*.{yaml,yml,json,toml}');
     this.subscriptions.push(
+      configs,
+      configs.onDidChange((uri) => this.changed(uri)),
+      configs.onDidCreate((uri) => this.changed(uri)),
+      configs.onDidDelete((uri) => this.changed(uri)),
       watcher,
       watcher.onDidChange((uri) => this.changed(uri)),
       watcher.onDidCreate(() => this.changedAll()),

@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { EXECUTION_PROVIDER_CHOICES, type ExecutionProviderChoice } from '../core/estimators/onnx/executionProvider';
 import { defaultGpuProfile, findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
 import { SETTING_DEFAULTS, type SettingKey, type SettingValues } from './settingsSchema';
+import { assumedValuesFrom } from '../core/analysis/config/assumedValues';
+import type { AssumedValue } from '../core/analysis/config/configSources';
 
 export const SECTION = 'gpuEstimator';
 
@@ -19,6 +21,10 @@ export interface Settings {
   readonly executionProvider: ExecutionProviderChoice;
   /** The user's models folder (gpuEstimator.modelsFolder), as written; empty: the bundled models only. */
   readonly modelsFolder: string;
+  /** gpuEstimator.assume: values assumed by name in place of what the script reads (the CLI's --set). */
+  readonly assume: Readonly<Record<string, AssumedValue>>;
+  /** Entries of gpuEstimator.assume that were left out, and why (for the log). */
+  readonly assumeProblems: readonly string[];
   readonly remote: RemoteSettings;
 }
 
@@ -43,6 +49,7 @@ export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const get = <K extends SettingKey>(key: K): SettingValues[K] => config.get(key, SETTING_DEFAULTS[key]);
   const margin = Number(get('safetyMarginPercent'));
+  const assumed = assumedValuesFrom(get('assume'));
   return {
     gpu: findGpuProfile(String(get('gpu'))) ?? defaultGpuProfile(),
     safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : SETTING_DEFAULTS.safetyMarginPercent / 100,
@@ -52,6 +59,8 @@ export function readSettings(): Settings {
     diagnosticsEnabled: get('diagnostics.enabled') === true,
     executionProvider: EXECUTION_PROVIDER_CHOICES.find((choice) => choice === get('executionProvider')) ?? SETTING_DEFAULTS.executionProvider,
     modelsFolder: String(get('modelsFolder') ?? '').trim(),
+    assume: assumed.values,
+    assumeProblems: assumed.problems,
     remote: {
       host: String(get('remote.host') ?? '').trim(),
       sshConfigFile: String(get('remote.sshConfigFile') ?? '').trim(),

@@ -14,6 +14,8 @@ export interface SettingValues {
   readonly 'diagnostics.enabled': boolean;
   readonly executionProvider: ExecutionProviderChoice;
   readonly modelsFolder: string;
+  /** Values assumed by name in place of what scripts read (argparse, environment, config files, sizes from the data); `--set` in the CLI. */
+  readonly assume: Readonly<Record<string, unknown>>;
   readonly 'remote.host': string;
   readonly 'remote.sshConfigFile': string;
   readonly 'remote.python': string;
@@ -33,6 +35,7 @@ export const SETTING_DEFAULTS: SettingValues = {
   'diagnostics.enabled': false,
   executionProvider: 'auto',
   modelsFolder: '',
+  assume: {},
   'remote.host': '',
   'remote.sshConfigFile': '',
   'remote.python': 'python3',

@@ -16,6 +16,9 @@ import { statementGroups, type StatementGroup } from './statementGroups';
 import type { ProjectSource } from '../project/projectFiles';
 import { ProjectModules, projectUnchanged, type ParseModule } from './projectModules';
 import type { InterpreterPlace } from './interpreter/evaluator';
+import { ConfigSources, type AssumedValue, type ConfigReading } from './config/configSources';
+import { hydraArguments } from './interpreter/configCalls';
+import { dirnameOf, relativeTo } from '../project/projectFiles';
 import { classAttribute } from './interpreter/classes';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
@@ -54,6 +57,8 @@ interface GroupDiscovery {
   readonly invocations: Map<number, Sourced<readonly (readonly number[])[]>>;
   readonly arities: Map<number, number>;
   readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
+  /** What it read of environment variables, configuration files and the user's assumed values. */
+  readonly readings: Ordered<{ reading: ConfigReading }>[];
   readonly scope: Scope;
   /** False when the budget stopped it: such a group runs again next time. */
   readonly complete: boolean;
@@ -69,6 +74,8 @@ export interface SyntaxCache {
   groups?: Map<string, GroupDiscovery>;
   /** What the project's files said when the groups ran (projectModules.ts): a changed imported file runs them again. */
   project?: { readonly key: string; readonly consulted: ReadonlyMap<string, string | boolean | undefined> };
+  /** The values the user assumed when the groups ran: other values run them again. */
+  assumed?: string;
 }
 
 /** The project a script belongs to, and how its other files are parsed (the pipeline keeps parsed files by content). */
@@ -84,7 +91,7 @@ export interface ProjectContext {
  * Python. The module's statements run in groups that share no names (statementGroups.ts); with
  * a cache, a group whose statements did not change since the last call is not run again.
  */
-export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache, project?: ProjectContext): SourceAnalysis {
+export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache, project?: ProjectContext, assumed: Readonly<Record<string, AssumedValue>> = {}): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
   const statementsByGroup = statementGroups(root);
   // The budget bounds following the script; copying the tree and grouping its statements are
@@ -99,7 +106,25 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const projectKey = project ? `${project.source.root}|${project.source.path}` : '';
   // A group's discovery holds values of the imported modules: it is reused only while every file it read reads the same.
   const kept = cache?.project;
-  const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source));
+  const assumedKey = JSON.stringify(Object.entries(assumed).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source)) && (cache?.assumed ?? '[]') === assumedKey;
+  const config = new ConfigSources(
+    assumed,
+    modules && {
+      read: (path) => modules.readFile(path),
+      root: project.source.root,
+      scriptDir: dirnameOf(project.source.path),
+      shown: (path) => relativeTo(path, project.source.root),
+      parse: (path, text) => {
+        try {
+          return project.parse(path, text);
+        } catch {
+          return undefined;
+        }
+      },
+    },
+  );
+  if (modules) modules.config = config;
   const previous = projectHolds ? cache?.groups : undefined;
   const groups = new Map<string, GroupDiscovery>();
   const discoveryBudget = budget.limit(DISCOVERY_STEPS, DISCOVERY_MILLIS);
@@ -108,11 +133,12 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   for (const group of statementsByGroup) {
     const key = `${importsKey}|${group.statements.map((node) => node.id).join(',')}`;
     const known = previous?.get(key);
-    groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget, place && { place, modules: modules! }));
+    groups.set(key, known?.complete ? known : discoveryBudget.spent() ? unexplored() : discoverGroup(group, imports, discoveryBudget, config, place && { place, modules: modules! }));
   }
   if (cache) {
     cache.root = root;
     cache.groups = groups;
+    cache.assumed = assumedKey;
     cache.project = modules ? { key: projectKey, consulted: new Map([...(previous ? (cache.project?.consulted ?? []) : []), ...modules.consulted]) } : undefined;
   }
   const found = [...groups.values()];
@@ -131,6 +157,9 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const events = byOrder(found.flatMap((group) => group.events))
     .slice(0, MAX_EVENTS)
     .map(({ event }) => event);
+  const readings = byOrder(found.flatMap((group) => group.readings))
+    .map(({ reading }) => reading)
+    .filter((reading, i, all) => all.findIndex((r) => r.key === reading.key && r.origin === reading.origin && r.value === reading.value) === i);
   const notes = [...(modules?.notes.slice(0, setUpNotes) ?? []), ...byOrder(found.flatMap((group) => group.notes)).map(({ note }) => note)];
   const firstStop = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
   const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
@@ -143,6 +172,7 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
     context: { imports, scope, budget },
     setup: findTrainingSetup(root, events, scope, argumentNodes, imports),
     trainingLoops,
+    configReadings: readings,
     notes: shown,
     hasSyntaxErrors: root.hasError,
     ...(cache?.project || modules ? { projectFiles: filesRead(cache?.project?.consulted ?? modules!.consulted) } : {}),
@@ -169,11 +199,11 @@ function stopped(reason: string): AnalysisNote {
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], readings: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
-function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget, project?: { place: InterpreterPlace; modules: ProjectModules }): GroupDiscovery {
+function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBudget: Budget, config: ConfigSources, project?: { place: InterpreterPlace; modules: ProjectModules }): GroupDiscovery {
   let phase = 0;
   let statementIndex = 0;
   let sequence = 0;
@@ -186,10 +216,15 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     invocations: new Map(),
     arities: new Map(),
     argumentNodes: [],
+    readings: [],
     scope: new Scope(),
     complete: true,
   };
+  const readingsBefore = config.readings.length;
+  const configNotesBefore = config.notes.length;
   const groupBudget = discoveryBudget.limit(GROUP_STEPS, GROUP_MILLIS);
+  /** Top-level functions the module body calls with arguments, and the first such call's arguments. */
+  const scriptCalls = new Map<number, { args: readonly PyValue[]; kwargs: ReadonlyMap<string, PyValue> }>();
   if (project) project.modules.payer = groupBudget;
   const interpreter = new Interpreter(
     imports,
@@ -207,9 +242,14 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
         if (module) found.candidates.push({ name, module, node: constructionNode(node), order: at() });
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
+      onScriptCall: (fn, args, kwargs) => {
+        // The first call with arguments counts: `main(**config)` under `if __name__ == "__main__":`.
+        if ((args.length || kwargs.size) && !scriptCalls.has(fn.node.id)) scriptCalls.set(fn.node.id, { args, kwargs });
+      },
     },
     groupBudget,
     project?.place,
+    config,
   );
   // What the project's modules note while this group runs (a missing module, a cycle) is this group's: kept with it between edits.
   const projectNotesBefore = project?.modules.notes.length ?? 0;
@@ -246,7 +286,10 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     const before = noteCount();
     discover(() => {
       const local = scope.child();
-      interpreter.bindParameters(fn, [], new Map(), local);
+      // Discovered with the arguments the module body calls it with (`main(**config)`: dict-driven,
+      // the config's values rather than the function's defaults), or, for `@hydra.main(...)`, the composed configuration.
+      const called = scriptCalls.get(fn.node.id);
+      interpreter.bindParameters(fn, called ? [...called.args] : hydraArguments(interpreter, fn.node), called?.kwargs ?? new Map(), local);
       interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
     });
     keepNotes(before);
@@ -267,6 +310,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
   }
   keepNotes(lightningBefore);
   for (const note of project?.modules.notes.slice(projectNotesBefore) ?? []) found.notes.push({ note, order: order(0, 0, 0) });
+  for (const note of config.notes.slice(configNotesBefore)) found.notes.push({ note, order: at() });
+  for (const reading of config.readings.slice(readingsBefore)) found.readings.push({ reading, order: at() });
   return { ...found, complete };
 }
 

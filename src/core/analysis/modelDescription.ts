@@ -107,9 +107,26 @@ export interface SourceAnalysis {
   readonly setup: TrainingSetup;
   /** The outermost loops that run a training step, in source order. */
   readonly trainingLoops: readonly TrainingLoop[];
+  /** Values read from environment variables, configuration files and the user's assumptions, in the order read (config/configSources.ts). */
+  readonly configReadings: readonly ConfigReading[];
   readonly notes: readonly AnalysisNote[];
   /** True when tree-sitter found syntax errors; the analysis is then best effort. */
   readonly hasSyntaxErrors: boolean;
   /** With a project: the project files whose text the analysis read (imported modules), sorted. */
   readonly projectFiles?: readonly string[];
+}
+
+/** One value the script read from a configuration source, as the estimate shows it. */
+export interface ConfigReading {
+  /** The name it is read under: `BATCH_SIZE`, `model.n_layer`, `vocab_size`. */
+  readonly key: string;
+  readonly value: string;
+  /** Short text: "configs/train.yaml", "environment variable BATCH_SIZE is unset: its default", "set by the user". */
+  readonly origin: string;
+  /** For a value from a configuration file: the file (relative to the project root) and the key's 1-based line. */
+  readonly configLine?: { readonly file: string; readonly line: number };
+  /** Where the script reads it (the range knows its file when that is an imported module). */
+  readonly range: SourceRange;
+  /** For a size that comes from the data (`len(corpus.dictionary)`): what it is, for the words shown and the quick fix. */
+  readonly dataDerived?: 'vocabulary size' | 'number of classes';
 }

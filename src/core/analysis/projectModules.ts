@@ -7,6 +7,7 @@ import { Interpreter, type ProjectImports } from './interpreter/interpreter';
 import { isList, kindOf, Scope, unresolved, type ClassValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
 import type { AnalysisNote } from './modelDescription';
 import { sysPathEntries } from './sysPath';
+import type { ConfigSources } from './config/configSources';
 
 /** How deeply imports may nest (a imports b imports c ...) before the loader stops and says so. */
 export const MAX_IMPORT_DEPTH = 8;
@@ -88,6 +89,8 @@ export class ProjectModules implements ProjectImports {
   private readonly underWay = new Set<string>();
   /** The budget of the statements being discovered: loading a module gives it back the time the load took. */
   payer?: Budget;
+  /** What the imported modules read of the configuration (environment, config files), as the script does. */
+  config?: ConfigSources;
 
   constructor(
     private readonly source: ProjectSource,
@@ -272,7 +275,7 @@ export class ProjectModules implements ProjectImports {
     module.imports = imports;
     module.state = 'loading';
     this.loading.push(module);
-    const interpreter = new Interpreter(imports, {}, this.budget.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true });
+    const interpreter = new Interpreter(imports, {}, this.budget.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true }, this.config);
     interpreter.scriptLevel = true;
     try {
       for (const statement of root.namedChildren) if (interpreter.exec(statement, scope)) break;
@@ -316,6 +319,11 @@ export class ProjectModules implements ProjectImports {
 
   private shown(path: string): string {
     return relativeTo(path, this.source.root);
+  }
+
+  /** Another file of the project (a configuration file the script loads), recorded like an imported module's: a change to it re-estimates the script. */
+  readFile(path: string): string | undefined {
+    return this.read(path);
   }
 
   private read(path: string): string | undefined {

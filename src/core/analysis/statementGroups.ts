@@ -46,6 +46,9 @@ export function statementGroups(root: SyntaxNode): StatementGroup[] {
       else parent[find(i)] = find(first);
     }
   });
+  // `exec(open("config/train_small.py").read())` and `globals()[key] = value` bind names no syntax shows: one group with everything.
+  const dynamic = statements.findIndex(bindsDynamically);
+  if (dynamic >= 0) statements.forEach((_, i) => (parent[find(i)] = find(dynamic)));
   const groups = new Map<number, number[]>();
   statements.forEach((statement, i) => {
     if (IMPORTS.has(statement.type) || INERT.has(statement.type)) return;
@@ -55,6 +58,15 @@ export function statementGroups(root: SyntaxNode): StatementGroup[] {
     else groups.set(key, [i]);
   });
   return [...groups.values()].map((indices) => ({ indices, statements: indices.map((i) => statements[i]!) }));
+}
+
+/** Whether a top-level statement may bind module-level names its syntax does not show: it calls exec() or globals(). */
+function bindsDynamically(statement: SyntaxNode): boolean {
+  if (IMPORTS.has(statement.type) || INERT.has(statement.type)) return false;
+  return statement.descendantsOfType('call').some((call) => {
+    const fn = call.childForFieldName('function');
+    return fn?.type === 'identifier' && (fn.text === 'exec' || fn.text === 'globals');
+  });
 }
 
 function statementNames(statement: SyntaxNode): StatementNames {

@@ -34,6 +34,12 @@ export interface CatalogTable {
    */
   readonly output?: readonly number[];
   /**
+   * What autograd saves for backward in this architecture's forward at this sample, measured
+   * with its library (bytes per sample at fp32, parameters excluded): the rows list torch.nn
+   * modules, and the library's own layers and functional code save tensors no row shows.
+   */
+  readonly savedActivations?: { readonly bytesPerSample: number; readonly source: string };
+  /**
    * Per-sample shapes of every tensor in the list the model returns, where it returns a list
    * (timm's features_only backbones: one feature map per level), so `backbone(x)[-1]` goes on.
    */

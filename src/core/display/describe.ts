@@ -27,6 +27,8 @@ export function describeAssumption(assumption: Assumption): string {
 
 /** `batch size 64`: the assumption without where it came from. */
 export function describeAssumptionValue(assumption: Assumption): string {
+  if (assumption.name === 'config') return `${assumption.key ?? 'value'} = ${assumption.value}`;
+  if (assumption.name === 'dataDerived') return `${assumption.what ?? 'size from the data'} (${assumption.key ?? 'value'}) ${assumption.value}`;
   const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation' }[assumption.name];
   return `${label} ${assumption.value}`;
 }

@@ -21,6 +21,7 @@ import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEs
 import { noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 import { relativeTo } from '../project/projectFiles';
+import type { AssumedValue } from '../analysis/config/configSources';
 
 export interface EstimateOptions {
   readonly gpu: GpuProfile;
@@ -28,6 +29,8 @@ export interface EstimateOptions {
   readonly batchSize?: number;
   /** Share of the GPU's memory kept free before an estimate counts as fitting comfortably (0..1). */
   readonly safetyMargin: number;
+  /** Values the user assumes by name (the CLI's --set, the gpuEstimator.assume setting): they replace argparse and dataclass defaults, config keys, environment defaults, top-level constants and sizes that come from the data. */
+  readonly assume?: Readonly<Record<string, AssumedValue>>;
 }
 
 /**
@@ -43,7 +46,7 @@ export interface EstimateCache {
 /** Estimates from an already parsed tree, with the estimators of the analysis pass (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
 export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache, project?: ProjectContext): FileEstimate {
   const gpu = gpuOf(options);
-  const analysis = analyzeSource(tree, source, undefined, cache?.syntax, project);
+  const analysis = analyzeSource(tree, source, undefined, cache?.syntax, project, options.assume);
   const tables = new Map<string, LayerTableResult>();
   const tableOf = (model: ModelDescription): LayerTableResult => {
     const key = tableKey(model, analysis.setup);
@@ -125,7 +128,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
     risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
     maxBatchSize,
-    assumptions: assumptions(options.batchSize, setup, inputShape, shown),
+    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
   };
@@ -176,6 +179,22 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
   return list;
+}
+
+/** What the script read of environment variables, configuration files and the user's values, each with its file and line. */
+function configAssumptions(readings: SourceAnalysis['configReadings'], shown: (path: string) => string): Assumption[] {
+  return readings.map((reading) => {
+    const where = reading.configLine ?? { line: reading.range.startLine + 1, ...(reading.range.file === undefined ? {} : { file: shown(reading.range.file) }) };
+    return {
+      name: reading.dataDerived ? 'dataDerived' : 'config',
+      key: reading.key,
+      value: reading.value,
+      origin: reading.origin,
+      line: where.line,
+      ...(where.file === undefined ? {} : { file: where.file }),
+      ...(reading.dataDerived ? { what: reading.dataDerived } : {}),
+    };
+  });
 }
 
 function ownedBy(note: AnalysisNote, model: ModelDescription): boolean {

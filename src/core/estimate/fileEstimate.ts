@@ -54,12 +54,16 @@ export interface EnsembleRun {
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
 export interface Assumption {
-  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation';
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation' | 'config' | 'dataDerived';
+  /** For `config` and `dataDerived`: the name the value is read under (`BATCH_SIZE`, `model.n_layer`, `ntokens`); `--set KEY=...` replaces it. */
+  readonly key?: string;
   readonly value: string;
   readonly origin: string;
   readonly line: number | null;
-  /** The project file `line` is in, relative to the project root, when it is not the script (a value read in an imported module). */
+  /** The project file `line` is in, relative to the project root, when it is not the script (a value read in an imported module, a configuration file). */
   readonly file?: string;
+  /** For `dataDerived`: what the data decides (`vocabulary size`, `number of classes`). */
+  readonly what?: string;
 }
 
 /** Lines first to last, 1-based, both included. */

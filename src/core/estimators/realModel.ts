@@ -24,6 +24,13 @@ export interface RealModelCoefficients {
   readonly rangeQuantiles: readonly [number, number];
   /** One coefficient per feature for the point and the range's low and high ends (log MiB). */
   readonly point: readonly number[];
+  /**
+   * The point of a job whose saved activations come from its rows alone (a model read from
+   * source), at its own quantile: the highest whose cross-validated median error is within the
+   * target on such jobs. `point` is then a catalog model's (activations measured by autograd).
+   */
+  readonly pointQuantileRowsAlone?: number;
+  readonly pointRowsAlone?: readonly number[];
   readonly low: readonly number[];
   readonly high: readonly number[];
   /**
@@ -61,11 +68,20 @@ function dot(weights: readonly number[], vector: readonly number[]): number {
   return sum;
 }
 
+/** A job at least half of whose saved activations autograd measured (a catalog model): fit.py's MEASURED. */
+const MEASURED_SHARE = 0.5;
+
+function isMeasured(vector: readonly number[], model: RealModelCoefficients): boolean {
+  const index = model.features.indexOf('measuredShare');
+  return index >= 0 && (vector[index] ?? 0) >= MEASURED_SHARE;
+}
+
 /** The corrected estimate for a feature vector (REAL_MODEL_FEATURES order). */
 export function predictFromFeatures(vector: readonly number[], model: RealModelCoefficients = REAL_MODEL_COEFFICIENTS): RealModelPrediction {
   const terms = expandTerms(vector, model.terms);
   const physical = model.physicalFloor === undefined ? 0 : model.physicalFloor * Math.exp(vector[model.features.indexOf('logPhysicalMiB')] ?? Number.NEGATIVE_INFINITY);
-  const point = Math.max(physical, Math.exp(dot(model.point, terms)));
+  const pointCoefficients = model.pointRowsAlone && !isMeasured(vector, model) ? model.pointRowsAlone : model.point;
+  const point = Math.max(physical, Math.exp(dot(pointCoefficients, terms)));
   const low = Math.max(physical, Math.exp(dot(model.low, terms)));
   const high = Math.max(physical, Math.exp(dot(model.high, terms)));
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };

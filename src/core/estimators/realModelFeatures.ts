@@ -34,6 +34,13 @@ export const REAL_MODEL_FEATURES = [
   // The invisible part grows with the batch: the shares above, times log(batch).
   'unseenParamShareByBatch',
   'identityRowShareByBatch',
+  // The share of the replay's saved activations whose size autograd measured (a catalog model's:
+  // measuredActivations), rather than the rows' account: 1 for a timm model, 0 for a model read
+  // from source. With its products, the correction learns each case's own terms.
+  'measuredShare',
+  // The largest convolution output of the batch relative to the replayed peak: cuDNN's
+  // algorithms take workspaces of about that size, which the allocator then keeps reserved.
+  'largestConvShare',
 ] as const;
 
 export type RealModelFeatureName = (typeof REAL_MODEL_FEATURES)[number];
@@ -58,6 +65,8 @@ interface TableTraits {
   readonly activationRowShare: number;
   readonly normRowShare: number;
   readonly logRows: number;
+  /** Output elements per sample of the largest convolution call. */
+  readonly largestConv: number;
 }
 
 const traitsCache = new WeakMap<object, TableTraits>();
@@ -80,6 +89,7 @@ function tableTraits(job: TrainingJob): TableTraits {
     activationRowShare: count((type) => ACTIVATION_TYPES.test(type)) / n,
     normRowShare: count((type) => /Norm/.test(type)) / n,
     logRows: Math.log(n),
+    largestConv: rows.reduce((largest, row) => (/^Conv/.test(row.type) ? Math.max(largest, row.activations ?? 0) : largest), 0),
   };
   traitsCache.set(job.table, traits);
   return traits;
@@ -97,9 +107,18 @@ export function realModelFeatures(job: TrainingJob): RealModelFeatures {
     stateShare: replay.stateBytes / BYTES_PER_MIB / reservedMiB,
     logBatch: Math.log(job.batchSize),
     attentionShare: attentionMiB / reservedMiB,
-    ...traits,
+    transformer: traits.transformer,
+    logResolution: traits.logResolution,
+    unseenParamShare: traits.unseenParamShare,
+    parameterRowShare: traits.parameterRowShare,
+    identityRowShare: traits.identityRowShare,
+    activationRowShare: traits.activationRowShare,
+    normRowShare: traits.normRowShare,
+    logRows: traits.logRows,
     unseenParamShareByBatch: traits.unseenParamShare * Math.log(job.batchSize),
     identityRowShareByBatch: traits.identityRowShare * Math.log(job.batchSize),
+    measuredShare: replay.savedBytes > 0 ? replay.measuredSavedBytes / replay.savedBytes : 0,
+    largestConvShare: (traits.largestConv * job.batchSize * FP32_BYTES) / BYTES_PER_MIB / reservedMiB,
   };
   return { vector: REAL_MODEL_FEATURES.map((name) => values[name]), replay, physicalMiB: reservedMiB + RUNTIME_OVERHEAD_MIB };
 }

@@ -19,9 +19,14 @@
  * Weights are allocated once before the first iteration. Attention matrices (Dropout rows on
  * [heads, N, N] inside an attention block) are not allocated: PyTorch 2 runs timm's and Hugging
  * Face's attention through fused scaled-dot-product kernels that never materialise them.
+ *
+ * Where the table carries what autograd was measured to save in a part of the model
+ * (`measuredActivations`: a catalog architecture, whose library's own layers and functional code
+ * save tensors no row shows), that part's activation tensors (outputs, masks, their gradients)
+ * are scaled so that what it keeps for backward is the measured figure.
  */
 import { CachingAllocator, type AllocatorEvent, type AllocatorStats } from '../allocator/cachingAllocator';
-import type { LayerRow } from '../layerTable/layerTable';
+import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layerTable';
 import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import type { TrainingJob } from './trainingJob';
@@ -46,6 +51,32 @@ export interface StepReplay {
   readonly savedBytes: number;
   /** Elements of the attention matrices the fused kernels do not materialise, per sample. */
   readonly attentionElements: number;
+  /** The part of savedBytes in parts of the model whose saved activations were measured (`measuredActivations`). */
+  readonly measuredSavedBytes: number;
+}
+
+const FP32_BYTES = 4;
+
+/**
+ * Per active row, the factor its activation tensors are scaled by: for each measured part, the
+ * measured bytes over what its rows keep by the table's account (kept outputs and masks at fp32,
+ * and the model's input for the whole model), 1 elsewhere.
+ */
+export function activationScales(table: LayerTable, active: readonly LayerRow[], kept: readonly boolean[]): number[] {
+  const scales = active.map(() => 1);
+  for (const part of table.measuredActivations ?? []) {
+    let tableBytes = part.path === '' && table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) * FP32_BYTES : 0;
+    const under: number[] = [];
+    active.forEach((row, index) => {
+      if (!isUnderPath(row, part.path)) return;
+      under.push(index);
+      const elements = row.activations ?? 0;
+      tableBytes += (kept[index] ? elements * FP32_BYTES : 0) + elements * (layerTraits(row.type)?.extraBytesPerElement ?? 0);
+    });
+    if (tableBytes <= 0 || part.savedBytesPerSample <= 0) continue;
+    for (const index of under) scales[index] = part.savedBytesPerSample / tableBytes;
+  }
+  return scales;
 }
 
 /** A row that is an attention matrix's dropout: [.., N, N] output under an attention module. */
@@ -57,7 +88,7 @@ export function isAttentionMatrix(row: Pick<LayerRow, 'type' | 'path' | 'outputS
 }
 
 /** The event sequence of `iterations` training steps. */
-export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number } {
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; measuredSavedBytes: number } {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const events: AllocatorEvent[] = [];
@@ -94,7 +125,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const next = active[index + 1];
     return index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (next !== undefined && layerTraits(next.type)?.savesInput === true);
   });
+  const scale = activationScales(table, active, kept);
+  // A row's activation elements for the whole batch, as the replay allocates them.
+  const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scale[index]!;
+  const measuredRows = new Set((table.measuredActivations ?? []).length > 0 ? active.filter((row) => (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path))) : []);
   let savedBytes = 0;
+  let measuredSavedBytes = 0;
   let optimizerState: number[] | null = null;
 
   for (let iteration = 0; iteration < iterations; iteration++) {
@@ -103,29 +139,31 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const outputs: (number | null)[] = [];
     const masks: (number | null)[] = [];
     let saved = round(batchSize * inputElements * bytes.activations);
+    let measured = (table.measuredActivations ?? []).some((part) => part.path === '') ? saved : 0;
     active.forEach((row, index) => {
-      const elements = batchSize * (row.activations ?? 0);
+      const elements = batchElements(index);
       const out = alloc(elements * bytes.activations);
       const extra = layerTraits(row.type)?.extraBytesPerElement ?? 0;
       masks.push(extra > 0 ? alloc(elements * extra) : null);
-      if (extra > 0) saved += round(elements * extra);
+      const keeps = (extra > 0 ? round(elements * extra) : 0) + (kept[index] ? round(elements * bytes.activations) : 0);
+      saved += keeps;
+      if (measuredRows.has(row)) measured += keeps;
       const previous = index > 0 ? outputs[index - 1] : null;
       if (previous !== null && previous !== undefined && !kept[index - 1]) {
         free(previous);
         outputs[index - 1] = null;
       }
       outputs.push(out);
-      if (kept[index]) saved += round(elements * bytes.activations);
     });
-    savedBytes = Math.max(savedBytes, saved);
+    if (saved > savedBytes) [savedBytes, measuredSavedBytes] = [saved, measured];
 
     // Backward: a row's weight gradient appears when backward reaches the row, before what the
     // row kept is freed; parameters outside every called row get theirs at the end.
     const gradients: number[] = [];
-    let gradOut = active.length > 0 ? alloc(batchSize * (active[active.length - 1]!.activations ?? 0) * bytes.activations) : null;
+    let gradOut = active.length > 0 ? alloc(batchElements(active.length - 1) * bytes.activations) : null;
     for (let index = active.length - 1; index >= 0; index--) {
       const row = active[index]!;
-      const gradIn = index > 0 ? alloc(batchSize * (active[index - 1]!.activations ?? 0) * bytes.activations) : null;
+      const gradIn = index > 0 ? alloc(batchElements(index - 1) * bytes.activations) : null;
       if ((row.params ?? 0) > 0) gradients.push(alloc((row.params ?? 0) * bytes.weights));
       if (gradOut !== null) free(gradOut);
       gradOut = gradIn;
@@ -149,13 +187,13 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     free(labels);
     free(input);
   }
-  return { events, stateBytes, savedBytes, attentionElements };
+  return { events, stateBytes, savedBytes, attentionElements, measuredSavedBytes };
 }
 
 /** Replays `iterations` training steps of the job through the caching allocator. */
 export function replayTrainingStep(job: TrainingJob, iterations = 2): StepReplay {
-  const { events, stateBytes, savedBytes, attentionElements } = trainingStepEvents(job, iterations);
+  const { events, stateBytes, savedBytes, attentionElements, measuredSavedBytes } = trainingStepEvents(job, iterations);
   const allocator = new CachingAllocator();
   for (const event of events) allocator.apply(event);
-  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements };
+  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, measuredSavedBytes };
 }

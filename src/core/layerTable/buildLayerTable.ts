@@ -8,7 +8,7 @@ import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
-import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable } from './layerTable';
+import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
 export interface LayerTableResult {
   readonly table: LayerTable;
@@ -177,6 +177,8 @@ class RowRecorder {
   readonly calls: LayerRow[] = [];
   /** Parameter rows of catalog architectures, listed with the script's own Parameter rows first. */
   private readonly catalogParameters: LayerRow[] = [];
+  /** What autograd saves in the catalog architectures' forward, by their path (summed over calls). */
+  private readonly measured = new Map<string, MeasuredActivations>();
   /** Sequence layers that received a tensor whose batch is not where their batch_first says. */
   layoutMismatches = 0;
   private readonly paths = new Map<number, string>();
@@ -291,6 +293,10 @@ class RowRecorder {
       return tensor(null);
     }
     for (const message of table.notes) interpreter.note(node, `${part.architecture.name}: ${message}`);
+    if (table.savedActivations) {
+      const earlier = this.measured.get(where)?.savedBytesPerSample ?? 0;
+      this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source });
+    }
     const prefix = (path: string) => (where ? (path ? `${where}.${path}` : where) : path);
     const replacements = [...module.children].filter(([path]) => table.rows.some((row) => row.path === path || row.path.startsWith(`${path}.`)));
     for (const [path] of module.children) {
@@ -414,6 +420,7 @@ class RowRecorder {
         activations: sum(rows.filter((r) => !isFunctionalRow(r)).map((r) => r.activations)),
       },
       incomplete: rows.some((r) => r.params === null || r.activations === null),
+      ...(this.measured.size > 0 ? { measuredActivations: [...this.measured.values()] } : {}),
     };
   }
 

@@ -37,6 +37,27 @@ export interface LayerTable {
   readonly totals: LayerTableTotals;
   /** True when some row lacks a shape or a parameter count, so totals are lower bounds. */
   readonly incomplete: boolean;
+  /**
+   * What PyTorch's autograd keeps for backward in parts of the model whose source the rows only
+   * summarise (a catalog architecture: its library's own layer classes and functional code save
+   * tensors no row shows). Absent where nothing was measured.
+   */
+  readonly measuredActivations?: readonly MeasuredActivations[];
+}
+
+/** The activations autograd was measured to save in the forward pass of one part of a model. */
+export interface MeasuredActivations {
+  /** The part's module path (`''` for the whole model): its rows are those at or under it. */
+  readonly path: string;
+  /** Bytes per sample of the distinct tensors autograd saves in the part's forward, at fp32, parameters excluded. */
+  readonly savedBytesPerSample: number;
+  /** Where the figure comes from: `timm 1.0.31 (torch 1.13), autograd on the meta device`. */
+  readonly source: string;
+}
+
+/** A row at or under a module path (`''`: every row). */
+export function isUnderPath(row: Pick<LayerRow, 'path'>, path: string): boolean {
+  return path === '' || row.path === path || row.path.startsWith(`${path}.`);
 }
 
 /** A row of a functional call (`torch.cat`, `torch.stack`) rather than of a module or a parameter. */

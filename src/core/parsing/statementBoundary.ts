@@ -14,10 +14,15 @@ const CLOSING = new Set([0x29, 0x5d, 0x7d]);
 
 const isBlank = (code: number) => code === SPACE || code === TAB || code === FORM_FEED || code === CARRIAGE_RETURN;
 
+/** A clause that goes on with the compound statement above it (`if:` ... `else:`), not a new statement. */
+const CONTINUING_CLAUSE = /^(?:else|elif|except|finally)(?![\w])/;
+const continuesStatement = (source: string, at: number) => CONTINUING_CLAUSE.test(source.slice(at, at + 9));
+
 /**
  * The largest offset, at most `limit`, at which `source` can be cut so that the part before it
  * holds only whole top-level statements: the start of a line that starts a statement at column 0
- * (not the `def` of a decorator), or just after a `;` on such a statement's line. 0 when there is
+ * (not the `def` of a decorator, nor an `else:`, `elif`, `except` or `finally:` that goes on with
+ * the statement above it), or just after a `;` on such a statement's line. 0 when there is
  * none. A lexical scan, far cheaper than a parse: it follows strings (triple-quoted too), comments,
  * brackets and backslash continuations, so a cut never lands inside a literal or an open bracket.
  */
@@ -40,7 +45,7 @@ export function lastStatementBoundary(source: string, limit: number): number {
     if (lineStart) {
       lineStart = false;
       if (!isBlank(code) && code !== NEWLINE && code !== HASH) {
-        if (!decorator) boundary = i;
+        if (!decorator && !continuesStatement(source, i)) boundary = i;
         decorator = code === AT;
         topLevel = true;
       } else {

@@ -39,4 +39,11 @@ describe('parseCliArguments', () => {
       assert.throws(() => parseCliArguments(['x.py', `--safety-margin=${text}`]), usageError(/--safety-margin needs a percentage/), text);
     }
   });
+
+  it('takes --set NAME=VALUE, repeated, typed, the last of a name winning', () => {
+    assert.deepEqual(parseCliArguments(['x.py']).assume, {});
+    assert.deepEqual(parseCliArguments(['x.py', '--set', 'vocab_size=50257', '--set=model.n_layer=12', '--set', 'DATA=/x', '--set', 'vocab_size=100']).assume, { vocab_size: 100, 'model.n_layer': 12, DATA: '/x' });
+    assert.throws(() => parseCliArguments(['x.py', '--set', 'n_layer']), usageError(/--set needs NAME=VALUE/));
+    assert.throws(() => parseCliArguments(['x.py', '--set', 'n_layer= ']), usageError(/--set n_layer= needs a value/));
+  });
 });

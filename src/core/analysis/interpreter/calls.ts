@@ -1,6 +1,7 @@
 // Calls in the interpreter: arguments, user functions and classes, super(), library calls, and methods of values.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
+import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
@@ -23,6 +24,11 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   if (fnNode.type === 'attribute' && fnNode.childForFieldName('object')?.type === 'call' && fnNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
     return callSuper(interp, fnNode.childForFieldName('attribute')!.text, node, scope);
   }
+  // `exec(open("config/train_small.py").read())`: a configuration file run in the script's own scope.
+  if (fnNode.type === 'identifier' && fnNode.text === 'exec' && interp.config && !scope.has('exec')) {
+    const ran = execConfiguration(interp, node, scope);
+    if (ran) return null;
+  }
   const callee = interp.evaluate(fnNode, scope);
   const args: PyValue[] = [];
   const kwargs = new Map<string, PyValue>();
@@ -40,7 +46,15 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
       }
     } else if (argument.type === 'dictionary_splat') {
       const spread = interp.evaluate(argument.namedChildren[0]!, scope);
-      if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
+      if (kindOf(spread) === 'dict') {
+        for (const [k, v] of (spread as DictValue).entries) {
+          kwargs.set(k, v);
+          readConfigKey(interp, spread, k, argument);
+        }
+      } else if (kindOf(callee) === 'function' || kindOf(callee) === 'class') {
+        // Without its entries, the function's own defaults stand in for values the dict may override.
+        interp.note(argument, `\`${argument.text}\` is not a dict the analysis knows: ${fnNode.text.split('\n')[0]!.slice(0, 40)} is read with its own defaults for the arguments it would set`);
+      }
     } else args.push(interp.evaluate(argument, scope));
   }
   // An optimizer remembers whose parameters it was given: each model gets its own (modelSetup.ts).
@@ -80,6 +94,7 @@ function withDepth<T>(interp: Evaluator, node: SyntaxNode, run: () => T, fallbac
 }
 
 function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (interp.depth === 0 && interp.scriptLevel && !interp.forwardMode && fn.self === undefined) interp.hooks.onScriptCall?.(fn, args, kwargs);
   return withDepth(
     interp,
     node,
@@ -139,7 +154,9 @@ function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], k
   if (classValue.isDataclass) {
     const fields = collectFields(classValue);
     fields.forEach((field, i) => {
-      const value = kwargs.get(field) ?? args[i] ?? classAttribute(classValue, field);
+      const given = kwargs.get(field) ?? args[i];
+      const fallback = given === undefined ? classAttribute(classValue, field) : undefined;
+      const value = given ?? (fallback !== undefined && interp.config ? interp.config.constantDefault(field, fallback, node, `the ${classValue.name}.${field} default`) : fallback);
       instance.attrs.set(field, value ?? unresolved(field, 'no default'));
     });
   }
@@ -207,6 +224,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
   interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
+  const configured = configCall(interp, name, args, kwargs, node);
+  if (configured !== undefined) return configured;
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];
   if (container) return buildContainer(interp, container, name.slice('torch.nn.'.length), args, node);
@@ -240,7 +259,12 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
-  if (kindOf(self) === 'dict') return dictMethod(self as DictValue, method, args, node);
+  if (kindOf(self) === 'dict') {
+    if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);
+    return dictMethod(self as DictValue, method, args, node);
+  }
+  const configured = configMethod(interp, self, method, node);
+  if (configured !== undefined) return configured;
   const module = asModule(self);
   if (module) return moduleMethod(interp, module, self, method, args, kwargs, node);
   if (isTensorLike(self)) return callTensorMethod(interp, self, method, args, kwargs, node);
@@ -257,7 +281,8 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
     if (!name) return null;
     const action = kwargs.get('action');
     const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
-    parser.attrs.set(name, kwargs.has('default') ? kwargs.get('default')! : fallback);
+    const given = kwargs.has('default') ? kwargs.get('default')! : fallback;
+    parser.attrs.set(name, interp.config ? interp.config.argumentDefault(name, given, node) : given);
     interp.hooks.onArgument?.(name, node);
     return null;
   }

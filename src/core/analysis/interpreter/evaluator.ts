@@ -1,6 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
-import type { ModuleObject, PyValue, Scope } from './pyValues';
+import type { ConfigSources } from '../config/configSources';
+import type { FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
  * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
@@ -39,6 +40,8 @@ export interface InterpreterHooks {
   onAssign?(name: string, value: PyValue, node: SyntaxNode): void;
   /** `model(x)` in script code: what the script feeds its model. */
   onModelInvocation?(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode): void;
+  /** A function of the script called from the module body itself (`main(**config)`), with the arguments it gets. */
+  onScriptCall?(fn: FunctionValue, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): void;
   /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
   onArgument?(name: string, node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */
@@ -68,6 +71,8 @@ export interface Evaluator {
   readonly imports: ImportTable;
   /** The file this interpreter runs and its project's modules, when the analysis knows the project. */
   readonly place?: InterpreterPlace;
+  /** Environment variables, configuration files and the values the user assumes (absent: none are read). */
+  readonly config?: ConfigSources;
   readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;

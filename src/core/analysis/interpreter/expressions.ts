@@ -1,6 +1,7 @@
 // Expressions of the interpreter: literals, names, attributes, subscripts, comprehensions, operators (calls are in calls.ts).
 import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
 import { call } from './calls';
+import { environSubscript, readConfigKey } from './configCalls';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
@@ -69,8 +70,18 @@ function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValu
       for (const pair of pairs) if (isList(pair) && (typeof pair[0] === 'string' || typeof pair[0] === 'number')) entries.set(String(pair[0]), pair[1]!);
       return { kind: 'dict', entries };
     }
-    case 'attribute':
-      return attribute(evaluate(interp, node.childForFieldName('object')!, scope), node.childForFieldName('attribute')!.text, node);
+    case 'attribute': {
+      const object = evaluate(interp, node.childForFieldName('object')!, scope);
+      const name = node.childForFieldName('attribute')!.text;
+      // `cfg.model.n_layer` on a loaded OmegaConf file: its keys read as attributes.
+      if (interp.config?.isConfigDict(object) && (object as DictValue).entries.has(name)) {
+        readConfigKey(interp, object, name, node);
+        return (object as DictValue).entries.get(name)!;
+      }
+      // `Path("config.json").read_text()`, `f.read()`: methods of a file the script opens.
+      if (interp.config?.isHandle(object)) return { kind: 'external', name: `method.${name}`, self: object };
+      return attribute(object, name, node);
+    }
     case 'subscript':
       return subscript(interp, node, scope);
     case 'slice': {
@@ -157,6 +168,17 @@ function evaluateItems(interp: Evaluator, node: SyntaxNode, scope: Scope): PyLis
 function evaluateDict(interp: Evaluator, node: SyntaxNode, scope: Scope): DictValue {
   const entries = new Map<string, PyValue>();
   for (const pair of node.namedChildren) {
+    if (pair.type === 'dictionary_splat') {
+      // `{**defaults, **overrides}`: later entries win, as in Python.
+      const spread = evaluate(interp, pair.namedChildren[0]!, scope);
+      if (kindOf(spread) === 'dict') {
+        for (const [k, v] of (spread as DictValue).entries) {
+          entries.set(k, v);
+          readConfigKey(interp, spread, k, pair);
+        }
+      } else interp.note(pair, `\`${pair.text}\` is not a dict the analysis knows; its entries are missing from the dict`);
+      continue;
+    }
     if (pair.type !== 'pair') continue;
     const key = evaluate(interp, pair.childForFieldName('key')!, scope);
     if (typeof key === 'string' || typeof key === 'number') entries.set(String(key), evaluate(interp, pair.childForFieldName('value')!, scope));
@@ -244,8 +266,11 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
   if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
+    readConfigKey(interp, container, String(key), node);
     return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
   }
+  const environ = environSubscript(interp, container, key, node);
+  if (environ !== undefined) return environ;
   // `models.__dict__[args.arch]`: a library's namespace looked up by name.
   if (kindOf(container) === 'external' && (container as ExternalValue).name.endsWith('.__dict__') && (container as ExternalValue).self === undefined && typeof key === 'string') {
     return { kind: 'external', name: `${(container as ExternalValue).name.slice(0, -'.__dict__'.length)}.${key}` };

@@ -1,6 +1,7 @@
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { AnalysisNote } from '../modelDescription';
+import type { ConfigSources } from '../config/configSources';
 import { Budget } from './budget';
 import { bindParameters, callModule, callValue, instantiate, runForward } from './calls';
 import { classAttribute } from './classes';
@@ -38,6 +39,7 @@ export class Interpreter implements Evaluator {
     readonly hooks: InterpreterHooks = {},
     private readonly budget: Budget = new Budget(200_000, 1_000),
     readonly place?: InterpreterPlace,
+    readonly config?: ConfigSources,
   ) {}
 
   note(node: SyntaxNode | undefined, message: string): void {

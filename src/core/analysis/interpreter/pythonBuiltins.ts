@@ -5,7 +5,7 @@ import { isList, isUnresolvedValue, truthy, tuple, unresolved, type PyValue } fr
 
 const MAX_RANGE = 10_000;
 
-export const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod']);
+export const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod', 'open', 'vars']);
 
 export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const numbers = args.every((a): a is number => typeof a === 'number');
@@ -24,6 +24,7 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
     case 'int':
       return typeof args[0] === 'number' ? Math.trunc(args[0]) : typeof args[0] === 'string' && /^-?\d+$/.test(args[0]) ? Number(args[0]) : (args[0] ?? 0);
     case 'float':
+      if (typeof args[0] === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(args[0])) return Number(args[0]);
       return typeof args[0] === 'number' ? args[0] : unresolved(node.text, 'not a number');
     case 'round':
       return typeof args[0] === 'number' ? Math.round(args[0]) : unresolved(node.text, 'not a number');

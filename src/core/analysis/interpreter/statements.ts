@@ -5,6 +5,10 @@ import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, unre
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
+import { dataDerivedValue } from './configCalls';
+
+/** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
+const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
 
 export function execBlock(interp: Evaluator, block: SyntaxNode | null, scope: Scope, discovering = false): Flow {
   if (!block) return undefined;
@@ -166,7 +170,12 @@ function assign(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
     return;
   }
   // a = b = value
-  const value = right.type === 'assignment' ? (assign(interp, right, scope, discovering), interp.evaluate(right.childForFieldName('left')!, scope)) : interp.evaluate(right, scope);
+  let value = right.type === 'assignment' ? (assign(interp, right, scope, discovering), interp.evaluate(right.childForFieldName('left')!, scope)) : interp.evaluate(right, scope);
+  if (interp.config && left.type === 'identifier') {
+    // `batch_size = 12` at the script's top level (nanoGPT's style of configuration): the user's value replaces it.
+    if (discovering && interp.depth === 0 && node.parent?.parent?.type === 'module' && LITERALS.has(right.type)) value = interp.config.constantDefault(left.text, value, node, `constant ${left.text} =`);
+    value = dataDerivedValue(interp, left.text, value, right, node);
+  }
   bind(interp, left, value, scope, discovering);
 }
 
@@ -200,7 +209,11 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
     case 'subscript': {
       const container = interp.evaluate(target.childForFieldName('value')!, scope);
       const key = interp.evaluate(target.childForFieldName('subscript')!, scope);
-      if (kindOf(container) === 'dict' && typeof key === 'string') (container as DictValue).entries.set(key, value);
+      if (kindOf(container) === 'dict' && typeof key === 'string') {
+        (container as DictValue).entries.set(key, value);
+        // `cfg["batch_size"] = 64`: the value is the script's now, not the file's.
+        interp.config?.overwritten(container, key);
+      }
       else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
       else {
         const module = asModule(container);

@@ -10,6 +10,7 @@ import { unknownNameMessage } from '../closestNames';
 import { pythonValue } from '../traced/tracedArchitecture';
 import { TIMM_VERSIONS } from '../data/timmIndex';
 import { timmAliases, timmEntry, timmFailure, timmKnownNames, timmRecord, type LawValues, type TimmEntry, type TimmRecord, type TimmVariant } from './timmData';
+import { measuredSavedActivations } from '../savedActivations';
 import { evaluateRows, variantRows } from './timmTable';
 
 /** create_model options that never change the layer table. */
@@ -164,7 +165,16 @@ function architecture(entry: TimmEntry, record: TimmRecord, settings: Resolved, 
       if (narrow) notes.push(`timm refused the sizes far from ${hd}x${wd} while this model was measured, so its numbers at ${h}x${w} are not derived: they are the laws' guesses.`);
       if (result.open > 0) notes.push(`${result.open} numbers of this table round either way at ${h}x${w} as far as the measured sizes tell; the lower value is used.`);
       if (result.underived > 0) notes.push(`${result.underived} numbers of this table (parameters or shapes) follow no law over the measured sizes; they keep their ${hd}x${wd} value.`);
-      return { inputShape: [c, h, w], rows: result.rows, notes, ...(result.output ? { output: result.output } : {}), ...(result.outputs ? { outputs: result.outputs } : {}) };
+      // features_only returns every feature map and has no head: not what was measured.
+      const saved = settings.variantKey === 'features_only=true' ? undefined : measuredSavedActivations('timm', entry.name, h, w);
+      return {
+        inputShape: [c, h, w],
+        rows: result.rows,
+        notes,
+        ...(result.output ? { output: result.output } : {}),
+        ...(result.outputs ? { outputs: result.outputs } : {}),
+        ...(saved === undefined ? {} : { savedActivations: saved }),
+      };
     },
   };
 }

@@ -6,15 +6,17 @@
  * Every number of a row is a size law (scripts/catalog/timm_laws.py): a constant, or
  * `[c, k, a, s, aSpan, b, t, bSpan]` = c + k * F * G with F = floor((H + a) / s), G = floor((W + b) / t)
  * (a factor with s or t = 0 is 1), plus m * F + n * G where two more numbers [..., m, n] follow
- * (relative-position tables), `'nc'` / `'ic'` (the number of classes / input channels), or
- * `[value, null]` where no law explained the samples (the value at the default size).
+ * (relative-position tables), `'nc'` / `'ic'` (the number of classes / input channels),
+ * `['ic', k]` (k times the input channels: TNT's pixel unfold), or `[value, null]` where no law
+ * explained the samples (the value at the default size).
  */
 import { brotliDecompressSync } from 'node:zlib';
 import { TIMM_FAMILY_BLOBS } from '../data/timmFamilies';
 import { TIMM_INDEX_BLOB } from '../data/timmIndex';
 
 type Product = readonly [number, number, number, number, number, number, number, number];
-export type SizeLaw = number | 'nc' | 'ic' | readonly [number, null] | Product | readonly [...Product, number, number];
+type ChannelMultiple = readonly ['ic', number];
+export type SizeLaw = number | 'nc' | 'ic' | ChannelMultiple | readonly [number, null] | Product | readonly [...Product, number, number];
 /** A row's parameters: a size law, or [size law, per class, per input channel]. */
 export type ParamsLaw = SizeLaw | readonly [SizeLaw, number, number];
 /** [path, type, params, output shape or null (not called), trainable, activations beyond the output's product]. */
@@ -138,6 +140,7 @@ export function evaluateLaw(law: SizeLaw, v: LawValues): { value: number; open: 
   if (typeof law === 'number') return { value: law, open: false, derived: true };
   if (law === 'nc') return { value: v.classes, open: false, derived: true };
   if (law === 'ic') return { value: v.channels, open: false, derived: true };
+  if (isChannelMultiple(law)) return { value: law[1] * v.channels, open: false, derived: true };
   if (law.length === 2) return { value: law[0], open: false, derived: false };
   const [c, k, a, s, aSpan, b, t, bSpan, m = 0, n = 0] = law;
   const at = (offset: number, stride: number, size: number) => (stride ? Math.floor((size + offset) / stride) : 1);
@@ -145,6 +148,10 @@ export function evaluateLaw(law: SizeLaw, v: LawValues): { value: number; open: 
   const low = value(at(a, s, v.h), at(b, t, v.w));
   const high = value(at(a + aSpan, s, v.h), at(b + bSpan, t, v.w));
   return { value: low, open: low !== high, derived: true };
+}
+
+function isChannelMultiple(law: SizeLaw): law is ChannelMultiple {
+  return Array.isArray(law) && law[0] === 'ic';
 }
 
 export function isOwnRow(item: VariantItem): item is TimmRow {

@@ -10,6 +10,7 @@
 import type { CatalogArchitecture, CatalogMiss, CatalogOptions } from '../catalog';
 import { TORCHVISION_BLOBS, TORCHVISION_INDEX, TORCHVISION_VERSIONS } from '../data/torchvision';
 import { unknownNameMessage } from '../closestNames';
+import { measuredSavedActivations } from '../savedActivations';
 import { pythonValue, tracedArchitecture } from '../traced/tracedArchitecture';
 import { BlobCache, type OptionValue, type TracedIndexEntry, type WeightsInfo } from '../traced/tracedData';
 
@@ -52,6 +53,8 @@ export function torchvisionArchitecture(name: string, options: CatalogOptions): 
     label: resolved.label,
     notes: resolved.notes,
     ...(imageSize !== undefined ? { fixedSize: imageSize, fixedSizeOption: 'image_size' } : {}),
+    // Measured with the default options; mobilenet_v2's other widths are other networks.
+    ...(resolved.when.width_mult === undefined || resolved.when.width_mult === 1.0 ? { savedActivations: (sample: readonly number[]) => measuredSavedActivations('torchvision', canonical, sample[1]!, sample[2]!) } : {}),
   });
 }
 

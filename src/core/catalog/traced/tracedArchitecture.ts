@@ -19,6 +19,8 @@ export interface TracedArchitectureSpec {
   readonly label: string;
   /** Notes every table carries (how the table was built, options accepted without effect). */
   readonly notes: readonly string[];
+  /** What autograd saves per sample at a sample's size, where it was measured for this variant. */
+  readonly savedActivations?: (sample: readonly number[]) => CatalogTable['savedActivations'];
   /** The one image size the model takes (vit's image_size), where it has one. */
   readonly fixedSize?: number;
   /** Name of the option that sets fixedSize, for the message. */
@@ -53,7 +55,8 @@ export function tracedArchitecture(spec: TracedArchitectureSpec): CatalogArchite
       checkSample(sample, spec);
       try {
         const { rows, rowInputs, output } = tracedTable(model, sample);
-        return { inputShape: [...sample], rows, rowInputs, ...(output ? { output } : {}), notes: spec.notes };
+        const saved = spec.savedActivations?.(sample);
+        return { inputShape: [...sample], rows, rowInputs, ...(output ? { output } : {}), notes: spec.notes, ...(saved ? { savedActivations: saved } : {}) };
       } catch (error) {
         if (!(error instanceof CatalogInputError) || sample[0] !== spec.defaultShape[0]) throw error;
         smallest ??= smallestSquare(model, spec.defaultShape[0]!);

@@ -32,6 +32,13 @@ describe('statementGroups', () => {
     assert.deepEqual(groups, [['HIDDEN = 64', 'class Net(nn.Module):', 'model = Net()'], ['torch.manual_seed(0)'], ['other = nn.Linear(3, 4)', 'opt = torch.optim.Adam(other.parameters())']]);
   });
 
+  it('puts every statement in one group when one calls exec() or globals(), which bind names no syntax shows', async () => {
+    const source = ['import torch', 'n_layer = 4', 'other = 1', "exec(open('configurator.py').read())", 'model = torch.nn.Linear(n_layer, 2)', ''].join('\n');
+    assert.deepEqual(await groupsOf(source), [['n_layer = 4', 'other = 1', "exec(open('configurator.py').read())", 'model = torch.nn.Linear(n_layer, 2)']]);
+    assert.deepEqual(await groupsOf(source.replace("exec(open('configurator.py').read())", "globals()['n_layer'] = 8")), [['n_layer = 4', 'other = 1', "globals()['n_layer'] = 8", 'model = torch.nn.Linear(n_layer, 2)']]);
+    assert.equal((await groupsOf(source.replace("exec(open('configurator.py').read())", 'print(1)'))).length, 3);
+  });
+
   it('links through names used inside function bodies, global declarations and loop targets', async () => {
     const groups = await groupsOf(
       [

@@ -39,6 +39,24 @@ describe('real-model estimator', () => {
     assert.ok(Math.abs(prediction.highMiB - 1000 * Math.exp(2)) < 1e-6);
   });
 
+  it('never goes below its floor share of the replay, however far the correction extrapolates', () => {
+    // features: [bias, logPhysicalMiB]; the fit says e^1 MiB, the replay 1000 MiB.
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, features: ['bias', 'logPhysicalMiB'], terms: [[0]], point: [1], low: [0.5], high: [2], physicalFloor: 0.9 };
+    const prediction = predictFromFeatures([1, Math.log(1000)], model);
+    assert.deepEqual([prediction.lowMiB, prediction.pointMiB, prediction.highMiB].map((v) => Math.round(v * 1e6) / 1e6), [900, 900, 900]);
+    assert.ok(predictFromFeatures([1, Math.log(1000)], { ...model, physicalFloor: undefined }).pointMiB < 3);
+  });
+
+  it('keeps a plain MLP at a batch of millions (the data stops at 1,023) above the activations it must hold', async () => {
+    const source = 'import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10))\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(3000000, 256)\nloss = model(x).sum()\n';
+    const model = (await estimate(source)).models[0]!;
+    const result = realModelEstimator.pass === 'analysis' ? realModelEstimator.estimate({ job: { table: model.layerTable, batchSize: 3_000_000, optimizer: 'sgd', precision: 'fp32' }, family: 'mlp', gpu: findGpuProfile('a100-40gb')! }) : null;
+    assert.ok(result);
+    assert.ok(result.pointMiB >= 0.9 * result.detail.physicalMiB - 1e-6, `${result.pointMiB} vs replay ${result.detail.physicalMiB}`);
+    // Input, two Linear outputs and the ReLU's: (256 + 512 + 512 + 10) x 4 bytes x 3e6 = 14.4 GiB at the least.
+    assert.ok(result.pointMiB > 14.4 * 1024, String(result.pointMiB));
+  });
+
   it('gives what fit.py computes from the same coefficients (shared vectors)', () => {
     const file = path.join(REPO_ROOT, 'test', 'vectors', 'real-model', 'predictions.json');
     const { cases } = JSON.parse(readFileSync(file, 'utf8')) as { cases: { features: number[]; low: number; point: number; high: number }[] };

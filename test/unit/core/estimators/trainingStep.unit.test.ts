@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { isAttentionMatrix, replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
+import { activationScales, isAttentionMatrix, replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
 import type { TrainingJob } from '../../../../src/core/estimators/trainingJob';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
 
@@ -59,5 +59,43 @@ describe('training step replay', () => {
     const replay = replayTrainingStep(job({ table: withAttention }));
     assert.equal(replay.attentionElements, 12 * 197 * 197);
     assert.equal(replay.stats.peakReservedBytes, replayTrainingStep(job()).stats.peakReservedBytes);
+  });
+
+  describe('with the activations autograd measured (measuredActivations)', () => {
+    // What the table keeps per sample: the input (1024 floats), ReLU's output (1024) and the logits (10).
+    const rowsKeep = (1024 + 1024 + 10) * 4;
+    const measured = (bytes: number, path = ''): LayerTable => ({ ...mlp, measuredActivations: [{ path, savedBytesPerSample: bytes, source: 'test' }] });
+
+    it('sizes what the part keeps to the measured figure', () => {
+      const plain = replayTrainingStep(job());
+      const doubled = replayTrainingStep(job({ table: measured(2 * rowsKeep) }));
+      // The input batch is the model's own and is not scaled; the rows' kept outputs double.
+      assert.ok(Math.abs(doubled.savedBytes - (plain.savedBytes + (1024 + 10) * 4 * 1024)) < 3 * 512, `${doubled.savedBytes} vs ${plain.savedBytes}`);
+      assert.equal(doubled.measuredSavedBytes, doubled.savedBytes);
+      assert.equal(plain.measuredSavedBytes, 0);
+      assert.ok(doubled.stats.peakReservedBytes > plain.stats.peakReservedBytes);
+      assert.deepEqual(activationScales(measured(rowsKeep), mlp.rows, [false, true, true]).map((f) => Math.round(f * 1e9) / 1e9), [1, 1, 1]);
+    });
+
+    it('scales only the rows under the measured path', () => {
+      const nested = table(
+        [
+          { path: 'backbone.0', type: 'Linear', outputShape: [1024], activations: 1024, params: 1024 * 1024, trainable: true },
+          { path: 'backbone.1', type: 'ReLU', outputShape: [1024], activations: 1024, params: 0, trainable: true },
+          { path: 'head', type: 'Linear', outputShape: [10], activations: 10, params: 10240, trainable: true },
+        ],
+        [1024],
+      );
+      // backbone keeps ReLU's output alone (its input is the model's, not the part's): 4,096 bytes.
+      const scales = activationScales({ ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] }, nested.rows, [false, true, true]);
+      assert.deepEqual(scales, [3, 3, 1]);
+      const replay = replayTrainingStep(job({ table: { ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] } }));
+      assert.ok(replay.measuredSavedBytes > 0 && replay.measuredSavedBytes < replay.savedBytes);
+    });
+
+    it('ignores a part with no rows or no bytes', () => {
+      assert.deepEqual(activationScales(measured(rowsKeep, 'absent'), mlp.rows, [true, true, true]), [1, 1, 1]);
+      assert.deepEqual(activationScales(measured(0), mlp.rows, [true, true, true]), [1, 1, 1]);
+    });
   });
 });

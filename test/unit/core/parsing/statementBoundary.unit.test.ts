@@ -37,6 +37,10 @@ describe('lastStatementBoundary', () => {
     ['skips comments and blank lines', '# (\n\na = 1  # ;\n\n   # [\nb =| 2\n', '# (\n\na = 1  # ;\n\n   # [\n'],
     ['cuts at a statement that starts exactly at the limit', 'a = 1\n|b = 2\n', 'a = 1\n'],
     ['keeps nothing when the first statement runs past the limit', 'data = [1, 1,| 1]\nmodel = 1\n', ''],
+    ['keeps an if with its else (the else goes on with it)', 'a = 1\nif cuda:\n    d = 1\nelse:\n    d =| 2\n', 'a = 1\n'],
+    ['keeps a try with its except and finally', 'a = 1\ntry:\n    b = 1\nexcept ImportError:\n    b = 2\nfinally:\n    c =| 3\n', 'a = 1\n'],
+    ['keeps an if with its elif', 'a = 1\nif x:\n    b = 1\nelif y:\n    b =| 2\n', 'a = 1\n'],
+    ['cuts before a name that only starts like a clause', 'a = 1\nelsewhere = 2\nb =| 3\n', 'a = 1\nelsewhere = 2\n'],
   ] as const) {
     it(what, () => assert.equal(boundaryAtMarker(marked), kept));
   }

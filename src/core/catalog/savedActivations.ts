@@ -1,0 +1,40 @@
+/**
+ * What autograd saves for backward in a catalog architecture's forward pass, measured with its
+ * library when the catalog was generated (harness/saved_activations.py on the meta device, with
+ * PyTorch 2's fused attention): scripts/catalog/timm_saved.py and torchvision_saved.py write
+ * data/timmSaved.json and data/torchvisionSaved.json. A layer table lists torch.nn modules; a
+ * library's own layer classes and the functional code between its modules (residual additions,
+ * `x * gamma`, activations called as functions, concatenations inside blocks) save tensors no row
+ * shows, and this figure is what the real-model estimator's replay holds for them
+ * (docs/real-model-estimator.md).
+ */
+import timmData from './data/timmSaved.json';
+import torchvisionData from './data/torchvisionSaved.json';
+import type { CatalogTable } from './catalog';
+
+interface SavedData {
+  readonly versions: Readonly<Record<string, string>>;
+  /** Per model: [bytes per sample at fp32, height, width of the default input]. */
+  readonly models: Readonly<Record<string, readonly [number, number, number]>>;
+}
+
+const DATA: Readonly<Record<'timm' | 'torchvision', { data: SavedData; source: string }>> = {
+  timm: { data: timmData as unknown as SavedData, source: `timm ${timmData.versions.timm} (torch ${timmData.versions.torch}), autograd's saved tensors on the meta device` },
+  torchvision: {
+    data: torchvisionData as unknown as SavedData,
+    source: `torchvision ${torchvisionData.versions.torchvision} (torch ${torchvisionData.versions.torch}), autograd's saved tensors on the meta device`,
+  },
+};
+
+/**
+ * What `model` of `library` saves per sample at an h x w input, or undefined where it was not
+ * measured. Other sizes than the measured one scale by the pixel count: a ConvNet's feature maps
+ * and a vision Transformer's tokens (fused attention: no N x N matrix) both grow with it.
+ */
+export function measuredSavedActivations(library: 'timm' | 'torchvision', model: string, h: number, w: number): CatalogTable['savedActivations'] {
+  const { data, source } = DATA[library];
+  const measured = Object.prototype.hasOwnProperty.call(data.models, model) ? data.models[model] : undefined;
+  if (!measured) return undefined;
+  const [bytes, h0, w0] = measured;
+  return { bytesPerSample: Math.round((bytes * h * w) / (h0 * w0)), source };
+}

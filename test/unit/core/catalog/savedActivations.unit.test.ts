@@ -1,0 +1,106 @@
+import * as assert from 'node:assert/strict';
+import { isCatalogMiss, type CatalogArchitecture } from '../../../../src/core/catalog/catalog';
+import savedData from '../../../../src/core/catalog/data/timmSaved.json';
+import torchvisionData from '../../../../src/core/catalog/data/torchvisionSaved.json';
+import { torchvisionArchitecture } from '../../../../src/core/catalog/torchvision/torchvision';
+import { TIMM_VERSIONS } from '../../../../src/core/catalog/data/timmIndex';
+import { timmArchitecture, timmModelNames, timmName } from '../../../../src/core/catalog/timm/timm';
+import { measuredSavedActivations } from '../../../../src/core/catalog/savedActivations';
+import { tableOf } from '../../fixtures';
+
+/** The measured bytes per sample of `name` in a data file. */
+function bytesOf(data: { models: object }, name: string): number {
+  const entry = (data.models as Record<string, readonly number[] | undefined>)[name];
+  if (entry?.[0] === undefined) throw new Error(`no measurement for ${name}`);
+  return entry[0];
+}
+
+function architecture(name: string, options: Record<string, unknown> = {}): CatalogArchitecture {
+  const found = timmArchitecture(name, options as never);
+  if (isCatalogMiss(found)) throw new Error(found.miss);
+  return found;
+}
+
+/**
+ * What autograd saves in each timm model's forward (scripts/catalog/timm_saved.py, on the meta
+ * device with fused attention): the figure the real-model estimator's replay holds for a timm model.
+ */
+describe('timm catalog: activations autograd saves (timmSaved.json)', () => {
+  it('was measured with the catalog\'s timm', () => {
+    assert.equal(savedData.versions.timm, TIMM_VERSIONS.timm);
+  });
+
+  it('has a figure, or the reason it has none, for every name the catalog resolves', () => {
+    const models = savedData.models as Record<string, unknown>;
+    const failed = savedData.failed as Record<string, string>;
+    const without = timmModelNames()
+      .map((name) => timmName(name)!.model)
+      .filter((model) => !(model in models) && !(model in failed));
+    assert.deepEqual([...new Set(without)], []);
+  });
+
+  it('gives a table its figure at the default input, and scales it by the pixels at another', () => {
+    const resnet = architecture('resnet18', { num_classes: 10 });
+    const atDefault = resnet.table([3, 224, 224]).savedActivations;
+    assert.equal(atDefault?.bytesPerSample, bytesOf(savedData, 'resnet18'));
+    assert.match(atDefault?.source ?? '', /timm 1\.0\.31 .*autograd/);
+    assert.equal(resnet.table([3, 112, 112]).savedActivations?.bytesPerSample, bytesOf(savedData, 'resnet18') / 4);
+    // Saved tensors per sample dwarf what the rows keep for timm's own layers (a ResNet-18 keeps ~21 MiB).
+    assert.ok(atDefault && atDefault.bytesPerSample > 15 * 2 ** 20 && atDefault.bytesPerSample < 30 * 2 ** 20);
+  });
+
+  it('gives none for features_only (its outputs are not what was measured) or an unknown name', () => {
+    assert.equal(architecture('resnet18', { features_only: true }).table([3, 224, 224]).savedActivations, undefined);
+    assert.equal(measuredSavedActivations('timm', 'not_a_model', 224, 224), undefined);
+    assert.equal(measuredSavedActivations('timm', '__proto__', 224, 224), undefined);
+  });
+
+  it('reaches the layer table a script builds, under the path of the model that holds it', async () => {
+    const whole = await tableOf('import timm, torch\nmodel = timm.create_model("resnet18", num_classes=10)\nx = torch.randn(8, 3, 224, 224)\nout = model(x)\n');
+    assert.deepEqual(whole.table.measuredActivations?.map((m) => [m.path, m.savedBytesPerSample]), [['', bytesOf(savedData, 'resnet18')]]);
+    const wrapped = await tableOf(
+      [
+        'import timm, torch',
+        'import torch.nn as nn',
+        'class Net(nn.Module):',
+        '    def __init__(self):',
+        '        super().__init__()',
+        '        self.backbone = timm.create_model("resnet18", num_classes=0)',
+        '        self.head = nn.Linear(512, 10)',
+        '    def forward(self, x):',
+        '        return self.head(self.backbone(x))',
+        'model = Net()',
+        'out = model(torch.randn(8, 3, 160, 160))',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(wrapped.table.measuredActivations?.map((m) => m.path), ['backbone']);
+    assert.equal(wrapped.table.measuredActivations?.[0]?.savedBytesPerSample, Math.round((bytesOf(savedData, 'resnet18') * 160 * 160) / (224 * 224)));
+  });
+
+  it('is absent from a model read from source', async () => {
+    const plain = await tableOf('import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(8, 4))\nout = model(torch.randn(2, 8))\n');
+    assert.equal(plain.table.measuredActivations, undefined);
+  });
+});
+
+describe('torchvision catalog: activations autograd saves (torchvisionSaved.json)', () => {
+  it('gives resnet50 its figure at 224 and a quarter at 112', () => {
+    const resnet = torchvisionArchitecture('resnet50', { num_classes: 10 });
+    if (isCatalogMiss(resnet)) throw new Error(resnet.miss);
+    assert.equal(resnet.table([3, 224, 224]).savedActivations?.bytesPerSample, bytesOf(torchvisionData, 'resnet50'));
+    assert.match(resnet.table([3, 224, 224]).savedActivations?.source ?? '', /torchvision 0\.14\S* \(torch 1\.13\S*\), autograd/);
+    assert.equal(resnet.table([3, 112, 112]).savedActivations?.bytesPerSample, bytesOf(torchvisionData, 'resnet50') / 4);
+  });
+
+  it('has none for the attention models (measured eagerly on torch 1.13) or for another mobilenet_v2 width', () => {
+    for (const [name, options] of [['vit_b_16', {}], ['swin_t', {}], ['mobilenet_v2', { width_mult: 0.5 }]] as const) {
+      const architecture = torchvisionArchitecture(name, options);
+      if (isCatalogMiss(architecture)) throw new Error(architecture.miss);
+      assert.equal(architecture.table(architecture.input.defaultShape).savedActivations, undefined, name);
+    }
+    const base = torchvisionArchitecture('mobilenet_v2', {});
+    if (isCatalogMiss(base)) throw new Error(base.miss);
+    assert.ok(base.table([3, 224, 224]).savedActivations !== undefined);
+  });
+});
