@@ -297,12 +297,21 @@ def record(name: str) -> Dict[str, Any]:
         except ERRORS:
             same_as[f"{option}={json.dumps(value)}"] = False
     img_size = None
+    img_size_error = None
     if not strict:
         try:
-            t = table(build(name, {"img_size": (h0 + 32, w0 + 32)}), [channels, h0, w0], name)
-            img_size = "same" if t["rows"] == base_table["rows"] else "changes"
+            probe_model = build(name, {"img_size": (h0 + 32, w0 + 32)})
         except ERRORS:
-            img_size = "refused"
+            img_size = "refused"  # the constructor has no img_size (TypeError) or refuses this one
+        else:
+            try:
+                t = table(probe_model, [channels, h0, w0], name)
+                img_size = "same" if t["rows"] == base_table["rows"] else "changes"
+            except ERRORS as error:
+                # timm builds it with img_size, and the model it built fails (CrossVit).
+                img_size = "fails"
+                message = str(error).splitlines()[0][:160] if str(error).strip() else ""
+                img_size_error = f"img_size={h0 + 32} on a {h0}x{w0} input: {type(error).__name__}" + (f": {message}" if message else "")
     out: Dict[str, Any] = {
         "className": type(build(name, {})).__name__,
         "family": family(name),
@@ -321,6 +330,8 @@ def record(name: str) -> Dict[str, Any]:
         out["fixed"] = fixed_reason
     if img_size is not None:
         out["imgSize"] = img_size
+    if img_size_error is not None:
+        out["imgSizeError"] = img_size_error
     if output is not None:
         out["output"] = output
     if refused:

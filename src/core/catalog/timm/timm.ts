@@ -107,6 +107,9 @@ function resolve(entry: TimmEntry, record: TimmRecord, tag: string | undefined, 
       if (record.strict) size = parsed;
       else if (record.imgSize === 'refused') return { miss: `${where}: ${entry.className} takes no img_size in timm ${TIMM_VERSIONS.timm} (it takes any image size as it is)` };
       else if (record.imgSize === 'changes') return { miss: `${where}: img_size changes this model's layers in a way the catalog does not cover` };
+      else if (record.imgSize === 'fails') {
+        return { miss: `${where}: timm ${TIMM_VERSIONS.timm} builds ${entry.className} with img_size, but the model it built failed when the catalog was measured (${record.imgSizeError ?? 'no message'}), so the catalog does not cover img_size for it` };
+      }
     }
   }
   const missing = (symbol: 'num_classes' | 'in_chans', value: number) => {

@@ -59,8 +59,10 @@ export interface TimmRecord {
   readonly strict?: true;
   /** Why the model takes no size but its default (timm's error at another size). */
   readonly fixed?: string;
-  /** For a model that is not strict, what img_size does: 'same' (nothing), 'changes', 'refused'. */
-  readonly imgSize?: 'same' | 'changes' | 'refused';
+  /** For a model that is not strict, what img_size does: 'same' (nothing), 'changes', 'refused' (timm's constructor refuses it), 'fails' (the model timm builds with it failed). */
+  readonly imgSize?: 'same' | 'changes' | 'refused' | 'fails';
+  /** For imgSize 'fails' (timm builds the model with img_size, and that model failed when measured): timm's error. */
+  readonly imgSizeError?: string;
   /** Sizes timm refused while the laws were measured. */
   readonly refused?: readonly (readonly [number, number])[];
   /** How many numbers no law explains. */
