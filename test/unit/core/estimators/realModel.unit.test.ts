@@ -32,16 +32,26 @@ describe('real-model estimator', () => {
 
   it('evaluates exp(coefficients . terms) for the point and both ends', () => {
     assert.deepEqual(expandTerms([1, 2, 3], [[0], [1], [1, 2], [2, 2]]), [1, 2, 6, 9]);
-    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, terms: [[0], [1]], point: [1, 0.5], low: [1, 0.25], high: [1, 1] };
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, terms: [[0], [1]], point: [1, 0.5], pointRowsAlone: [1, 0.5], low: [1, 0.25], high: [1, 1] };
     const prediction = predictFromFeatures([Math.log(1000), 2], model);
     assert.ok(Math.abs(prediction.pointMiB - 1000 * Math.exp(1)) < 1e-6);
     assert.ok(Math.abs(prediction.lowMiB - 1000 * Math.exp(0.5)) < 1e-6);
     assert.ok(Math.abs(prediction.highMiB - 1000 * Math.exp(2)) < 1e-6);
   });
 
+  it('takes the catalog point where autograd measured the activations, the rows-alone point elsewhere', () => {
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, features: ['bias', 'measuredShare'], terms: [[0]], point: [2], pointRowsAlone: [1], low: [0], high: [3], physicalFloor: undefined };
+    assert.ok(Math.abs(predictFromFeatures([1, 1], model).pointMiB - Math.exp(2)) < 1e-9);
+    assert.ok(Math.abs(predictFromFeatures([1, 0.6], model).pointMiB - Math.exp(2)) < 1e-9);
+    assert.ok(Math.abs(predictFromFeatures([1, 0.2], model).pointMiB - Math.exp(1)) < 1e-9);
+    assert.ok(Math.abs(predictFromFeatures([1, 0], model).pointMiB - Math.exp(1)) < 1e-9);
+    assert.equal(REAL_MODEL_COEFFICIENTS.pointQuantile, 0.9);
+    assert.equal(REAL_MODEL_COEFFICIENTS.pointQuantileRowsAlone, 0.75);
+  });
+
   it('never goes below its floor share of the replay, however far the correction extrapolates', () => {
     // features: [bias, logPhysicalMiB]; the fit says e^1 MiB, the replay 1000 MiB.
-    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, features: ['bias', 'logPhysicalMiB'], terms: [[0]], point: [1], low: [0.5], high: [2], physicalFloor: 0.9 };
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, features: ['bias', 'logPhysicalMiB'], terms: [[0]], point: [1], pointRowsAlone: [1], low: [0.5], high: [2], physicalFloor: 0.9 };
     const prediction = predictFromFeatures([1, Math.log(1000)], model);
     assert.deepEqual([prediction.lowMiB, prediction.pointMiB, prediction.highMiB].map((v) => Math.round(v * 1e6) / 1e6), [900, 900, 900]);
     assert.ok(predictFromFeatures([1, Math.log(1000)], { ...model, physicalFloor: undefined }).pointMiB < 3);
