@@ -125,8 +125,10 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     },
     estimates: readingsOf(results, family),
     utilization: { smact: null, smocc: null, drama: null },
-    fits: estimateMiB === null ? null : fits(estimateMiB, memoryMiB),
-    risk: estimateMiB === null ? null : riskOf(estimateMiB, memoryMiB, options.safetyMargin),
+    // Judged on the exact figure, as the largest fitting batch is: a batch one past it whose
+    // estimate rounds down to the GPU's memory does not fit.
+    fits: estimate ? fits(estimate.pointMiB, memoryMiB) : null,
+    risk: estimate ? riskOf(estimate.pointMiB, memoryMiB, options.safetyMargin) : null,
     maxBatchSize,
     assumptions: [...assumptions(options.batchSize, setup, inputShape, shown), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,

@@ -5,6 +5,7 @@ import { ESTIMATORS, runAnalysisEstimators, theEstimate } from '../../../../src/
 import { analyticalEstimator } from '../../../../src/core/estimators/analyticalEstimator';
 import { horusEstimator } from '../../../../src/core/estimators/horus';
 import { ensembleEstimator } from '../../../../src/core/estimators/learned';
+import { realModelEstimator } from '../../../../src/core/estimators/realModel';
 import { horusMiB, estimate } from '../../fixtures';
 
 const result = (method: string): EstimatorResult => ({ method, pointMiB: 1, range: null, warnings: [], detail: undefined });
@@ -33,7 +34,10 @@ describe('estimator registry', () => {
     const model = (await estimate('import torch.nn as nn\nimport torch\nmodel = nn.Linear(64, 10)\nx = torch.randn(32, 64)\nloss = model(x).sum()\n')).models[0]!;
     const results = runAnalysisEstimators({ job: { table: model.layerTable, batchSize: model.batchSize!, optimizer: model.optimizer, precision: model.precision }, family: model.family, gpu: defaultGpuProfile() });
     assert.deepEqual([...results.values()].map((r) => r.method), ['analytical', 'horus', 'real-model']);
-    assert.equal(Math.round(results.get(analyticalEstimator)!.pointMiB), model.memory.estimateMiB);
+    // The estimate is the real-model estimator's (a lone Linear is no GPUMemNet network), and says so.
+    assert.equal(model.memory.method, 'real-model');
+    assert.equal(Math.round(results.get(realModelEstimator)!.pointMiB), model.memory.estimateMiB);
+    assert.equal(Math.round(results.get(analyticalEstimator)!.pointMiB), model.estimates.find((e) => e.estimator === 'analytical')?.estimateMiB);
     assert.equal(Math.round(results.get(horusEstimator)!.pointMiB), horusMiB(model));
   });
 });
