@@ -275,12 +275,14 @@ function namedCalls(root: SyntaxNode, names: ReadonlySet<string>): SyntaxNode[] 
 }
 
 function precision(root: SyntaxNode, events: readonly CallEvent[]): Found<Precision> | undefined {
+  // `enabled=flag` whose value is known to be False (a default the script reads) turns them off.
+  const disabled = (call: CallEvent) => call.kwargs.get('enabled') === false;
   for (const call of events) {
-    if (!/^torch\.(cuda\.amp\.|amp\.|cpu\.amp\.)?autocast$/.test(call.qualified)) continue;
+    if (!/^torch\.(cuda\.amp\.|amp\.|cpu\.amp\.)?autocast$/.test(call.qualified) || disabled(call)) continue;
     const dtype = dtypeName(call.kwargs.get('dtype'));
     return { value: /bfloat16|bf16/.test(dtype) ? 'bf16-mixed' : 'fp16-mixed', node: call.node, origin: 'autocast' };
   }
-  const scaler = events.find((call) => /GradScaler$/.test(call.qualified));
+  const scaler = events.find((call) => /GradScaler$/.test(call.qualified) && !disabled(call));
   if (scaler) return { value: 'fp16-mixed', node: scaler.node, origin: 'GradScaler' };
   // A model cast to half precision: `.half()`, `.bfloat16()`, `.to(torch.bfloat16)`.
   for (const call of namedCalls(root, CAST_METHODS)) {

@@ -76,6 +76,28 @@ describe('analyzeSource', () => {
     assert.equal(analysis.setup.precision?.value, 'fp16-mixed');
   });
 
+  it('reads autocast and GradScaler turned off by a flag whose default is False as fp32, and on by one that is True', async () => {
+    const script = (flag: string) =>
+      [
+        'import argparse, torch',
+        'import torch.nn as nn',
+        'parser = argparse.ArgumentParser()',
+        `parser.add_argument("--amp", action="store_true", default=${flag})`,
+        'args = parser.parse_args()',
+        'model = nn.Linear(32, 4)',
+        'optimizer = torch.optim.SGD(model.parameters(), lr=0.1)',
+        'scaler = torch.cuda.amp.GradScaler(enabled=args.amp)',
+        'for step in range(10):',
+        '    x = torch.randn(16, 32)',
+        '    with torch.autocast("cuda", enabled=args.amp):',
+        '        loss = model(x).sum()',
+        '    scaler.scale(loss).backward()',
+        '',
+      ].join('\n');
+    assert.equal((await analyze(script('False'))).setup.precision, undefined);
+    assert.equal((await analyze(script('True'))).setup.precision?.value, 'fp16-mixed');
+  });
+
   it('records where each set-up value came from', async () => {
     const analysis = await analyze(fixture('module_mlp'));
     assert.equal(analysis.setup.batchSize?.range.startLine, 27, 'the DataLoader line, 28 counting from one');
