@@ -55,28 +55,40 @@ export interface StepReplay {
   readonly measuredSavedBytes: number;
 }
 
-const FP32_BYTES = 4;
+/** The measured parts' activations: what the table's rows are scaled by, and which rows are measured. */
+export interface ActivationScales {
+  /** Per active row, the factor its activation tensors are scaled by (1 outside every measured part). */
+  readonly scales: number[];
+  /** Per active row, whether it lies in a measured part. */
+  readonly measured: boolean[];
+  /** Whether the whole model (its input included) is a measured part. */
+  readonly wholeModel: boolean;
+}
 
 /**
- * Per active row, the factor its activation tensors are scaled by: for each measured part, the
- * measured bytes over what its rows keep by the table's account (kept outputs and masks at fp32,
- * and the model's input for the whole model), 1 elsewhere.
+ * For each measured part, the measured bytes over what its rows keep by the table's account
+ * (kept outputs and masks at fp32, and the model's input for the whole model).
  */
-export function activationScales(table: LayerTable, active: readonly LayerRow[], kept: readonly boolean[]): number[] {
+export function activationScales(table: LayerTable, active: readonly LayerRow[], kept: readonly boolean[]): ActivationScales {
+  const fp32 = PRECISION_BYTES.fp32.activations;
   const scales = active.map(() => 1);
+  const measured = active.map(() => false);
+  let wholeModel = false;
   for (const part of table.measuredActivations ?? []) {
-    let tableBytes = part.path === '' && table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) * FP32_BYTES : 0;
+    wholeModel ||= part.path === '';
+    let tableBytes = part.path === '' && table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) * fp32 : 0;
     const under: number[] = [];
     active.forEach((row, index) => {
       if (!isUnderPath(row, part.path)) return;
       under.push(index);
+      measured[index] = true;
       const elements = row.activations ?? 0;
-      tableBytes += (kept[index] ? elements * FP32_BYTES : 0) + elements * (layerTraits(row.type)?.extraBytesPerElement ?? 0);
+      tableBytes += (kept[index] ? elements * fp32 : 0) + elements * (layerTraits(row.type)?.extraBytesPerElement ?? 0);
     });
     if (tableBytes <= 0 || part.savedBytesPerSample <= 0) continue;
     for (const index of under) scales[index] = part.savedBytesPerSample / tableBytes;
   }
-  return scales;
+  return { scales, measured, wholeModel };
 }
 
 /** A row that is an attention matrix's dropout: [.., N, N] output under an attention module. */
@@ -125,10 +137,9 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const next = active[index + 1];
     return index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (next !== undefined && layerTraits(next.type)?.savesInput === true);
   });
-  const scale = activationScales(table, active, kept);
+  const { scales, measured: measuredRows, wholeModel } = activationScales(table, active, kept);
   // A row's activation elements for the whole batch, as the replay allocates them.
-  const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scale[index]!;
-  const measuredRows = new Set((table.measuredActivations ?? []).length > 0 ? active.filter((row) => (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path))) : []);
+  const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scales[index]!;
   let savedBytes = 0;
   let measuredSavedBytes = 0;
   let optimizerState: number[] | null = null;
@@ -139,7 +150,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const outputs: (number | null)[] = [];
     const masks: (number | null)[] = [];
     let saved = round(batchSize * inputElements * bytes.activations);
-    let measured = (table.measuredActivations ?? []).some((part) => part.path === '') ? saved : 0;
+    let measured = wholeModel ? saved : 0;
     active.forEach((row, index) => {
       const elements = batchElements(index);
       const out = alloc(elements * bytes.activations);
@@ -147,7 +158,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       masks.push(extra > 0 ? alloc(elements * extra) : null);
       const keeps = (extra > 0 ? round(elements * extra) : 0) + (kept[index] ? round(elements * bytes.activations) : 0);
       saved += keeps;
-      if (measuredRows.has(row)) measured += keeps;
+      if (measuredRows[index]) measured += keeps;
       const previous = index > 0 ? outputs[index - 1] : null;
       if (previous !== null && previous !== undefined && !kept[index - 1]) {
         free(previous);

@@ -74,7 +74,7 @@ describe('training step replay', () => {
       assert.equal(doubled.measuredSavedBytes, doubled.savedBytes);
       assert.equal(plain.measuredSavedBytes, 0);
       assert.ok(doubled.stats.peakReservedBytes > plain.stats.peakReservedBytes);
-      assert.deepEqual(activationScales(measured(rowsKeep), mlp.rows, [false, true, true]).map((f) => Math.round(f * 1e9) / 1e9), [1, 1, 1]);
+      assert.deepEqual(activationScales(measured(rowsKeep), mlp.rows, [false, true, true]).scales.map((f) => Math.round(f * 1e9) / 1e9), [1, 1, 1]);
     });
 
     it('scales only the rows under the measured path', () => {
@@ -87,15 +87,17 @@ describe('training step replay', () => {
         [1024],
       );
       // backbone keeps ReLU's output alone (its input is the model's, not the part's): 4,096 bytes.
-      const scales = activationScales({ ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] }, nested.rows, [false, true, true]);
+      const { scales, measured: under, wholeModel } = activationScales({ ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] }, nested.rows, [false, true, true]);
       assert.deepEqual(scales, [3, 3, 1]);
+      assert.deepEqual(under, [true, true, false]);
+      assert.equal(wholeModel, false);
       const replay = replayTrainingStep(job({ table: { ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] } }));
       assert.ok(replay.measuredSavedBytes > 0 && replay.measuredSavedBytes < replay.savedBytes);
     });
 
     it('ignores a part with no rows or no bytes', () => {
-      assert.deepEqual(activationScales(measured(rowsKeep, 'absent'), mlp.rows, [true, true, true]), [1, 1, 1]);
-      assert.deepEqual(activationScales(measured(0), mlp.rows, [true, true, true]), [1, 1, 1]);
+      assert.deepEqual(activationScales(measured(rowsKeep, 'absent'), mlp.rows, [true, true, true]).scales, [1, 1, 1]);
+      assert.deepEqual(activationScales(measured(0), mlp.rows, [true, true, true]).scales, [1, 1, 1]);
     });
   });
 });
