@@ -25,6 +25,14 @@ export interface CliArguments {
   readonly slurm: boolean;
   /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
   readonly gpuTypes?: readonly { readonly type: string; readonly gpu: string }[];
+  /** --dry-run: also run the script's own training step on the CPU (harness/dry_run.py) and replay its allocations. */
+  readonly dryRun: boolean;
+  /** --python PATH: the interpreter (with torch) the dry run uses; default python3. */
+  readonly python: string;
+  /** --steps N: training steps the dry run takes (default 3). */
+  readonly dryRunSteps: number;
+  /** --timeout S: seconds the dry run may take (default 120). */
+  readonly dryRunTimeoutSeconds: number;
   readonly listGpus: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -33,6 +41,7 @@ export interface CliArguments {
 export class UsageError extends Error {}
 
 export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--set NAME=VALUE ...] [--json] [--fail-on-oom]
+                    [--dry-run [--python PATH] [--steps N] [--timeout S]]
        gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
 Estimates the peak GPU memory of the PyTorch training script FILE.py without running it;
@@ -61,6 +70,13 @@ Options:
                         the smallest GPU type the job fits) and a line for scripts
   --gpu-types LIST      with --slurm: the cluster's GPU types as TYPE=PROFILE pairs
                         (t4=t4-16gb,a100=a100-40gb); default every profile, by its id
+  --dry-run             also run the script's model and training step on the CPU
+                        (PyTorch's meta device: no GPU, no data, no network, nothing
+                        written outside a temporary folder) and replay its allocations
+                        through the caching allocator: a second, independent figure
+  --python PATH         the Python (with torch) the dry run uses (default python3)
+  --steps N             training steps the dry run takes (default 3)
+  --timeout S           seconds the dry run may take before it is stopped (default 120)
   --list-gpus           print the known GPU profiles
   -h, --help            print this help
   -v, --version         print the version
@@ -90,6 +106,10 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
         'gpu-types': { type: 'string' },
         set: { type: 'string', multiple: true },
         slurm: { type: 'boolean', default: false },
+        'dry-run': { type: 'boolean', default: false },
+        python: { type: 'string' },
+        steps: { type: 'string' },
+        timeout: { type: 'string' },
         json: { type: 'boolean', default: false },
         'fail-on-oom': { type: 'boolean', default: false },
         'list-gpus': { type: 'boolean', default: false },
@@ -109,6 +129,10 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     if (values.slurm) throw new UsageError('--slurm applies to one script, not to colocate');
   } else if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')} (several scripts on one GPU: gpu-estimate colocate ...)`);
   if (values['gpu-types'] !== undefined && !values.slurm) throw new UsageError('--gpu-types applies only with --slurm');
+  for (const flag of ['python', 'steps', 'timeout'] as const) {
+    if (values[flag] !== undefined && !values['dry-run']) throw new UsageError(`--${flag} applies only with --dry-run`);
+  }
+  if (values['dry-run'] && command === 'colocate') throw new UsageError('--dry-run applies to one script, not to colocate');
   return {
     command,
     file: command === 'estimate' ? positionals[0] : undefined,
@@ -124,6 +148,10 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     assume: assumedValues(values.set ?? []),
     slurm: values.slurm ?? false,
     ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
+    dryRun: values['dry-run'] ?? false,
+    python: values.python ?? 'python3',
+    dryRunSteps: values.steps === undefined ? 3 : boundedInteger('--steps', values.steps, 1, 100),
+    dryRunTimeoutSeconds: values.timeout === undefined ? 120 : boundedInteger('--timeout', values.timeout, 1, 3600),
     listGpus: values['list-gpus'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -133,6 +161,11 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
 /** Plain decimal digits, nothing else: no sign, blanks, hex, exponent or separators. */
 const DECIMAL_INTEGER = /^[0-9]+$/;
 const DECIMAL_NUMBER = /^[0-9]+(\.[0-9]+)?$/;
+
+function boundedInteger(flag: string, text: string, low: number, high: number): number {
+  if (!DECIMAL_INTEGER.test(text) || Number(text) < low || Number(text) > high) throw new UsageError(`${flag} needs a whole number from ${low} to ${high}, got "${text}"`);
+  return Number(text);
+}
 
 function positiveInteger(flag: string, text: string): number {
   if (!DECIMAL_INTEGER.test(text) || BigInt(text) < 1n) throw new UsageError(`${flag} needs a positive whole number in plain decimal digits, got "${text}"`);

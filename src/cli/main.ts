@@ -9,6 +9,9 @@ import { createPythonParser } from '../core/parsing/pythonParser';
 import { USAGE, UsageError, parseCliArguments } from './arguments';
 import { collocationOutput } from './collocationOutput';
 import { diskProjectFiles } from './diskProjectFiles';
+import { dryRunJson, dryRunLines } from './dryRunOutput';
+import { runDryRun } from '../core/dryRun/dryRunProcess';
+import { dryRunSpecFor } from '../core/dryRun/dryRunSpec';
 import { humanOutput } from './humanOutput';
 import { slurmOutput } from './slurmOutput';
 import { InputError, readPythonSource } from './readSource';
@@ -90,7 +93,21 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
       stdout.write(`${text}\n`);
       return args.failOnOom && status === 'oom' ? EXIT_OOM : EXIT_OK;
     }
-    stdout.write(args.json ? `${JSON.stringify(estimateJson(estimate), null, 2)}\n` : `${humanOutput(estimate)}\n`);
+    const dryRun = args.dryRun
+      ? await runDryRun({
+          script: path.resolve(args.file!),
+          harnessParent: root,
+          python: args.python,
+          spec: dryRunSpecFor(estimate.models.find((m) => m.trainingLoops.length > 0) ?? estimate.models[0], args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
+          steps: args.dryRunSteps,
+          timeoutMs: args.dryRunTimeoutSeconds * 1000,
+        })
+      : undefined;
+    if (args.json) {
+      const json = estimateJson(estimate);
+      const models = dryRun ? json.models.map((model) => ({ ...model, dryRun: dryRunJson(dryRun, model.memory.estimateMiB) })) : json.models;
+      stdout.write(`${JSON.stringify({ ...json, models }, null, 2)}\n`);
+    } else stdout.write(`${[humanOutput(estimate), ...(dryRun ? dryRunLines(dryRun, estimate) : [])].join('\n')}\n`);
     return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();

@@ -12,6 +12,8 @@ export interface RunOptions {
   readonly input?: string;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Variables added to (or replacing) this process's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -22,7 +24,7 @@ export type ProcessRunner = (command: string, args: readonly string[], options?:
 
 export const spawnProcess: ProcessRunner = (command, args, options = {}) =>
   new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { shell: false, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(command, [...args], { shell: false, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, ...(options.env ? { env: { ...process.env, ...options.env } } : {}) });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let timedOut = false;

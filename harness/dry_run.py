@@ -1,0 +1,505 @@
+"""A CPU dry run of a user's training script: its own model, optimizer and training step, on no GPU.
+
+The script runs as written, with four things changed so that it needs neither a GPU nor its data:
+- CUDA is "available" and every tensor lives on PyTorch's meta device (shapes, no values), so a
+  ResNet-50 step takes a fraction of a second and a 7B model no RAM. Which tensors the real run
+  keeps on the GPU is followed by a tag per storage: made with `device="cuda"`, moved by
+  `.cuda()` / `.to("cuda")`, or computed from GPU tensors.
+- Data loaders yield fake batches of the shape the static analysis found (the spec); datasets
+  (torchvision's, Hugging Face's `load_dataset`) are not read or downloaded.
+- Values the script reads back (`loss.item()`) are ones (booleans False).
+- After `steps` batches the run stops: the loader's next batch ends it.
+
+Every allocation and free of a GPU tensor's storage is recorded in order, with the phase it
+happened in (forward, backward, optimizer); the TypeScript side replays the trace through its
+model of the caching allocator (src/core/allocator) and adds the CUDA context.
+
+Safety (the caller also runs this in a clean temporary folder, under a time limit): an audit
+hook refuses network connections, new processes and writes outside that folder; an address-space
+limit bounds memory.
+
+    python3 -m harness.dry_run SCRIPT --spec SPEC.json [--steps 3] [--out TRACE.json]
+
+Prints one JSON object (or writes it to --out): {"ok", "events", "phases", "steps", "seconds",
+"cudnn", "torch", "notes", "error"}. Events are [+id, bytes, phase] for an allocation and [-id]
+for a free.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+PHASES = ("setup", "forward", "backward", "optimizer")
+
+#: Stops the script once the wanted steps ran; a BaseException so `except Exception` in the script does not swallow it.
+class DryRunComplete(BaseException):
+    pass
+
+
+class DryRunRefused(PermissionError):
+    pass
+
+
+def _is_cuda(device: Any) -> bool:
+    import torch
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.startswith("cuda")
+    if isinstance(device, int) and not isinstance(device, bool):
+        return True  # .to(0) and .cuda(0): a GPU ordinal
+    return False
+
+
+def _is_cpu(device: Any) -> bool:
+    import torch
+    if isinstance(device, torch.device):
+        return device.type == "cpu"
+    return isinstance(device, str) and device.startswith("cpu")
+
+
+class Recorder:
+    """The GPU storages alive, in allocation order, and the trace of their births and deaths."""
+
+    def __init__(self) -> None:
+        self.events: List[List[int]] = []
+        self.phase = 1  # forward until a backward or an optimizer step says otherwise
+        self._next_id = 1
+        # storage key -> (id, gpu?, number of live tensors on it)
+        self._live: Dict[int, List[int]] = {}
+        self.cudnn = False
+
+    def _key(self, tensor: Any) -> Optional[int]:
+        try:
+            return int(tensor.storage()._cdata)
+        except Exception:  # sparse, nested or other storage-less tensors
+            return None
+
+    def is_gpu(self, tensor: Any) -> bool:
+        key = self._key(tensor)
+        entry = self._live.get(key) if key is not None else None
+        return bool(entry and entry[1])
+
+    def saw(self, tensor: Any, gpu: bool) -> None:
+        """`tensor` came out of an op: a new storage is born (on the GPU or not); a view adds a reference."""
+        key = self._key(tensor)
+        if key is None:
+            return
+        entry = self._live.get(key)
+        if entry is None:
+            ident = self._next_id
+            self._next_id += 1
+            entry = [ident, 1 if gpu else 0, 0]
+            self._live[key] = entry
+            if gpu:
+                self.events.append([ident, int(tensor.storage().nbytes()), self.phase])
+        entry[2] += 1
+        weakref.finalize(tensor, self._released, key, entry[0])
+
+    def move_to_gpu(self, tensor: Any) -> None:
+        """A storage the script made on the CPU goes to the GPU in place (meta tensors need no copy)."""
+        key = self._key(tensor)
+        entry = self._live.get(key) if key is not None else None
+        if entry is None:
+            self.saw(tensor, True)
+        elif not entry[1]:
+            entry[1] = 1
+            self.events.append([entry[0], int(tensor.storage().nbytes()), self.phase])
+
+    def _released(self, key: int, ident: int) -> None:
+        entry = self._live.get(key)
+        if entry is None or entry[0] != ident:
+            return
+        entry[2] -= 1
+        if entry[2] <= 0:
+            del self._live[key]
+            if entry[1]:
+                self.events.append([-ident])
+
+
+def _meta_kernels() -> Any:
+    """Meta kernels torch 1.13 lacks for a training step's backward (shapes from the inputs)."""
+    import torch
+    lib = torch.library.Library("aten", "IMPL", "Meta")
+
+    def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):  # noqa: ANN001
+        grad_input = input.new_empty(input.shape) if output_mask[0] else None
+        grad_weight = weight.new_empty(weight.shape) if output_mask[1] else None
+        channels = bias_sizes[0] if bias_sizes else grad_output.shape[1]
+        grad_bias = grad_output.new_empty((channels,)) if output_mask[2] else None
+        return grad_input, grad_weight, grad_bias
+
+    def adaptive_avg_pool2d_backward(grad_output, input):  # noqa: ANN001
+        return input.new_empty(input.shape)
+
+    for name, kernel in (("convolution_backward", convolution_backward), ("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward)):
+        try:
+            lib.impl(name, kernel)
+        except RuntimeError:
+            pass  # a newer torch has its own
+    return lib
+
+
+def _autocast_dtype() -> Optional[Any]:
+    import torch
+    try:
+        if torch.is_autocast_enabled():
+            return torch.get_autocast_gpu_dtype()
+    except Exception:
+        return None
+    return None
+
+
+#: Ops autocast runs in the lower precision on CUDA (its "lower_precision_fp" list, the ones training uses).
+_AUTOCAST_OPS = {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_convolution", "addmv", "mv", "prelu", "_scaled_dot_product_attention"}
+
+
+def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    state = {"target": None}  # "cuda" / "cpu" while a call that names a device runs
+
+    def meta(device: Any) -> Any:
+        return torch.device("meta") if (_is_cuda(device) or _is_cpu(device) or device is None) else device
+
+    class DeviceToMeta(TorchFunctionMode):
+        """Every tensor goes to meta; the device the script asked for becomes the call's target tag."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
+            kwargs = dict(kwargs or {})
+            name = getattr(func, "__name__", "")
+            target = None
+            if "device" in kwargs:
+                target = "cuda" if _is_cuda(kwargs["device"]) else "cpu"
+                kwargs["device"] = meta(kwargs["device"])
+            elif name in _FACTORIES:
+                target = "cpu"
+                kwargs["device"] = torch.device("meta")
+            if name == "cuda":
+                result = args[0]
+                recorder.move_to_gpu(result)
+                return result
+            if name == "cpu":
+                return args[0]
+            if name == "to":
+                moved = [a for a in args[1:] if _is_cuda(a) or _is_cpu(a) or isinstance(a, torch.Tensor)]
+                if moved:
+                    first = moved[0]
+                    if isinstance(first, torch.Tensor):
+                        target = "cuda" if recorder.is_gpu(first) else None
+                    else:
+                        target = "cuda" if _is_cuda(first) else "cpu"
+                    args = tuple(meta(a) if (_is_cuda(a) or _is_cpu(a)) else a for a in args)
+                if target == "cuda" and "device" not in kwargs:
+                    result = func(*args, **kwargs)
+                    recorder.move_to_gpu(result)
+                    return result
+            previous = state["target"]
+            state["target"] = target if target is not None else previous
+            try:
+                return func(*args, **kwargs)
+            finally:
+                state["target"] = previous
+
+    class TraceStorages(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
+            kwargs = kwargs or {}
+            name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+            if name == "_local_scalar_dense":
+                tensor = args[0]
+                # One, not zero: libraries divide by what they read back (Adam: 1 - beta1 ** step).
+                return False if tensor.dtype == torch.bool else (1 if not tensor.dtype.is_floating_point else 1.0)
+            if "convolution" in name:
+                recorder.cudnn = True
+            inputs = [a for a in _flat(args) + _flat(list(kwargs.values())) if isinstance(a, torch.Tensor)]
+            dtype = _autocast_dtype()
+            if dtype is not None and name in _AUTOCAST_OPS:
+                args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args)
+            out = func(*args, **kwargs)
+            target = state["target"]
+            gpu = target == "cuda" if target is not None else any(recorder.is_gpu(t) for t in inputs)
+            for tensor in _flat(out if isinstance(out, (tuple, list)) else [out]):
+                if isinstance(tensor, torch.Tensor):
+                    recorder.saw(tensor, gpu)
+            return out
+
+    return DeviceToMeta(), TraceStorages()
+
+
+# Factories that make a CPU tensor unless told a device (the `_like` ones follow their input instead).
+_FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "randperm", "linspace", "eye", "normal", "from_numpy", "empty_strided", "logspace", "scalar_tensor"}
+
+
+def _flat(values: Any) -> List[Any]:
+    out: List[Any] = []
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            out.extend(_flat(value))
+        else:
+            out.append(value)
+    return out
+
+
+class FakeBatches:
+    """A DataLoader's stand-in: `steps` batches of the spec's shape, then the run ends."""
+
+    def __init__(self, spec: Dict[str, Any], counter: Dict[str, int], steps: int, batch_size: Optional[int]) -> None:
+        self.spec = spec
+        self.counter = counter
+        self.steps = steps
+        self.batch_size = int(spec.get("batchSize") or batch_size or 1)
+        self.dataset: Any = None
+
+    def __len__(self) -> int:
+        return int(self.spec.get("length", 1000))
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            if self.counter["batches"] >= self.steps:
+                raise DryRunComplete()
+            self.counter["batches"] += 1
+            yield make_batch(self.spec, self.batch_size)
+
+
+def make_batch(spec: Dict[str, Any], batch_size: int) -> Any:
+    """One batch on the CPU as the loader gives it: the tensors of the spec with the batch prepended."""
+    import torch
+
+    def tensor(entry: Dict[str, Any]) -> Any:
+        shape = (batch_size, *[int(d) for d in entry.get("shape", [])])
+        kind = entry.get("dtype", "float32")
+        if kind in ("int64", "long"):
+            return torch.zeros(shape, dtype=torch.long)
+        return torch.zeros(shape, dtype=getattr(torch, kind, torch.float32))
+
+    parts = spec.get("tensors") or [{"shape": spec.get("inputShape", [1]), "dtype": "float32"}, {"shape": [], "dtype": "int64"}]
+    if spec.get("kind") == "dict":
+        return {entry["name"]: tensor(entry) for entry in parts}
+    return tuple(tensor(entry) for entry in parts) if len(parts) > 1 else tensor(parts[0])
+
+
+def _forbid(tmp: str) -> Callable[[str, Tuple[Any, ...]], None]:
+    allowed = os.path.realpath(tmp)
+
+    def inside(path: Any) -> bool:
+        try:
+            return os.path.realpath(os.fsdecode(path)).startswith(allowed + os.sep) or os.path.realpath(os.fsdecode(path)) == allowed
+        except Exception:
+            return False
+
+    def hook(event: str, args: Tuple[Any, ...]) -> None:
+        if event in ("socket.connect", "socket.getaddrinfo", "socket.sendto", "socket.bind"):
+            raise DryRunRefused(f"the dry run has no network ({event})")
+        if event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "pty.spawn"):
+            raise DryRunRefused(f"the dry run starts no processes ({event})")
+        if event == "open" and len(args) >= 2 and isinstance(args[1], str) and any(c in args[1] for c in "wax+") and not inside(args[0]):
+            raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
+        if event == "open" and len(args) >= 3 and isinstance(args[2], int) and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and not inside(args[0]):
+            raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
+        if event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "shutil.rmtree", "os.truncate", "os.chmod", "os.symlink", "os.link") and args and not inside(args[0]):
+            raise DryRunRefused(f"the dry run changes no file outside its temporary folder ({event} {args[0]})")
+
+    return hook
+
+
+def _patch_torch(recorder: Recorder, spec: Dict[str, Any], steps: int, counter: Dict[str, int]) -> List[str]:
+    """CUDA looks present; loaders, datasets, backward and optimizer steps report to the recorder."""
+    import torch
+    import torch.utils.data as data
+    notes: List[str] = []
+    torch.cuda.is_available = lambda: True  # type: ignore[assignment]
+    torch.cuda.device_count = lambda: 1  # type: ignore[assignment]
+    for name in ("set_device", "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "reset_peak_memory_stats", "init"):
+        setattr(torch.cuda, name, lambda *a, **k: None)
+    torch.cuda.get_device_name = lambda *a, **k: "dry run"  # type: ignore[assignment]
+    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
+    torch.cuda.is_bf16_supported = lambda: True  # type: ignore[assignment]
+    for name in ("max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved"):
+        setattr(torch.cuda, name, lambda *a, **k: 0)
+
+    def loader(dataset: Any = None, batch_size: Optional[int] = 1, *args: Any, **kwargs: Any) -> FakeBatches:
+        fake = FakeBatches(spec, counter, steps, batch_size)
+        fake.dataset = dataset
+        return fake
+
+    data.DataLoader = loader  # type: ignore[assignment,misc]
+    torch.utils.data.DataLoader = loader  # type: ignore[assignment,misc]
+
+    original_backward = torch.Tensor.backward
+    original_autograd_backward = torch.autograd.backward
+
+    def in_phase(phase: int, call: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            before = recorder.phase
+            recorder.phase = phase
+            try:
+                return call(*args, **kwargs)
+            finally:
+                recorder.phase = 1 if phase == 3 else before
+        return wrapped
+
+    torch.Tensor.backward = in_phase(2, original_backward)  # type: ignore[method-assign]
+    torch.autograd.backward = in_phase(2, original_autograd_backward)  # type: ignore[assignment]
+
+    import types
+    original_init = torch.optim.Optimizer.__init__
+
+    def optimizer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        step = type(self).step
+
+        def stepped(this: Any, *a: Any, **k: Any) -> Any:
+            return in_phase(3, step)(this, *a, **k)
+
+        self.step = types.MethodType(stepped, self)
+
+    torch.optim.Optimizer.__init__ = optimizer_init  # type: ignore[method-assign]
+
+    class GradScaler:
+        """Loss scaling changes no memory worth counting; its CUDA checks do not run on meta."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def scale(self, value: Any) -> Any:
+            return value
+
+        def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            return optimizer.step(*args, **kwargs)
+
+        def unscale_(self, optimizer: Any) -> None:
+            pass
+
+        def update(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def get_scale(self) -> float:
+            return 65536.0
+
+        def state_dict(self) -> Dict[str, Any]:
+            return {}
+
+        def load_state_dict(self, state: Any) -> None:
+            pass
+
+        def is_enabled(self) -> bool:
+            return True
+
+    torch.cuda.amp.GradScaler = GradScaler  # type: ignore[misc,assignment]
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        torch.amp.GradScaler = GradScaler  # type: ignore[misc,assignment]
+
+    torch.Tensor.numpy = lambda self, *a, **k: __import__("numpy").zeros(tuple(self.shape))  # type: ignore[method-assign]
+    torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
+    notes.extend(_patch_datasets(spec))
+    return notes
+
+
+class FakeDataset:
+    """A dataset that reads nothing: its length only (the loader makes the batches)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.classes = [str(i) for i in range(1000)]
+
+    def __len__(self) -> int:
+        return 1000
+
+    def __getitem__(self, index: int) -> Any:
+        raise IndexError("the dry run reads no data")
+
+
+def _patch_datasets(spec: Dict[str, Any]) -> List[str]:
+    notes: List[str] = []
+    try:
+        import torchvision.datasets as tv_datasets
+        for name in dir(tv_datasets):
+            value = getattr(tv_datasets, name)
+            if isinstance(value, type) and name[:1].isupper():
+                setattr(tv_datasets, name, FakeDataset)
+    except Exception:
+        pass
+    return notes
+
+
+def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, Any]:
+    started = time.time()
+    recorder = Recorder()
+    counter = {"batches": 0}
+    result: Dict[str, Any] = {"ok": False, "phases": list(PHASES), "steps": 0, "notes": []}
+    try:
+        import torch
+    except ImportError as error:
+        result["error"] = f"PyTorch is not installed for {sys.executable}: {error}"
+        return result
+    result["torch"] = torch.__version__
+    keep = _meta_kernels()
+    result["notes"] = _patch_torch(recorder, spec, steps, counter)
+    script_dir = os.path.dirname(os.path.abspath(script))
+    sys.path.insert(0, script_dir)
+    sys.argv = [script, *spec.get("argv", [])]
+    os.chdir(tmp)
+    device_mode, trace_mode = _make_modes(recorder)
+    sys.addaudithook(_forbid(tmp))
+    try:
+        with device_mode, trace_mode:
+            runpy.run_path(script, run_name="__main__")
+        result["error"] = "the script ended before its training loop took a batch" if counter["batches"] == 0 else None
+        result["ok"] = counter["batches"] > 0
+    except DryRunComplete:
+        result["ok"] = True
+    except SystemExit as error:
+        result["error"] = f"the script exited ({error.code}) before its training loop took a batch" if counter["batches"] == 0 else None
+        result["ok"] = counter["batches"] > 0
+    except BaseException as error:  # the user's code: anything may come out of it
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
+        where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
+        result["error"] = f"{type(error).__name__}: {error}{where}"
+        result["ok"] = False
+    del keep
+    result["steps"] = counter["batches"]
+    result["cudnn"] = recorder.cudnn
+    result["events"] = recorder.events
+    result["seconds"] = round(time.time() - started, 3)
+    return result
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m harness.dry_run", description=__doc__.split("\n")[0])
+    parser.add_argument("script")
+    parser.add_argument("--spec", help="JSON file: the fake batch (tensors, batchSize, kind) and the script's argv")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--out", help="write the result here instead of standard output")
+    parser.add_argument("--memory-mib", type=int, default=8192, help="address-space limit of this process")
+    args = parser.parse_args(argv)
+    spec: Dict[str, Any] = {}
+    if args.spec:
+        with open(args.spec, encoding="utf-8") as handle:
+            spec = json.load(handle)
+    try:
+        import resource
+        limit = args.memory_mib * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except Exception:
+        pass
+    import tempfile
+    # Opened before the script runs: from then on, writes outside the temporary folder are refused.
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    with tempfile.TemporaryDirectory(prefix="gpu-estimator-dry-run-") as tmp:
+        with contextlib.redirect_stdout(sys.stderr):
+            result = run(os.path.abspath(args.script), spec, max(1, args.steps), tmp)
+        out.write(json.dumps(result, separators=(",", ":")) + "\n")
+        out.flush()
+    return 0 if result.get("ok") else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

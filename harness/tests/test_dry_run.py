@@ -1,0 +1,155 @@
+"""harness/dry_run.py: the script's own training step on the meta device, its GPU storages traced,
+and the sandbox it runs in. Each run is a process of its own, as the CLI starts it: the dry run
+patches torch for the whole process."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MLP_SCRIPT = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+data = TensorDataset(torch.randn(60000, 784), torch.randint(0, 10, (60000,)))
+loader = DataLoader(data, batch_size=32, shuffle=True)
+model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+history = torch.zeros(5_000_000)  # on the CPU: not GPU memory
+for epoch in range(5):
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if loss.item() > 100:
+            print("diverged")
+"""
+
+WEIGHT_BYTES = (784 * 512 + 512 + 512 * 10 + 10) * 4
+SPEC = {"tensors": [{"shape": [784], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []}
+
+
+def dry_run(tmp_path: Path, source: str, spec: Dict[str, Any] = SPEC, steps: int = 3) -> Dict[str, Any]:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(source))
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "harness.dry_run", str(script), "--spec", str(spec_file), "--steps", str(steps)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def live_peak(events: List[List[int]]) -> int:
+    live, peak, sizes = 0, 0, {}
+    for event in events:
+        if len(event) == 3:
+            sizes[event[0]] = event[1]
+            live += event[1]
+            peak = max(peak, live)
+        else:
+            live -= sizes.pop(-event[0])
+    return peak
+
+
+def test_mlp_step_holds_weights_gradients_and_adams_two_moments(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, MLP_SCRIPT)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+    sizes = [event[1] for event in result["events"] if len(event) == 3]
+    # The four parameter tensors reach the GPU with .to(device), in order, at their exact size.
+    assert sizes[:4] == [784 * 512 * 4, 512 * 4, 512 * 10 * 4, 10 * 4]
+    # Weights, gradients and two moments; on top, Adam's step (torch 1.13, one tensor at a time)
+    # makes two temporaries of the tensor it updates (sqrt, then the division), at most
+    # 2 x the largest weight, or a batch's activations (32 x (784 + 512 + 512 + 10) floats).
+    peak = live_peak(result["events"])
+    largest = 784 * 512 * 4
+    assert 4 * WEIGHT_BYTES + largest < peak <= 4 * WEIGHT_BYTES + 2 * largest + 32 * (784 + 512 * 2 + 10) * 4
+    # Adam's moments are born in the optimizer phase, the weights' gradients in backward.
+    phases = {event[2] for event in result["events"] if len(event) == 3}
+    assert {1, 2, 3} <= phases
+    # The CPU tensor of 20 MB never shows up.
+    assert max(sizes) < 5_000_000 * 4
+
+
+def test_batch_size_from_the_spec_replaces_the_scripts(tmp_path: Path) -> None:
+    small = live_peak(dry_run(tmp_path, MLP_SCRIPT)["events"])
+    large = live_peak(dry_run(tmp_path, MLP_SCRIPT, {**SPEC, "batchSize": 4096})["events"])
+    assert large - small > (4096 - 32) * 784 * 4
+
+
+def test_writes_outside_its_folder_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "checkpoint.txt"
+    result = dry_run(tmp_path, f"""
+        import torch
+        with open({str(target)!r}, "w") as handle:
+            handle.write("x")
+    """)
+    assert not result["ok"]
+    assert "writes only in its temporary folder" in result["error"]
+    assert not target.exists()
+
+
+def test_the_network_is_refused(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import socket
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+    """)
+    assert not result["ok"]
+    assert "no network" in result["error"]
+
+
+def test_new_processes_are_refused(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import subprocess
+        subprocess.run(["true"])
+    """)
+    assert not result["ok"]
+    assert "starts no processes" in result["error"]
+
+
+def test_a_broken_script_says_where(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        model = torch.nn.Linear(4, 4)
+        raise ValueError("half-typed")
+    """)
+    assert not result["ok"]
+    assert result["error"] == "ValueError: half-typed (train.py line 4)"
+
+
+def test_a_script_without_a_training_loop_is_no_result(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, "import torch\nmodel = torch.nn.Linear(4, 4)\n")
+    assert not result["ok"]
+    assert "before its training loop took a batch" in result["error"]
+
+
+def test_convolutions_run_backward_on_meta_and_mark_cudnn(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loader = torch.utils.data.DataLoader(None, batch_size=16)
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            loss = nn.CrossEntropyLoss()(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [3, 32, 32], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+    assert result["ok"], result.get("error")
+    assert result["cudnn"] is True
+    # The input batch reaches the GPU: 16 x 3 x 32 x 32 floats.
+    assert 16 * 3 * 32 * 32 * 4 in [event[1] for event in result["events"] if len(event) == 3]

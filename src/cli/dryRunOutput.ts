@@ -1,0 +1,40 @@
+import type { DryRunResult } from '../core/dryRun/dryRunProcess';
+import type { FileEstimate } from '../core/estimate/fileEstimate';
+import { formatMiB } from '../core/format/units';
+
+/** The dry run as the JSON gives it per model: the figure, or why there is none. */
+export function dryRunJson(result: DryRunResult, staticMiB: number | null): Record<string, unknown> {
+  if (!result.ok) return { error: result.error };
+  const { figure } = result;
+  return {
+    scope: 'script',
+    predictedMiB: figure.predictedMiB,
+    peakReservedMiB: figure.peakReservedMiB,
+    peakAllocatedMiB: figure.peakAllocatedMiB,
+    peakPhase: figure.peakPhase,
+    steps: figure.steps,
+    seconds: figure.seconds,
+    torch: result.torchVersion ?? null,
+    breakdown: figure.breakdown,
+    differencePercent: staticMiB === null || staticMiB === 0 ? null : Math.round(((figure.predictedMiB - staticMiB) / staticMiB) * 1000) / 10,
+  };
+}
+
+/** Lines under the report: the dry-run figure beside the static estimate, and what the difference means. */
+export function dryRunLines(result: DryRunResult, estimate: FileEstimate): string[] {
+  if (!result.ok) return ['', `dry run: not done: ${result.error}`];
+  const { figure } = result;
+  const lines = [
+    '',
+    `dry run (CPU, PyTorch ${result.torchVersion ?? '?'} on the meta device, ${figure.steps} step${figure.steps === 1 ? '' : 's'}, ${figure.seconds.toFixed(1)} s): ${formatMiB(figure.predictedMiB)} for the whole script`,
+    `  peak reserved ${formatMiB(figure.peakReservedMiB)}, peak allocated ${formatMiB(figure.peakAllocatedMiB)} (in ${figure.peakPhase}), CUDA context ${formatMiB(figure.breakdown.contextMiB)}`,
+  ];
+  for (const model of estimate.models) {
+    const staticMiB = model.memory.estimateMiB;
+    if (staticMiB === null || staticMiB === 0) continue;
+    const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
+    lines.push(`  ${model.name}: static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(1)}%`);
+  }
+  lines.push('  The dry run runs the script\'s own code, so it sees what the static reading may miss; it does not model cuDNN\'s convolution workspaces yet.');
+  return lines;
+}

@@ -1,0 +1,80 @@
+/**
+ * A dry run's trace replayed through the model of PyTorch's caching allocator, and what
+ * nvidia-smi would show: the allocator's peak reservation plus the CUDA context.
+ */
+import { CachingAllocator } from '../allocator/cachingAllocator';
+import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import type { DryRunPhase, DryRunTrace } from './dryRunTrace';
+
+const MIB = 1024 * 1024;
+
+/**
+ * The CUDA context, the kernels PyTorch loads and cuBLAS's workspace, MiB, as nvidia-smi counts
+ * them beside the allocator's reservation. Without cuDNN, the figure the analytical model uses
+ * (fitted on GPUMemNet's MLP runs on the A100); cuDNN's libraries add about 400 MiB more, as the
+ * CPU-trace prototype of issue 19 found on 15 CNN runs of the same A100 (1.84 GB against 1.43 GB).
+ */
+export const CONTEXT_MIB = { withoutCudnn: RUNTIME_OVERHEAD_MIB, withCudnn: RUNTIME_OVERHEAD_MIB + 400 } as const;
+
+export interface DryRunFigure {
+  /** What nvidia-smi would show at the peak: the peak reservation plus the context. */
+  readonly predictedMiB: number;
+  readonly peakReservedMiB: number;
+  readonly peakAllocatedMiB: number;
+  /** Where the live tensors peaked. */
+  readonly peakPhase: DryRunPhase;
+  readonly steps: number;
+  readonly seconds: number;
+  readonly breakdown: {
+    readonly contextMiB: number;
+    /** Reserved but not handed out at the peak of the reservation: the allocator's cache and its splits. */
+    readonly cachedMiB: number;
+    /** Live at the peak, by the phase each tensor was born in. */
+    readonly livePerPhaseMiB: Readonly<Partial<Record<DryRunPhase, number>>>;
+  };
+}
+
+export function replayDryRun(trace: DryRunTrace): DryRunFigure {
+  const allocator = new CachingAllocator();
+  const born = new Map<number, { bytes: number; phase: DryRunPhase }>();
+  let peakAllocated = -1;
+  let peakPhase: DryRunPhase = 'forward';
+  let livePerPhaseAtPeak: Partial<Record<DryRunPhase, number>> = {};
+  let allocatedAtPeakReserved = 0;
+  let peakReserved = 0;
+  for (const event of trace.events) {
+    allocator.apply(event);
+    if (event.kind === 'free') {
+      born.delete(event.id);
+      continue;
+    }
+    born.set(event.id, { bytes: event.bytes, phase: event.phase });
+    const stats = allocator.stats();
+    if (stats.reservedBytes > peakReserved) {
+      peakReserved = stats.reservedBytes;
+      allocatedAtPeakReserved = stats.allocatedBytes;
+    }
+    if (stats.allocatedBytes > peakAllocated) {
+      peakAllocated = stats.allocatedBytes;
+      peakPhase = event.phase;
+      livePerPhaseAtPeak = {};
+      for (const { bytes, phase } of born.values()) livePerPhaseAtPeak[phase] = (livePerPhaseAtPeak[phase] ?? 0) + bytes;
+    }
+  }
+  const contextMiB = trace.cudnn ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
+  const livePerPhaseMiB: Partial<Record<DryRunPhase, number>> = {};
+  for (const [phase, bytes] of Object.entries(livePerPhaseAtPeak) as [DryRunPhase, number][]) livePerPhaseMiB[phase] = round(bytes / MIB);
+  return {
+    predictedMiB: round(peakReserved / MIB + contextMiB),
+    peakReservedMiB: round(peakReserved / MIB),
+    peakAllocatedMiB: round(Math.max(0, peakAllocated) / MIB),
+    peakPhase,
+    steps: trace.steps,
+    seconds: trace.seconds,
+    breakdown: { contextMiB, cachedMiB: round((peakReserved - allocatedAtPeakReserved) / MIB), livePerPhaseMiB },
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}

@@ -1,0 +1,68 @@
+import * as assert from 'node:assert/strict';
+import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
+import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
+
+const MIB = 1024 * 1024;
+
+describe('dry run trace', () => {
+  it('reads the harness line after whatever the script printed, events in order with their phases', () => {
+    const stdout = `epoch 1 loss {"not": json\n${JSON.stringify({ ok: true, steps: 3, cudnn: false, seconds: 0.25, torch: '1.13.0', events: [[1, 4096, 0], [2, 512, 1], [-2], [3, 100, 3]], notes: [] })}\n`;
+    const trace = parseDryRunOutput(stdout);
+    assert.equal(trace.ok, true);
+    assert.equal(trace.steps, 3);
+    assert.deepEqual(trace.events, [
+      { kind: 'alloc', id: 1, bytes: 4096, phase: 'setup' },
+      { kind: 'alloc', id: 2, bytes: 512, phase: 'forward' },
+      { kind: 'free', id: 2 },
+      { kind: 'alloc', id: 3, bytes: 100, phase: 'optimizer' },
+    ]);
+  });
+
+  it('refuses hostile or garbled traces with a plain error, never an exception of another kind', () => {
+    const line = (events: unknown) => JSON.stringify({ ok: true, steps: 1, events });
+    const cases: Array<[string, RegExp]> = [
+      ['', /printed no result/],
+      ['{oops', /not JSON/],
+      ['{"events": 5}', /not a list/],
+      [line([[1, -5, 1]]), /no size in bytes/],
+      [line([[1, 2 ** 41, 1]]), /no size in bytes/],
+      [line([[1, 10, 9]]), /no phase/],
+      [line([[-1]]), /frees tensor 1, which is not alive/],
+      [line([[1, 10, 1], [1, 10, 1]]), /allocates tensor 1 twice/],
+      [line([['1', 10, 1]]), /no tensor id/],
+    ];
+    for (const [stdout, message] of cases) assert.throws(() => parseDryRunOutput(stdout), (error: unknown) => error instanceof DryRunOutputError && message.test(error.message), stdout);
+  });
+
+  it('keeps the error text short and free of control characters', () => {
+    const trace = parseDryRunOutput(JSON.stringify({ ok: false, error: `\u001b[31mboom\u0007${'x'.repeat(1000)}` }));
+    assert.equal(trace.ok, false);
+    assert.ok(trace.error!.startsWith('boom'));
+    assert.ok(trace.error!.length <= 400);
+  });
+});
+
+describe('dry run replay', () => {
+  it('adds the context to the allocator peak, larger with cuDNN, and names the phase of the peak', () => {
+    const events = [[1, 30 * MIB, 0], [2, 50 * MIB, 1], [3, 10 * MIB, 2], [-2], [4, 5 * MIB, 3]];
+    const mlp = replayDryRun(parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events, cudnn: false })));
+    // 30 MiB and 50 MiB segments (rounded to 2 MiB), then 10 MiB: a 10 MiB segment of its own (>= 10 MiB is rounded, not 20).
+    assert.equal(mlp.peakReservedMiB, 90);
+    assert.equal(mlp.peakAllocatedMiB, 90);
+    assert.equal(mlp.peakPhase, 'backward');
+    assert.equal(mlp.predictedMiB, 90 + CONTEXT_MIB.withoutCudnn);
+    assert.deepEqual(mlp.breakdown.livePerPhaseMiB, { setup: 30, forward: 50, backward: 10 });
+    const cnn = replayDryRun(parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events, cudnn: true })));
+    assert.equal(cnn.predictedMiB - mlp.predictedMiB, CONTEXT_MIB.withCudnn - CONTEXT_MIB.withoutCudnn);
+  });
+
+  it('counts a freed block the allocator keeps cached: reserved stays above allocated', () => {
+    // 5 MiB from a 20 MiB segment, freed; then 25 MiB, which the cached 20 MiB cannot serve: a
+    // 26 MiB segment of its own, not split (the 1 MiB rest is too small to keep apart): 46 MiB
+    // reserved, 26 handed out, the cached 20 MiB idle.
+    const figure = replayDryRun(parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events: [[1, 5 * MIB, 1], [-1], [2, 25 * MIB, 1]] })));
+    assert.equal(figure.peakReservedMiB, 46);
+    assert.equal(figure.peakAllocatedMiB, 26);
+    assert.equal(figure.breakdown.cachedMiB, 20);
+  });
+});
