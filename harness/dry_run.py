@@ -19,6 +19,7 @@ hook refuses network connections, new processes and writes outside that folder; 
 limit bounds memory.
 
     python3 -m harness.dry_run SCRIPT --spec SPEC.json [--steps 3] [--out TRACE.json]
+    python3 -m harness.dry_run --jobs JOBS.json     # several runs in one process (the evaluation)
 
 Prints one JSON object (or writes it to --out): {"ok", "events", "phases", "steps", "seconds",
 "cudnn", "torch", "notes", "error"}. Events are [+id, bytes, phase] for an allocation and [-id]
@@ -249,25 +250,83 @@ def _flat(values: Any) -> List[Any]:
     return out
 
 
-class FakeBatches:
-    """A DataLoader's stand-in: `steps` batches of the spec's shape, then the run ends."""
+class _Run:
+    """What the patched torch reports to: the run in progress (one at a time per process)."""
 
-    def __init__(self, spec: Dict[str, Any], counter: Dict[str, int], steps: int, batch_size: Optional[int]) -> None:
+    def __init__(self, spec: Dict[str, Any], steps: int, tmp: str) -> None:
+        self.recorder = Recorder()
         self.spec = spec
-        self.counter = counter
         self.steps = steps
-        self.batch_size = int(spec.get("batchSize") or batch_size or 1)
-        self.dataset: Any = None
+        self.batches = 0
+        self.tmp = tmp
+
+
+_CURRENT: Dict[str, Optional[_Run]] = {"run": None}
+
+
+def _current() -> _Run:
+    run = _CURRENT["run"]
+    if run is None:
+        raise RuntimeError("no dry run in progress")
+    return run
+
+
+class FakeBatches:
+    """A DataLoader's stand-in: `steps` batches, then the run ends. A batch is shaped like the
+    dataset's first sample where the dataset can give one without reading files (in-memory
+    tensors), else like the spec."""
+
+    def __init__(self, dataset: Any = None, batch_size: Optional[int] = 1, *args: Any, **kwargs: Any) -> None:
+        run = _current()
+        self.dataset = dataset
+        self.batch_size = int(run.spec.get("batchSize") or batch_size or 1)
+        self.sample = _first_sample(dataset)
+        # What code that reads a DataLoader's attributes (or subclasses it, as timm does) expects.
+        self.sampler = kwargs.get("sampler")
+        self.batch_sampler = kwargs.get("batch_sampler")
+        self.num_workers = 0
+        self.drop_last = bool(kwargs.get("drop_last", False))
+        self.pin_memory = bool(kwargs.get("pin_memory", False))
+        self.collate_fn = kwargs.get("collate_fn")
 
     def __len__(self) -> int:
-        return int(self.spec.get("length", 1000))
+        return int(_current().spec.get("length", 1000))
 
     def __iter__(self) -> Iterator[Any]:
         while True:
-            if self.counter["batches"] >= self.steps:
+            run = _current()
+            if run.batches >= run.steps:
                 raise DryRunComplete()
-            self.counter["batches"] += 1
-            yield make_batch(self.spec, self.batch_size)
+            run.batches += 1
+            yield _stacked(self.sample, self.batch_size) if self.sample is not None else make_batch(run.spec, self.batch_size)
+
+
+def _first_sample(dataset: Any) -> Any:
+    import torch
+    if dataset is None or isinstance(dataset, FakeDataset):
+        return None
+    try:
+        sample = dataset[0]
+    except BaseException:  # the dataset's own code: a file it cannot read, anything
+        return None
+    leaves = _flat(list(sample.values()) if isinstance(sample, dict) else sample if isinstance(sample, (tuple, list)) else [sample])
+    return sample if leaves and all(isinstance(leaf, (torch.Tensor, int, float)) for leaf in leaves) else None
+
+
+def _stacked(sample: Any, batch_size: int) -> Any:
+    """What the default collate makes of `batch_size` samples like `sample` (shapes only)."""
+    import torch
+    if isinstance(sample, torch.Tensor):
+        return torch.empty((batch_size, *sample.shape), dtype=sample.dtype)
+    if isinstance(sample, bool):
+        return torch.zeros(batch_size, dtype=torch.bool)
+    if isinstance(sample, int):
+        return torch.zeros(batch_size, dtype=torch.long)
+    if isinstance(sample, float):
+        return torch.zeros(batch_size, dtype=torch.float64)
+    if isinstance(sample, dict):
+        return {key: _stacked(value, batch_size) for key, value in sample.items()}
+    return type(sample)(_stacked(value, batch_size) for value in sample) if isinstance(sample, tuple) else [_stacked(value, batch_size) for value in sample]
 
 
 def make_batch(spec: Dict[str, Any], batch_size: int) -> Any:
@@ -281,41 +340,50 @@ def make_batch(spec: Dict[str, Any], batch_size: int) -> Any:
             return torch.zeros(shape, dtype=torch.long)
         return torch.zeros(shape, dtype=getattr(torch, kind, torch.float32))
 
-    parts = spec.get("tensors") or [{"shape": spec.get("inputShape", [1]), "dtype": "float32"}, {"shape": [], "dtype": "int64"}]
+    parts = spec.get("tensors") or [{"shape": [1], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]
     if spec.get("kind") == "dict":
         return {entry["name"]: tensor(entry) for entry in parts}
     return tuple(tensor(entry) for entry in parts) if len(parts) > 1 else tensor(parts[0])
 
 
-def _forbid(tmp: str) -> Callable[[str, Tuple[Any, ...]], None]:
-    allowed = os.path.realpath(tmp)
+def _sandbox_hook(event: str, args: Tuple[Any, ...]) -> None:
+    """Refuses, while a run is in progress, what a dry run must not do (an audit hook stays for the process's life)."""
+    run = _CURRENT["run"]
+    if run is None:
+        return
+    allowed = os.path.realpath(run.tmp)
 
     def inside(path: Any) -> bool:
         try:
-            return os.path.realpath(os.fsdecode(path)).startswith(allowed + os.sep) or os.path.realpath(os.fsdecode(path)) == allowed
+            real = os.path.realpath(os.fsdecode(path))
         except Exception:
             return False
+        return real == allowed or real.startswith(allowed + os.sep)
 
-    def hook(event: str, args: Tuple[Any, ...]) -> None:
-        if event in ("socket.connect", "socket.getaddrinfo", "socket.sendto", "socket.bind"):
-            raise DryRunRefused(f"the dry run has no network ({event})")
-        if event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "pty.spawn"):
-            raise DryRunRefused(f"the dry run starts no processes ({event})")
-        if event == "open" and len(args) >= 2 and isinstance(args[1], str) and any(c in args[1] for c in "wax+") and not inside(args[0]):
-            raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
-        if event == "open" and len(args) >= 3 and isinstance(args[2], int) and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and not inside(args[0]):
-            raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
-        if event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "shutil.rmtree", "os.truncate", "os.chmod", "os.symlink", "os.link") and args and not inside(args[0]):
-            raise DryRunRefused(f"the dry run changes no file outside its temporary folder ({event} {args[0]})")
-
-    return hook
+    if event in ("socket.connect", "socket.getaddrinfo", "socket.sendto", "socket.bind"):
+        raise DryRunRefused(f"the dry run has no network ({event})")
+    if event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "pty.spawn"):
+        raise DryRunRefused(f"the dry run starts no processes ({event})")
+    if event == "open" and len(args) >= 2 and isinstance(args[1], str) and any(c in args[1] for c in "wax+") and not inside(args[0]):
+        raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
+    if event == "open" and len(args) >= 3 and isinstance(args[2], int) and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and not inside(args[0]):
+        raise DryRunRefused(f"the dry run writes only in its temporary folder, not {args[0]}")
+    if event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "shutil.rmtree", "os.truncate", "os.chmod", "os.symlink", "os.link") and args and not inside(args[0]):
+        raise DryRunRefused(f"the dry run changes no file outside its temporary folder ({event} {args[0]})")
 
 
-def _patch_torch(recorder: Recorder, spec: Dict[str, Any], steps: int, counter: Dict[str, int]) -> List[str]:
-    """CUDA looks present; loaders, datasets, backward and optimizer steps report to the recorder."""
+_PATCHED: Dict[str, Any] = {}
+
+
+def _patch_torch() -> None:
+    """CUDA looks present; loaders, datasets, backward and optimizer steps report to the run in
+    progress. Once per process: the patches read the current run."""
+    if _PATCHED:
+        return
     import torch
     import torch.utils.data as data
-    notes: List[str] = []
+    _PATCHED["meta kernels"] = _meta_kernels()
+    sys.addaudithook(_sandbox_hook)
     torch.cuda.is_available = lambda: True  # type: ignore[assignment]
     torch.cuda.device_count = lambda: 1  # type: ignore[assignment]
     for name in ("set_device", "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "reset_peak_memory_stats", "init"):
@@ -326,19 +394,19 @@ def _patch_torch(recorder: Recorder, spec: Dict[str, Any], steps: int, counter: 
     for name in ("max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved"):
         setattr(torch.cuda, name, lambda *a, **k: 0)
 
-    def loader(dataset: Any = None, batch_size: Optional[int] = 1, *args: Any, **kwargs: Any) -> FakeBatches:
-        fake = FakeBatches(spec, counter, steps, batch_size)
-        fake.dataset = dataset
-        return fake
-
-    data.DataLoader = loader  # type: ignore[assignment,misc]
-    torch.utils.data.DataLoader = loader  # type: ignore[assignment,misc]
+    # A class, not a function: libraries subclass DataLoader (timm's MultiEpochsDataLoader).
+    data.DataLoader = FakeBatches  # type: ignore[assignment,misc]
+    torch.utils.data.DataLoader = FakeBatches  # type: ignore[assignment,misc]
 
     original_backward = torch.Tensor.backward
     original_autograd_backward = torch.autograd.backward
 
     def in_phase(phase: int, call: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
+            run = _CURRENT["run"]
+            if run is None:
+                return call(*args, **kwargs)
+            recorder = run.recorder
             before = recorder.phase
             recorder.phase = phase
             try:
@@ -399,9 +467,17 @@ def _patch_torch(recorder: Recorder, spec: Dict[str, Any], steps: int, counter: 
         torch.amp.GradScaler = GradScaler  # type: ignore[misc,assignment]
 
     torch.Tensor.numpy = lambda self, *a, **k: __import__("numpy").zeros(tuple(self.shape))  # type: ignore[method-assign]
+    original_tolist = torch.Tensor.tolist
+
+    def tolist(self: Any) -> Any:
+        # Model code reads small tensors back while it builds (timm: drop-path rates from a linspace).
+        if self.device.type == "meta":
+            return __import__("numpy").zeros(tuple(self.shape), dtype=float if self.dtype.is_floating_point else int).tolist()
+        return original_tolist(self)
+
+    torch.Tensor.tolist = tolist  # type: ignore[method-assign]
     torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
-    notes.extend(_patch_datasets(spec))
-    return notes
+    _patch_datasets()
 
 
 class FakeDataset:
@@ -417,8 +493,7 @@ class FakeDataset:
         raise IndexError("the dry run reads no data")
 
 
-def _patch_datasets(spec: Dict[str, Any]) -> List[str]:
-    notes: List[str] = []
+def _patch_datasets() -> None:
     try:
         import torchvision.datasets as tv_datasets
         for name in dir(tv_datasets):
@@ -427,13 +502,11 @@ def _patch_datasets(spec: Dict[str, Any]) -> List[str]:
                 setattr(tv_datasets, name, FakeDataset)
     except Exception:
         pass
-    return notes
 
 
 def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, Any]:
+    """One dry run of `script`, in `tmp` (its working folder, the only place it may write)."""
     started = time.time()
-    recorder = Recorder()
-    counter = {"batches": 0}
     result: Dict[str, Any] = {"ok": False, "phases": list(PHASES), "steps": 0, "notes": []}
     try:
         import torch
@@ -441,49 +514,58 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         result["error"] = f"PyTorch is not installed for {sys.executable}: {error}"
         return result
     result["torch"] = torch.__version__
-    keep = _meta_kernels()
-    result["notes"] = _patch_torch(recorder, spec, steps, counter)
+    _patch_torch()
+    state = _Run(spec, steps, tmp)
     script_dir = os.path.dirname(os.path.abspath(script))
+    saved = (list(sys.path), list(sys.argv), os.getcwd())
     sys.path.insert(0, script_dir)
     sys.argv = [script, *spec.get("argv", [])]
     os.chdir(tmp)
-    device_mode, trace_mode = _make_modes(recorder)
-    sys.addaudithook(_forbid(tmp))
+    device_mode, trace_mode = _make_modes(state.recorder)
+    _CURRENT["run"] = state
     try:
         with device_mode, trace_mode:
             runpy.run_path(script, run_name="__main__")
-        result["error"] = "the script ended before its training loop took a batch" if counter["batches"] == 0 else None
-        result["ok"] = counter["batches"] > 0
+        result["error"] = None if state.batches > 0 else "the script ended before its training loop took a batch"
     except DryRunComplete:
-        result["ok"] = True
+        result["error"] = None
     except SystemExit as error:
-        result["error"] = f"the script exited ({error.code}) before its training loop took a batch" if counter["batches"] == 0 else None
-        result["ok"] = counter["batches"] > 0
+        result["error"] = None if state.batches > 0 else f"the script exited ({error.code}) before its training loop took a batch"
     except BaseException as error:  # the user's code: anything may come out of it
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
         result["error"] = f"{type(error).__name__}: {error}{where}"
-        result["ok"] = False
-    del keep
-    result["steps"] = counter["batches"]
-    result["cudnn"] = recorder.cudnn
-    result["events"] = recorder.events
+    finally:
+        _CURRENT["run"] = None
+        sys.path[:], sys.argv[:] = saved[0], saved[1]
+        os.chdir(saved[2])
+    result["ok"] = result["error"] is None
+    result["steps"] = state.batches
+    result["cudnn"] = state.recorder.cudnn
+    result["events"] = state.recorder.events
     result["seconds"] = round(time.time() - started, 3)
     return result
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m harness.dry_run", description=__doc__.split("\n")[0])
-    parser.add_argument("script")
+    parser.add_argument("script", nargs="?")
     parser.add_argument("--spec", help="JSON file: the fake batch (tensors, batchSize, kind) and the script's argv")
+    parser.add_argument("--jobs", help="JSON file: a list of {id, script, spec, steps}, run one after another in this process, a result line each")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--out", help="write the result here instead of standard output")
     parser.add_argument("--memory-mib", type=int, default=8192, help="address-space limit of this process")
     args = parser.parse_args(argv)
+    if (args.script is None) == (args.jobs is None):
+        parser.error("give a script or --jobs, not both")
     spec: Dict[str, Any] = {}
     if args.spec:
         with open(args.spec, encoding="utf-8") as handle:
             spec = json.load(handle)
+    jobs: List[Dict[str, Any]] = [{"id": None, "script": args.script, "spec": spec, "steps": args.steps}]
+    if args.jobs:
+        with open(args.jobs, encoding="utf-8") as handle:
+            jobs = json.load(handle)
     try:
         import resource
         limit = args.memory_mib * 1024 * 1024
@@ -493,12 +575,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import tempfile
     # Opened before the script runs: from then on, writes outside the temporary folder are refused.
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
-    with tempfile.TemporaryDirectory(prefix="gpu-estimator-dry-run-") as tmp:
-        with contextlib.redirect_stdout(sys.stderr):
-            result = run(os.path.abspath(args.script), spec, max(1, args.steps), tmp)
-        out.write(json.dumps(result, separators=(",", ":")) + "\n")
-        out.flush()
-    return 0 if result.get("ok") else 3
+    failed = False
+    for job in jobs:
+        with tempfile.TemporaryDirectory(prefix="gpu-estimator-dry-run-") as tmp:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = run(os.path.abspath(job["script"]), job.get("spec") or {}, max(1, int(job.get("steps") or 3)), tmp)
+            if job.get("id") is not None:
+                result["id"] = job["id"]
+            out.write(json.dumps(result, separators=(",", ":")) + "\n")
+            out.flush()
+            failed = failed or not result.get("ok")
+    return 3 if failed else 0
 
 
 if __name__ == "__main__":

@@ -153,3 +153,54 @@ def test_convolutions_run_backward_on_meta_and_mark_cudnn(tmp_path: Path) -> Non
     assert result["cudnn"] is True
     # The input batch reaches the GPU: 16 x 3 x 32 x 32 floats.
     assert 16 * 3 * 32 * 32 * 4 in [event[1] for event in result["events"] if len(event) == 3]
+
+
+def test_batches_take_the_shape_of_an_in_memory_dataset_and_loaders_can_be_subclassed(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        class EpochLoader(DataLoader):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.epochs_seen = 0
+
+        model = nn.Linear(20, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = EpochLoader(TensorDataset(torch.randn(100, 20), torch.zeros(100, dtype=torch.long)), batch_size=10)
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    # The batch is the dataset's samples stacked (10 x 20 floats), not the spec's 784 features.
+    sizes = [event[1] for event in result["events"] if len(event) == 3]
+    assert 10 * 20 * 4 in sizes
+    assert 32 * 784 * 4 not in sizes
+
+
+def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> None:
+    scripts = []
+    for name, width in (("a.py", 16), ("b.py", 64)):
+        script = tmp_path / name
+        script.write_text(textwrap.dedent(f"""
+            import torch
+            model = torch.nn.Linear({width}, {width}).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            with open("scratch.txt", "w") as handle:  # its working folder: allowed
+                handle.write("x")
+            for (x,) in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, {width})), batch_size=4):
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+        """))
+        scripts.append(script)
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"id": i, "script": str(s), "spec": {}, "steps": 2} for i, s in enumerate(scripts)]))
+    done = subprocess.run([sys.executable, "-m", "harness.dry_run", "--jobs", str(jobs)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["id"] for r in results] == [0, 1]
+    assert all(r["ok"] for r in results), [r.get("error") for r in results]
+    assert [r["events"][0][1] for r in results] == [16 * 16 * 4, 64 * 64 * 4]
+    assert not (tmp_path / "scratch.txt").exists()
