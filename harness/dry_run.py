@@ -8,7 +8,8 @@ The script runs as written, with four things changed so that it needs neither a 
 - Data loaders yield fake batches of the shape the static analysis found (the spec); datasets
   (torchvision's, Hugging Face's `load_dataset`) are not read or downloaded.
 - Values the script reads back (`loss.item()`) are ones (booleans False).
-- After `steps` batches the run stops: the loader's next batch ends it.
+- After `steps` batches the run stops: the loader's next batch ends it; a loop without a loader
+  ends once every optimizer has stepped `steps` times.
 
 Every allocation and free of a GPU tensor's storage is recorded in order, with the phase it
 happened in (forward, backward, optimizer); the TypeScript side replays the trace through its
@@ -259,6 +260,12 @@ class _Run:
         self.steps = steps
         self.batches = 0
         self.tmp = tmp
+        # Optimizer steps taken, per optimizer: a loop with no DataLoader (random batches, a
+        # generator) ends once every optimizer that stepped has stepped `steps` times.
+        self.optimizer_steps: Dict[int, int] = {}
+
+    def completed_steps(self) -> int:
+        return max(self.batches, min(self.optimizer_steps.values(), default=0))
 
 
 _CURRENT: Dict[str, Optional[_Run]] = {"run": None}
@@ -426,7 +433,13 @@ def _patch_torch() -> None:
         step = type(self).step
 
         def stepped(this: Any, *a: Any, **k: Any) -> Any:
-            return in_phase(3, step)(this, *a, **k)
+            result = in_phase(3, step)(this, *a, **k)
+            run = _CURRENT["run"]
+            if run is not None:
+                run.optimizer_steps[id(this)] = run.optimizer_steps.get(id(this), 0) + 1
+                if min(run.optimizer_steps.values()) >= run.steps:
+                    raise DryRunComplete()
+            return result
 
         self.step = types.MethodType(stepped, self)
 
@@ -526,11 +539,11 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     try:
         with device_mode, trace_mode:
             runpy.run_path(script, run_name="__main__")
-        result["error"] = None if state.batches > 0 else "the script ended before its training loop took a batch"
+        result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
     except SystemExit as error:
-        result["error"] = None if state.batches > 0 else f"the script exited ({error.code}) before its training loop took a batch"
+        result["error"] = None if state.completed_steps() > 0 else f"the script exited ({error.code}) before its training loop took a batch or an optimizer step"
     except BaseException as error:  # the user's code: anything may come out of it
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
@@ -540,7 +553,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         sys.path[:], sys.argv[:] = saved[0], saved[1]
         os.chdir(saved[2])
     result["ok"] = result["error"] is None
-    result["steps"] = state.batches
+    result["steps"] = state.completed_steps()
     result["cudnn"] = state.recorder.cudnn
     result["events"] = state.recorder.events
     result["seconds"] = round(time.time() - started, 3)

@@ -204,3 +204,26 @@ def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> N
     assert all(r["ok"] for r in results), [r.get("error") for r in results]
     assert [r["events"][0][1] for r in results] == [16 * 16 * 4, 64 * 64 * 4]
     assert not (tmp_path / "scratch.txt").exists()
+
+
+def test_a_loop_without_a_loader_stops_after_each_optimizer_stepped(tmp_path: Path) -> None:
+    # A GAN-like loop with random batches and two optimizers: 2 steps each, then the run ends.
+    result = dry_run(tmp_path, """
+        import torch
+        g = torch.nn.Linear(8, 8).cuda()
+        d = torch.nn.Linear(8, 1).cuda()
+        opt_g = torch.optim.Adam(g.parameters())
+        opt_d = torch.optim.Adam(d.parameters())
+        steps = 0
+        while True:
+            z = torch.randn(4, 8, device="cuda")
+            d(g(z).detach()).mean().backward()
+            opt_d.step()
+            d(g(z)).mean().backward()
+            opt_g.step()
+            steps += 1
+            if steps > 1000:
+                raise RuntimeError("the dry run did not stop the loop")
+    """, steps=2)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 2

@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { EstimateCodeLensProvider } from './codeLensProvider';
 import { checkCollocationCommand, COLLOCATION_SCHEME, CollocationDocuments } from './collocationCommand';
 import { EstimationService } from './estimationService';
+import { dryRunCommand } from './dryRunCommand';
+import { DryRunResults } from './dryRunResults';
 import { estimateMemoryCommand } from './estimateCommand';
 import { EstimateHoverProvider } from './hoverProvider';
 import { ErrorReporter, createLogger } from './logger';
@@ -24,13 +26,15 @@ export function activate(context: vscode.ExtensionContext): void {
     const service = new EstimationService(context.extensionUri, settings, logger);
     const report = new ReportPanel(context.extensionUri);
     const collocations = new CollocationDocuments();
+    const dryRuns = new DryRunResults();
     logger.info(`GPU Estimator ${String((context.extension.packageJSON as { version?: unknown }).version)} activated; GPU ${settings.settings.gpu.id}, safety margin ${settings.settings.safetyMargin * 100}%`);
     context.subscriptions.push(
       settings,
       service,
       report,
       new EstimateStatusBar(service, settings, errors),
-      vscode.languages.registerHoverProvider(PYTHON, new EstimateHoverProvider(service, settings, errors)),
+      dryRuns,
+      vscode.languages.registerHoverProvider(PYTHON, new EstimateHoverProvider(service, settings, errors, dryRuns)),
       new RiskDiagnostics(service, settings, errors),
       vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors, settings)),
       vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
@@ -39,6 +43,7 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.registerCommand('gpuEstimator.checkCollocation', checkCollocationCommand(service, collocations, errors)),
       vscode.languages.registerCodeActionsProvider(PYTHON, new PinAssumptionActions(service, errors), { providedCodeActionKinds: PinAssumptionActions.kinds }),
       vscode.commands.registerCommand(PIN_ASSUMPTION_COMMAND, pinAssumption),
+      vscode.commands.registerCommand('gpuEstimator.dryRun', dryRunCommand(context.extensionUri, service, dryRuns, settings, logger, errors)),
     );
     const remote = new RemoteCommands(context, settings, service, logger);
     context.subscriptions.push(remote, ...remote.register());

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { modelForHover } from '../core/display/hoverText';
+import type { DryRunResults } from './dryRunResults';
 import type { EstimationService } from './estimationService';
 import { hoverMarkdown } from './hoverContent';
 import type { ErrorReporter } from './logger';
@@ -14,6 +15,7 @@ export class EstimateHoverProvider implements vscode.HoverProvider {
     private readonly service: EstimationService,
     private readonly settings: SettingsStore,
     private readonly errors: ErrorReporter,
+    private readonly dryRuns?: DryRunResults,
   ) {}
 
   async provideHover(document: vscode.TextDocument, position: vscode.Position, token: vscode.CancellationToken): Promise<vscode.Hover | undefined> {
@@ -25,7 +27,8 @@ export class EstimateHoverProvider implements vscode.HoverProvider {
       if (token.isCancellationRequested) return undefined;
       const word = document.getText(wordRange);
       const model = modelForHover(estimate, position.line + 1, word);
-      return model && new vscode.Hover(hoverMarkdown(estimate, model, document.uri), wordRange);
+      const run = this.dryRuns?.get(document);
+      return model && new vscode.Hover(hoverMarkdown(estimate, model, document.uri, run && { run, documentVersion: document.version }), wordRange);
     } catch (error) {
       this.errors.report('cannot estimate this file', error);
       return undefined;

@@ -26,6 +26,15 @@ export interface Settings {
   /** Entries of gpuEstimator.assume that were left out, and why (for the log). */
   readonly assumeProblems: readonly string[];
   readonly remote: RemoteSettings;
+  readonly dryRun: DryRunSettings;
+}
+
+/** `gpuEstimator.dryRun.*`: the CPU dry run of the script's training step. */
+export interface DryRunSettings {
+  /** As written; empty: the Python extension's selected interpreter, else python3. */
+  readonly python: string;
+  readonly steps: number;
+  readonly timeoutSeconds: number;
 }
 
 /** `gpuEstimator.remote.*`: where and how the remote commands run the harness. */
@@ -70,6 +79,11 @@ export function readSettings(): Settings {
       measureSteps: Math.max(1, Math.round(Number(get('remote.measureSteps')) || SETTING_DEFAULTS['remote.measureSteps'])),
       scheduler: get('remote.scheduler') === 'slurm' ? 'slurm' : 'none',
       sbatchArgs: (Array.isArray(get('remote.sbatchArgs')) ? get('remote.sbatchArgs') : []).filter((arg): arg is string => typeof arg === 'string' && arg.trim() !== '').map((arg) => arg.trim()),
+    },
+    dryRun: {
+      python: String(get('dryRun.python') ?? '').trim(),
+      steps: Math.min(100, Math.max(1, Math.round(Number(get('dryRun.steps')) || SETTING_DEFAULTS['dryRun.steps']))),
+      timeoutSeconds: Math.min(3600, Math.max(5, Math.round(Number(get('dryRun.timeoutSeconds')) || SETTING_DEFAULTS['dryRun.timeoutSeconds']))),
     },
   };
 }

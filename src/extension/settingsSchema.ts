@@ -24,6 +24,10 @@ export interface SettingValues {
   readonly 'remote.measureSteps': number;
   readonly 'remote.scheduler': 'none' | 'slurm';
   readonly 'remote.sbatchArgs': readonly string[];
+  /** The Python (with torch) "Dry-run on CPU" uses; empty: the Python extension's selected interpreter, else python3. */
+  readonly 'dryRun.python': string;
+  readonly 'dryRun.steps': number;
+  readonly 'dryRun.timeoutSeconds': number;
 }
 
 export const SETTING_DEFAULTS: SettingValues = {
@@ -44,6 +48,9 @@ export const SETTING_DEFAULTS: SettingValues = {
   'remote.measureSteps': 20,
   'remote.scheduler': 'none',
   'remote.sbatchArgs': [],
+  'dryRun.python': '',
+  'dryRun.steps': 3,
+  'dryRun.timeoutSeconds': 120,
 };
 
 export type SettingKey = keyof SettingValues;

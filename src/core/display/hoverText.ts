@@ -61,6 +61,11 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   return parts.join('');
 }
 
+/** `text` shown as itself in Markdown. */
+export function escapeMarkdown(text: string): string {
+  return escape(text);
+}
+
 function escape(text: string): string {
   return text.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${c}`);
 }

@@ -25,6 +25,18 @@ describe('parseCliArguments', () => {
     }
   });
 
+  it('takes --dry-run with its Python, steps and time limit, and refuses those without it or out of range', () => {
+    const args = parseCliArguments(['x.py', '--dry-run', '--python', '/usr/bin/python3', '--steps', '5', '--timeout', '30']);
+    assert.deepEqual([args.dryRun, args.python, args.dryRunSteps, args.dryRunTimeoutSeconds], [true, '/usr/bin/python3', 5, 30]);
+    const defaults = parseCliArguments(['x.py', '--dry-run']);
+    assert.deepEqual([defaults.python, defaults.dryRunSteps, defaults.dryRunTimeoutSeconds], ['python3', 3, 120]);
+    assert.equal(parseCliArguments(['x.py']).dryRun, false);
+    assert.throws(() => parseCliArguments(['x.py', '--python', 'python3']), usageError(/--python applies only with --dry-run/));
+    assert.throws(() => parseCliArguments(['x.py', '--dry-run', '--steps', '0']), usageError(/--steps needs a whole number from 1 to 100/));
+    assert.throws(() => parseCliArguments(['x.py', '--dry-run', '--timeout', '1h']), usageError(/--timeout needs a whole number from 1 to 3600/));
+    assert.throws(() => parseCliArguments(['colocate', 'a.py', 'b.py', '--dry-run']), usageError(/--dry-run applies to one script/));
+  });
+
   it('takes --root as the project root, and refuses an empty one', () => {
     assert.equal(parseCliArguments(['x.py', '--root', 'proj']).root, 'proj');
     assert.equal(parseCliArguments(['x.py']).root, undefined);

@@ -1,0 +1,19 @@
+import type { DryRunResult } from '../dryRun/dryRunProcess';
+import { formatMiB } from '../format/units';
+
+/**
+ * The dry run beside the static estimate, in one line of Markdown-safe text:
+ * `Dry run on CPU: 2.3 GiB (peak in backward, 3 steps); static estimate 3.7 GiB, dry run -38%`.
+ */
+export function dryRunSummary(result: DryRunResult, staticMiB: number | null): string {
+  if (!result.ok) return `Dry run on CPU: not done: ${result.error}`;
+  const { figure } = result;
+  const base = `Dry run on CPU: ${formatMiB(figure.predictedMiB)} (peak reserved ${formatMiB(figure.peakReservedMiB)} + CUDA context ${formatMiB(figure.breakdown.contextMiB)}; live tensors peak in ${figure.peakPhase}; ${figure.steps} step${figure.steps === 1 ? '' : 's'})`;
+  if (staticMiB === null || staticMiB <= 0) return base;
+  const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
+  return `${base}; static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(0)}%`;
+}
+
+/** Why the two figures differ, in the words a user reads under them. */
+export const DRY_RUN_DIFFERENCE_NOTE =
+  'The dry run ran the script\'s own code (on PyTorch\'s meta device, with fake batches), so it sees layers and functional code the static reading may miss; it does not yet model cuDNN\'s convolution workspaces, which the static estimate learned from measurements.';

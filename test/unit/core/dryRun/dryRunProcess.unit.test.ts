@@ -1,0 +1,77 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { runDryRun, type DryRunRequest } from '../../../../src/core/dryRun/dryRunProcess';
+import { dryRunSpecFor } from '../../../../src/core/dryRun/dryRunSpec';
+import type { ProcessRunner } from '../../../../src/core/remote/processRunner';
+
+const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
+const base: DryRunRequest = { script: '/project/train.py', harnessParent: REPO, python: 'python3', spec: { tensors: [], argv: [] } };
+
+function runner(result: { code?: number; stdout?: string; stderr?: string } | Error): { run: ProcessRunner; calls: { command: string; args: readonly string[]; env?: Readonly<Record<string, string>> }[] } {
+  const calls: { command: string; args: readonly string[]; env?: Readonly<Record<string, string>> }[] = [];
+  const run: ProcessRunner = (command, args, options) => {
+    calls.push({ command, args, ...(options?.env ? { env: options.env } : {}) });
+    if (result instanceof Error) return Promise.reject(result);
+    return Promise.resolve({ code: result.code ?? 0, signal: null, stdout: result.stdout ?? '', stderr: result.stderr ?? '' });
+  };
+  return { run, calls };
+}
+
+describe('dry run process', () => {
+  it('runs the harness module with the spec, the steps and the harness importable, and replays what it prints', async () => {
+    const { run, calls } = runner({ stdout: `${JSON.stringify({ ok: true, steps: 3, cudnn: false, seconds: 0.5, torch: '2.4.1', events: [[1, 3 * 1024 * 1024, 1]] })}\n` });
+    const result = await runDryRun({ ...base, runner: run, steps: 3 });
+    assert.ok(result.ok);
+    assert.equal(result.torchVersion, '2.4.1');
+    assert.equal(result.figure.peakReservedMiB, 20);
+    assert.equal(calls[0]!.command, 'python3');
+    assert.deepEqual(calls[0]!.args.slice(0, 3), ['-m', 'harness.dry_run', '/project/train.py']);
+    assert.equal(calls[0]!.args[calls[0]!.args.indexOf('--steps') + 1], '3');
+    assert.ok(calls[0]!.env?.PYTHONPATH?.split(path.delimiter).includes(REPO));
+  });
+
+  it('says what went wrong, never throws: no Python, no torch, the script failed, garbled output, timeout', async () => {
+    const enoent = Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' });
+    const cases: Array<[Parameters<typeof runner>[0], RegExp]> = [
+      [enoent, /no Python at python3/],
+      [{ code: 1, stderr: "ModuleNotFoundError: No module named 'torch'" }, /PyTorch is not installed for python3/],
+      [{ code: 3, stdout: JSON.stringify({ ok: false, error: 'ValueError: half-typed (train.py line 4)' }) }, /^ValueError: half-typed \(train\.py line 4\)$/],
+      [{ code: 1, stdout: 'hello\n', stderr: 'Traceback ...\nMemoryError' }, /printed no result \(MemoryError\)/],
+      [{ code: null as unknown as number, stderr: '\n(timed out after 120000 ms)' }, /took longer than 120 s/],
+    ];
+    for (const [outcome, message] of cases) {
+      const result = await runDryRun({ ...base, runner: runner(outcome).run });
+      assert.equal(result.ok, false);
+      assert.match(result.ok ? '' : result.error, message);
+    }
+  });
+
+  it('stops a real run when cancelled', async function () {
+    this.timeout(60000);
+    const folder = mkdtempSync(path.join(tmpdir(), 'dry-run-cancel-'));
+    try {
+      const script = path.join(folder, 'slow.py');
+      writeFileSync(script, 'import time\ntime.sleep(60)\n');
+      const abort = new AbortController();
+      const started = Date.now();
+      setTimeout(() => abort.abort(), 1500);
+      const result = await runDryRun({ ...base, script, python: '/usr/bin/python3', signal: abort.signal });
+      assert.deepEqual(result, { ok: false, error: 'the dry run was cancelled' });
+      assert.ok(Date.now() - started < 20000, `stopped after ${Date.now() - started} ms`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('dry run spec', () => {
+  it('gives an image model float batches of its input shape with class labels, a token model ids and next-token labels', () => {
+    const model = (type: string, inputShape: number[] | null) => ({ inputShape, layerTable: { rows: [{ type }] } }) as unknown as Parameters<typeof dryRunSpecFor>[0];
+    assert.deepEqual(dryRunSpecFor(model('Conv2d', [3, 32, 32])).tensors, [{ shape: [3, 32, 32], dtype: 'float32' }, { shape: [], dtype: 'int64' }]);
+    assert.deepEqual(dryRunSpecFor(model('Embedding', [256])).tensors, [{ shape: [256], dtype: 'int64' }, { shape: [256], dtype: 'int64' }]);
+    assert.equal(dryRunSpecFor(model('Linear', [784]), { batchSize: 512 }).batchSize, 512);
+    assert.equal(dryRunSpecFor(undefined).tensors.length, 2);
+  });
+});
