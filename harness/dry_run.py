@@ -78,6 +78,10 @@ class Recorder:
         # storage key -> (id, gpu?, number of live tensors on it)
         self._live: Dict[int, List[int]] = {}
         self.cudnn = False
+        # Per convolution that would run on the GPU: where in the trace, and its shapes (the
+        # replay gives it cuDNN's workspace): [event index, phase, backward?, N, C, H, W, O,
+        # kernel h, kernel w, stride h, stride w, groups, bytes per element].
+        self.convolutions: List[List[int]] = []
 
     def _key(self, tensor: Any) -> Optional[int]:
         try:
@@ -142,7 +146,25 @@ def _meta_kernels() -> Any:
     def adaptive_avg_pool2d_backward(grad_output, input):  # noqa: ANN001
         return input.new_empty(input.shape)
 
-    for name, kernel in (("convolution_backward", convolution_backward), ("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward)):
+    def unfold_backward(grad_in, input_sizes, dim, size, step):  # noqa: ANN001
+        return grad_in.new_empty(input_sizes)
+
+    def same_as_input(grad_output, input, *args):  # noqa: ANN001
+        return input.new_empty(input.shape)
+
+    kernels = (
+        ("convolution_backward", convolution_backward),
+        ("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward),
+        ("unfold_backward", unfold_backward),
+        ("adaptive_max_pool2d_backward", same_as_input),
+        ("max_pool2d_with_indices_backward", same_as_input),
+        ("avg_pool2d_backward", same_as_input),
+        ("reflection_pad2d_backward", same_as_input),
+        ("replication_pad2d_backward", same_as_input),
+        ("upsample_nearest2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
+        ("upsample_bilinear2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
+    )
+    for name, kernel in kernels:
         try:
             lib.impl(name, kernel)
         except RuntimeError:
@@ -182,14 +204,23 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             target = None
             if "device" in kwargs:
                 target = "cuda" if _is_cuda(kwargs["device"]) else "cpu"
-                kwargs["device"] = meta(kwargs["device"])
+                kwargs["device"] = torch.device("cpu") if target == "cpu" and name in _REAL_CPU_FACTORIES else meta(kwargs["device"])
             elif name in _FACTORIES:
                 target = "cpu"
-                kwargs["device"] = torch.device("meta")
+                if name not in _REAL_CPU_FACTORIES:
+                    kwargs["device"] = torch.device("meta")
             if name == "cuda":
-                result = args[0]
-                recorder.move_to_gpu(result)
-                return result
+                tensor = args[0]
+                if not tensor.is_meta:
+                    # A real CPU tensor (an index, a table the script computed) goes to the GPU: a copy.
+                    previous = state["target"]
+                    state["target"] = "cuda"
+                    try:
+                        tensor = tensor.to("meta")
+                    finally:
+                        state["target"] = previous
+                recorder.move_to_gpu(tensor)
+                return tensor
             if name == "cpu":
                 return args[0]
             if name == "to":
@@ -200,7 +231,9 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                         target = "cuda" if recorder.is_gpu(first) else None
                     else:
                         target = "cuda" if _is_cuda(first) else "cpu"
-                    args = tuple(meta(a) if (_is_cuda(a) or _is_cpu(a)) else a for a in args)
+                    # A real CPU tensor asked onto the CPU stays real; anything else becomes meta.
+                    if not (target == "cpu" and isinstance(args[0], torch.Tensor) and not args[0].is_meta):
+                        args = tuple(meta(a) if (_is_cuda(a) or _is_cpu(a)) else a for a in args)
                 if target == "cuda" and "device" not in kwargs:
                     result = func(*args, **kwargs)
                     recorder.move_to_gpu(result)
@@ -208,7 +241,13 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             previous = state["target"]
             state["target"] = target if target is not None else previous
             try:
-                return func(*args, **kwargs)
+                try:
+                    return func(*args, **kwargs)
+                except RuntimeError as error:
+                    # Real CPU values (indices, small tables) met meta tensors: they go to meta too.
+                    if "meta" not in str(error) or "cpu" not in str(error).lower():
+                        raise
+                    return func(*_to_meta(args), **_to_meta(kwargs))
             finally:
                 state["target"] = previous
 
@@ -216,12 +255,13 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
         def __torch_dispatch__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = kwargs or {}
             name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
-            if name == "_local_scalar_dense":
+            if name == "_local_scalar_dense" and args[0].is_meta:
                 tensor = args[0]
                 # One, not zero: libraries divide by what they read back (Adam: 1 - beta1 ** step).
                 return False if tensor.dtype == torch.bool else (1 if not tensor.dtype.is_floating_point else 1.0)
             if "convolution" in name:
                 recorder.cudnn = True
+                _record_convolution(recorder, name, args, _autocast_dtype())
             inputs = [a for a in _flat(args) + _flat(list(kwargs.values())) if isinstance(a, torch.Tensor)]
             dtype = _autocast_dtype()
             if dtype is not None and name in _AUTOCAST_OPS:
@@ -237,6 +277,39 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
     return DeviceToMeta(), TraceStorages()
 
 
+def _record_convolution(recorder: Recorder, name: str, args: Sequence[Any], autocast: Any) -> None:
+    """A 2-d convolution on the GPU, forward (aten.convolution) or backward (convolution_backward)."""
+    import torch
+    backward = name == "convolution_backward"
+    if name not in ("convolution", "convolution_backward"):
+        return
+    try:
+        x, weight = (args[1], args[2]) if backward else (args[0], args[1])
+        stride, transposed, groups = (args[5], args[7], args[9]) if backward else (args[3], args[6], args[8])
+        if transposed or x.dim() != 4 or not (recorder.is_gpu(x) or recorder.is_gpu(weight)):
+            return
+        dtype = autocast if autocast is not None and not backward and x.dtype.is_floating_point else x.dtype
+        element = torch.empty((), dtype=dtype).element_size()
+        n, c, h, w = (int(d) for d in x.shape)
+        recorder.convolutions.append([len(recorder.events), recorder.phase, 1 if backward else 0, n, c, h, w, int(weight.shape[0]), int(weight.shape[2]), int(weight.shape[3]), int(stride[0]), int(stride[-1]), int(groups), element])
+    except Exception:
+        return  # an unusual signature: no workspace for it
+
+
+def _to_meta(value: Any) -> Any:
+    import torch
+    if isinstance(value, torch.Tensor):
+        return value if value.is_meta else value.to("meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_meta(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_meta(v) for k, v in value.items()}
+    return value
+
+
+#: Factories whose values scripts and libraries compute with (indices, positions, small tables):
+#: on the CPU they stay real tensors; the others (weights, buffers, batches) are shapes only.
+_REAL_CPU_FACTORIES = {"arange", "tensor", "as_tensor", "linspace", "logspace", "from_numpy", "randperm", "scalar_tensor", "eye"}
 # Factories that make a CPU tensor unless told a device (the `_like` ones follow their input instead).
 _FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "randperm", "linspace", "eye", "normal", "from_numpy", "empty_strided", "logspace", "scalar_tensor"}
 
@@ -490,7 +563,46 @@ def _patch_torch() -> None:
 
     torch.Tensor.tolist = tolist  # type: ignore[method-assign]
     torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
+    _patch_value_dependent_ops()
     _patch_datasets()
+
+
+def _patch_value_dependent_ops() -> None:
+    """Ops whose output shape torch 1.13's meta device wants from values it does not have, where
+    the shape is known anyway: repeat_interleave by a count (grouped attention heads, rotary
+    tables), one_hot with num_classes, and assertions on values."""
+    import torch
+    import torch.nn.functional as F
+    originals = (torch.repeat_interleave, torch.Tensor.repeat_interleave, F.one_hot, torch._assert_async)
+
+    def repeat_interleave(original: Any) -> Any:
+        def call(input: Any, repeats: Any = None, dim: Optional[int] = None, *, output_size: Optional[int] = None) -> Any:
+            if isinstance(input, torch.Tensor) and input.is_meta and output_size is None and repeats is not None:
+                count = repeats if isinstance(repeats, int) else int(repeats.item()) if isinstance(repeats, torch.Tensor) and repeats.numel() == 1 and not repeats.is_meta else None
+                if count is None and isinstance(repeats, torch.Tensor) and not repeats.is_meta:
+                    output_size = int(repeats.sum().item())  # real counts: their sum is the length
+                if count is not None:
+                    x = input.flatten() if dim is None else input
+                    d = 0 if dim is None else dim % x.dim()
+                    shape = list(x.shape)
+                    return x.unsqueeze(d + 1).expand(*shape[: d + 1], count, *shape[d + 1:]).flatten(d, d + 1)
+            args = [input] + ([] if repeats is None else [_to_meta(repeats) if isinstance(input, torch.Tensor) and input.is_meta else repeats]) + ([] if dim is None else [dim])
+            return original(*args, **({} if output_size is None else {"output_size": output_size}))
+        return call
+
+    def one_hot(input: Any, num_classes: int = -1) -> Any:
+        if isinstance(input, torch.Tensor) and input.is_meta and num_classes > 0:
+            return torch.empty(*input.shape, num_classes, dtype=torch.long, device="meta")
+        return originals[2](input, num_classes)
+
+    def assert_async(input: Any, *args: Any) -> None:
+        if not (isinstance(input, torch.Tensor) and input.is_meta):
+            originals[3](input, *args)
+
+    torch.repeat_interleave = repeat_interleave(originals[0])  # type: ignore[assignment]
+    torch.Tensor.repeat_interleave = repeat_interleave(originals[1])  # type: ignore[method-assign]
+    F.one_hot = one_hot
+    torch._assert_async = assert_async  # type: ignore[assignment]
 
 
 class FakeDataset:
@@ -555,6 +667,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     result["ok"] = result["error"] is None
     result["steps"] = state.completed_steps()
     result["cudnn"] = state.recorder.cudnn
+    result["convolutions"] = state.recorder.convolutions
     result["events"] = state.recorder.events
     result["seconds"] = round(time.time() - started, 3)
     return result

@@ -1,102 +1,128 @@
 /**
- * How close the CPU dry run comes to the measured peaks (issue 19, item 3): the published timm
- * runs of ../shared/data/gpumemnet-a100 (A100 40 GB), each model as scripts/dryRun/timm_step.py
- * trains it with real timm (pinned, scripts/catalog/requirements-timm.txt) on Debian's torch 1.13,
- * traced on the meta device and replayed through the caching-allocator model. Beside it, on the
- * same runs: FakeTensor's estimate (in the sheet) and the shipped static real-model estimator
- * (fitted on all these runs: in-sample, so flattering to it).
+ * How close the CPU dry run comes to measured peaks (issue 19, item 3), on the published runs of
+ * ../shared/data/gpumemnet-a100 (A100 40 GB, PyTorch 2.4.1):
+ * - timm: each model as scripts/dryRun/timm_step.py trains it, with real timm (pinned,
+ *   scripts/catalog/requirements-timm.txt) on Debian's torch 1.13;
+ * - GPUMemNet's synthetic MLPs and CNNs: each record's network rebuilt by
+ *   scripts/dryRun/gpumemnet_step.py (residual and dense CNNs cannot be: their layer lists leave
+ *   out additions and concatenations).
+ * Each run is traced on the meta device (harness/dry_run.py) and replayed through the
+ * caching-allocator model with cuDNN's workspace rule. Beside it, on the same runs: without the
+ * workspaces, FakeTensor's estimate (timm sheet) and the shipped static estimators (the
+ * real-model estimator for timm, fitted on all these runs, so in-sample and flattering to it).
  *
- *   npm run evaluate:dry-run -- [--every K] [--steps N] [--python PATH] [--jobs N]
+ *   npm run evaluate:dry-run -- [--every K] [--synthetic-every K] [--steps N] [--python PATH] [--jobs N] [--cache DIR] [--csv FILE]
  *
- * --every K takes every K-th model (by name) of the runs that completed (default 8).
+ * --every K takes every K-th timm model by name (default 8), --synthetic-every K every K-th usable
+ * synthetic record (default 40). Traces are kept in --cache (default .cache/dry-run-evaluation)
+ * and reused: a second run only replays.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { CUDNN_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
 import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput } from '../../src/core/dryRun/dryRunTrace';
 import { spawnProcess } from '../../src/core/remote/processRunner';
-import { realModelPrediction } from '../../src/core/estimators/realModel';
-import { referenceDataDir } from '../evaluation/referenceData';
-import { loadTimmRuns, type TimmRun } from '../evaluation/timmRuns';
-
-const REPO = path.resolve(__dirname, '..', '..', '..');
+import { REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
 
 interface Scored {
-  readonly run: TimmRun;
+  readonly case: Case;
   readonly predictedMiB: number;
+  /** Without cuDNN's workspaces. */
+  readonly liveOnlyMiB: number;
   readonly seconds: number;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { every: { type: 'string', default: '8' }, steps: { type: 'string', default: '2' }, python: { type: 'string' }, jobs: { type: 'string', default: '2' } } });
-  const every = Number(values.every);
-  const python = values.python ?? process.env.TIMM_PYTHON ?? '/work/venvs/timm/bin/python';
-  const { runs } = loadTimmRuns(referenceDataDir(REPO));
-  const completed = runs.filter((run) => !run.lowerBound);
-  const models = [...new Set(completed.map((run) => run.model))].sort().filter((_, i) => i % every === 0);
-  const chosen = completed.filter((run) => models.includes(run.model));
-  console.log(`Dry run on ${chosen.length} completed timm runs of ${models.length} models (every ${every}th of ${new Set(completed.map((r) => r.model)).size}), ${values.steps} steps each, ${python}`);
-
-  const folder = mkdtempSync(path.join(tmpdir(), 'gpu-estimator-dry-run-eval-'));
-  const scored: Scored[] = [];
+async function trace(cases: readonly Case[], cached: (c: Case) => string, python: string, steps: number, jobs: number): Promise<string[]> {
   const failures: string[] = [];
-  const started = Date.now();
-  try {
-    // A process per few models: timm is imported once per process, and a crash costs little.
-    const chunks: TimmRun[][] = [];
-    for (let i = 0; i < models.length; i += 4) {
-      const names = new Set(models.slice(i, i + 4));
-      chunks.push(chosen.filter((run) => names.has(run.model)));
-    }
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < chunks.length) {
-        const chunk = chunks[next++]!;
-        const jobsFile = path.join(folder, `jobs-${next}.json`);
-        writeFileSync(jobsFile, JSON.stringify(chunk.map((run, i) => ({ id: i, script: path.join(REPO, 'scripts', 'dryRun', 'timm_step.py'), steps: Number(values.steps), spec: { batchSize: run.batchSize, argv: [run.model, run.inputSize.join(',')] } }))));
-        const result = await spawnProcess(python, ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } });
-        const lines = result.stdout.split('\n').filter((line) => line.startsWith('{'));
-        const seen = new Set<number>();
-        for (const line of lines) {
-          const id = (JSON.parse(line) as { id?: number }).id;
-          const run = id === undefined ? undefined : chunk[id];
-          if (!run) continue;
-          seen.add(id!);
-          const trace = parseDryRunOutput(line);
-          if (!trace.ok) {
-            failures.push(`${run.model} batch ${run.batchSize}: ${trace.error}`);
-            continue;
-          }
-          scored.push({ run, predictedMiB: replayDryRun(trace).predictedMiB, seconds: trace.seconds });
-        }
-        chunk.forEach((run, i) => seen.has(i) || failures.push(`${run.model} batch ${run.batchSize}: no result (${result.stderr.trim().split('\n').slice(-1)[0] ?? ''})`));
+  const toTrace = cases.filter((c) => !existsSync(cached(c)));
+  const models = [...new Set(toTrace.map((c) => c.model))];
+  const chunks: Case[][] = [];
+  // A process per few models: the libraries are imported once per process, and a crash costs little.
+  for (let i = 0; i < models.length; i += 4) {
+    const names = new Set(models.slice(i, i + 4));
+    chunks.push(toTrace.filter((c) => names.has(c.model)));
+  }
+  console.log(`${cases.length - toTrace.length} traces cached, ${toTrace.length} to trace`);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < chunks.length) {
+      const index = next++;
+      const chunk = chunks[index]!;
+      const jobsFile = path.join(path.dirname(cached(chunk[0]!)), `jobs-${process.pid}-${index}.json`);
+      writeFileSync(jobsFile, JSON.stringify(chunk.map((c, i) => ({ id: i, script: c.script, steps, spec: { batchSize: c.batchSize, argv: c.argv } }))));
+      const result = await spawnProcess(python, ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } });
+      const seen = new Set<number>();
+      for (const line of result.stdout.split('\n').filter((l) => l.startsWith('{'))) {
+        const id = (JSON.parse(line) as { id?: number }).id;
+        if (id === undefined || !chunk[id]) continue;
+        seen.add(id);
+        writeFileSync(cached(chunk[id]), line);
       }
-    };
-    await Promise.all(Array.from({ length: Number(values.jobs) }, worker));
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-
-  const summary = (values: number[]) => {
-    const sorted = values.map(Math.abs).sort((a, b) => a - b);
-    const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : NaN;
-    return `${(median * 100).toFixed(1)}% / ${((values.filter((v) => v < -0.1).length / Math.max(1, values.length)) * 100).toFixed(1)}%`;
+      chunk.forEach((c, i) => seen.has(i) || failures.push(`${c.key}: no result (${result.stderr.trim().split('\n').slice(-1)[0] ?? ''})`));
+    }
   };
-  const seconds = scored.map((s) => s.seconds).sort((a, b) => a - b);
-  const staticEstimate = (s: Scored) => realModelPrediction({ table: s.run.table, batchSize: s.run.batchSize, optimizer: 'sgd', precision: 'fp32' }).pointMiB;
-  console.log(`\n| timm runs: median abs. error / under by >10% | runs | dry run | FakeTensor | static real-model estimator (in-sample) |`);
-  console.log('| --- | --- | --- | --- | --- |');
-  for (const group of ['all', 'ConvNets', 'vision Transformers', 'MLP-Mixers'] as const) {
-    const subset = scored.filter((s) => group === 'all' || s.run.group === group);
-    if (subset.length === 0) continue;
-    const of = (f: (s: Scored) => number) => summary(subset.map((s) => (f(s) - s.run.measuredMiB) / s.run.measuredMiB));
-    console.log(`| ${group} | ${subset.length} | ${of((s) => s.predictedMiB)} | ${of((s) => s.run.fakeTensorMiB)} | ${of(staticEstimate)} |`);
+  await Promise.all(Array.from({ length: jobs }, worker));
+  return failures;
+}
+
+function summary(errors: readonly number[]): string {
+  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+  const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : NaN;
+  return `${(median * 100).toFixed(1)}% / ${((errors.filter((v) => v < -0.1).length / Math.max(1, errors.length)) * 100).toFixed(1)}%`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      every: { type: 'string', default: '8' },
+      'synthetic-every': { type: 'string', default: '40' },
+      steps: { type: 'string', default: '2' },
+      python: { type: 'string' },
+      jobs: { type: 'string', default: '2' },
+      cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') },
+      csv: { type: 'string' },
+    },
+  });
+  const cache = values.cache;
+  mkdirSync(cache, { recursive: true });
+  const steps = Number(values.steps);
+  const cached = (c: Case) => path.join(cache, `${c.key}-steps${steps}.json`);
+  const python = values.python ?? process.env.TIMM_PYTHON ?? '/work/venvs/timm/bin/python';
+  const cases = [...timmCases(Number(values.every)), ...syntheticCases(Number(values['synthetic-every']), cache)];
+  console.log(`Dry run of ${cases.length} measured runs (${values.steps} steps each, ${python}; timm: every ${values.every}th model, synthetic: every ${values['synthetic-every']}th usable record)`);
+  const started = Date.now();
+  const failures = await trace(cases, cached, python, steps, Number(values.jobs));
+
+  const scored: Scored[] = [];
+  for (const c of cases) {
+    if (!existsSync(cached(c))) continue;
+    const result = parseDryRunOutput(readFileSync(cached(c), 'utf8'));
+    if (!result.ok) {
+      failures.push(`${c.key}: ${result.error}`);
+      continue;
+    }
+    scored.push({ case: c, predictedMiB: replayDryRun(result, CUDNN_WORKSPACE).predictedMiB, liveOnlyMiB: replayDryRun(result).predictedMiB, seconds: result.seconds });
   }
-  console.log(`\ntime per run (trace only, in the harness): median ${seconds[Math.floor(seconds.length / 2)]?.toFixed(2)} s, max ${seconds[seconds.length - 1]?.toFixed(2)} s; whole evaluation ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  const worst = [...scored].sort((a, b) => (a.predictedMiB - a.run.measuredMiB) / a.run.measuredMiB - (b.predictedMiB - b.run.measuredMiB) / b.run.measuredMiB).slice(0, 8);
-  console.log(`most under: ${worst.map((s) => `${s.run.model}@${s.run.batchSize} ${(((s.predictedMiB - s.run.measuredMiB) / s.run.measuredMiB) * 100).toFixed(0)}%`).join(', ')}`);
+  const error = (s: Scored, estimate: number | null) => (estimate === null ? null : (estimate - s.case.measuredMiB) / s.case.measuredMiB);
+  const cell = (subset: readonly Scored[], estimate: (s: Scored) => number | null) => {
+    const errors = subset.map((s) => error(s, estimate(s))).filter((e): e is number => e !== null);
+    return errors.length ? summary(errors) : '-';
+  };
+  console.log('\n| median abs. error / under by >10% | runs | dry run | dry run without cuDNN workspaces | FakeTensor | static estimator (timm: real-model, in-sample) | time per run, median / max |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const groups = ['timm', ...new Set(scored.map((s) => s.case.group))];
+  for (const group of groups) {
+    const subset = scored.filter((s) => (group === 'timm' ? s.case.group.startsWith('timm ') : s.case.group === group));
+    if (subset.length === 0) continue;
+    const seconds = subset.map((s) => s.seconds).sort((a, b) => a - b);
+    console.log(`| ${group === 'timm' ? 'timm, all' : group} | ${subset.length} | ${cell(subset, (s) => s.predictedMiB)} | ${cell(subset, (s) => s.liveOnlyMiB)} | ${cell(subset, (s) => s.case.fakeTensorMiB)} | ${cell(subset, (s) => s.case.staticMiB)} | ${seconds[Math.floor(seconds.length / 2)]!.toFixed(2)} s / ${seconds[seconds.length - 1]!.toFixed(1)} s |`);
+  }
+  const worst = [...scored].sort((a, b) => error(a, a.predictedMiB)! - error(b, b.predictedMiB)!).slice(0, 8);
+  console.log(`\nmost under: ${worst.map((s) => `${s.case.key} ${(error(s, s.predictedMiB)! * 100).toFixed(0)}%`).join(', ')}`);
+  console.log(`whole evaluation ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (values.csv) writeFileSync(values.csv, ['key,group,batch,measuredMiB,dryRunMiB,liveOnlyMiB,fakeTensorMiB,staticMiB,seconds', ...scored.map((s) => [s.case.key, s.case.group, s.case.batchSize, s.case.measuredMiB, s.predictedMiB, s.liveOnlyMiB, s.case.fakeTensorMiB ?? '', s.case.staticMiB ?? '', s.seconds].join(','))].join('\n') + '\n');
   console.log(`failed: ${failures.length}${failures.length ? `\n  ${failures.slice(0, 15).join('\n  ')}` : ''}`);
 }
 

@@ -4,7 +4,10 @@
  */
 import { CachingAllocator } from '../allocator/cachingAllocator';
 import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
-import type { DryRunPhase, DryRunTrace } from './dryRunTrace';
+import type { ConvolutionCall, DryRunPhase, DryRunTrace } from './dryRunTrace';
+
+/** cuDNN's workspace for a convolution, bytes: allocated through the caching allocator for the call, freed after it. */
+export type WorkspaceModel = (convolution: ConvolutionCall) => number;
 
 const MIB = 1024 * 1024;
 
@@ -34,7 +37,7 @@ export interface DryRunFigure {
   };
 }
 
-export function replayDryRun(trace: DryRunTrace): DryRunFigure {
+export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): DryRunFigure {
   const allocator = new CachingAllocator();
   const born = new Map<number, { bytes: number; phase: DryRunPhase }>();
   let peakAllocated = -1;
@@ -42,13 +45,13 @@ export function replayDryRun(trace: DryRunTrace): DryRunFigure {
   let livePerPhaseAtPeak: Partial<Record<DryRunPhase, number>> = {};
   let allocatedAtPeakReserved = 0;
   let peakReserved = 0;
-  for (const event of trace.events) {
-    allocator.apply(event);
-    if (event.kind === 'free') {
-      born.delete(event.id);
-      continue;
-    }
-    born.set(event.id, { bytes: event.bytes, phase: event.phase });
+  // Workspaces get ids below the trace's (which are positive), and live from before the call's
+  // outputs are allocated until just after the first of them.
+  const convolutionsAt = new Map<number, ConvolutionCall[]>();
+  if (workspace) for (const call of trace.convolutions) convolutionsAt.set(call.at, [...(convolutionsAt.get(call.at) ?? []), call]);
+  let nextWorkspaceId = -1;
+  let pendingWorkspaces: number[] = [];
+  const observe = (phase: DryRunPhase): void => {
     const stats = allocator.stats();
     if (stats.reservedBytes > peakReserved) {
       peakReserved = stats.reservedBytes;
@@ -56,11 +59,39 @@ export function replayDryRun(trace: DryRunTrace): DryRunFigure {
     }
     if (stats.allocatedBytes > peakAllocated) {
       peakAllocated = stats.allocatedBytes;
-      peakPhase = event.phase;
+      peakPhase = phase;
       livePerPhaseAtPeak = {};
-      for (const { bytes, phase } of born.values()) livePerPhaseAtPeak[phase] = (livePerPhaseAtPeak[phase] ?? 0) + bytes;
+      for (const { bytes, phase: bornIn } of born.values()) livePerPhaseAtPeak[bornIn] = (livePerPhaseAtPeak[bornIn] ?? 0) + bytes;
     }
-  }
+  };
+  const freeWorkspaces = (): void => {
+    for (const id of pendingWorkspaces) {
+      allocator.free(id);
+      born.delete(id);
+    }
+    pendingWorkspaces = [];
+  };
+  trace.events.forEach((event, index) => {
+    for (const call of convolutionsAt.get(index) ?? []) {
+      const bytes = Math.round(workspace!(call));
+      if (bytes <= 0) continue;
+      const id = nextWorkspaceId--;
+      allocator.malloc(id, bytes);
+      born.set(id, { bytes, phase: call.phase });
+      pendingWorkspaces.push(id);
+      observe(call.phase);
+    }
+    allocator.apply(event);
+    if (event.kind === 'free') {
+      born.delete(event.id);
+      freeWorkspaces();
+      return;
+    }
+    born.set(event.id, { bytes: event.bytes, phase: event.phase });
+    observe(event.phase);
+    freeWorkspaces();
+  });
+  freeWorkspaces();
   const contextMiB = trace.cudnn ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
   const livePerPhaseMiB: Partial<Record<DryRunPhase, number>> = {};
   for (const [phase, bytes] of Object.entries(livePerPhaseAtPeak) as [DryRunPhase, number][]) livePerPhaseMiB[phase] = round(bytes / MIB);

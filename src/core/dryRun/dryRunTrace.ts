@@ -11,11 +11,27 @@ export type DryRunPhase = (typeof DRY_RUN_PHASES)[number];
 /** One birth or death, in order; `phase` is where an allocation happened. */
 export type DryRunEvent = (AllocatorEvent & { readonly kind: 'alloc'; readonly phase: DryRunPhase }) | (AllocatorEvent & { readonly kind: 'free' });
 
+/** A 2-d convolution the script ran on the GPU: where in the trace, and its shapes (for cuDNN's workspace). */
+export interface ConvolutionCall {
+  /** The index of the event before which it ran (its outputs are the allocations from there). */
+  readonly at: number;
+  readonly phase: DryRunPhase;
+  readonly backward: boolean;
+  /** Input N, C, H, W. */
+  readonly input: readonly [number, number, number, number];
+  readonly outChannels: number;
+  readonly kernel: readonly [number, number];
+  readonly stride: readonly [number, number];
+  readonly groups: number;
+  readonly elementBytes: number;
+}
+
 export interface DryRunTrace {
   readonly ok: boolean;
   /** Batches the training loop took before the run stopped. */
   readonly steps: number;
   readonly events: readonly DryRunEvent[];
+  readonly convolutions: readonly ConvolutionCall[];
   /** Whether a convolution ran: cuDNN is then loaded, and the CUDA context is larger. */
   readonly cudnn: boolean;
   readonly seconds: number;
@@ -49,6 +65,7 @@ export function parseDryRunOutput(stdout: string): DryRunTrace {
     ok: record.ok === true,
     steps: wholeNumber(record.steps) ?? 0,
     events,
+    convolutions: parseConvolutions(record.convolutions, events.length),
     cudnn: record.cudnn === true,
     seconds: typeof record.seconds === 'number' && Number.isFinite(record.seconds) && record.seconds >= 0 ? record.seconds : 0,
     torchVersion: shortText(record.torch),
@@ -78,6 +95,19 @@ function parseEvents(value: unknown): DryRunEvent[] {
     live.add(id);
     return { kind: 'alloc', id, bytes, phase: DRY_RUN_PHASES[phase]! };
   });
+}
+
+/** Convolution records that do not make sense are left out: they only add workspace. */
+function parseConvolutions(value: unknown, events: number): ConvolutionCall[] {
+  if (!Array.isArray(value)) return [];
+  const out: ConvolutionCall[] = [];
+  for (const entry of value.slice(0, MAX_EVENTS)) {
+    if (!Array.isArray(entry) || entry.length !== 14 || !entry.every((v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) continue;
+    const [at, phase, backward, n, c, h, w, o, kh, kw, sh, sw, groups, element] = entry as number[];
+    if (at! > events || phase! >= DRY_RUN_PHASES.length || groups! < 1 || element! < 1 || element! > 8) continue;
+    out.push({ at: at!, phase: DRY_RUN_PHASES[phase!]!, backward: backward === 1, input: [n!, c!, h!, w!], outChannels: o!, kernel: [kh!, kw!], stride: [sh!, sw!], groups: groups!, elementBytes: element! });
+  }
+  return out;
 }
 
 function wholeNumber(value: unknown): number | undefined {

@@ -1,0 +1,64 @@
+/**
+ * The measured runs the dry run is judged on (../shared/data/gpumemnet-a100): timm models as
+ * scripts/dryRun/timm_step.py trains them, and GPUMemNet's synthetic networks as
+ * scripts/dryRun/gpumemnet_step.py rebuilds them.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { realModelPrediction } from '../../src/core/estimators/realModel';
+import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
+import { loadTimmRuns } from '../evaluation/timmRuns';
+
+export const REPO = path.resolve(__dirname, '..', '..', '..');
+
+/** One measured run to dry-run. */
+export interface Case {
+  readonly key: string;
+  /** Cases of one model share a process (timm imported once). */
+  readonly model: string;
+  readonly group: string;
+  readonly batchSize: number;
+  readonly measuredMiB: number;
+  readonly fakeTensorMiB: number | null;
+  readonly staticMiB: number | null;
+  readonly script: string;
+  readonly argv: readonly string[];
+}
+
+export function timmCases(every: number): Case[] {
+  const completed = loadTimmRuns(referenceDataDir(REPO)).runs.filter((run) => !run.lowerBound);
+  const models = new Set([...new Set(completed.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
+  return completed
+    .filter((run) => models.has(run.model))
+    .map((run) => ({
+      key: `timm-${run.model}@${run.batchSize}`,
+      model: run.model,
+      group: `timm ${run.group}`,
+      batchSize: run.batchSize,
+      measuredMiB: run.measuredMiB,
+      fakeTensorMiB: run.fakeTensorMiB,
+      staticMiB: realModelPrediction({ table: run.table, batchSize: run.batchSize, optimizer: 'sgd', precision: 'fp32' }).pointMiB,
+      script: path.join(REPO, 'scripts', 'dryRun', 'timm_step.py'),
+      argv: [run.model, run.inputSize.join(',')],
+    }));
+}
+
+export function syntheticCases(every: number, cache: string): Case[] {
+  const cases: Case[] = [];
+  for (const family of ['mlp', 'cnn'] as const) {
+    const [header, ...records] = parseCsv(readFileSync(path.join(referenceDataDir(REPO), `${family}.csv`), 'utf8'));
+    const usable = records
+      .map((r) => Object.fromEntries(header!.map((name, i) => [name, r[i] ?? ''])))
+      .filter((r) => Number(r['Depth']) > 0 && (r['Status'] === undefined || r['Status'] === 'SUCCESSFUL') && !/arch:(residual|dense)_/.test(r['Filename']!));
+    usable.forEach((record, i) => {
+      if (i % every !== 0) return;
+      const file = record['Filename']!;
+      const key = `${family}-${createHash('sha1').update(file).digest('hex').slice(0, 16)}`;
+      const recordFile = path.join(cache, `${key}.record.json`);
+      if (!existsSync(recordFile)) writeFileSync(recordFile, JSON.stringify({ family, file, layers: record['Activations-Params'] }));
+      cases.push({ key, model: key, group: `synthetic ${family.toUpperCase()}`, batchSize: Number(record['Batch Size']), measuredMiB: Number(record['Max GPU Memory (MiB)']), fakeTensorMiB: null, staticMiB: null, script: path.join(REPO, 'scripts', 'dryRun', 'gpumemnet_step.py'), argv: [recordFile] });
+    });
+  }
+  return cases;
+}

@@ -1,0 +1,86 @@
+/**
+ * Fits the cuDNN workspace rule (src/core/dryRun/convolutionWorkspace.ts) on the dry-run traces
+ * of the published A100 timm runs that `npm run evaluate:dry-run` keeps in its cache: coordinate
+ * search over a grid of shares per kind of convolution, scored by 2-fold cross-validation with
+ * each model on one side only, then fitted on all. Prints the coefficients to put in
+ * src/core/dryRun/cudnnWorkspace.ts and the out-of-fold figures.
+ *
+ *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N]
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
+import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRunTrace';
+import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
+import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
+import { REPO, syntheticCases, timmCases } from './dryRunCases';
+const GRID = [0, 0.125, 0.25, 0.5, 1, 2, 4];
+/** What an under-estimate by more than 10% costs against a point of median error. */
+const UNDER_WEIGHT = 2;
+
+interface Case {
+  readonly model: string;
+  readonly measuredMiB: number;
+  readonly trace: DryRunTrace;
+}
+
+function score(cases: readonly Case[], coefficients: WorkspaceCoefficients): { median: number; under: number; loss: number } {
+  const workspace = workspaceWith(coefficients);
+  const errors = cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB);
+  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+  const under = errors.filter((e) => e < -0.1).length / Math.max(1, errors.length);
+  return { median, under, loss: median + UNDER_WEIGHT * under };
+}
+
+function fit(cases: readonly Case[]): WorkspaceCoefficients {
+  let best: WorkspaceCoefficients = NO_WORKSPACE;
+  let bestLoss = score(cases, best).loss;
+  for (let round = 0; round < 2; round++) {
+    for (const kind of ['spatial', 'pointwise', 'grouped'] as ConvolutionKind[]) {
+      for (const direction of ['forward', 'backward'] as const) {
+        for (const value of GRID) {
+          const candidate = { ...best, [kind]: { ...best[kind], [direction]: value } } as WorkspaceCoefficients;
+          const { loss } = score(cases, candidate);
+          if (loss < bestLoss - 1e-9) {
+            best = candidate;
+            bestLoss = loss;
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' } } });
+  // Every run whose trace the evaluation cached (timm and the synthetic CNNs: convolutions).
+  const cases: Case[] = [];
+  for (const c of [...timmCases(1), ...syntheticCases(1, values.cache).filter((s) => s.group === 'synthetic CNN')]) {
+    const file = path.join(values.cache, `${c.key}-steps${values.steps}.json`);
+    if (!existsSync(file)) continue;
+    const trace = parseDryRunOutput(readFileSync(file, 'utf8'));
+    if (trace.ok) cases.push({ model: c.model, measuredMiB: c.measuredMiB, trace });
+  }
+  const models = [...new Set(cases.map((c) => c.model))].sort();
+  const fold = (model: string) => models.indexOf(model) % 2;
+  console.log(`${cases.length} traced runs of ${models.length} models`);
+  const none = score(cases, NO_WORKSPACE);
+  console.log(`no workspace: median ${(none.median * 100).toFixed(1)}%, under by >10% ${(none.under * 100).toFixed(1)}%`);
+  const outOfFold: { case: Case; error: number }[] = [];
+  for (const side of [0, 1]) {
+    const coefficients = fit(cases.filter((c) => fold(c.model) !== side));
+    const workspace = workspaceWith(coefficients);
+    for (const c of cases.filter((c) => fold(c.model) === side)) outOfFold.push({ case: c, error: (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB });
+    console.log(`fold ${side} held out: fitted ${JSON.stringify(coefficients)}`);
+  }
+  const sorted = outOfFold.map((o) => Math.abs(o.error)).sort((a, b) => a - b);
+  console.log(`2-fold grouped CV: median ${((sorted[Math.floor((sorted.length - 1) / 2)] ?? 0) * 100).toFixed(1)}%, under by >10% ${((outOfFold.filter((o) => o.error < -0.1).length / outOfFold.length) * 100).toFixed(1)}%`);
+  const all = fit(cases);
+  const fitted = score(cases, all);
+  console.log(`fitted on all: ${JSON.stringify(all)}: median ${(fitted.median * 100).toFixed(1)}%, under ${(fitted.under * 100).toFixed(1)}%`);
+}
+
+main();
