@@ -6,8 +6,9 @@ import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
+import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { isTensorLike } from './tensorOps';
@@ -75,6 +76,10 @@ export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], k
       return callModule(interp, (callee as ModuleValue).module, args, kwargs, node);
     case 'external':
       return callExternal(interp, callee as ExternalValue, args, kwargs, node);
+    case 'partial': {
+      const bound = partialArguments(callee as PartialValue, args, kwargs);
+      return callValue(interp, (callee as PartialValue).func, bound.args, bound.kwargs, node);
+    }
     default:
       return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
   }
@@ -235,6 +240,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
     return buildLayer(interp, name.slice('torch.nn.'.length), args, kwargs, node);
   }
+  if (name === PARTIAL) return makePartial(args, kwargs, node);
   if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
   if (name === 'dataclasses.field' || name === 'field') {
     const value = kwargs.get('default');

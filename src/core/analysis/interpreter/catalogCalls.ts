@@ -44,7 +44,13 @@ export function catalogCall(qualified: string, args: readonly PyValue[], kwargs:
   }
   // A tokenizer stays a library value, so that calling it (`tokenizer(texts, max_length=128)`) is seen as a library call.
   const tokenizer = TRANSFORMERS_TOKENIZER.exec(qualified);
-  if (tokenizer) return { library: { kind: 'external', name: `transformers.${tokenizer[1]!}` } };
+  if (tokenizer) {
+    const checkpoint = kwargs.get('pretrained_model_name_or_path') ?? args[0];
+    const name = `transformers.${tokenizer[1]!}`;
+    // Only a tokenizer has a vocabulary; it remembers its checkpoint for `tokenizer.vocab_size` and `len(tokenizer)`.
+    if (!/Tokenizer(Fast)?$/.test(name)) return { library: { kind: 'external', name } };
+    return { library: { kind: 'external', name, tokenizer: typeof checkpoint === 'string' ? { checkpoint } : {} } };
+  }
   const config = TRANSFORMERS_CONFIG.exec(qualified);
   if (config) {
     const options = readOptions(kwargs, LOADING_OPTIONS);
