@@ -17,6 +17,8 @@ import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script|nn\.SyncBatchNorm\.convert_sync_batchnorm|distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
+/** Starting one process per GPU, each running `fn(rank, *args)`. */
+const SPAWN = /^torch\.multiprocessing\.(spawn\.)?(spawn|start_processes)$/;
 
 export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
   const fnNode = node.childForFieldName('function')!;
@@ -248,6 +250,10 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   }
   if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
   if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
+  if (SPAWN.test(name)) return spawnWorker(interp, args, kwargs, node);
+  // The estimate is for one process on one GPU: a global batch split by the GPUs counted
+  // (`args.batch_size = int(args.batch_size / ngpus_per_node)`) is that process's batch.
+  if (name === 'torch.cuda.device_count') return 1;
   // Gradient checkpointing runs the function on the arguments (and again in backward).
   if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
@@ -295,6 +301,24 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
   if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
   if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
   if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+  return null;
+}
+
+/**
+ * `mp.spawn(main_worker, nprocs=ngpus, args=(ngpus, args))`: each process runs
+ * `main_worker(rank, ngpus, args)`. The estimate is per process, so the worker is discovered as the
+ * first process's call, with the arguments spawn passes (the worker's model and batch read them).
+ */
+function spawnWorker(interp: Evaluator, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const fn = kwargs.get('fn') ?? args[0];
+  const passed = kwargs.get('args') ?? args[1] ?? tuple([]);
+  if (fn === undefined || isUnresolvedValue(fn) || !isList(passed)) {
+    interp.note(node, `${node.text.split('\n')[0]!.slice(0, 60)}: the function spawned or its arguments are not known to the analysis; the worker is not followed with them`);
+    return null;
+  }
+  // Recorded as the call discovery follows the worker with, from wherever spawn is called (often inside main()).
+  if (kindOf(fn) === 'function' && (fn as FunctionValue).self === undefined && interp.scriptLevel && !interp.forwardMode) interp.hooks.onScriptCall?.(fn as FunctionValue, [0, ...passed], new Map());
+  else callValue(interp, fn, [0, ...passed], new Map(), node);
   return null;
 }
 
