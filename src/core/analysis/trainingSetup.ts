@@ -1,6 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
+import { manualUpdate } from './manualUpdate';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
@@ -67,7 +68,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
       imageSize: sourced(transformSize(events)),
-      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events)),
+      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
