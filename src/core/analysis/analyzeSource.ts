@@ -20,6 +20,7 @@ import { ConfigSources, type AssumedValue, type ConfigReading } from './config/c
 import { hydraArguments } from './interpreter/configCalls';
 import { dirnameOf, relativeTo } from '../project/projectFiles';
 import { classAttribute } from './interpreter/classes';
+import { callersFirst } from './callersFirst';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
 const DISCOVERY_STEPS = 200_000;
@@ -280,7 +281,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       }
     }
   });
-  for (const { fn, index } of topLevelFunctions(group, scope)) {
+  for (const { fn, index } of callersFirst(topLevelFunctions(group, scope))) {
     phase = 1;
     statementIndex = index;
     const before = noteCount();
@@ -340,13 +341,13 @@ export function fileBudget(): Budget {
   return new Budget(600_000, 400);
 }
 
-function topLevelFunctions(group: StatementGroup, scope: Scope): { fn: FunctionValue; index: number }[] {
-  const functions: { fn: FunctionValue; index: number }[] = [];
+function topLevelFunctions(group: StatementGroup, scope: Scope): { fn: FunctionValue; index: number; node: SyntaxNode; name: string }[] {
+  const functions: { fn: FunctionValue; index: number; node: SyntaxNode; name: string }[] = [];
   for (const [i, statement] of group.statements.entries()) {
     const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
     if (definition?.type !== 'function_definition') continue;
     const value = scope.get(definition.childForFieldName('name')?.text ?? '');
-    if (kindOf(value) === 'function' && (value as FunctionValue).node.id === definition.id) functions.push({ fn: value as FunctionValue, index: group.indices[i]! });
+    if (kindOf(value) === 'function' && (value as FunctionValue).node.id === definition.id) functions.push({ fn: value as FunctionValue, index: group.indices[i]!, node: definition, name: (value as FunctionValue).name });
   }
   return functions;
 }

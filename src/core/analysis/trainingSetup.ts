@@ -1,12 +1,20 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
+import { manualUpdate } from './manualUpdate';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
 
-const BATCH_SIZE_NAMES = /^(batch_size|batchsize|bs|train_batch_size|per_device_train_batch_size|micro_batch_size)$/i;
+/**
+ * What one process feeds the model per step, by the names scripts give it: a micro-batch or a
+ * per-device batch (`micro_batch = int(os.environ.get("MICRO_BATCH", 8))`, DeepSpeed's
+ * `train_micro_batch_size_per_gpu`) is preferred to a plain batch size, which may be the global one.
+ */
+const PER_STEP_BATCH_NAMES = /^(micro_?batch(_?size)?|micro_?bsz?|mbs|(per_(device|gpu)_(train_)?|local_)batch_?size|(train_)?batch_size_per_(gpu|device)|train_micro_batch_size_per_gpu)$/i;
+const PLAIN_BATCH_NAMES = /^(batch_size|batchsize|bs|train_batch_size)$/i;
+const BATCH_SIZE_NAMES = [PER_STEP_BATCH_NAMES, PLAIN_BATCH_NAMES];
 const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
 const TENSOR_FACTORIES = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 
@@ -60,7 +68,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
       imageSize: sourced(transformSize(events)),
-      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events)),
+      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
@@ -99,12 +107,20 @@ export function dataLoaderBatches(events: readonly CallEvent[], argumentNodes: R
 
 /** `BATCH_SIZE = 128`, `args.batch_size` (an argparse default), `config.batch_size`. */
 function batchSizeName(scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+  for (const names of BATCH_SIZE_NAMES) {
+    const found = batchSizeNamed(names, scope, root, argumentNodes);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function batchSizeNamed(names: RegExp, scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
   for (const name of scope.ownNames()) {
     const value = scope.get(name);
-    if (BATCH_SIZE_NAMES.test(name) && positiveInteger(value)) return { value: value as number, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
+    if (names.test(name) && positiveInteger(value)) return { value: value as number, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
   }
   for (const [name, node] of argumentNodes) {
-    if (!BATCH_SIZE_NAMES.test(name)) continue;
+    if (!names.test(name)) continue;
     const value = namespaceValue(scope, name);
     if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
   }
@@ -112,7 +128,7 @@ function batchSizeName(scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMa
     const value = scope.get(name);
     if (kindOf(value) !== 'instance') continue;
     for (const [field, fieldValue] of (value as InstanceValue).attrs) {
-      if (BATCH_SIZE_NAMES.test(field) && positiveInteger(fieldValue)) return { value: fieldValue as number, node: assignmentNode(root, name) ?? root, origin: `${name}.${field}` };
+      if (names.test(field) && positiveInteger(fieldValue)) return { value: fieldValue as number, node: assignmentNode(root, name) ?? root, origin: `${name}.${field}` };
     }
   }
   return undefined;

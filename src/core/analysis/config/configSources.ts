@@ -325,6 +325,19 @@ export class ConfigSources {
     return fallback.value;
   }
 
+  /**
+   * `tokenizer.vocab_size`, `len(tokenizer)` of a `from_pretrained` tokenizer: the user's value,
+   * else the checkpoint's vocabulary where it is known, else the data-derived assumption.
+   */
+  tokenizerVocabulary(known: { checkpoint: string; size: number } | undefined, node: SyntaxNode): PyValue {
+    const assumed = this.assumed(DATA_DERIVED_DEFAULTS['vocabulary size'].setting);
+    if (!known || (typeof assumed === 'number' && Number.isInteger(assumed) && assumed > 0)) {
+      return this.dataDerived(DATA_DERIVED_DEFAULTS['vocabulary size'].setting, node, node) ?? unresolved(node.text, 'vocabulary size');
+    }
+    this.read({ key: 'vocab_size', value: String(known.size), origin: `the vocabulary of ${known.checkpoint} (${node.text.slice(0, 40)}): vocab_size of its config.json` }, node);
+    return known.size;
+  }
+
   // ---------------------------------------------------------------- internals
 
   private fileOf(handle: PyValue, node: SyntaxNode): OpenedFile | undefined {

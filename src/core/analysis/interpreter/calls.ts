@@ -6,8 +6,9 @@ import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
+import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { isTensorLike } from './tensorOps';
@@ -16,6 +17,8 @@ import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script|nn\.SyncBatchNorm\.convert_sync_batchnorm|distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
+/** Starting one process per GPU, each running `fn(rank, *args)`. */
+const SPAWN = /^torch\.multiprocessing\.(spawn\.)?(spawn|start_processes)$/;
 
 export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
   const fnNode = node.childForFieldName('function')!;
@@ -75,6 +78,10 @@ export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], k
       return callModule(interp, (callee as ModuleValue).module, args, kwargs, node);
     case 'external':
       return callExternal(interp, callee as ExternalValue, args, kwargs, node);
+    case 'partial': {
+      const bound = partialArguments(callee as PartialValue, args, kwargs);
+      return callValue(interp, (callee as PartialValue).func, bound.args, bound.kwargs, node);
+    }
     default:
       return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
   }
@@ -235,6 +242,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
     return buildLayer(interp, name.slice('torch.nn.'.length), args, kwargs, node);
   }
+  if (name === PARTIAL) return makePartial(args, kwargs, node);
   if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
   if (name === 'dataclasses.field' || name === 'field') {
     const value = kwargs.get('default');
@@ -242,6 +250,10 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   }
   if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
   if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
+  if (SPAWN.test(name)) return spawnWorker(interp, args, kwargs, node);
+  // The estimate is for one process on one GPU: a global batch split by the GPUs counted
+  // (`args.batch_size = int(args.batch_size / ngpus_per_node)`) is that process's batch.
+  if (name === 'torch.cuda.device_count') return 1;
   // Gradient checkpointing runs the function on the arguments (and again in backward).
   if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
@@ -289,6 +301,24 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
   if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
   if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
   if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+  return null;
+}
+
+/**
+ * `mp.spawn(main_worker, nprocs=ngpus, args=(ngpus, args))`: each process runs
+ * `main_worker(rank, ngpus, args)`. The estimate is per process, so the worker is discovered as the
+ * first process's call, with the arguments spawn passes (the worker's model and batch read them).
+ */
+function spawnWorker(interp: Evaluator, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const fn = kwargs.get('fn') ?? args[0];
+  const passed = kwargs.get('args') ?? args[1] ?? tuple([]);
+  if (fn === undefined || isUnresolvedValue(fn) || !isList(passed)) {
+    interp.note(node, `${node.text.split('\n')[0]!.slice(0, 60)}: the function spawned or its arguments are not known to the analysis; the worker is not followed with them`);
+    return null;
+  }
+  // Recorded as the call discovery follows the worker with, from wherever spawn is called (often inside main()).
+  if (kindOf(fn) === 'function' && (fn as FunctionValue).self === undefined && interp.scriptLevel && !interp.forwardMode) interp.hooks.onScriptCall?.(fn as FunctionValue, [0, ...passed], new Map());
+  else callValue(interp, fn, [0, ...passed], new Map(), node);
   return null;
 }
 

@@ -17,6 +17,8 @@ export type CatalogCall =
   | { readonly library: ExternalValue };
 
 const TORCHVISION = /^torchvision\.models\.(?:(?:resnet|vgg|densenet|inception|googlenet|mobilenet|mobilenetv2|mobilenetv3|efficientnet|squeezenet|shufflenetv2|convnext|vision_transformer|swin_transformer|alexnet|regnet|mnasnet)\.)?([a-z][a-z0-9_]*)$/;
+/** `torchvision.models.detection.fasterrcnn_resnet50_fpn`: builders of the detection subpackage (classes such as FasterRCNN are not). */
+const TORCHVISION_DETECTION = /^torchvision\.models\.detection\.(?:faster_rcnn\.)?([a-z][a-z0-9_]*)$/;
 const TORCHVISION_NOT_MODELS = new Set(['get_weight', 'list_models', 'get_model_weights', 'get_model_builder']);
 const TIMM = /^timm(\.models)?\.create_model$/;
 const TRANSFORMERS_MODEL = /^transformers(?:\.models\.[a-z0-9_]+(?:\.modeling_[a-z0-9_]+)?)?\.([A-Z][A-Za-z0-9]*(?:Model|ForMaskedLM|ForCausalLM|ForSequenceClassification|ForTokenClassification|ForQuestionAnswering|ForPreTraining|ForConditionalGeneration|ForImageClassification|ForMultipleChoice|ForNextSentencePrediction|LMHeadModel|ForSeq2SeqLM|ForMaskedImageModeling)[A-Za-z0-9]*)(?:\.(from_pretrained|from_config))?$/;
@@ -29,6 +31,11 @@ const LOADING_OPTIONS = new Set(['cache_dir', 'revision', 'torch_dtype', 'device
 
 /** The catalog's answer to a library call, or undefined when the call builds no standard architecture. */
 export function catalogCall(qualified: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): CatalogCall | undefined {
+  const detection = TORCHVISION_DETECTION.exec(qualified);
+  if (detection) {
+    const options = readOptions(kwargs, new Set());
+    return answer({ library: 'torchvision', name: `detection.${detection[1]!}`, options: options.values }, options.unread);
+  }
   const torchvision = TORCHVISION.exec(qualified);
   if (torchvision && !TORCHVISION_NOT_MODELS.has(torchvision[1]!)) {
     const name = torchvision[1] === 'get_model' ? args[0] : torchvision[1];
@@ -44,7 +51,13 @@ export function catalogCall(qualified: string, args: readonly PyValue[], kwargs:
   }
   // A tokenizer stays a library value, so that calling it (`tokenizer(texts, max_length=128)`) is seen as a library call.
   const tokenizer = TRANSFORMERS_TOKENIZER.exec(qualified);
-  if (tokenizer) return { library: { kind: 'external', name: `transformers.${tokenizer[1]!}` } };
+  if (tokenizer) {
+    const checkpoint = kwargs.get('pretrained_model_name_or_path') ?? args[0];
+    const name = `transformers.${tokenizer[1]!}`;
+    // Only a tokenizer has a vocabulary; it remembers its checkpoint for `tokenizer.vocab_size` and `len(tokenizer)`.
+    if (!/Tokenizer(Fast)?$/.test(name)) return { library: { kind: 'external', name } };
+    return { library: { kind: 'external', name, tokenizer: typeof checkpoint === 'string' ? { checkpoint } : {} } };
+  }
   const config = TRANSFORMERS_CONFIG.exec(qualified);
   if (config) {
     const options = readOptions(kwargs, LOADING_OPTIONS);

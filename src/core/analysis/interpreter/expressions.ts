@@ -7,8 +7,10 @@ import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
 import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
+import { partialAttribute } from './partials';
+import { isTokenizer, isVocabularyAttribute, tokenizerVocabulary } from './tokenizers';
 import { BUILTINS } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope } from './pyValues';
 import { isTensorLike } from './tensorOps';
 import { catalogPart, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
@@ -80,6 +82,7 @@ function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValu
       }
       // `Path("config.json").read_text()`, `f.read()`: methods of a file the script opens.
       if (interp.config?.isHandle(object)) return { kind: 'external', name: `method.${name}`, self: object };
+      if (isTokenizer(object) && isVocabularyAttribute(name)) return tokenizerVocabulary(interp, object, node);
       return attribute(object, name, node);
     }
     case 'subscript':
@@ -247,6 +250,7 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
   }
   if (kind === 'tensor' || kind === 'parameter') return tensorAttribute(object, name, node);
+  if (kind === 'partial') return partialAttribute(object as PartialValue, name, node);
   if (kind === 'dict' || isList(object) || typeof object === 'string') return { kind: 'external', name: `method.${name}`, self: object };
   if (isUnresolvedValue(object)) return object;
   return unresolved(node.text, `cannot read \`${name}\` here`);

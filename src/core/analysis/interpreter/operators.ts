@@ -1,6 +1,6 @@
 // Python's arithmetic and comparison operators on known numbers, strings and batch-dependent sizes.
 import type { SyntaxNode } from '../../parsing/syntax';
-import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type PyValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type ExternalValue, type PyValue } from './pyValues';
 
 export function arithmetic(operator: string, a: number, b: number): number | undefined {
   switch (operator) {
@@ -43,6 +43,8 @@ export function batchArithmetic(operator: string, a: PyValue, b: PyValue, node: 
 }
 
 export function compareValues(op: string, a: PyValue, b: PyValue): boolean | undefined {
+  const identity = compareCallables(op, a, b);
+  if (identity !== undefined) return identity;
   if (op === 'is' || op === 'is not') {
     const known = (v: PyValue) => v === null || typeof v === 'boolean' || (kindOf(v) !== undefined && kindOf(v) !== 'external') || isList(v);
     if (isUnresolvedValue(a) || isUnresolvedValue(b)) return undefined;
@@ -73,4 +75,19 @@ export function compareValues(op: string, a: PyValue, b: PyValue): boolean | und
     default:
       return undefined;
   }
+}
+
+/**
+ * `norm_layer.func == nn.InstanceNorm2d`, `type(norm_layer) == functools.partial`: library classes
+ * are the same object when their qualified names are, and a partial is equal only to itself.
+ */
+function compareCallables(op: string, a: PyValue, b: PyValue): boolean | undefined {
+  if (op !== '==' && op !== '!=' && op !== 'is' && op !== 'is not') return undefined;
+  const libraryName = (v: PyValue) => (kindOf(v) === 'external' && (v as ExternalValue).self === undefined ? (v as ExternalValue).name : undefined);
+  let same: boolean | undefined;
+  const [nameA, nameB] = [libraryName(a), libraryName(b)];
+  if (nameA !== undefined && nameB !== undefined) same = nameA === nameB;
+  else if ((kindOf(a) === 'partial' || kindOf(b) === 'partial') && !isUnresolvedValue(a) && !isUnresolvedValue(b)) same = a === b;
+  if (same === undefined) return undefined;
+  return op === '==' || op === 'is' ? same : !same;
 }

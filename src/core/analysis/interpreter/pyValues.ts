@@ -28,7 +28,8 @@ export type PyValue =
   | ClassValue
   | ExternalValue
   | ParameterValue
-  | SliceValue;
+  | SliceValue
+  | PartialValue;
 
 /** A list or tuple; mutable so that `layers.append(...)` works. */
 export interface PyList extends Array<PyValue> {
@@ -103,6 +104,8 @@ export interface ExternalValue {
   readonly name: string;
   /** The receiver when this is a method looked up on a value (`x.view`). */
   readonly self?: PyValue;
+  /** For a tokenizer `AutoTokenizer.from_pretrained(name)` loaded: the checkpoint, when its name is a constant. */
+  readonly tokenizer?: { readonly checkpoint?: string };
 }
 
 /** `nn.Parameter(torch.zeros(1, T, C))`. */
@@ -118,6 +121,17 @@ export interface SliceValue {
   readonly start: PyValue;
   readonly stop: PyValue;
   readonly step: PyValue;
+}
+
+/**
+ * `functools.partial(nn.BatchNorm2d, affine=True)`: a callable with arguments bound ahead, as
+ * norm-layer factories pass it around; calling it calls `func` with the bound arguments first.
+ */
+export interface PartialValue {
+  readonly kind: 'partial';
+  readonly func: PyValue;
+  readonly args: readonly PyValue[];
+  readonly keywords: ReadonlyMap<string, PyValue>;
 }
 
 /** Python names in one function call or module, falling back to the enclosing scope. */

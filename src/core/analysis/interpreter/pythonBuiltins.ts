@@ -1,11 +1,13 @@
 // Python builtins (range, len, min, zip...) and math/numpy numeric helpers, on known values.
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { isList, isUnresolvedValue, truthy, tuple, unresolved, type PyValue } from './pyValues';
+import { isPartial, isPartialClass, PARTIAL } from './partials';
+import { isTokenizer, tokenizerVocabulary } from './tokenizers';
+import { isList, isUnresolvedValue, kindOf, truthy, tuple, unresolved, type ExternalValue, type PyValue } from './pyValues';
 
 const MAX_RANGE = 10_000;
 
-export const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod', 'open', 'vars']);
+export const BUILTINS = new Set(['range', 'len', 'int', 'float', 'round', 'abs', 'min', 'max', 'sum', 'list', 'tuple', 'zip', 'enumerate', 'reversed', 'sorted', 'bool', 'str', 'isinstance', 'getattr', 'hasattr', 'print', 'dict', 'set', 'super', 'iter', 'next', 'map', 'any', 'all', 'pow', 'divmod', 'open', 'vars', 'type']);
 
 export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const numbers = args.every((a): a is number => typeof a === 'number');
@@ -18,6 +20,7 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       return Array.from({ length: count }, (_, i) => start + i * step);
     }
     case 'len': {
+      if (isTokenizer(args[0])) return tokenizerVocabulary(interpreter, args[0], node);
       const items = interpreter.iterate(args[0] ?? null);
       return items ? items.length : unresolved(node.text, 'length unknown');
     }
@@ -75,6 +78,13 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       const value = interpreter.attribute(args[0] ?? null, args[1], node);
       return isUnresolvedValue(value) && fallback !== undefined ? fallback : value;
     }
+    case 'isinstance':
+      // Known only against functools.partial (norm-layer factories); other classes stay unknown.
+      return isPartialClass(args[1]) && args[0] !== undefined && !isUnresolvedValue(args[0]) ? isPartial(args[0]) : unresolved(node.text, 'isinstance');
+    case 'type': {
+      const type = args.length === 1 ? typeName(args[0]!) : undefined;
+      return type ? { kind: 'external', name: type } : unresolved(node.text, 'type()');
+    }
     case 'hasattr':
       return unresolved(node.text, 'hasattr');
     case 'dict':
@@ -86,6 +96,21 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
     default:
       return unresolved(node.text, `${name}() is not followed`);
   }
+}
+
+/** `type(value)` where the value's class is certain, as the qualified name a comparison matches. */
+function typeName(value: PyValue): string | undefined {
+  if (isPartial(value)) return PARTIAL;
+  if (value === null) return 'builtins.NoneType';
+  if (typeof value === 'boolean') return 'builtins.bool';
+  if (typeof value === 'string') return 'builtins.str';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'builtins.int' : 'builtins.float';
+  if (isList(value)) return value.tuple ? 'builtins.tuple' : 'builtins.list';
+  if (kindOf(value) === 'dict') return 'builtins.dict';
+  // A library class (`nn.BatchNorm2d` passed as a norm layer) is an instance of `type`.
+  const external = kindOf(value) === 'external' ? (value as ExternalValue) : undefined;
+  if (external && external.self === undefined && /^[A-Z]/.test(external.name.slice(external.name.lastIndexOf('.') + 1))) return 'builtins.type';
+  return undefined;
 }
 
 const MATH: Readonly<Record<string, (...values: number[]) => number>> = {

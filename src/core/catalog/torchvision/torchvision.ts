@@ -10,11 +10,14 @@
 import type { CatalogArchitecture, CatalogMiss, CatalogOptions } from '../catalog';
 import { TORCHVISION_BLOBS, TORCHVISION_INDEX, TORCHVISION_VERSIONS } from '../data/torchvision';
 import { unknownNameMessage } from '../closestNames';
+import { detectionArchitecture } from './detection';
 import { measuredSavedActivations } from '../savedActivations';
 import { pythonValue, tracedArchitecture } from '../traced/tracedArchitecture';
 import { BlobCache, type OptionValue, type TracedIndexEntry, type WeightsInfo } from '../traced/tracedData';
 
 const blobs = new BlobCache(TORCHVISION_BLOBS);
+/** How a request names a builder of torchvision.models.detection (detection.ts). */
+const DETECTION_PREFIX = 'detection.';
 
 export const TORCHVISION_VERSION = TORCHVISION_VERSIONS.torchvision ?? 'unknown';
 
@@ -34,6 +37,7 @@ export function torchvisionName(name: string): string | undefined {
 
 /** The torchvision model `name` built with `options`, or why the catalog cannot answer. */
 export function torchvisionArchitecture(name: string, options: CatalogOptions): CatalogArchitecture | CatalogMiss {
+  if (name.startsWith(DETECTION_PREFIX)) return detectionArchitecture(name.slice(DETECTION_PREFIX.length), options);
   const canonical = torchvisionName(name);
   if (canonical === undefined) return { miss: unknownNameMessage('torchvision', name, torchvisionModelNames()) };
   const entry = TORCHVISION_INDEX[canonical]!;
