@@ -144,10 +144,7 @@ export class ProjectModules implements ProjectImports {
       }
     } else {
       if (KNOWN_LIBRARIES.has(head)) return undefined;
-      for (const dir of this.searchDirs) {
-        module = this.moduleIn(dir, head, head);
-        if (module) break;
-      }
+      module = this.onSearchPath(head);
       if (!module) return undefined;
     }
     let value: PyValue = this.load(module);
@@ -182,6 +179,45 @@ export class ProjectModules implements ProjectImports {
     } finally {
       this.underWay.delete(key);
     }
+  }
+
+  importNow(qualified: string, names: readonly string[], fromFile: string): void {
+    const level = /^\.*/.exec(qualified)![0].length;
+    const parts = qualified.slice(level).split('.').filter((part) => part !== '');
+    let dir = dirnameOf(fromFile);
+    for (let i = 1; i < level; i++) dir = dirnameOf(dir);
+    if (level > 0 && !isInside(dir, this.source.root)) return;
+    if (level > 0 && parts.length === 0) {
+      // `from . import resnet, convnext`: the package is the one being run; its submodules are what is imported.
+      for (const name of names) this.runOnce(this.moduleIn(dir, name, this.packageName(dir, name)));
+      return;
+    }
+    const head = parts[0];
+    if (head === undefined || (level === 0 && KNOWN_LIBRARIES.has(head))) return;
+    let module = level > 0 ? this.moduleIn(dir, head, this.packageName(dir, head)) : this.onSearchPath(head);
+    // Python runs each package on the way (`a`, then `a.b`) before the module named.
+    this.runOnce(module);
+    for (const part of parts.slice(1)) {
+      module = module?.packageDir ? this.moduleIn(module.packageDir, part, `${module.name}.${part}`) : undefined;
+      this.runOnce(module);
+    }
+    if (!module?.packageDir) return;
+    // `from pkg import sub`: a name the package does not bind itself is its submodule, which the import runs.
+    for (const name of names) if (name !== '*' && module.scope?.own(name) === undefined) this.runOnce(this.moduleIn(module.packageDir, name, `${module.name}.${name}`));
+  }
+
+  /** The top-level module `head` in the first search folder that has it, as `sys.path` is searched. */
+  private onSearchPath(head: string): ProjectModule | undefined {
+    for (const dir of this.searchDirs) {
+      const module = this.moduleIn(dir, head, head);
+      if (module) return module;
+    }
+    return undefined;
+  }
+
+  /** Runs a module's top level unless it has run or is running (an import cycle, which Python allows: the names bound so far are used). */
+  private runOnce(module: ProjectModule | undefined): void {
+    if (module?.state === 'new') this.load(module);
   }
 
   /** `from M import *` binds the names in M's own `__all__`, else every name not starting with `_`. */

@@ -10,6 +10,7 @@ import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unres
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
+import { isRegistry, noteRegistryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
@@ -261,6 +262,13 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);
+    // `registry.get(name)` with a fallback of its own is the script's choice, not a missing model.
+    if (method === 'get' && args.length === 1 && isRegistry(self)) noteRegistryLookup(interp, self, args[0]!, { registry: methodReceiverText(node), key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? '' });
+    if (method === 'copy') {
+      const copy: DictValue = { kind: 'dict', entries: new Map((self as DictValue).entries) };
+      interp.config?.copied(self, copy);
+      return copy;
+    }
     return dictMethod(self as DictValue, method, args, node);
   }
   const configured = configMethod(interp, self, method, node);
@@ -304,4 +312,10 @@ function dataLoader(dataset: PyValue | undefined): PyValue {
     attrs.set('batch', tuple(batch));
   }
   return { kind: 'instance', className: 'DataLoader', attrs };
+}
+
+/** `MODELS` in `MODELS.get(name)`: the receiver as written. */
+function methodReceiverText(call: SyntaxNode): string {
+  const fn = call.childForFieldName('function');
+  return (fn?.type === 'attribute' ? fn.childForFieldName('object')?.text : undefined) ?? call.text;
 }

@@ -13,6 +13,13 @@ export interface ProjectImports {
   resolve(qualified: string, fromFile: string): PyValue | undefined;
   /** A name bound by `from M import *` of one of the project's modules (honouring `__all__`). */
   fromWildcards(modules: readonly string[], name: string, fromFile: string): PyValue | undefined;
+  /**
+   * An import statement being run (`import a.b`, `from .resnet import *`, `from . import convnext`):
+   * the project modules it names run now, as Python runs them, so that what their top levels do
+   * to shared state (a decorator filling a model registry) has happened. Quiet: a module that
+   * cannot be found is noted when one of its names is read, not here.
+   */
+  importNow(module: string, names: readonly string[], fromFile: string): void;
 }
 
 /** Which file an interpreter runs and the project it belongs to; absent for a lone script. */
@@ -96,4 +103,6 @@ export interface Evaluator {
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
   binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue;
   callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
+  /** Calls a function, class, module or library value with arguments already evaluated. */
+  callValue(callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
 }

@@ -9,6 +9,7 @@ import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { isRegistry, noteRegistryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { catalogPart, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
@@ -242,6 +243,8 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     if (fromClass !== undefined) return bindMethod(fromClass, object);
     return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
   }
+  // `fn.__name__`, `cls.__name__`: the key registries store builders and classes under.
+  if ((kind === 'function' || kind === 'class') && (name === '__name__' || name === '__qualname__')) return (object as { name: string }).name;
   if (kind === 'class') {
     const found = classAttribute(object as ClassValue, name);
     return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
@@ -265,6 +268,7 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     }
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
+  if (isRegistry(container)) noteRegistryLookup(interp, container, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
   if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
     readConfigKey(interp, container, String(key), node);
     return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);

@@ -43,6 +43,8 @@ export class Interpreter implements Evaluator {
   ) {}
 
   note(node: SyntaxNode | undefined, message: string): void {
+    // A note without a place is about the analysis as a whole: once is enough (a lookup in a loop repeats it).
+    if (!node && this.notes.some((note) => !note.range && note.message === message)) return;
     if (this.notes.length < 200) this.notes.push({ severity: 'warning', message, range: node ? rangeOf(node) : undefined });
   }
 

@@ -6,6 +6,7 @@ import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
+import { applyDecorators, runImport } from './definitionTime';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
 const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
@@ -65,10 +66,14 @@ export function exec(interp: Evaluator, node: SyntaxNode, scope: Scope, discover
     case 'decorated_definition': {
       const definition = node.childForFieldName('definition');
       const decorators = node.namedChildren.filter((c) => c.type === 'decorator');
-      if (definition?.type === 'class_definition') defineClass(interp, definition, scope, decorators);
-      else if (definition?.type === 'function_definition') defineFunction(definition, scope);
+      const defined = definition?.type === 'class_definition' ? defineClass(interp, definition, scope, decorators) : definition?.type === 'function_definition' ? defineFunction(definition, scope) : undefined;
+      if (defined) applyDecorators(interp, decorators, defined, scope);
       return undefined;
     }
+    case 'import_statement':
+    case 'import_from_statement':
+      runImport(interp, node);
+      return undefined;
     case 'break_statement':
       return { kind: 'break' };
     case 'continue_statement':

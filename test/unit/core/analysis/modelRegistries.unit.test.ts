@@ -1,0 +1,232 @@
+import * as assert from 'node:assert/strict';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import type { DictValue, PyValue } from '../../../../src/core/analysis/interpreter/pyValues';
+import { estimateSource } from '../../../../src/core/estimate/incrementalEstimator';
+import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { defaultGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { ParsedModules } from '../../../../src/core/project/parsedModules';
+import { MemoryProjectFiles } from '../../../../src/core/project/projectFiles';
+import { realParser } from '../../fixtures';
+
+const options = { gpu: defaultGpuProfile(), safetyMargin: 0.1 };
+
+/** Estimates `/p/<entry>` of an in-memory project (root `/p`) with the analysis pass. */
+async function estimateProject(files: Record<string, string>, entry = 'train.py'): Promise<FileEstimate> {
+  const project = new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text]));
+  const parsed = new ParsedModules(await realParser());
+  return estimateSource(entry, files[entry]!, await realParser(), options, { source: { files: project, path: `/p/${entry}`, root: '/p' }, parse: (p, text) => parsed.parse(p, text) });
+}
+
+const allNotes = (estimate: FileEstimate): string[] => [...estimate.warnings, ...estimate.models.flatMap((m) => m.notes.map((n) => n.message))];
+
+/** Parameters of `nn.Linear(32, width)` then `nn.Linear(width, classes)`. */
+const mlpParams = (width: number, classes = 10) => 32 * width + width + width * classes + classes;
+
+const MLP = (name: string) => `import torch.nn as nn
+
+
+class ${name}(nn.Module):
+    def __init__(self, width=64, num_classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(32, width)
+        self.fc2 = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+`;
+
+/** timm's layout: a registry module, architectures that register builders, a package that star-imports them. */
+const TIMM_LIKE = {
+  'models/__init__.py': 'from .registry import create_model\nfrom .wide import *\nfrom .narrow import *\n',
+  'models/registry.py': `_entrypoints = {}
+
+
+def register_model(fn):
+    _entrypoints[fn.__name__] = fn
+    return fn
+
+
+def create_model(name, **kwargs):
+    if name not in _entrypoints:
+        raise RuntimeError('Unknown model (%s)' % name)
+    return _entrypoints[name](**kwargs)
+`,
+  'models/wide.py': `${MLP('Wide')}\nfrom .registry import register_model\n\n__all__ = ['Wide']\n\n\n@register_model\ndef wide_256(**kwargs):\n    return Wide(width=256, **kwargs)\n`,
+  'models/narrow.py': `${MLP('Narrow')}\nfrom models.registry import register_model\n\n__all__ = ['Narrow']\n\n\n@register_model\ndef narrow_16(**kwargs):\n    return Narrow(width=16, **kwargs)\n`,
+};
+
+const TIMM_TRAIN = (modelOption: string) => `import argparse
+import torch
+from models import create_model
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', ${modelOption})
+parser.add_argument('--batch-size', type=int, default=48)
+args = parser.parse_args()
+
+model = create_model(args.model, num_classes=5)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+loader = torch.utils.data.DataLoader(torch.load('data.pt'), batch_size=args.batch_size)
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+`;
+
+describe('models chosen through a registry or a factory of the project', () => {
+  it('a builder registered by a decorator when its package star-imports it is found by the argparse default that names it', async () => {
+    for (const [name, width] of [
+      ['wide_256', 256],
+      ['narrow_16', 16],
+    ] as const) {
+      const estimate = await estimateProject({ 'train.py': TIMM_TRAIN(`default='${name}'`), ...TIMM_LIKE });
+      const model = estimate.models[0];
+      assert.equal(model?.params, mlpParams(width, 5), `${name}: ${JSON.stringify(allNotes(estimate))}`);
+      assert.equal(model.batchSize, 48);
+      assert.equal(model.optimizer, 'sgd-momentum');
+    }
+  });
+
+  it('without a default, or with a name nobody registered, says which registry and which names it holds', async () => {
+    const required = await estimateProject({ 'train.py': TIMM_TRAIN('required=True'), ...TIMM_LIKE });
+    assert.equal(required.models.length, 0);
+    const none = allNotes(required).find((note) => note.startsWith('The model registry `_entrypoints`')) ?? '';
+    assert.ok(none.includes('holds 2 builders (wide_256, narrow_16)') && none.includes('`name` is None'), JSON.stringify(allNotes(required)));
+    const unknown = await estimateProject({ 'train.py': TIMM_TRAIN("default='resnet50'"), ...TIMM_LIKE });
+    assert.ok(allNotes(unknown).some((note) => note.includes('"resnet50" (`name`) is not one of them')), JSON.stringify(allNotes(unknown)));
+  });
+
+  it('a registry object whose register_module() decorates classes, built from a config dict with a type key', async () => {
+    const registry = `class Registry:
+    def __init__(self, name):
+        self.name = name
+        self._module_dict = {}
+
+    def register_module(self, name=None):
+        def _register(cls):
+            self._module_dict[name or cls.__name__] = cls
+            return cls
+        return _register
+
+    def get(self, key):
+        return self._module_dict.get(key)
+
+    def build(self, cfg):
+        args = cfg.copy()
+        return self.get(args.pop('type'))(**args)
+
+
+MODELS = Registry('models')
+`;
+    const files = {
+      'lib/registry.py': registry,
+      'lib/__init__.py': 'from .registry import MODELS\nfrom . import heads\n',
+      'lib/heads.py': `${MLP('LinearHead')}
+from .registry import MODELS
+
+MODELS.register_module()(LinearHead)
+
+
+@MODELS.register_module(name='deep')
+class DeepHead(nn.Module):
+    def __init__(self, width=64, num_classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(32, width)
+        self.fc2 = nn.Linear(width, width)
+        self.fc3 = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.fc3(self.fc2(self.fc1(x)))
+`,
+      'train.py': `import torch\nfrom lib import MODELS\n\ncfg = dict(model=dict(type='deep', width=40))\nmodel = MODELS.build(cfg['model'])\noptimizer = torch.optim.Adam(model.parameters())\n`,
+    };
+    const estimate = await estimateProject(files);
+    assert.equal(estimate.models[0]?.params, 32 * 40 + 40 + 40 * 40 + 40 + 40 * 10 + 10, JSON.stringify(allNotes(estimate)));
+  });
+
+  it('a class decorated with a registering factory in the script itself, looked up by a config value', async () => {
+    const source = `import torch
+import torch.nn as nn
+
+ARCHS = {}
+
+
+def register(name):
+    def wrap(cls):
+        ARCHS[name] = cls
+        return cls
+    return wrap
+
+
+@register('mlp')
+class Net(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.fc = nn.Linear(32, cfg['width'])
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def build_model(cfg):
+    cfg = dict(cfg)
+    return ARCHS[cfg.pop('arch')](cfg)
+
+
+model = build_model({'arch': 'mlp', 'width': 24})
+optimizer = torch.optim.Adam(model.parameters())
+`;
+    const estimate = await estimateProject({ 'train.py': source });
+    const built = estimate.models.find((m) => m.name === 'model');
+    assert.equal(built?.params, 32 * 24 + 24, JSON.stringify(allNotes(estimate)));
+  });
+
+  it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
+    const source = `import functools
+import torch
+import torch.nn as nn
+
+
+def timed(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@timed
+def main():
+    model = nn.Sequential(nn.Linear(32, 8), nn.ReLU(), nn.Linear(8, 2))
+    optimizer = torch.optim.AdamW(model.parameters())
+
+
+if __name__ == '__main__':
+    main()
+`;
+    const estimate = await estimateProject({ 'train.py': source });
+    assert.deepEqual(
+      estimate.models.map((m) => [m.name, m.params, m.optimizer]),
+      [['model', 32 * 8 + 8 + 8 * 2 + 2, 'adamw']],
+    );
+  });
+});
+
+describe('values registries are built from', () => {
+  async function scopeOf(source: string): Promise<(name: string) => PyValue | undefined> {
+    const tree = (await realParser()).parse(source);
+    const analysis = analyzeSource(tree, source);
+    tree.delete();
+    return (name) => analysis.context.scope.get(name);
+  }
+
+  it("reads a function's and a class's __name__, tests a dict's keys with in, and copies dicts with dict() and .copy()", async () => {
+    const get = await scopeOf(`def build():\n    pass\n\nclass Net:\n    pass\n\nTABLE = {build.__name__: build, Net.__name__: Net}\nHAS = 'build' in TABLE\nLACKS = 'other' not in TABLE\nBASE = {'a': 1, 'b': 2}\nCOPY = dict(BASE, b=3)\nPAIRS = dict([('x', 4)])\nSAME = BASE.copy()\nSAME['a'] = 9\n`);
+    assert.deepEqual([...(get('TABLE') as DictValue).entries.keys()], ['build', 'Net']);
+    assert.equal(get('HAS'), true);
+    assert.equal(get('LACKS'), true);
+    assert.deepEqual(Object.fromEntries((get('COPY') as DictValue).entries), { a: 1, b: 3 });
+    assert.deepEqual(Object.fromEntries((get('PAIRS') as DictValue).entries), { x: 4 });
+    assert.deepEqual(Object.fromEntries((get('BASE') as DictValue).entries), { a: 1, b: 2 });
+    assert.deepEqual(Object.fromEntries((get('SAME') as DictValue).entries), { a: 9, b: 2 });
+  });
+});
