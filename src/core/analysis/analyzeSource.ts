@@ -253,6 +253,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
   );
   // What the project's modules note while this group runs (a missing module, a cycle) is this group's: kept with it between edits.
   const projectNotesBefore = project?.modules.notes.length ?? 0;
+  // Before the script's first statement, as in Python: its imports' modules have run (once per analysis).
+  project?.modules.runScriptImports();
   const { scope } = found;
   let complete = true;
   const discover = (run: () => void): void => {

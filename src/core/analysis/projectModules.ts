@@ -4,7 +4,8 @@ import { ImportTable } from './imports';
 import { Budget, BudgetExceeded } from './interpreter/budget';
 import { classAttribute } from './interpreter/classes';
 import { Interpreter, type ProjectImports } from './interpreter/interpreter';
-import { isList, kindOf, Scope, unresolved, type ClassValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
+import { isList, kindOf, Scope, unresolved, type ClassValue, type DictValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
+import { importedModules } from './interpreter/definitionTime';
 import type { AnalysisNote } from './modelDescription';
 import { sysPathEntries } from './sysPath';
 import type { ConfigSources } from './config/configSources';
@@ -92,6 +93,11 @@ export class ProjectModules implements ProjectImports {
   /** What the imported modules read of the configuration (environment, config files), as the script does. */
   config?: ConfigSources;
 
+  /** The script's own top-level import statements, run once when discovery starts (runScriptImports). */
+  private scriptImports: SyntaxNode[] | undefined;
+  /** Registries a library keeps for the whole process (timm's `register_model`), filled by the project's modules. */
+  private readonly registries = new Map<string, DictValue>();
+
   constructor(
     private readonly source: ProjectSource,
     scriptRoot: SyntaxNode,
@@ -108,6 +114,24 @@ export class ProjectModules implements ProjectImports {
       else this.note(`sys.path entry ${entry} is outside the project root ${root}; imports from it are not followed (a root above both, such as the CLI's --root, includes it).`);
     }
     this.searchDirs = [...new Set(dirs)];
+    this.scriptImports = scriptRoot.namedChildren.filter((statement) => statement.type === 'import_statement' || statement.type === 'import_from_statement');
+  }
+
+  /**
+   * Runs the project modules the script's own top-level imports name, once per analysis, as Python
+   * does before the script's first line: `import models.convnext` kept only so that its
+   * `@register_model` builders are registered is otherwise never read, and the registry stays empty.
+   */
+  runScriptImports(): void {
+    const statements = this.scriptImports;
+    this.scriptImports = undefined;
+    for (const statement of statements ?? []) for (const { module, names } of importedModules(statement)) this.importNow(module, names, this.source.path);
+  }
+
+  libraryRegistry(library: string): DictValue {
+    let registry = this.registries.get(library);
+    if (!registry) this.registries.set(library, (registry = { kind: 'dict', entries: new Map() }));
+    return registry;
   }
 
   resolve(qualified: string, fromFile: string): PyValue | undefined {

@@ -2,6 +2,7 @@
 // model registries are built from (a module's decorators filling a dict when the module is imported).
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
+import { isLibraryRegistration, registerInLibrary } from './libraryRegistries';
 import { kindOf, type PyValue, type Scope } from './pyValues';
 
 /**
@@ -13,22 +14,27 @@ import { kindOf, type PyValue, type Scope } from './pyValues';
 export function runImport(interp: Evaluator, node: SyntaxNode): void {
   const place = interp.place;
   if (!place) return;
+  for (const { module, names } of importedModules(node)) place.project.importNow(module, names, place.file);
+}
+
+/** The modules an import statement names, each with the names taken from it (`*` for a star import). */
+export function importedModules(node: SyntaxNode): { module: string; names: string[] }[] {
   if (node.type === 'import_statement') {
-    for (const item of node.namedChildren) {
+    return node.namedChildren.flatMap((item) => {
       const name = item.type === 'aliased_import' ? item.childForFieldName('name') : item;
-      if (name?.type === 'dotted_name') place.project.importNow(name.text, [], place.file);
-    }
-    return;
+      return name?.type === 'dotted_name' ? [{ module: name.text, names: [] }] : [];
+    });
   }
+  if (node.type !== 'import_from_statement') return [];
   const module = node.childForFieldName('module_name')?.text.replace(/\s+/g, '');
-  if (!module) return;
+  if (!module) return [];
   const names = node.namedChildren.some((child) => child.type === 'wildcard_import')
     ? ['*']
     : node.childrenForFieldName('name').flatMap((item) => {
         const name = item?.type === 'aliased_import' ? item.childForFieldName('name') : item;
         return name ? [name.text] : [];
       });
-  place.project.importNow(module, names, place.file);
+  return [{ module, names }];
 }
 
 /**
@@ -36,8 +42,9 @@ export function runImport(interp: Evaluator, node: SyntaxNode): void {
  * Python does when it runs the definition: `@register_model` on a builder function and
  * `@BACKBONES.register_module()` or `@register("resnet")` on a class store it in a registry (a
  * module-level dict, or a dict held by a registry object) under its name. Library decorators
- * (`@torch.no_grad()`, `@dataclass`, `@hydra.main(...)`) are not called: the analysis knows what
- * they do, or they change nothing it measures.
+ * (`@torch.no_grad()`, `@dataclass`, `@hydra.main(...)`) are not called (the analysis knows what
+ * they do, or they change nothing it measures), except timm's `@register_model`, whose registry
+ * `timm.create_model(name)` reads (libraryRegistries.ts).
  *
  * The name keeps the definition itself rather than what the decorator returns. A registering
  * decorator returns its argument anyway; a wrapping one (timing, logging, rank-zero-only) returns
@@ -48,6 +55,10 @@ export function applyDecorators(interp: Evaluator, decorators: readonly SyntaxNo
   for (const decorator of [...decorators].reverse()) {
     const expression = decorator.namedChildren.find((child) => child.type !== 'comment');
     if (!expression) continue;
+    if (expression.type !== 'call' && isLibraryRegistration(interp.evaluate(expression, scope))) {
+      registerInLibrary(interp, defined);
+      continue;
+    }
     const decorate = projectDecorator(interp, expression, scope);
     if (decorate) interp.callValue(decorate, [defined], new Map(), decorator);
   }

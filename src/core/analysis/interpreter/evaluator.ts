@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { ConfigSources } from '../config/configSources';
-import type { FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
+import type { DictValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
  * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
@@ -20,6 +20,8 @@ export interface ProjectImports {
    * cannot be found is noted when one of its names is read, not here.
    */
   importNow(module: string, names: readonly string[], fromFile: string): void;
+  /** The registry a library keeps for the whole process (`timm`: the builders `@register_model` registered), shared by the project's modules. */
+  libraryRegistry(library: string): DictValue;
 }
 
 /** Which file an interpreter runs and the project it belongs to; absent for a lone script. */

@@ -96,6 +96,29 @@ describe('models chosen through a registry or a factory of the project', () => {
     assert.ok(allNotes(unknown).some((note) => note.includes('"resnet50" (`name`) is not one of them')), JSON.stringify(allNotes(unknown)));
   });
 
+  it("builders registered with timm's @register_model in a module the script imports only for that are what timm.create_model builds", async () => {
+    const files = {
+      'models/__init__.py': '',
+      'models/nets.py': `${MLP('Net')}\nfrom timm.models.registry import register_model\n\n\n@register_model\ndef net_small(pretrained=False, **kwargs):\n    return Net(width=24, **kwargs)\n`,
+      'main.py': `import argparse
+import torch
+from timm.models import create_model
+import models.nets  # noqa: F401  registers the models
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', {option})
+parser.add_argument('--drop-path', type=float, default=None)
+args = parser.parse_args()
+model = create_model(args.model, pretrained=False, num_classes=3, drop_path_rate=args.drop_path)
+optimizer = torch.optim.AdamW(model.parameters())
+`,
+    };
+    const estimate = await estimateProject({ ...files, 'main.py': files['main.py'].replace('{option}', "default='net_small'") }, 'main.py');
+    assert.equal(estimate.models[0]?.params, mlpParams(24, 3), JSON.stringify(allNotes(estimate)));
+    const unknown = await estimateProject({ ...files, 'main.py': files['main.py'].replace('{option}', 'type=str') }, 'main.py');
+    assert.ok(allNotes(unknown).some((note) => note.includes("timm's registry (the project's @register_model builders)` holds 1 builder (net_small), and `args.model` is None")), JSON.stringify(allNotes(unknown)));
+  });
+
   it('a registry object whose register_module() decorates classes, built from a config dict with a type key', async () => {
     const registry = `class Registry:
     def __init__(self, name):
