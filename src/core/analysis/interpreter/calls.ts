@@ -11,6 +11,7 @@ import { frameworkMethod, frameworkObject, isFrameworkObject } from './framework
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { createRegisteredModel } from './libraryRegistries';
+import { callByString } from './namesByString';
 import { isRegistry, noteRegistryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
@@ -30,6 +31,11 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   if (fnNode.type === 'identifier' && fnNode.text === 'exec' && interp.config && !scope.has('exec')) {
     const ran = execConfiguration(interp, node, scope);
     if (ran) return null;
+  }
+  // `globals()[args.arch]`, `eval(args.model)`: a name picked by a string.
+  if (fnNode.type === 'identifier' && (fnNode.text === 'globals' || fnNode.text === 'eval')) {
+    const picked = callByString(interp, fnNode.text, node, scope);
+    if (picked !== undefined) return picked;
   }
   const callee = interp.evaluate(fnNode, scope);
   const args: PyValue[] = [];

@@ -99,6 +99,8 @@ export interface Evaluator {
   functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
   execBlock(block: SyntaxNode | null, scope: Scope, discovering?: boolean): Flow;
   evaluate(node: SyntaxNode, scope: Scope): PyValue;
+  /** A bare name as the code at `node` reads it: the scope, then the imports, then the builtins. */
+  lookupName(name: string, scope: Scope, node: SyntaxNode): PyValue;
   bind(target: SyntaxNode, value: PyValue, scope: Scope, discovering?: boolean): void;
   /** The items a `for` loop visits, when they are known. */
   iterate(value: PyValue): PyValue[] | undefined;

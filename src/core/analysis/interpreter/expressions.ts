@@ -214,7 +214,7 @@ function comprehension(interp: Evaluator, node: SyntaxNode, scope: Scope): PyVal
   return run(0, scope.child()) ? results : unresolved(node.text, 'comprehension over an unknown sequence');
 }
 
-function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode): PyValue {
+export function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode): PyValue {
   const value = scope.get(name);
   if (value !== undefined) return value;
   const qualified = interp.imports.resolve(name);

@@ -6,7 +6,7 @@ import { Budget } from './budget';
 import { bindParameters, callModule, callValue, instantiate, runForward } from './calls';
 import { classAttribute } from './classes';
 import type { Evaluator, Flow, FunctionalRowType, InterpreterHooks, InterpreterPlace } from './evaluator';
-import { attribute, binary, evaluate } from './expressions';
+import { attribute, binary, evaluate, lookup } from './expressions';
 import type { ClassValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 import { bind, exec, execBlock, iterate } from './statements';
 
@@ -85,6 +85,10 @@ export class Interpreter implements Evaluator {
 
   evaluate(node: SyntaxNode, scope: Scope): PyValue {
     return evaluate(this, node, scope);
+  }
+
+  lookupName(name: string, scope: Scope, node: SyntaxNode): PyValue {
+    return lookup(this, name, scope, node);
   }
 
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue {

@@ -204,6 +204,27 @@ optimizer = torch.optim.Adam(model.parameters())
     assert.equal(built?.params, 32 * 24 + 24, JSON.stringify(allNotes(estimate)));
   });
 
+  it('globals()[name] and eval(name) pick the class the option names, even when the class is defined apart from the lookup', async () => {
+    const source = `import argparse
+import torch.nn as nn
+${MLP('Small').replace('import torch.nn as nn\n', '')}
+${MLP('Large').replace('import torch.nn as nn\n', '')}
+parser = argparse.ArgumentParser()
+parser.add_argument('--arch', default='Large')
+args = parser.parse_args()
+{lookups}
+`;
+    const paramsOf = async (lookups: string) => {
+      const estimate = estimateSource('train.py', source.replace('{lookups}', lookups), await realParser(), options);
+      return Object.fromEntries(estimate.models.map((m) => [m.name, m.params]));
+    };
+    assert.equal((await paramsOf('by_globals = globals()[args.arch](width=96)')).by_globals, mlpParams(96));
+    // Each alone: a file calling globals() is one group of statements, and eval() must make it one too.
+    const byEval = await paramsOf("by_eval = eval(args.arch)(width=80)\nby_eval_dotted = eval('nn.Linear')(32, 4)");
+    assert.equal(byEval.by_eval, mlpParams(80));
+    assert.equal(byEval.by_eval_dotted, 32 * 4 + 4);
+  });
+
   it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
     const source = `import functools
 import torch
