@@ -10,7 +10,7 @@ import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unres
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
-import { createRegisteredModel } from './libraryRegistries';
+import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libraryRegistryObject, registryMethod } from './libraryRegistries';
 import { callByString } from './namesByString';
 import { isRegistry, noteRegistryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
@@ -232,7 +232,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
   interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
-  const registered = createRegisteredModel(interp, name, args, kwargs, node);
+  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node);
   if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;
@@ -268,6 +268,7 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (isList(self)) return listMethod(self, method, args, node);
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isLibraryRegistryObject(self)) return registryMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);

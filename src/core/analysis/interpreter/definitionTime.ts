@@ -2,7 +2,7 @@
 // model registries are built from (a module's decorators filling a dict when the module is imported).
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { isLibraryRegistration, registerInLibrary } from './libraryRegistries';
+import { isLibraryRegistration, isRegistryDecorator, registerInLibrary } from './libraryRegistries';
 import { kindOf, type PyValue, type Scope } from './pyValues';
 
 /**
@@ -64,12 +64,17 @@ export function applyDecorators(interp: Evaluator, decorators: readonly SyntaxNo
   }
 }
 
-/** The project function a decorator expression gives: the name itself, or what a call of a project function returns. */
+/**
+ * The decorator an expression gives when it is the project's own function (the name itself, or
+ * what a call of a project function returns) or a library registry object's (`@BACKBONES.register()`).
+ */
 function projectDecorator(interp: Evaluator, expression: SyntaxNode, scope: Scope): PyValue | undefined {
   const head = expression.type === 'call' ? expression.childForFieldName('function') : expression;
   if (!head || (head.type !== 'identifier' && head.type !== 'attribute')) return undefined;
   // The callee is looked up first, so a library's decorator factory is never called.
-  if (kindOf(interp.evaluate(head, scope)) !== 'function') return undefined;
+  if (!followed(interp.evaluate(head, scope))) return undefined;
   const decorate = expression.type === 'call' ? interp.evaluate(expression, scope) : interp.evaluate(head, scope);
-  return kindOf(decorate) === 'function' ? decorate : undefined;
+  return followed(decorate) ? decorate : undefined;
 }
+
+const followed = (value: PyValue): boolean => kindOf(value) === 'function' || isRegistryDecorator(value);

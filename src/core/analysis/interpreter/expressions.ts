@@ -9,6 +9,7 @@ import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { isLibraryRegistryObject } from './libraryRegistries';
 import { isRegistry, noteRegistryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { catalogPart, moduleAttribute } from './torchModules';
@@ -238,6 +239,8 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
   if (kind === 'instance') {
     const instance = object as InstanceValue;
     if (instance.argparse || isFrameworkObject(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
+    // A library's Registry object: its entries dict by name, its methods as library calls (libraryRegistries.ts).
+    if (isLibraryRegistryObject(instance) && !instance.attrs.has(name)) return { kind: 'external', name: `${instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);

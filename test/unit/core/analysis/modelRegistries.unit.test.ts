@@ -167,6 +167,41 @@ class DeepHead(nn.Module):
     assert.equal(estimate.models[0]?.params, 32 * 40 + 40 + 40 * 40 + 40 + 40 * 10 + 10, JSON.stringify(allNotes(estimate)));
   });
 
+  it("fvcore's (detectron2's) and mmengine's Registry objects hold the project's classes: get(name), build(cfg), build_from_cfg", async () => {
+    const project = (registry: string, build: string) => ({
+      'modeling/__init__.py': 'from .heads import HEADS\n',
+      'modeling/heads.py': `import torch.nn as nn
+${registry}
+
+HEADS = Registry('heads')
+
+
+@HEADS.${build.startsWith('HEADS.get') ? 'register()' : "register_module(name='wide')"}
+class WideHead(nn.Module):
+    def __init__(self, width=64, num_classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(32, width)
+        self.fc2 = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+`,
+      'train.py': `import torch\nfrom modeling import HEADS\n${build.includes('build_from_cfg') ? 'from mmengine.registry import build_from_cfg\n' : ''}\ncfg = {'head': 'WideHead', 'width': 20}\nmodel = ${build}\noptimizer = torch.optim.Adam(model.parameters())\n`,
+    });
+    for (const [registry, build] of [
+      ['from fvcore.common.registry import Registry', "HEADS.get(cfg['head'])(width=cfg['width'])"],
+      ['from detectron2.utils.registry import Registry', "HEADS.get(cfg['head'])(width=cfg['width'])"],
+      ['from mmengine.registry import Registry', "HEADS.build(dict(type='wide', width=20))"],
+      ['from mmcv.utils import Registry', "HEADS.build(dict(type='wide'), default_args=dict(width=20))"],
+      ['from mmengine.registry import Registry', "build_from_cfg(dict(type='wide', width=20), HEADS)"],
+    ] as const) {
+      const estimate = await estimateProject(project(registry, build));
+      assert.equal(estimate.models[0]?.params, mlpParams(20), `${registry} / ${build}: ${JSON.stringify(allNotes(estimate))}`);
+    }
+    const unknown = await estimateProject(project('from fvcore.common.registry import Registry', "HEADS.get(cfg['missing'])()"));
+    assert.ok(allNotes(unknown).some((note) => note.includes('The model registry `Registry("heads")` holds 1 builder (WideHead)')), JSON.stringify(allNotes(unknown)));
+  });
+
   it('a class decorated with a registering factory in the script itself, looked up by a config value', async () => {
     const source = `import torch
 import torch.nn as nn
