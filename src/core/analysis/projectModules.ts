@@ -21,6 +21,12 @@ const MODULE_STEPS = 100_000;
 const MODULE_MILLIS = 80;
 /** What reading, parsing and running the imported modules may take together, in wall-clock time. */
 const MAX_IMPORT_MILLIS = 600;
+/**
+ * How much of the files and time imports may use that import statements may take running modules
+ * ahead of need (importNow): the rest is kept for the names the script reads, so a package that
+ * imports fifty architectures cannot use it all up before the one the script builds is loaded.
+ */
+const EAGER_SHARE = 0.5;
 
 /**
  * Never looked for among the project's files: the libraries the analyzer knows by name (catalog,
@@ -83,6 +89,12 @@ export class ProjectModules implements ProjectImports {
   private readonly budget: Budget;
   private loaded = 0;
   private loadMillis = 0;
+  /** When the outermost load under way started (loads nest: a module's imports load inside it). */
+  private outermostStart = 0;
+  /** The share of the imports' steps that modules run ahead of need (and what they load) may spend. */
+  private readonly eagerBudget: Budget;
+  /** How many loads ahead of need are under way: what they load is paid from eagerBudget. */
+  private eager = 0;
   /**
    * Lookups under way (`file|name`): `a` and `b` importing `*` from each other, or `from b import
    * Net` in `a` and `from a import Net` in `b`, would otherwise ask each other forever.
@@ -105,6 +117,8 @@ export class ProjectModules implements ProjectImports {
     fileBudget: Budget,
   ) {
     this.budget = fileBudget.limit(PROJECT_STEPS, PROJECT_MILLIS);
+    // Its time is counted in load time (runOnce), not from now: the script may start importing late.
+    this.eagerBudget = this.budget.limit(PROJECT_STEPS * EAGER_SHARE, Infinity);
     const { root, path } = source;
     // sys.path as Python builds it for `python train.py`: the script's folder first; then the root
     // (scripts run from it) and `src/` (a src-layout package installed in development mode).
@@ -239,9 +253,21 @@ export class ProjectModules implements ProjectImports {
     return undefined;
   }
 
-  /** Runs a module's top level unless it has run or is running (an import cycle, which Python allows: the names bound so far are used). */
+  /**
+   * Runs a module's top level unless it has run or is running (an import cycle, which Python
+   * allows: the names bound so far are used), or the share of imports' files and time for running
+   * modules ahead of need is used up: then it stays unrun, to be loaded when one of its names is read.
+   */
   private runOnce(module: ProjectModule | undefined): void {
-    if (module?.state === 'new') this.load(module);
+    if (module?.state !== 'new' || this.eagerBudget.spent()) return;
+    const millis = this.loadMillis + (this.loading.length > 0 ? performance.now() - this.outermostStart : 0);
+    if (this.loaded >= MAX_IMPORTED_FILES * EAGER_SHARE || millis > MAX_IMPORT_MILLIS * EAGER_SHARE) return;
+    this.eager += 1;
+    try {
+      this.load(module);
+    } finally {
+      this.eager -= 1;
+    }
   }
 
   /** `from M import *` binds the names in M's own `__all__`, else every name not starting with `_`. */
@@ -301,6 +327,7 @@ export class ProjectModules implements ProjectImports {
     }
     if (module.state === 'done' || !module.file) return module.namespace;
     const started = performance.now();
+    if (this.loading.length === 0) this.outermostStart = started;
     try {
       return this.run(module, module.file);
     } finally {
@@ -313,6 +340,8 @@ export class ProjectModules implements ProjectImports {
   }
 
   private run(module: ProjectModule, file: string): PyValue {
+    // Ahead of need and out of its share: left unrun, for a read of one of its names to load.
+    if (this.eager > 0 && (this.eagerBudget.spent() || this.loaded >= MAX_IMPORTED_FILES * EAGER_SHARE)) return module.namespace;
     module.state = 'done';
     if (this.loading.length >= MAX_IMPORT_DEPTH) return this.stop(module, `imports nest more than ${MAX_IMPORT_DEPTH} deep`);
     if (this.loaded >= MAX_IMPORTED_FILES) return this.stop(module, `more than ${MAX_IMPORTED_FILES} project files imported`);
@@ -335,18 +364,22 @@ export class ProjectModules implements ProjectImports {
     module.imports = imports;
     module.state = 'loading';
     this.loading.push(module);
-    const interpreter = new Interpreter(imports, {}, this.budget.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true }, this.config);
+    const payer = this.eager > 0 ? this.eagerBudget : this.budget;
+    const interpreter = new Interpreter(imports, {}, payer.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true }, this.config);
     interpreter.scriptLevel = true;
+    // A module run ahead of need and cut short runs again, whole, if one of its names is read later.
+    let cutShort = false;
     try {
       for (const statement of root.namedChildren) if (interpreter.exec(statement, scope)) break;
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
-      this.note(`Import of \`${module.name}\` stopped early (${error.message}); names it defines later are unknown.`);
+      if (this.eager > 0) cutShort = true;
+      else this.note(`Import of \`${module.name}\` stopped early (${error.message}); names it defines later are unknown.`);
     } finally {
       this.loading.pop();
-      module.state = 'done';
+      module.state = cutShort ? 'new' : 'done';
       // What the top level bound is listed too, so `for name in models.__dict__` sees the names.
-      for (const name of scope.ownNames()) if (!module.namespace.attrs.has(name)) module.namespace.attrs.set(name, scope.get(name)!);
+      if (!cutShort) for (const name of scope.ownNames()) if (!module.namespace.attrs.has(name)) module.namespace.attrs.set(name, scope.get(name)!);
     }
     return module.namespace;
   }

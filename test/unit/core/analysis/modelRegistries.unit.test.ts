@@ -119,6 +119,15 @@ optimizer = torch.optim.AdamW(model.parameters())
     assert.ok(allNotes(unknown).some((note) => note.includes("timm's registry (the project's @register_model builders)` holds 1 builder (net_small), and `args.model` is None")), JSON.stringify(allNotes(unknown)));
   });
 
+  it('a package importing many costly modules ahead of the one the script needs still gives that one: running modules ahead of need has its own share of the imports budget', async () => {
+    const files: Record<string, string> = { 'train.py': 'import torch\nfrom models import Net\nmodel = Net(width=40)\noptimizer = torch.optim.Adam(model.parameters())\n', 'models/target.py': MLP('Net') };
+    const many = 40;
+    for (let i = 0; i < many; i++) files[`models/m${i}.py`] = `TABLE = [j * ${i} for j in range(3000)]\n`;
+    files['models/__init__.py'] = `${Array.from({ length: many }, (_, i) => `from .m${i} import *\n`).join('')}from .target import Net\n`;
+    const estimate = await estimateProject(files);
+    assert.equal(estimate.models[0]?.params, mlpParams(40), JSON.stringify(allNotes(estimate)));
+  });
+
   it('a registry object whose register_module() decorates classes, built from a config dict with a type key', async () => {
     const registry = `class Registry:
     def __init__(self, name):
