@@ -413,7 +413,8 @@ function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, s
     const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
     if (definition?.type !== 'class_definition') continue;
     const value = scope.get(definition.childForFieldName('name')?.text ?? '');
-    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name)) {
+    // A class registered beside the one the script picked from the registry is the user's other choice, not a model.
+    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name) && !interpreter.registryAlternatives.has(value as ClassValue)) {
       classes.push({ classValue: value as ClassValue, index: group.indices[i]! });
     }
   }

@@ -11,8 +11,8 @@ import { frameworkMethod, frameworkObject, isFrameworkObject } from './framework
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libraryRegistryObject, registryMethod } from './libraryRegistries';
-import { callByString } from './namesByString';
-import { isRegistry, noteRegistryLookup } from './registryLookups';
+import { callByString, importModuleByName } from './namesByString';
+import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
@@ -232,7 +232,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
   interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
-  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node);
+  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node) ?? importModuleByName(interp, name, args, kwargs);
   if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;
@@ -273,7 +273,7 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);
     // `registry.get(name)` with a fallback of its own is the script's choice, not a missing model.
-    if (method === 'get' && args.length === 1 && isRegistry(self)) noteRegistryLookup(interp, self, args[0]!, { registry: methodReceiverText(node), key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? '' });
+    if (method === 'get' && args.length === 1 && isRegistry(self)) registryLookup(interp, self, args[0]!, { registry: methodReceiverText(node), key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? '' });
     if (method === 'copy') {
       const copy: DictValue = { kind: 'dict', entries: new Map((self as DictValue).entries) };
       interp.config?.copied(self, copy);

@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { ConfigSources } from '../config/configSources';
-import type { DictValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
+import type { ClassValue, DictValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
  * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
@@ -85,6 +85,8 @@ export interface Evaluator {
   readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;
+  /** Classes registered beside one the code picked from a registry: alternatives to it, not models of their own. */
+  readonly registryAlternatives: Set<ClassValue>;
   /** How deeply calls nest (bounded, against recursion). */
   depth: number;
   /** How deeply expressions nest (bounded by MAX_EXPRESSION_DEPTH). */

@@ -10,7 +10,7 @@ import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
 import { isLibraryRegistryObject } from './libraryRegistries';
-import { isRegistry, noteRegistryLookup } from './registryLookups';
+import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { catalogPart, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
@@ -271,7 +271,7 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     }
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
-  if (isRegistry(container)) noteRegistryLookup(interp, container, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
+  if (isRegistry(container)) registryLookup(interp, container, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
   if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
     readConfigKey(interp, container, String(key), node);
     return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);

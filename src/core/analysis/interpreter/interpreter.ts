@@ -27,6 +27,8 @@ export class Interpreter implements Evaluator {
   readonly notes: AnalysisNote[] = [];
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated = new Set<number>();
+  /** Classes registered beside one the code picked from a registry: alternatives to it, not models of their own. */
+  readonly registryAlternatives = new Set<ClassValue>();
   depth = 0;
   expressionDepth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */

@@ -5,7 +5,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { kindOf, unresolved, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type PyValue } from './pyValues';
-import { isRegistry, noteRegistryLookup } from './registryLookups';
+import { isRegistry, registryLookup } from './registryLookups';
 
 const TIMM_REGISTER = /^timm\.models(\._?registry)?\.register_model$/;
 const TIMM_CREATE = /^timm(\.models(\._?factory)?)?\.create_model$/;
@@ -35,7 +35,7 @@ export function createRegisteredModel(interp: Evaluator, qualified: string, args
   const name = kwargs.get('model_name') ?? args[0] ?? null;
   const builder = typeof name === 'string' ? registry.entries.get(name) : undefined;
   if (!builder) {
-    if (typeof name !== 'string') noteRegistryLookup(interp, registry, name, { registry: "timm's registry (the project's @register_model builders)", key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? 'model_name' });
+    if (typeof name !== 'string') registryLookup(interp, registry, name, { registry: "timm's registry (the project's @register_model builders)", key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? 'model_name' });
     return undefined;
   }
   const passed = new Map<string, PyValue>([['pretrained', kwargs.get('pretrained') ?? args[1] ?? false]]);
@@ -97,9 +97,8 @@ export function registryMethod(interp: Evaluator, self: InstanceValue, method: s
     }
     case 'get': {
       const key = args[0] ?? null;
-      if (typeof key === 'string' && entries.entries.has(key)) return entries.entries.get(key)!;
-      if (isRegistry(entries)) noteRegistryLookup(interp, entries, key, written);
-      return unresolved(node.text, 'not registered');
+      if (isRegistry(entries)) registryLookup(interp, entries, key, written);
+      return typeof key === 'string' && entries.entries.has(key) ? entries.entries.get(key)! : unresolved(node.text, 'not registered');
     }
     case 'build':
       return buildFromConfig(interp, self, args[0] ?? null, kwargs.get('default_args') ?? args[1] ?? null, node);

@@ -43,3 +43,20 @@ class ScopeEntries extends Map<string, PyValue> {
     return super.has(name) || this.scope.has(name);
   }
 }
+
+/**
+ * `importlib.import_module("models." + args.arch)` (or with `package=` for a relative name): the
+ * project module it names, run as an import is. Undefined for a name the project has no file for
+ * (a library module stays a library value).
+ */
+export function importModuleByName(interp: Evaluator, qualified: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): PyValue | undefined {
+  if (qualified !== 'importlib.import_module' || !interp.place) return undefined;
+  const name = kwargs.get('name') ?? args[0];
+  const anchor = kwargs.get('package') ?? args[1];
+  if (typeof name !== 'string') return undefined;
+  const level = /^\.*/.exec(name)![0].length;
+  if (level > 0 && typeof anchor !== 'string') return undefined;
+  // `.resnet` in package `models.backbones` is `models.backbones.resnet`; each further dot goes up one package.
+  const absolute = level === 0 ? name : [...(anchor as string).split('.').slice(0, Math.max(0, (anchor as string).split('.').length - (level - 1))), name.slice(level)].filter((part) => part !== '').join('.');
+  return interp.place.project.resolve(absolute, interp.place.file);
+}

@@ -1,7 +1,7 @@
 // Model registries read by name (`MODELS[name]`, `_model_entrypoints.get(name)`): when the name is
 // unknown or not registered, a note says which choice the analysis could not make.
 import type { Evaluator } from './evaluator';
-import { kindOf, type DictValue, type PyValue } from './pyValues';
+import { kindOf, type ClassValue, type DictValue, type PyValue } from './pyValues';
 
 /** How many registered names a note lists. */
 const LISTED = 12;
@@ -14,13 +14,18 @@ export function isRegistry(value: PyValue | undefined): value is DictValue {
 }
 
 /**
- * `registry[key]` or `registry.get(key)` on a registry, with a key that picks nothing: a note
- * naming the registry, what is registered, and why the key is not one of them (an option with no
- * default, a config key the analysis cannot read). Without it the model would silently be missing.
- * The note has no range: the lookup is often in another of the project's files than the script.
+ * `registry[key]` or `registry.get(key)` on a registry. A key that picks an entry makes every
+ * class registered there an alternative to the one built (so a class left unbuilt is not taken for
+ * a model of its own). A key that picks nothing is a note naming the registry, what is registered,
+ * and why the key is not one of them (an option with no default, a config key the analysis cannot
+ * read): without it the model would silently be missing. The note has no range: the lookup is
+ * often in another of the project's files than the script.
  */
-export function noteRegistryLookup(interp: Evaluator, registry: DictValue, key: PyValue, written: { registry: string; key: string }): void {
-  if (typeof key === 'string' && registry.entries.has(key)) return;
+export function registryLookup(interp: Evaluator, registry: DictValue, key: PyValue, written: { registry: string; key: string }): void {
+  if (typeof key === 'string' && registry.entries.has(key)) {
+    for (const entry of registry.entries.values()) if (kindOf(entry) === 'class') interp.registryAlternatives.add(entry as ClassValue);
+    return;
+  }
   const names = [...registry.entries.keys()];
   const listed = `${names.slice(0, LISTED).join(', ')}${names.length > LISTED ? `, and ${names.length - LISTED} more` : ''}`;
   const keyText = `\`${written.key.split('\n')[0]!.slice(0, 60)}\``;

@@ -211,7 +211,7 @@ class WideHead(nn.Module):
     assert.ok(allNotes(unknown).some((note) => note.includes('The model registry `Registry("heads")` holds 1 builder (WideHead)')), JSON.stringify(allNotes(unknown)));
   });
 
-  it('a class decorated with a registering factory in the script itself, looked up by a config value', async () => {
+  it('a class decorated with a registering factory in the script itself, looked up by a config value, is the one model', async () => {
     const source = `import torch
 import torch.nn as nn
 
@@ -235,6 +235,16 @@ class Net(nn.Module):
         return self.fc(x)
 
 
+@register('other')
+class Other(nn.Module):
+    def __init__(self, width=16):
+        super().__init__()
+        self.fc = nn.Linear(32, width)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
 def build_model(cfg):
     cfg = dict(cfg)
     return ARCHS[cfg.pop('arch')](cfg)
@@ -244,8 +254,12 @@ model = build_model({'arch': 'mlp', 'width': 24})
 optimizer = torch.optim.Adam(model.parameters())
 `;
     const estimate = await estimateProject({ 'train.py': source });
-    const built = estimate.models.find((m) => m.name === 'model');
-    assert.equal(built?.params, 32 * 24 + 24, JSON.stringify(allNotes(estimate)));
+    // The class registered beside it is the other choice, not a second model built with its defaults.
+    assert.deepEqual(
+      estimate.models.map((m) => [m.name, m.params]),
+      [['model', 32 * 24 + 24]],
+      JSON.stringify(allNotes(estimate)),
+    );
   });
 
   it('globals()[name] and eval(name) pick the class the option names, even when the class is defined apart from the lookup', async () => {
@@ -267,6 +281,14 @@ args = parser.parse_args()
     const byEval = await paramsOf("by_eval = eval(args.arch)(width=80)\nby_eval_dotted = eval('nn.Linear')(32, 4)");
     assert.equal(byEval.by_eval, mlpParams(80));
     assert.equal(byEval.by_eval_dotted, 32 * 4 + 4);
+  });
+
+  it('importlib.import_module picks the project module an option names, absolute or relative to a package', async () => {
+    for (const pick of ["importlib.import_module(f'models.{args.arch}')", "importlib.import_module('.' + args.arch, package='models')", "importlib.import_module('..' + args.arch, 'models.sub')"]) {
+      const train = `import argparse\nimport importlib\nimport torch\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--arch', default='small')\nargs = parser.parse_args()\nmodule = ${pick}\nmodel = getattr(module, 'Net')(width=12)\noptimizer = torch.optim.Adam(model.parameters())\n`;
+      const estimate = await estimateProject({ 'train.py': train, 'models/__init__.py': '', 'models/small.py': MLP('Net'), 'models/large.py': MLP('Net').replace('width=64', 'width=512') });
+      assert.equal(estimate.models[0]?.params, mlpParams(12), `${pick}: ${JSON.stringify(allNotes(estimate))}`);
+    }
   });
 
   it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
