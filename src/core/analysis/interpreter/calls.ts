@@ -6,7 +6,7 @@ import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -159,6 +159,7 @@ function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], k
     return self;
   }
   const instance: InstanceValue = { kind: 'instance', className: classValue.name, attrs: new Map(), classValue };
+  if (classValue.mapping) instance.attrs.set(MAPPING_ENTRIES, { kind: 'dict', entries: new Map() });
   if (classValue.isDataclass) {
     const fields = collectFields(classValue);
     fields.forEach((field, i) => {

@@ -8,7 +8,7 @@ import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
 import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { BUILTINS } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PyList, type PyValue, type Scope } from './pyValues';
 import { isLibraryRegistryObject } from './libraryRegistries';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
@@ -244,6 +244,9 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);
+    // `registry.get(name)`, `registry.keys()` on a `dict` subclass: the methods of its entries.
+    const mapping = mappingOf(instance);
+    if (mapping) return { kind: 'external', name: `method.${name}`, self: mapping };
     return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
   }
   // `fn.__name__`, `cls.__name__`: the key registries store builders and classes under.
@@ -271,10 +274,11 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     }
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
-  if (isRegistry(container)) registryLookup(interp, container, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
-  if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
-    readConfigKey(interp, container, String(key), node);
-    return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
+  const mapping = mappingOf(container);
+  if (isRegistry(mapping)) registryLookup(interp, mapping, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
+  if (mapping && (typeof key === 'string' || typeof key === 'number')) {
+    readConfigKey(interp, mapping, String(key), node);
+    return mapping.entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
   }
   const environ = environSubscript(interp, container, key, node);
   if (environ !== undefined) return environ;

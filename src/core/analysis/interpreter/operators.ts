@@ -1,6 +1,6 @@
 // Python's arithmetic and comparison operators on known numbers, strings and batch-dependent sizes.
 import type { SyntaxNode } from '../../parsing/syntax';
-import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type PyValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, unresolved, type PyValue } from './pyValues';
 
 export function arithmetic(operator: string, a: number, b: number): number | undefined {
   switch (operator) {
@@ -54,7 +54,8 @@ export function compareValues(op: string, a: PyValue, b: PyValue): boolean | und
     if (isList(b) && (typeof a === 'number' || typeof a === 'string')) return b.includes(a) === (op === 'in');
     if (typeof b === 'string' && typeof a === 'string') return b.includes(a) === (op === 'in');
     // `if name not in _model_entrypoints:`: a dict's keys.
-    if (kindOf(b) === 'dict' && (typeof a === 'string' || typeof a === 'number')) return (b as DictValue).entries.has(String(a)) === (op === 'in');
+    const mapping = mappingOf(b);
+    if (mapping && (typeof a === 'string' || typeof a === 'number')) return mapping.entries.has(String(a)) === (op === 'in');
     return undefined;
   }
   const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;

@@ -176,6 +176,38 @@ class DeepHead(nn.Module):
     assert.equal(estimate.models[0]?.params, 32 * 40 + 40 + 40 * 40 + 40 + 40 * 10 + 10, JSON.stringify(allNotes(estimate)));
   });
 
+  it("a Registry class deriving from dict (maskrcnn-benchmark's) fills itself through register() and is indexed by name", async () => {
+    const registry = `def _register_generic(module_dict, module_name, module):
+    assert module_name not in module_dict
+    module_dict[module_name] = module
+
+
+class Registry(dict):
+    def __init__(self, *args, **kwargs):
+        super(Registry, self).__init__(*args, **kwargs)
+
+    def register(self, module_name, module=None):
+        if module is not None:
+            _register_generic(self, module_name, module)
+            return
+
+        def register_fn(fn):
+            _register_generic(self, module_name, fn)
+            return fn
+
+        return register_fn
+
+
+BACKBONES = Registry()
+`;
+    const backbones = `${MLP('Net')}\nfrom utils import registry\n\n\n@registry.BACKBONES.register('MLP-48')\ndef build_mlp(cfg):\n    return Net(width=48)\n\n\nregistry.BACKBONES.register('MLP-8', lambda cfg: None)\n`;
+    for (const lookup of ["registry.BACKBONES[cfg['BODY']](cfg)", "registry.BACKBONES.get(cfg['BODY'])(cfg)"]) {
+      const train = `import torch\nfrom utils import registry\nimport backbones  # noqa: F401\n\ncfg = {'BODY': 'MLP-48'}\nassert cfg['BODY'] in registry.BACKBONES\nmodel = ${lookup}\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n`;
+      const estimate = await estimateProject({ 'train.py': train, 'utils/__init__.py': '', 'utils/registry.py': registry, 'backbones.py': backbones });
+      assert.equal(estimate.models[0]?.params, mlpParams(48), `${lookup}: ${JSON.stringify(allNotes(estimate))}`);
+    }
+  });
+
   it("fvcore's (detectron2's) and mmengine's Registry objects hold the project's classes: get(name), build(cfg), build_from_cfg", async () => {
     const project = (registry: string, build: string) => ({
       'modeling/__init__.py': 'from .heads import HEADS\n',
