@@ -12,13 +12,14 @@ import { dataLoaderBatches, optimizerOf } from './trainingSetup';
  * and the DataLoader whose batches its training loop iterates (`for x, y in train_loader:`
  * around `loss.backward()`). What the data flow does not settle stays the file's (TrainingSetup).
  */
-export function modelSetups(models: readonly ModelDescription[], events: readonly CallEvent[], root: SyntaxNode, loops: readonly TrainingLoop[], argumentNodes: ReadonlyMap<string, SyntaxNode>): Map<ModelDescription, ModelSetup> {
+export function modelSetups(models: readonly ModelDescription[], events: readonly CallEvent[], root: SyntaxNode, loops: readonly TrainingLoop[], argumentNodes: ReadonlyMap<string, SyntaxNode>, loaderNames: ReadonlyMap<CallEvent, string> = new Map()): Map<ModelDescription, ModelSetup> {
   const optimizers = events.flatMap((call) => {
     const found = optimizerOf(call);
     return found ? [{ found, owners: call.parameterOwners ?? [] }] : [];
   });
   const loaders = dataLoaderBatches(events, argumentNodes)
-    .map((found) => ({ found, name: boundName(found.call.node) }))
+    // A loader a builder returns (`train_loader = build_loader(cfg)`) goes by the name the script binds it to.
+    .map((found) => ({ found, name: boundName(found.call.node) ?? loaderNames.get(found.call) }))
     .filter((loader): loader is { found: Found<number> & { call: CallEvent }; name: string } => loader.name !== undefined);
   const names = models.map((model) => model.name);
   const setups = new Map<ModelDescription, ModelSetup>();

@@ -3,7 +3,7 @@ import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
 import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
-import type { Evaluator } from './evaluator';
+import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
@@ -16,6 +16,14 @@ import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
+
+/** The DataLoader(...) call each loader value came from: a loader a builder returns is named where the script binds it. */
+const loaderCalls = new WeakMap<object, CallEvent>();
+
+/** The `DataLoader(...)` call that made a loader value, if it is one. */
+export function loaderCallOf(value: PyValue): CallEvent | undefined {
+  return typeof value === 'object' && value !== null ? loaderCalls.get(value) : undefined;
+}
 
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script|nn\.SyncBatchNorm\.convert_sync_batchnorm|distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
@@ -232,7 +240,8 @@ export function runForward(interp: Evaluator, module: ModuleObject, args: PyValu
 function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, parameterOwners?: readonly ModuleObject[]): PyValue {
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
-  interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
+  const event: CallEvent = { qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) };
+  interp.hooks.onExternalCall?.(event);
   const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node) ?? importModuleByName(interp, name, args, kwargs);
   if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
@@ -257,7 +266,11 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
   if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
-  if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+  if (/(^|\.)DataLoader$/.test(name)) {
+    const loader = dataLoader(kwargs.get('dataset') ?? args[0]);
+    loaderCalls.set(loader, event);
+    return loader;
+  }
   const framework = frameworkObject(name, kwargs);
   if (framework) return framework;
   const catalog = catalogCall(name, args, kwargs);
@@ -312,7 +325,7 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
 }
 
 /** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
-function dataLoader(dataset: PyValue | undefined): PyValue {
+function dataLoader(dataset: PyValue | undefined): InstanceValue {
   const tensors = kindOf(dataset) === 'instance' && (dataset as InstanceValue).className === 'TensorDataset' ? (dataset as InstanceValue).attrs.get('tensors') : undefined;
   const attrs = new Map<string, PyValue>();
   if (isList(tensors)) {

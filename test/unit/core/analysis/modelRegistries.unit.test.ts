@@ -323,6 +323,37 @@ args = parser.parse_args()
     }
   });
 
+  it('builders of the project make the model, its optimizer and its loaders: the loader the training loop iterates gives the batch, named where the script binds it', async () => {
+    const files = {
+      'data.py': `import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build_loader(cfg, train=True):\n    ds = torch.load('train.pt' if train else 'val.pt')\n    return DataLoader(ds, batch_size=cfg['batch_size'] if train else 1000, shuffle=train)\n`,
+      'factory.py': `import torch\n${MLP('Net')}\n\ndef build_model(cfg):\n    return Net(width=cfg['width'])\n\n\ndef build_optimizer(cfg, model):\n    if cfg['opt'] == 'sgd':\n        return torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n    return torch.optim.Adam(model.parameters())\n`,
+      'train.py': `import torch
+from data import build_loader
+from factory import build_model, build_optimizer
+
+
+def main():
+    cfg = {'batch_size': 96, 'width': 24, 'opt': 'sgd'}
+    val_loader = build_loader(cfg, train=False)
+    train_loader = build_loader(cfg)
+    model = build_model(cfg)
+    optimizer = build_optimizer(cfg, model)
+    for x, y in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+    for x, y in val_loader:
+        model(x)
+
+
+main()
+`,
+    };
+    const estimate = await estimateProject(files);
+    const model = estimate.models[0];
+    assert.deepEqual([model?.params, model?.batchSize, model?.optimizer], [mlpParams(24), 96, 'sgd-momentum'], JSON.stringify(allNotes(estimate)));
+  });
+
   it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
     const source = `import functools
 import torch
