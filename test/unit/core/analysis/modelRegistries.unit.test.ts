@@ -354,6 +354,36 @@ main()
     assert.deepEqual([model?.params, model?.batchSize, model?.optimizer], [mlpParams(24), 96, 'sgd-momentum'], JSON.stringify(allNotes(estimate)));
   });
 
+  it("a trainer class in another file holding the loaders: the batch is its training loader's, not the first one it builds", async () => {
+    const files = {
+      'engine/__init__.py': 'from .trainer import Trainer\n',
+      'engine/trainer.py': `import torch
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        self.val_loader = DataLoader(torch.load('val.pt'), batch_size=1000)
+        self.train_loader = DataLoader(torch.load('train.pt'), batch_size=cfg['batch'], shuffle=True)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+
+    def train(self):
+        for x, y in self.train_loader:
+            self.step(x, y)
+`,
+      'nets.py': MLP('Net'),
+      'train.py': `from engine import Trainer\nfrom nets import Net\n\ncfg = {'batch': 72}\nmodel = Net(width=24)\nTrainer(cfg, model).train()\n`,
+    };
+    const estimate = await estimateProject(files);
+    assert.deepEqual([estimate.models[0]?.params, estimate.models[0]?.batchSize], [mlpParams(24), 72], JSON.stringify(allNotes(estimate)));
+  });
+
   it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
     const source = `import functools
 import torch
