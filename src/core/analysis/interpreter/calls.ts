@@ -12,6 +12,7 @@ import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
 import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libraryRegistryObject, registryMethod } from './libraryRegistries';
 import { callByString, importModuleByName } from './namesByString';
+import { callPartial, isPartial, makePartial } from './partials';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
@@ -91,6 +92,9 @@ export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], k
       return callModule(interp, (callee as ModuleValue).module, args, kwargs, node);
     case 'external':
       return callExternal(interp, callee as ExternalValue, args, kwargs, node);
+    case 'instance':
+      if (isPartial(callee)) return withDepth(interp, node, () => callPartial(interp, callee, args, kwargs, node), () => unresolved(node.text, 'recursion'));
+      return unresolved(node.text, 'not callable');
     default:
       return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
   }
@@ -242,7 +246,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
   const event: CallEvent = { qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) };
   interp.hooks.onExternalCall?.(event);
-  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node) ?? importModuleByName(interp, name, args, kwargs);
+  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node) ?? importModuleByName(interp, name, args, kwargs) ?? makePartial(name, args, kwargs);
   if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;

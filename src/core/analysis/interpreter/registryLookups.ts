@@ -1,16 +1,17 @@
 // Model registries read by name (`MODELS[name]`, `_model_entrypoints.get(name)`): when the name is
 // unknown or not registered, a note says which choice the analysis could not make.
 import type { Evaluator } from './evaluator';
+import { isPartial } from './partials';
 import { kindOf, type ClassValue, type DictValue, type PyValue } from './pyValues';
 
 /** How many registered names a note lists. */
 const LISTED = 12;
 
-/** A dict whose values are all classes or functions: a registry of builders (`{"resnet": ResNet, ...}`). */
+/** A dict whose values are all classes, functions or partials of them: a registry of builders (`{"resnet": ResNet, ...}`). */
 export function isRegistry(value: PyValue | undefined): value is DictValue {
   if (kindOf(value) !== 'dict') return false;
   const values = [...(value as DictValue).entries.values()];
-  return values.length > 0 && values.every((entry) => kindOf(entry) === 'class' || kindOf(entry) === 'function');
+  return values.length > 0 && values.every((entry) => kindOf(entry) === 'class' || kindOf(entry) === 'function' || isPartial(entry));
 }
 
 /**
@@ -23,7 +24,10 @@ export function isRegistry(value: PyValue | undefined): value is DictValue {
  */
 export function registryLookup(interp: Evaluator, registry: DictValue, key: PyValue, written: { registry: string; key: string }): void {
   if (typeof key === 'string' && registry.entries.has(key)) {
-    for (const entry of registry.entries.values()) if (kindOf(entry) === 'class') interp.registryAlternatives.add(entry as ClassValue);
+    for (const entry of registry.entries.values()) {
+      const builder = isPartial(entry) ? entry.attrs.get('func') : entry;
+      if (kindOf(builder) === 'class') interp.registryAlternatives.add(builder as ClassValue);
+    }
     return;
   }
   const names = [...registry.entries.keys()];

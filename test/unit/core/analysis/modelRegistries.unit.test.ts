@@ -384,6 +384,41 @@ class Trainer:
     assert.deepEqual([estimate.models[0]?.params, estimate.models[0]?.batchSize], [mlpParams(24), 72], JSON.stringify(allNotes(estimate)));
   });
 
+  it('a registry of functools.partial builders, with a partial layer factory as an argument, builds the chosen one', async () => {
+    const source = `from functools import partial
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, depth=2, width=64, norm_layer=nn.BatchNorm1d, num_classes=10):
+        super().__init__()
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(width, width), norm_layer(width)]
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+MODELS = {
+    'net_small': partial(Net, depth=2, norm_layer=partial(nn.LayerNorm, eps=1e-6)),
+    'net_large': partial(Net, 8),
+}
+model = MODELS['net_small'](num_classes=5)
+optimizer = torch.optim.Adam(model.parameters())
+`;
+    const estimate = estimateSource('train.py', source, await realParser(), options);
+    // Two blocks of Linear(64, 64) and LayerNorm(64) (weight and bias), then the head; Net itself is not a second model.
+    assert.deepEqual(
+      estimate.models.map((m) => [m.name, m.params]),
+      [['model', 2 * (64 * 64 + 64 + 2 * 64) + 64 * 5 + 5]],
+      JSON.stringify(allNotes(estimate)),
+    );
+  });
+
   it('a wrapping decorator leaves the function it wraps in place: its body is followed once, where it is written', async () => {
     const source = `import functools
 import torch
@@ -431,5 +466,10 @@ describe('values registries are built from', () => {
     assert.deepEqual(Object.fromEntries((get('PAIRS') as DictValue).entries), { x: 4 });
     assert.deepEqual(Object.fromEntries((get('BASE') as DictValue).entries), { a: 1, b: 2 });
     assert.deepEqual(Object.fromEntries((get('SAME') as DictValue).entries), { a: 9, b: 2 });
+  });
+
+  it('compares library names and the code\'s classes by identity, through a partial\'s .func too', async () => {
+    const get = await scopeOf(`import functools\nimport torch.nn as nn\n\nclass Net:\n    pass\n\nnorm = functools.partial(nn.BatchNorm2d, affine=True)\nIS_INSTANCE_NORM = norm.func == nn.InstanceNorm2d\nIS_BATCH_NORM = norm.func == nn.BatchNorm2d\nSAME_CLASS = Net == Net\nOTHER = Net != nn.Linear\n`);
+    assert.deepEqual(['IS_INSTANCE_NORM', 'IS_BATCH_NORM', 'SAME_CLASS', 'OTHER'].map(get), [false, true, true, true]);
   });
 });
