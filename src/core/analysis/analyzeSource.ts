@@ -21,6 +21,7 @@ import { hydraArguments } from './interpreter/configCalls';
 import { dirnameOf, relativeTo } from '../project/projectFiles';
 import { classAttribute } from './interpreter/classes';
 import { callersFirst } from './callersFirst';
+import { loaderCallOf } from './interpreter/calls';
 
 /** What discovery may spend of a file's budget: enough for thousands of lines, bounded for hostile input. */
 const DISCOVERY_STEPS = 200_000;
@@ -58,6 +59,8 @@ interface GroupDiscovery {
   readonly invocations: Map<number, Sourced<readonly (readonly number[])[]>>;
   readonly arities: Map<number, number>;
   readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
+  /** Names the discovered body binds loaders to (`train_loader = build_loader(cfg)`), by the DataLoader(...) call that made each. */
+  readonly loaderNames: Ordered<{ call: CallEvent; name: string }>[];
   /** What it read of environment variables, configuration files and the user's assumed values. */
   readonly readings: Ordered<{ reading: ConfigReading }>[];
   readonly scope: Scope;
@@ -167,7 +170,10 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
   if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
   const trainingLoops = findTrainingLoops(root);
-  const own = modelSetups(models, events, root, trainingLoops, argumentNodes);
+  // The first name a loader is bound to counts (`loader = build_loader(cfg)` before `loader = accelerator.prepare(loader)`).
+  const loaderNames = new Map<CallEvent, string>();
+  for (const { call, name } of byOrder(found.flatMap((group) => group.loaderNames))) if (!loaderNames.has(call)) loaderNames.set(call, name);
+  const own = modelSetups(models, events, root, trainingLoops, argumentNodes, loaderNames);
   return {
     models: models.map((model) => (own.has(model) ? { ...model, setup: own.get(model)! } : model)),
     context: { imports, scope, budget },
@@ -200,7 +206,7 @@ function stopped(reason: string): AnalysisNote {
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], readings: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -217,6 +223,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     invocations: new Map(),
     arities: new Map(),
     argumentNodes: [],
+    loaderNames: [],
     readings: [],
     scope: new Scope(),
     complete: true,
@@ -241,6 +248,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       onAssign: (name, value, node) => {
         const module = asModule(value);
         if (module) found.candidates.push({ name, module, node: constructionNode(node), order: at() });
+        const loader = loaderCallOf(value);
+        if (loader) found.loaderNames.push({ call: loader, name, order: at() });
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
       onScriptCall: (fn, args, kwargs) => {
@@ -254,6 +263,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
   );
   // What the project's modules note while this group runs (a missing module, a cycle) is this group's: kept with it between edits.
   const projectNotesBefore = project?.modules.notes.length ?? 0;
+  // Before the script's first statement, as in Python: its imports' modules have run (once per analysis).
+  project?.modules.runScriptImports();
   const { scope } = found;
   let complete = true;
   const discover = (run: () => void): void => {
@@ -412,7 +423,8 @@ function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, s
     const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
     if (definition?.type !== 'class_definition') continue;
     const value = scope.get(definition.childForFieldName('name')?.text ?? '');
-    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name)) {
+    // A class registered beside the one the script picked from the registry is the user's other choice, not a model.
+    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name) && !interpreter.registryAlternatives.has(value as ClassValue)) {
       classes.push({ classValue: value as ClassValue, index: group.indices[i]! });
     }
   }

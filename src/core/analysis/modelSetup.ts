@@ -12,13 +12,14 @@ import { dataLoaderBatches, optimizerOf } from './trainingSetup';
  * and the DataLoader whose batches its training loop iterates (`for x, y in train_loader:`
  * around `loss.backward()`). What the data flow does not settle stays the file's (TrainingSetup).
  */
-export function modelSetups(models: readonly ModelDescription[], events: readonly CallEvent[], root: SyntaxNode, loops: readonly TrainingLoop[], argumentNodes: ReadonlyMap<string, SyntaxNode>): Map<ModelDescription, ModelSetup> {
+export function modelSetups(models: readonly ModelDescription[], events: readonly CallEvent[], root: SyntaxNode, loops: readonly TrainingLoop[], argumentNodes: ReadonlyMap<string, SyntaxNode>, loaderNames: ReadonlyMap<CallEvent, string> = new Map()): Map<ModelDescription, ModelSetup> {
   const optimizers = events.flatMap((call) => {
     const found = optimizerOf(call);
     return found ? [{ found, owners: call.parameterOwners ?? [] }] : [];
   });
   const loaders = dataLoaderBatches(events, argumentNodes)
-    .map((found) => ({ found, name: boundName(found.call.node) }))
+    // A loader a builder returns (`train_loader = build_loader(cfg)`) goes by the name the script binds it to.
+    .map((found) => ({ found, name: boundName(found.call.node) ?? loaderNames.get(found.call) }))
     .filter((loader): loader is { found: Found<number> & { call: CallEvent }; name: string } => loader.name !== undefined);
   const names = models.map((model) => model.name);
   const setups = new Map<ModelDescription, ModelSetup>();
@@ -62,12 +63,17 @@ function boundName(call: SyntaxNode): string | undefined {
 /**
  * The loader whose batches reach the model: among those its training loops mention, one a `for`
  * loop iterates around a training step (`for x, y in train_loader: ... loss.backward()`), else
- * one named for training (`train_loader` beside `val_loader`). Undefined when its loops mention none.
+ * one named for training (`train_loader` beside `val_loader`). When its loops in this file mention
+ * none (the loop is a trainer class's in another file, `for batch in self.train_loader:`), the one
+ * loader of several named for training; else undefined.
  */
 function loaderOf<L extends { found: Found<number>; name: string }>(model: ModelDescription, loaders: readonly L[], loops: readonly TrainingLoop[], names: readonly string[], root: SyntaxNode): L | undefined {
   const own = loopsOf(model.name, loops, names);
   const mentioned = loaders.filter((loader) => own.some((loop) => loop.names.has(loader.name)));
-  if (mentioned.length === 0) return undefined;
+  if (mentioned.length === 0) {
+    const training = loaders.filter((loader) => /train/i.test(loader.name));
+    return loaders.length > 1 && training.length === 1 ? training[0] : undefined;
+  }
   const iterated = new Set(own.flatMap((loop) => steppedLoopIterables(root, loop.range)));
   return mentioned.find((loader) => iterated.has(loader.name)) ?? mentioned.find((loader) => /train/i.test(loader.name));
 }

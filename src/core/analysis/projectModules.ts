@@ -4,7 +4,8 @@ import { ImportTable } from './imports';
 import { Budget, BudgetExceeded } from './interpreter/budget';
 import { classAttribute } from './interpreter/classes';
 import { Interpreter, type ProjectImports } from './interpreter/interpreter';
-import { isList, kindOf, Scope, unresolved, type ClassValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
+import { isList, kindOf, Scope, unresolved, type ClassValue, type DictValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
+import { importedModules } from './interpreter/definitionTime';
 import type { AnalysisNote } from './modelDescription';
 import { sysPathEntries } from './sysPath';
 import type { ConfigSources } from './config/configSources';
@@ -20,6 +21,12 @@ const MODULE_STEPS = 100_000;
 const MODULE_MILLIS = 80;
 /** What reading, parsing and running the imported modules may take together, in wall-clock time. */
 const MAX_IMPORT_MILLIS = 600;
+/**
+ * How much of the files and time imports may use that import statements may take running modules
+ * ahead of need (importNow): the rest is kept for the names the script reads, so a package that
+ * imports fifty architectures cannot use it all up before the one the script builds is loaded.
+ */
+const EAGER_SHARE = 0.5;
 
 /**
  * Never looked for among the project's files: the libraries the analyzer knows by name (catalog,
@@ -82,6 +89,12 @@ export class ProjectModules implements ProjectImports {
   private readonly budget: Budget;
   private loaded = 0;
   private loadMillis = 0;
+  /** When the outermost load under way started (loads nest: a module's imports load inside it). */
+  private outermostStart = 0;
+  /** The share of the imports' steps that modules run ahead of need (and what they load) may spend. */
+  private readonly eagerBudget: Budget;
+  /** How many loads ahead of need are under way: what they load is paid from eagerBudget. */
+  private eager = 0;
   /**
    * Lookups under way (`file|name`): `a` and `b` importing `*` from each other, or `from b import
    * Net` in `a` and `from a import Net` in `b`, would otherwise ask each other forever.
@@ -92,6 +105,11 @@ export class ProjectModules implements ProjectImports {
   /** What the imported modules read of the configuration (environment, config files), as the script does. */
   config?: ConfigSources;
 
+  /** The script's own top-level import statements, run once when discovery starts (runScriptImports). */
+  private scriptImports: SyntaxNode[] | undefined;
+  /** Registries a library keeps for the whole process (timm's `register_model`), filled by the project's modules. */
+  private readonly registries = new Map<string, DictValue>();
+
   constructor(
     private readonly source: ProjectSource,
     scriptRoot: SyntaxNode,
@@ -99,6 +117,8 @@ export class ProjectModules implements ProjectImports {
     fileBudget: Budget,
   ) {
     this.budget = fileBudget.limit(PROJECT_STEPS, PROJECT_MILLIS);
+    // Its time is counted in load time (runOnce), not from now: the script may start importing late.
+    this.eagerBudget = this.budget.limit(PROJECT_STEPS * EAGER_SHARE, Infinity);
     const { root, path } = source;
     // sys.path as Python builds it for `python train.py`: the script's folder first; then the root
     // (scripts run from it) and `src/` (a src-layout package installed in development mode).
@@ -108,6 +128,24 @@ export class ProjectModules implements ProjectImports {
       else this.note(`sys.path entry ${entry} is outside the project root ${root}; imports from it are not followed (a root above both, such as the CLI's --root, includes it).`);
     }
     this.searchDirs = [...new Set(dirs)];
+    this.scriptImports = scriptRoot.namedChildren.filter((statement) => statement.type === 'import_statement' || statement.type === 'import_from_statement');
+  }
+
+  /**
+   * Runs the project modules the script's own top-level imports name, once per analysis, as Python
+   * does before the script's first line: `import models.convnext` kept only so that its
+   * `@register_model` builders are registered is otherwise never read, and the registry stays empty.
+   */
+  runScriptImports(): void {
+    const statements = this.scriptImports;
+    this.scriptImports = undefined;
+    for (const statement of statements ?? []) for (const { module, names } of importedModules(statement)) this.importNow(module, names, this.source.path);
+  }
+
+  libraryRegistry(library: string): DictValue {
+    let registry = this.registries.get(library);
+    if (!registry) this.registries.set(library, (registry = { kind: 'dict', entries: new Map() }));
+    return registry;
   }
 
   resolve(qualified: string, fromFile: string): PyValue | undefined {
@@ -144,10 +182,7 @@ export class ProjectModules implements ProjectImports {
       }
     } else {
       if (KNOWN_LIBRARIES.has(head)) return undefined;
-      for (const dir of this.searchDirs) {
-        module = this.moduleIn(dir, head, head);
-        if (module) break;
-      }
+      module = this.onSearchPath(head);
       if (!module) return undefined;
     }
     let value: PyValue = this.load(module);
@@ -181,6 +216,57 @@ export class ProjectModules implements ProjectImports {
       return undefined;
     } finally {
       this.underWay.delete(key);
+    }
+  }
+
+  importNow(qualified: string, names: readonly string[], fromFile: string): void {
+    const level = /^\.*/.exec(qualified)![0].length;
+    const parts = qualified.slice(level).split('.').filter((part) => part !== '');
+    let dir = dirnameOf(fromFile);
+    for (let i = 1; i < level; i++) dir = dirnameOf(dir);
+    if (level > 0 && !isInside(dir, this.source.root)) return;
+    if (level > 0 && parts.length === 0) {
+      // `from . import resnet, convnext`: the package is the one being run; its submodules are what is imported.
+      for (const name of names) this.runOnce(this.moduleIn(dir, name, this.packageName(dir, name)));
+      return;
+    }
+    const head = parts[0];
+    if (head === undefined || (level === 0 && KNOWN_LIBRARIES.has(head))) return;
+    let module = level > 0 ? this.moduleIn(dir, head, this.packageName(dir, head)) : this.onSearchPath(head);
+    // Python runs each package on the way (`a`, then `a.b`) before the module named.
+    this.runOnce(module);
+    for (const part of parts.slice(1)) {
+      module = module?.packageDir ? this.moduleIn(module.packageDir, part, `${module.name}.${part}`) : undefined;
+      this.runOnce(module);
+    }
+    if (!module?.packageDir) return;
+    // `from pkg import sub`: a name the package does not bind itself is its submodule, which the import runs.
+    for (const name of names) if (name !== '*' && module.scope?.own(name) === undefined) this.runOnce(this.moduleIn(module.packageDir, name, `${module.name}.${name}`));
+  }
+
+  /** The top-level module `head` in the first search folder that has it, as `sys.path` is searched. */
+  private onSearchPath(head: string): ProjectModule | undefined {
+    for (const dir of this.searchDirs) {
+      const module = this.moduleIn(dir, head, head);
+      if (module) return module;
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs a module's top level unless it has run or is running (an import cycle, which Python
+   * allows: the names bound so far are used), or the share of imports' files and time for running
+   * modules ahead of need is used up: then it stays unrun, to be loaded when one of its names is read.
+   */
+  private runOnce(module: ProjectModule | undefined): void {
+    if (module?.state !== 'new' || this.eagerBudget.spent()) return;
+    const millis = this.loadMillis + (this.loading.length > 0 ? performance.now() - this.outermostStart : 0);
+    if (this.loaded >= MAX_IMPORTED_FILES * EAGER_SHARE || millis > MAX_IMPORT_MILLIS * EAGER_SHARE) return;
+    this.eager += 1;
+    try {
+      this.load(module);
+    } finally {
+      this.eager -= 1;
     }
   }
 
@@ -241,6 +327,7 @@ export class ProjectModules implements ProjectImports {
     }
     if (module.state === 'done' || !module.file) return module.namespace;
     const started = performance.now();
+    if (this.loading.length === 0) this.outermostStart = started;
     try {
       return this.run(module, module.file);
     } finally {
@@ -253,6 +340,8 @@ export class ProjectModules implements ProjectImports {
   }
 
   private run(module: ProjectModule, file: string): PyValue {
+    // Ahead of need and out of its share: left unrun, for a read of one of its names to load.
+    if (this.eager > 0 && (this.eagerBudget.spent() || this.loaded >= MAX_IMPORTED_FILES * EAGER_SHARE)) return module.namespace;
     module.state = 'done';
     if (this.loading.length >= MAX_IMPORT_DEPTH) return this.stop(module, `imports nest more than ${MAX_IMPORT_DEPTH} deep`);
     if (this.loaded >= MAX_IMPORTED_FILES) return this.stop(module, `more than ${MAX_IMPORTED_FILES} project files imported`);
@@ -275,18 +364,22 @@ export class ProjectModules implements ProjectImports {
     module.imports = imports;
     module.state = 'loading';
     this.loading.push(module);
-    const interpreter = new Interpreter(imports, {}, this.budget.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true }, this.config);
+    const payer = this.eager > 0 ? this.eagerBudget : this.budget;
+    const interpreter = new Interpreter(imports, {}, payer.limit(MODULE_STEPS, MODULE_MILLIS), { file: file, project: this, imported: true }, this.config);
     interpreter.scriptLevel = true;
+    // A module run ahead of need and cut short runs again, whole, if one of its names is read later.
+    let cutShort = false;
     try {
       for (const statement of root.namedChildren) if (interpreter.exec(statement, scope)) break;
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
-      this.note(`Import of \`${module.name}\` stopped early (${error.message}); names it defines later are unknown.`);
+      if (this.eager > 0) cutShort = true;
+      else this.note(`Import of \`${module.name}\` stopped early (${error.message}); names it defines later are unknown.`);
     } finally {
       this.loading.pop();
-      module.state = 'done';
+      module.state = cutShort ? 'new' : 'done';
       // What the top level bound is listed too, so `for name in models.__dict__` sees the names.
-      for (const name of scope.ownNames()) if (!module.namespace.attrs.has(name)) module.namespace.attrs.set(name, scope.get(name)!);
+      if (!cutShort) for (const name of scope.ownNames()) if (!module.namespace.attrs.has(name)) module.namespace.attrs.set(name, scope.get(name)!);
     }
     return module.namespace;
   }

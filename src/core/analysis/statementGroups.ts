@@ -46,7 +46,8 @@ export function statementGroups(root: SyntaxNode): StatementGroup[] {
       else parent[find(i)] = find(first);
     }
   });
-  // `exec(open("config/train_small.py").read())` and `globals()[key] = value` bind names no syntax shows: one group with everything.
+  // `exec(open("config/train_small.py").read())` and `globals()[key] = value` bind names no syntax shows, and
+  // `globals()[args.arch]` and `eval(args.model)` read names no syntax shows: one group with everything.
   const dynamic = statements.findIndex(bindsDynamically);
   if (dynamic >= 0) statements.forEach((_, i) => (parent[find(i)] = find(dynamic)));
   const groups = new Map<number, number[]>();
@@ -60,12 +61,12 @@ export function statementGroups(root: SyntaxNode): StatementGroup[] {
   return [...groups.values()].map((indices) => ({ indices, statements: indices.map((i) => statements[i]!) }));
 }
 
-/** Whether a top-level statement may bind module-level names its syntax does not show: it calls exec() or globals(). */
+/** Whether a top-level statement may bind or read module-level names its syntax does not show: it calls exec(), globals() or eval(). */
 function bindsDynamically(statement: SyntaxNode): boolean {
   if (IMPORTS.has(statement.type) || INERT.has(statement.type)) return false;
   return statement.descendantsOfType('call').some((call) => {
     const fn = call.childForFieldName('function');
-    return fn?.type === 'identifier' && (fn.text === 'exec' || fn.text === 'globals');
+    return fn?.type === 'identifier' && (fn.text === 'exec' || fn.text === 'globals' || fn.text === 'eval');
   });
 }
 

@@ -273,6 +273,12 @@ export class ConfigSources {
     }
   }
 
+  /** `dict(cfg)`, `cfg.copy()`: the copy's keys still come from the file, and reads of them say so. */
+  copied(from: PyValue, to: DictValue): void {
+    const origin = typeof from === 'object' && from !== null ? this.origins.get(from) : undefined;
+    if (origin) this.origins.set(to, { prefix: origin.prefix, keys: new Map(origin.keys), assumed: new Set(origin.assumed) });
+  }
+
   /** `cfg["batch_size"] = 64`: the script set the key itself; reads of it are no longer the file's. */
   overwritten(dict: PyValue, key: string): void {
     if (typeof dict !== 'object' || dict === null) return;

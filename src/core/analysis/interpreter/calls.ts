@@ -3,17 +3,28 @@ import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
 import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
-import type { Evaluator } from './evaluator';
+import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
+import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libraryRegistryObject, registryMethod } from './libraryRegistries';
+import { callByString, importModuleByName } from './namesByString';
+import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
+
+/** The DataLoader(...) call each loader value came from: a loader a builder returns is named where the script binds it. */
+const loaderCalls = new WeakMap<object, CallEvent>();
+
+/** The `DataLoader(...)` call that made a loader value, if it is one. */
+export function loaderCallOf(value: PyValue): CallEvent | undefined {
+  return typeof value === 'object' && value !== null ? loaderCalls.get(value) : undefined;
+}
 
 const MODEL_WRAPPERS = /^torch\.(compile|nn\.(DataParallel|parallel\.DistributedDataParallel|parallel\.DataParallel)|jit\.script|nn\.SyncBatchNorm\.convert_sync_batchnorm|distributed\.fsdp\.(fully_sharded_data_parallel\.)?FullyShardedDataParallel)$|DistributedDataParallel$/;
 const MAX_DEPTH = 40;
@@ -31,6 +42,11 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   if (fnNode.type === 'identifier' && fnNode.text === 'exec' && interp.config && !scope.has('exec')) {
     const ran = execConfiguration(interp, node, scope);
     if (ran) return null;
+  }
+  // `globals()[args.arch]`, `eval(args.model)`: a name picked by a string.
+  if (fnNode.type === 'identifier' && (fnNode.text === 'globals' || fnNode.text === 'eval')) {
+    const picked = callByString(interp, fnNode.text, node, scope);
+    if (picked !== undefined) return picked;
   }
   const callee = interp.evaluate(fnNode, scope);
   const args: PyValue[] = [];
@@ -80,7 +96,7 @@ export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], k
       return callExternal(interp, callee as ExternalValue, args, kwargs, node);
     case 'partial': {
       const bound = partialArguments(callee as PartialValue, args, kwargs);
-      return callValue(interp, (callee as PartialValue).func, bound.args, bound.kwargs, node);
+      return withDepth(interp, node, () => callValue(interp, (callee as PartialValue).func, bound.args, bound.kwargs, node), () => unresolved(node.text, 'recursion'));
     }
     default:
       return isUnresolvedValue(callee) ? unresolved(node.text, callee.reason) : unresolved(node.text, 'not callable');
@@ -158,6 +174,7 @@ function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], k
     return self;
   }
   const instance: InstanceValue = { kind: 'instance', className: classValue.name, attrs: new Map(), classValue };
+  if (classValue.mapping) instance.attrs.set(MAPPING_ENTRIES, { kind: 'dict', entries: new Map() });
   if (classValue.isDataclass) {
     const fields = collectFields(classValue);
     fields.forEach((field, i) => {
@@ -230,7 +247,10 @@ export function runForward(interp: Evaluator, module: ModuleObject, args: PyValu
 function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, parameterOwners?: readonly ModuleObject[]): PyValue {
   const name = callee.name;
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
-  interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
+  const event: CallEvent = { qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) };
+  interp.hooks.onExternalCall?.(event);
+  const registered = createRegisteredModel(interp, name, args, kwargs, node) ?? libraryRegistryObject(name, args, kwargs) ?? buildFromCfgCall(interp, name, args, kwargs, node) ?? importModuleByName(interp, name, args, kwargs);
+  if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
@@ -258,7 +278,11 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
   if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
-  if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+  if (/(^|\.)DataLoader$/.test(name)) {
+    const loader = dataLoader(kwargs.get('dataset') ?? args[0]);
+    loaderCalls.set(loader, event);
+    return loader;
+  }
   const framework = frameworkObject(name, kwargs);
   if (framework) return framework;
   const catalog = catalogCall(name, args, kwargs);
@@ -270,9 +294,17 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (isList(self)) return listMethod(self, method, args, node);
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isLibraryRegistryObject(self)) return registryMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);
+    // `registry.get(name)` with a fallback of its own is the script's choice, not a missing model.
+    if (method === 'get' && args.length === 1 && isRegistry(self)) registryLookup(interp, self, args[0]!, { registry: methodReceiverText(node), key: node.childForFieldName('arguments')?.namedChildren[0]?.text ?? '' });
+    if (method === 'copy') {
+      const copy: DictValue = { kind: 'dict', entries: new Map((self as DictValue).entries) };
+      interp.config?.copied(self, copy);
+      return copy;
+    }
     return dictMethod(self as DictValue, method, args, node);
   }
   const configured = configMethod(interp, self, method, node);
@@ -323,7 +355,7 @@ function spawnWorker(interp: Evaluator, args: PyValue[], kwargs: Map<string, PyV
 }
 
 /** A loader whose batches are known: `DataLoader(TensorDataset(x, y), ...)` yields (x batch, y batch). */
-function dataLoader(dataset: PyValue | undefined): PyValue {
+function dataLoader(dataset: PyValue | undefined): InstanceValue {
   const tensors = kindOf(dataset) === 'instance' && (dataset as InstanceValue).className === 'TensorDataset' ? (dataset as InstanceValue).attrs.get('tensors') : undefined;
   const attrs = new Map<string, PyValue>();
   if (isList(tensors)) {
@@ -334,4 +366,10 @@ function dataLoader(dataset: PyValue | undefined): PyValue {
     attrs.set('batch', tuple(batch));
   }
   return { kind: 'instance', className: 'DataLoader', attrs };
+}
+
+/** `MODELS` in `MODELS.get(name)`: the receiver as written. */
+function methodReceiverText(call: SyntaxNode): string {
+  const fn = call.childForFieldName('function');
+  return (fn?.type === 'attribute' ? fn.childForFieldName('object')?.text : undefined) ?? call.text;
 }

@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { ImportTable } from '../imports';
 import type { ConfigSources } from '../config/configSources';
-import type { FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
+import type { ClassValue, DictValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 
 /**
  * The project's own modules, as the interpreter asks for them (projectModules.ts implements it):
@@ -13,6 +13,15 @@ export interface ProjectImports {
   resolve(qualified: string, fromFile: string): PyValue | undefined;
   /** A name bound by `from M import *` of one of the project's modules (honouring `__all__`). */
   fromWildcards(modules: readonly string[], name: string, fromFile: string): PyValue | undefined;
+  /**
+   * An import statement being run (`import a.b`, `from .resnet import *`, `from . import convnext`):
+   * the project modules it names run now, as Python runs them, so that what their top levels do
+   * to shared state (a decorator filling a model registry) has happened. Quiet: a module that
+   * cannot be found is noted when one of its names is read, not here.
+   */
+  importNow(module: string, names: readonly string[], fromFile: string): void;
+  /** The registry a library keeps for the whole process (`timm`: the builders `@register_model` registered), shared by the project's modules. */
+  libraryRegistry(library: string): DictValue;
 }
 
 /** Which file an interpreter runs and the project it belongs to; absent for a lone script. */
@@ -76,6 +85,8 @@ export interface Evaluator {
   readonly hooks: InterpreterHooks;
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated: Set<number>;
+  /** Classes registered beside one the code picked from a registry: alternatives to it, not models of their own. */
+  readonly registryAlternatives: Set<ClassValue>;
   /** How deeply calls nest (bounded, against recursion). */
   depth: number;
   /** How deeply expressions nest (bounded by MAX_EXPRESSION_DEPTH). */
@@ -90,10 +101,14 @@ export interface Evaluator {
   functionalCall(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
   execBlock(block: SyntaxNode | null, scope: Scope, discovering?: boolean): Flow;
   evaluate(node: SyntaxNode, scope: Scope): PyValue;
+  /** A bare name as the code at `node` reads it: the scope, then the imports, then the builtins. */
+  lookupName(name: string, scope: Scope, node: SyntaxNode): PyValue;
   bind(target: SyntaxNode, value: PyValue, scope: Scope, discovering?: boolean): void;
   /** The items a `for` loop visits, when they are known. */
   iterate(value: PyValue): PyValue[] | undefined;
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue;
   binary(operator: string, a: PyValue, b: PyValue, node: SyntaxNode): PyValue;
   callModule(module: ModuleObject, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
+  /** Calls a function, class, module or library value with arguments already evaluated. */
+  callValue(callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue;
 }

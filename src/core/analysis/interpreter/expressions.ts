@@ -10,7 +10,9 @@ import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { partialAttribute } from './partials';
 import { isTokenizer, isVocabularyAttribute, tokenizerVocabulary } from './tokenizers';
 import { BUILTINS } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { isLibraryRegistryObject } from './libraryRegistries';
+import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { catalogPart, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
@@ -216,7 +218,7 @@ function comprehension(interp: Evaluator, node: SyntaxNode, scope: Scope): PyVal
   return run(0, scope.child()) ? results : unresolved(node.text, 'comprehension over an unknown sequence');
 }
 
-function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode): PyValue {
+export function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode): PyValue {
   const value = scope.get(name);
   if (value !== undefined) return value;
   const qualified = interp.imports.resolve(name);
@@ -240,11 +242,18 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
   if (kind === 'instance') {
     const instance = object as InstanceValue;
     if (instance.argparse || isFrameworkObject(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
+    // A library's Registry object: its entries dict by name, its methods as library calls (libraryRegistries.ts).
+    if (isLibraryRegistryObject(instance) && !instance.attrs.has(name)) return { kind: 'external', name: `${instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);
+    // `registry.get(name)`, `registry.keys()` on a `dict` subclass: the methods of its entries.
+    const mapping = mappingOf(instance);
+    if (mapping) return { kind: 'external', name: `method.${name}`, self: mapping };
     return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
   }
+  // `fn.__name__`, `cls.__name__`: the key registries store builders and classes under.
+  if ((kind === 'function' || kind === 'class') && (name === '__name__' || name === '__qualname__')) return (object as { name: string }).name;
   if (kind === 'class') {
     const found = classAttribute(object as ClassValue, name);
     return found ?? unresolved(node.text, `class ${(object as ClassValue).name} has no \`${name}\``);
@@ -269,9 +278,11 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     }
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
-  if (kindOf(container) === 'dict' && (typeof key === 'string' || typeof key === 'number')) {
-    readConfigKey(interp, container, String(key), node);
-    return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
+  const mapping = mappingOf(container);
+  if (isRegistry(mapping)) registryLookup(interp, mapping, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
+  if (mapping && (typeof key === 'string' || typeof key === 'number')) {
+    readConfigKey(interp, mapping, String(key), node);
+    return mapping.entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
   }
   const environ = environSubscript(interp, container, key, node);
   if (environ !== undefined) return environ;

@@ -6,7 +6,7 @@ import { Budget } from './budget';
 import { bindParameters, callModule, callValue, instantiate, runForward } from './calls';
 import { classAttribute } from './classes';
 import type { Evaluator, Flow, FunctionalRowType, InterpreterHooks, InterpreterPlace } from './evaluator';
-import { attribute, binary, evaluate } from './expressions';
+import { attribute, binary, evaluate, lookup } from './expressions';
 import type { ClassValue, FunctionValue, ModuleObject, PyValue, Scope } from './pyValues';
 import { bind, exec, execBlock, iterate } from './statements';
 
@@ -27,6 +27,8 @@ export class Interpreter implements Evaluator {
   readonly notes: AnalysisNote[] = [];
   /** Containers that reached MAX_CHILDREN (noted once each). */
   readonly truncated = new Set<number>();
+  /** Classes registered beside one the code picked from a registry: alternatives to it, not models of their own. */
+  readonly registryAlternatives = new Set<ClassValue>();
   depth = 0;
   expressionDepth = 0;
   /** True while running `forward`: module calls are layers, not objects to build. */
@@ -43,6 +45,8 @@ export class Interpreter implements Evaluator {
   ) {}
 
   note(node: SyntaxNode | undefined, message: string): void {
+    // A note without a place is about the analysis as a whole: once is enough (a lookup in a loop repeats it).
+    if (!node && this.notes.some((note) => !note.range && note.message === message)) return;
     if (this.notes.length < 200) this.notes.push({ severity: 'warning', message, range: node ? rangeOf(node) : undefined });
   }
 
@@ -83,6 +87,10 @@ export class Interpreter implements Evaluator {
 
   evaluate(node: SyntaxNode, scope: Scope): PyValue {
     return evaluate(this, node, scope);
+  }
+
+  lookupName(name: string, scope: Scope, node: SyntaxNode): PyValue {
+    return lookup(this, name, scope, node);
   }
 
   attribute(object: PyValue, name: string, node: SyntaxNode): PyValue {

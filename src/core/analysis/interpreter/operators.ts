@@ -1,6 +1,6 @@
 // Python's arithmetic and comparison operators on known numbers, strings and batch-dependent sizes.
 import type { SyntaxNode } from '../../parsing/syntax';
-import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type ExternalValue, type PyValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, unresolved, type ExternalValue, type FunctionValue, type PyValue } from './pyValues';
 
 export function arithmetic(operator: string, a: number, b: number): number | undefined {
   switch (operator) {
@@ -55,8 +55,13 @@ export function compareValues(op: string, a: PyValue, b: PyValue): boolean | und
   if (op === 'in' || op === 'not in') {
     if (isList(b) && (typeof a === 'number' || typeof a === 'string')) return b.includes(a) === (op === 'in');
     if (typeof b === 'string' && typeof a === 'string') return b.includes(a) === (op === 'in');
+    // `if name not in _model_entrypoints:`: a dict's keys.
+    const mapping = mappingOf(b);
+    if (mapping && (typeof a === 'string' || typeof a === 'number')) return mapping.entries.has(String(a)) === (op === 'in');
     return undefined;
   }
+  // `norm_layer.func == nn.InstanceNorm2d`, `cls == Net`: library names and the code's classes compare by identity.
+  if ((op === '==' || op === '!=') && namedObject(a) && namedObject(b)) return sameObject(a, b) === (op === '==');
   const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;
   if (!plain(a) || !plain(b)) return undefined;
   switch (op) {
@@ -90,4 +95,18 @@ function compareCallables(op: string, a: PyValue, b: PyValue): boolean | undefin
   else if ((kindOf(a) === 'partial' || kindOf(b) === 'partial') && !isUnresolvedValue(a) && !isUnresolvedValue(b)) same = a === b;
   if (same === undefined) return undefined;
   return op === '==' || op === 'is' ? same : !same;
+}
+
+/** A library name (`nn.InstanceNorm2d`, not a method of a value) or a class or function of the code. */
+function namedObject(value: PyValue): boolean {
+  const kind = kindOf(value);
+  return (kind === 'external' && (value as ExternalValue).self === undefined) || kind === 'class' || kind === 'function';
+}
+
+function sameObject(a: PyValue, b: PyValue): boolean {
+  if (kindOf(a) !== kindOf(b)) return false;
+  if (kindOf(a) === 'external') return (a as ExternalValue).name === (b as ExternalValue).name;
+  // A method looked up twice is two copies of one function: the same definition and receiver.
+  if (kindOf(a) === 'function') return (a as FunctionValue).node.id === (b as FunctionValue).node.id && (a as FunctionValue).self === (b as FunctionValue).self;
+  return a === b;
 }

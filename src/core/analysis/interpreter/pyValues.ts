@@ -96,7 +96,12 @@ export interface ClassValue {
   readonly fields: readonly string[];
   /** The project file that defines the class, when it is not the analysed script (an imported module). */
   readonly file?: string;
+  /** Derives from `dict` (`class Registry(dict)`): its instances hold entries, under MAPPING_ENTRIES. */
+  readonly mapping?: boolean;
 }
+
+/** Where an instance of a `dict` subclass keeps its entries. */
+export const MAPPING_ENTRIES = '__entries__';
 
 /** Something from a library, known by its qualified name: `torch.nn.functional.relu`, `torch.cat`. */
 export interface ExternalValue {
@@ -256,6 +261,14 @@ export function isList(value: PyValue | undefined): value is PyList {
 
 export function kindOf(value: PyValue | undefined): string | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && 'kind' in value ? value.kind : undefined;
+}
+
+/** The entries of a dict, or of an instance of a `dict` subclass (`registry[name]`, `name in registry`). */
+export function mappingOf(value: PyValue | undefined): DictValue | undefined {
+  if (kindOf(value) === 'dict') return value as DictValue;
+  if (kindOf(value) !== 'instance' || !(value as InstanceValue).classValue?.mapping) return undefined;
+  const entries = (value as InstanceValue).attrs.get(MAPPING_ENTRIES);
+  return kindOf(entries) === 'dict' ? (entries as DictValue) : undefined;
 }
 
 export function asModule(value: PyValue | undefined): ModuleObject | undefined {

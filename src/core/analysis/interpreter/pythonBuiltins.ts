@@ -3,7 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { isPartial, isPartialClass, PARTIAL } from './partials';
 import { isTokenizer, tokenizerVocabulary } from './tokenizers';
-import { isList, isUnresolvedValue, kindOf, truthy, tuple, unresolved, type ExternalValue, type PyValue } from './pyValues';
+import { isList, isUnresolvedValue, kindOf, truthy, tuple, unresolved, type DictValue, type ExternalValue, type PyValue } from './pyValues';
 
 const MAX_RANGE = 10_000;
 
@@ -88,7 +88,7 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
     case 'hasattr':
       return unresolved(node.text, 'hasattr');
     case 'dict':
-      return { kind: 'dict', entries: new Map(kwargs) };
+      return dictOf(interpreter, args[0], kwargs);
     case 'pow':
       return numbers && args.length === 2 ? interpreter.binary('**', args[0]!, args[1]!, node) : unresolved(node.text, 'pow');
     case 'print':
@@ -111,6 +111,20 @@ function typeName(value: PyValue): string | undefined {
   const external = kindOf(value) === 'external' ? (value as ExternalValue) : undefined;
   if (external && external.self === undefined && /^[A-Z]/.test(external.name.slice(external.name.lastIndexOf('.') + 1))) return 'builtins.type';
   return undefined;
+}
+
+/**
+ * `dict(cfg)`, `dict(cfg, lr=0.1)`, `dict([("a", 1)])`, `dict(a=1)`: a new dict with the mapping's
+ * entries (or the pairs'), then the keywords. A copy of a loaded configuration still reads as the file's.
+ */
+function dictOf(interpreter: Evaluator, source: PyValue | undefined, kwargs: Map<string, PyValue>): DictValue {
+  const entries = new Map<string, PyValue>();
+  if (kindOf(source) === 'dict') for (const [key, value] of (source as DictValue).entries) entries.set(key, value);
+  else if (isList(source)) for (const pair of source) if (isList(pair) && pair.length === 2 && (typeof pair[0] === 'string' || typeof pair[0] === 'number')) entries.set(String(pair[0]), pair[1]!);
+  for (const [key, value] of kwargs) entries.set(key, value);
+  const copy: DictValue = { kind: 'dict', entries };
+  if (source !== undefined) interpreter.config?.copied(source, copy);
+  return copy;
 }
 
 const MATH: Readonly<Record<string, (...values: number[]) => number>> = {

@@ -1,11 +1,12 @@
 // Statements of the interpreter: blocks, if/for/while/with/try, assignment and binding, function and class definitions.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
+import { applyDecorators, runImport } from './definitionTime';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
 const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
@@ -65,10 +66,14 @@ export function exec(interp: Evaluator, node: SyntaxNode, scope: Scope, discover
     case 'decorated_definition': {
       const definition = node.childForFieldName('definition');
       const decorators = node.namedChildren.filter((c) => c.type === 'decorator');
-      if (definition?.type === 'class_definition') defineClass(interp, definition, scope, decorators);
-      else if (definition?.type === 'function_definition') defineFunction(definition, scope);
+      const defined = definition?.type === 'class_definition' ? defineClass(interp, definition, scope, decorators) : definition?.type === 'function_definition' ? defineFunction(definition, scope) : undefined;
+      if (defined) applyDecorators(interp, decorators, defined, scope);
       return undefined;
     }
+    case 'import_statement':
+    case 'import_from_statement':
+      runImport(interp, node);
+      return undefined;
     case 'break_statement':
       return { kind: 'break' };
     case 'continue_statement':
@@ -142,7 +147,8 @@ export function iterate(value: PyValue): PyValue[] | undefined {
   if (typeof value === 'string') return [...value];
   const module = asModule(value);
   if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }));
-  if (kindOf(value) === 'dict') return [...(value as DictValue).entries.keys()];
+  const mapping = mappingOf(value);
+  if (mapping) return [...mapping.entries.keys()];
   // A DataLoader over a TensorDataset: one batch stands for all of them.
   if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'DataLoader') {
     const batch = (value as InstanceValue).attrs.get('batch');
@@ -209,8 +215,9 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
     case 'subscript': {
       const container = interp.evaluate(target.childForFieldName('value')!, scope);
       const key = interp.evaluate(target.childForFieldName('subscript')!, scope);
-      if (kindOf(container) === 'dict' && typeof key === 'string') {
-        (container as DictValue).entries.set(key, value);
+      const mapping = mappingOf(container);
+      if (mapping && typeof key === 'string') {
+        mapping.entries.set(key, value);
         // `cfg["batch_size"] = 64`: the value is the script's now, not the file's.
         interp.config?.overwritten(container, key);
       }
@@ -254,6 +261,9 @@ function defineFunction(node: SyntaxNode, scope: Scope, classValue?: ClassValue)
   return fn;
 }
 
+/** `dict` and the standard mappings deriving from it: a subclass's instances hold entries (`class Registry(dict)`). */
+const MAPPING_BASES = /^(builtins\.dict|collections\.(OrderedDict|defaultdict|UserDict)|typing\.Dict)$/;
+
 const LIGHTNING_MODULE = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.core(\.module)?)?\.LightningModule$/;
 
 function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorators: readonly SyntaxNode[]): ClassValue {
@@ -262,6 +272,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   let isModule = false;
   let lightning = false;
   let container: ClassValue['container'];
+  let mapping = false;
   for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
     if (base.type === 'keyword_argument') continue;
     const value = interp.evaluate(base, scope);
@@ -269,6 +280,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
       bases.push(value as ClassValue);
       isModule ||= (value as ClassValue).isModule;
       lightning ||= (value as ClassValue).lightning === true;
+      mapping ||= (value as ClassValue).mapping === true;
       container ??= (value as ClassValue).container;
     } else if (kindOf(value) === 'external') {
       const name = (value as ExternalValue).name;
@@ -279,12 +291,13 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
         isModule = true;
         container ??= CONTAINERS[name];
       }
+      if (MAPPING_BASES.test(name)) mapping = true;
     }
   }
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(mapping ? { mapping } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
