@@ -79,6 +79,8 @@ export class ConfigSources {
   constructor(
     assumed: Readonly<Record<string, AssumedValue>> = {},
     private readonly files?: ConfigFiles,
+    /** The script's own command line after its name (`python main.py fit --config c.yaml`: fit, --config, c.yaml); none by default, as `python train.py` runs it. */
+    readonly scriptArguments: readonly string[] = [],
   ) {
     for (const [key, value] of Object.entries(assumed)) this.assumedByName.set(normalName(key), { key, value });
   }
@@ -91,6 +93,15 @@ export class ConfigSources {
   /** Whether the dict holds values read from a configuration file. */
   isConfigDict(value: PyValue | undefined): boolean {
     return typeof value === 'object' && value !== null && this.origins.has(value);
+  }
+
+  /**
+   * `sys.argv`: the script's name and the arguments it is run with. Without given arguments it is
+   * run as `python train.py`, so `sys.argv[1] if len(sys.argv) > 1 else "config.json"` takes the
+   * script's own default, as argparse defaults are taken. A fresh list: the script may change it.
+   */
+  commandLine(script: string): PyValue[] {
+    return [script, ...this.scriptArguments];
   }
 
   // ---------------------------------------------------------------- environment variables

@@ -44,6 +44,13 @@ export function configMethod(interp: Evaluator, self: PyValue, method: string, n
   return unresolved(node.text, `\`.${method}()\` of a file is not followed`);
 }
 
+/** `sys.argv` (or `argv` imported from sys): the command line the script is run with; any other value unchanged. */
+export function commandLineValue(interp: Evaluator, value: PyValue): PyValue {
+  if (!interp.config || kindOf(value) !== 'external' || (value as { name: string }).name !== 'sys.argv' || (value as { self?: PyValue }).self !== undefined) return value;
+  const file = interp.place?.file ?? 'train.py';
+  return interp.config.commandLine(file.slice(file.lastIndexOf('/') + 1));
+}
+
 /** `os.environ["NAME"]`: an environment variable without a default. */
 export function environSubscript(interp: Evaluator, container: PyValue, key: PyValue, node: SyntaxNode): PyValue | undefined {
   if (!interp.config || kindOf(container) !== 'external' || (container as { name: string }).name !== 'os.environ' || (container as { self?: PyValue }).self !== undefined) return undefined;

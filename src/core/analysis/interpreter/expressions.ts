@@ -1,7 +1,7 @@
 // Expressions of the interpreter: literals, names, attributes, subscripts, comprehensions, operators (calls are in calls.ts).
 import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
 import { call } from './calls';
-import { environSubscript, readConfigKey } from './configCalls';
+import { commandLineValue, environSubscript, readConfigKey } from './configCalls';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
@@ -80,7 +80,7 @@ function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValu
       }
       // `Path("config.json").read_text()`, `f.read()`: methods of a file the script opens.
       if (interp.config?.isHandle(object)) return { kind: 'external', name: `method.${name}`, self: object };
-      return attribute(object, name, node);
+      return commandLineValue(interp, attribute(object, name, node));
     }
     case 'subscript':
       return subscript(interp, node, scope);
@@ -218,7 +218,7 @@ function lookup(interp: Evaluator, name: string, scope: Scope, node: SyntaxNode)
   if (value !== undefined) return value;
   const qualified = interp.imports.resolve(name);
   const { place } = interp;
-  if (qualified) return (place && place.project.resolve(qualified, place.file)) ?? { kind: 'external', name: qualified };
+  if (qualified) return (place && place.project.resolve(qualified, place.file)) ?? commandLineValue(interp, { kind: 'external', name: qualified });
   const fromProject = place && interp.imports.wildcardModules.length ? place.project.fromWildcards(interp.imports.wildcardModules, name, place.file) : undefined;
   if (fromProject !== undefined) return fromProject;
   if (BUILTINS.has(name)) return { kind: 'external', name: `builtins.${name}` };
@@ -238,6 +238,8 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     const instance = object as InstanceValue;
     if (instance.argparse || isFrameworkObject(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
+    // `self.__dict__.update(kwargs)` (yacs/minGPT's CfgNode): a view of the attributes, so writes through it set them.
+    if (name === '__dict__') return { kind: 'dict', entries: instance.attrs };
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);
     return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
