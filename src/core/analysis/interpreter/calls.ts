@@ -7,6 +7,7 @@ import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { hydraCall, partialParts, partialValue } from './hydraInstantiate';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -222,10 +223,16 @@ export function runForward(interp: Evaluator, module: ModuleObject, args: PyValu
 
 function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, parameterOwners?: readonly ModuleObject[]): PyValue {
   const name = callee.name;
+  // `functools.partial(Model, dim=3)(...)`, Hydra's `_partial_: true`: the function with what it was given first.
+  const partial = partialParts(callee);
+  if (partial) return callValue(interp, partial.fn, [...partial.args, ...args], new Map([...partial.kwargs, ...kwargs]), node);
   if (callee.self !== undefined) return callMethod(interp, callee.self, name.slice(name.lastIndexOf('.') + 1), args, kwargs, node);
   interp.hooks.onExternalCall?.({ qualified: name, node, args, kwargs, ...(parameterOwners ? { parameterOwners } : {}) });
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;
+  const hydra = hydraCall(interp, name, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
+  if (hydra !== undefined) return hydra;
+  if (name === 'functools.partial' && args.length > 0) return partialValue(args[0]!, args.slice(1), kwargs);
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];
   if (container) return buildContainer(interp, container, name.slice('torch.nn.'.length), args, node);
