@@ -202,7 +202,7 @@ export class ConfigSources {
   }
 
   /** Puts `below`'s keys under `dict`'s: a key `dict` has keeps its value and origin (nested mappings merge). */
-  private underlay(dict: DictValue, below: PyValue): void {
+  underlay(dict: DictValue, below: PyValue): void {
     if (kindOf(below) !== 'dict') return;
     const origin = this.origins.get(dict);
     const belowOrigin = this.origins.get(below as DictValue);

@@ -8,6 +8,7 @@ import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
 import { hydraCall, partialParts, partialValue } from './hydraInstantiate';
+import { isLightningCli, lightningCli } from './lightningCli';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -232,6 +233,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (configured !== undefined) return configured;
   const hydra = hydraCall(interp, name, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
   if (hydra !== undefined) return hydra;
+  if (isLightningCli(name)) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
   if (name === 'functools.partial' && args.length > 0) return partialValue(args[0]!, args.slice(1), kwargs);
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];

@@ -42,7 +42,7 @@ type CallValue = (callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>
 export function hydraCall(interp: Evaluator, name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, callValue: CallValue): PyValue | undefined {
   if (LOCATE.has(name)) {
     const path = args[0] ?? kwargs.get('path');
-    return typeof path === 'string' ? locate(interp, path, node) : unresolved(node.text, 'a Hydra path the analysis cannot read');
+    return typeof path === 'string' ? locateDottedPath(interp, path, node) : unresolved(node.text, 'a Hydra path the analysis cannot read');
   }
   if (!INSTANTIATE.has(name)) return undefined;
   const config = args[0] ?? kwargs.get('config');
@@ -82,7 +82,7 @@ function build(interp: Evaluator, config: PyValue, args: readonly PyValue[], kwa
   }
   const listed = read('_args_');
   const positional = args.length > 0 ? [...args] : isList(listed) ? listed.map((item) => (recursive ? nestedValue(interp, item, node, callValue, depth) : item)) : [];
-  const callee = locate(interp, target, node);
+  const callee = locateDottedPath(interp, target, node);
   if (read('_partial_') === true) return partialValue(callee, positional, keywords);
   return callValue(callee, positional, keywords, node);
 }
@@ -110,8 +110,8 @@ function holdsTarget(value: PyValue, depth = 0): boolean {
   return entries.has('_target_') || [...entries.values()].some((item) => holdsTarget(item, depth + 1));
 }
 
-/** The class or function a dotted path names: the project's own, else a library name. */
-function locate(interp: Evaluator, path: string, node: SyntaxNode): PyValue {
+/** The class or function a dotted path names (Hydra's `_target_`, LightningCLI's `class_path`): the project's own, else a library name. */
+export function locateDottedPath(interp: Evaluator, path: string, node: SyntaxNode): PyValue {
   if (!DOTTED_PATH.test(path)) return unresolved(node.text, `"${path.slice(0, 60)}" is not a dotted path`);
   const place = interp.place;
   const own = place?.project.resolve(path, place.file);

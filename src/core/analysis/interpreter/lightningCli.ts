@@ -1,0 +1,188 @@
+/**
+ * Lightning's `LightningCLI(Model, DataModule)`: the script builds nothing itself; the CLI builds
+ * the model, the data module and the Trainer from the configuration it is run with
+ * (`python main.py fit --config configs/cifar.yaml --data.batch_size 64`), then fits. Followed as
+ * the equivalent script:
+ *
+ *     model = Model(**cfg["model"])            # or the class `class_path` names, with `init_args`
+ *     datamodule = DataModule(**cfg["data"])
+ *     trainer = Trainer(**{**trainer_defaults, **cfg["trainer"]})
+ *     trainer.fit(model, datamodule)           # unless run=False: the script then fits itself
+ *
+ * where `cfg` is composed as jsonargparse composes it: `parser_kwargs`' default_config_files, then
+ * each `--config` file in order, then the `--section.key value` options, later ones winning. A
+ * class's own defaults stand for what the configuration does not set. The model is bound to the
+ * name `model`, LightningCLI's `cli.model`.
+ */
+import type { SyntaxNode } from '../../parsing/syntax';
+import { assumedValueOf } from '../config/assumedValues';
+import type { Evaluator } from './evaluator';
+import { locateDottedPath } from './hydraInstantiate';
+import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
+
+const LIGHTNING_CLI = /^(lightning\.pytorch|pytorch_lightning)(\.utilities)?\.cli\.LightningCLI$/;
+const SUBCOMMANDS = new Set(['fit', 'validate', 'test', 'predict']);
+/** The sections LightningCLI builds objects from, and the attribute of the CLI each becomes. */
+const SECTIONS = [
+  { key: 'model', attribute: 'model' },
+  { key: 'data', attribute: 'datamodule' },
+] as const;
+/** More configuration files than a command line names by hand. */
+const MAX_CONFIG_FILES = 8;
+
+type CallValue = (callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode) => PyValue;
+
+export function isLightningCli(qualified: string): boolean {
+  return LIGHTNING_CLI.test(qualified);
+}
+
+/** `LightningCLI(...)`: the CLI object (`cli.model`, `cli.datamodule`, `cli.trainer`), its model and data module built and fitted. */
+export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, callValue: CallValue): PyValue {
+  const config = interp.config;
+  if (!config) return unresolved(node.text, 'LightningCLI without a configuration reader');
+  const given = kwargs.get('args');
+  const argv = isList(given) && given.every((word) => typeof word === 'string') ? given : given === undefined || given === null ? [...config.scriptArguments] : [];
+  const command = commandLine(argv);
+  // `args={...}`: the configuration itself, in place of the command line.
+  const composed: DictValue = { kind: 'dict', entries: new Map<string, PyValue>(kindOf(given) === 'dict' ? (given as DictValue).entries : []) };
+  // Lowest first: default_config_files, then --config files in order; a later file's keys win.
+  const named = [...defaultConfigFiles(kwargs.get('parser_kwargs'), command.subcommand), ...command.configs];
+  const files = named.slice(0, MAX_CONFIG_FILES);
+  if (named.length > MAX_CONFIG_FILES) interp.note(node, `LightningCLI: only the first ${MAX_CONFIG_FILES} configuration files are read`);
+  for (const file of files.reverse()) {
+    const loaded = config.load(file, 'by-name', node);
+    if (kindOf(loaded) !== 'dict') continue;
+    // A file given before the subcommand holds the subcommand's settings under its name (`fit: {model: ...}`).
+    const own = command.subcommand ? (loaded as DictValue).entries.get(command.subcommand) : undefined;
+    config.underlay(composed, kindOf(own) === 'dict' ? own! : loaded);
+  }
+  for (const [path, value] of command.options) setPath(interp, composed, path, value);
+  if (argv.length === 0 && files.length === 0) {
+    interp.note(node, 'LightningCLI is run without arguments here: the classes\' own defaults are used (give the command line after -- on the CLI, e.g. -- fit --config configs/x.yaml, or set values with --set)');
+  }
+
+  const classes = [args[0] ?? kwargs.get('model_class'), args[1] ?? kwargs.get('datamodule_class')];
+  const cli: InstanceValue = { kind: 'instance', className: 'LightningCLI', attrs: new Map() };
+  for (const [i, { key, attribute }] of SECTIONS.entries()) {
+    const section = sectionOf(interp, composed, key, node);
+    const built = build(interp, classes[i], section, key, node, callValue);
+    cli.attrs.set(attribute, built);
+  }
+  const trainerSection = sectionOf(interp, composed, 'trainer', node);
+  const trainerKwargs = new Map<string, PyValue>();
+  const defaults = kwargs.get('trainer_defaults');
+  if (kindOf(defaults) === 'dict') for (const [k, v] of (defaults as DictValue).entries) trainerKwargs.set(k, v);
+  for (const k of trainerSection?.entries.keys() ?? []) trainerKwargs.set(k, read(interp, trainerSection!, k, node));
+  const trainer = callValue({ kind: 'external', name: 'lightning.pytorch.Trainer' }, [], trainerKwargs, node);
+  cli.attrs.set('trainer', trainer);
+  const model = cli.attrs.get('model')!;
+  if (interp.depth === 0 && interp.scriptLevel) interp.hooks.onAssign?.('model', model, node);
+  const run = kwargs.get('run');
+  if (run !== false && !isUnresolvedValue(model)) {
+    const datamodule = cli.attrs.get('datamodule');
+    const fitArgs = datamodule !== undefined && !isUnresolvedValue(datamodule) && datamodule !== null ? [model, datamodule] : [model];
+    callValue({ kind: 'external', name: 'lightning.pytorch.Trainer.fit', self: trainer }, fitArgs, new Map(), node);
+  }
+  return cli;
+}
+
+interface CommandLine {
+  readonly subcommand?: string;
+  readonly configs: string[];
+  /** `--data.batch_size 64`, `--trainer.precision=bf16-mixed`: dotted path and value. */
+  readonly options: [string[], PyValue][];
+}
+
+/** The words LightningCLI parses: the subcommand, `--config`/`-c` files and `--section.key value` options. */
+function commandLine(argv: readonly string[]): CommandLine {
+  const result: { subcommand?: string; configs: string[]; options: [string[], PyValue][] } = { configs: [], options: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (!word.startsWith('-')) {
+      if (result.subcommand === undefined && SUBCOMMANDS.has(word)) result.subcommand = word;
+      continue;
+    }
+    const equals = word.indexOf('=');
+    const flag = equals >= 0 ? word.slice(0, equals) : word;
+    const next = argv[i + 1];
+    const takesNext = equals < 0 && next !== undefined && !next.startsWith('--');
+    const value = equals >= 0 ? word.slice(equals + 1) : takesNext ? next : undefined;
+    if (takesNext) i += 1;
+    if (value === undefined) continue;
+    if (flag === '--config' || flag === '-c') result.configs.push(value);
+    else if (/^--[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+$/.test(flag)) result.options.push([flag.slice(2).split('.'), assumedValueOf(value)]);
+  }
+  return result;
+}
+
+/** `parser_kwargs={"default_config_files": [...]}`, or per subcommand (`{"fit": {"default_config_files": [...]}}`). */
+function defaultConfigFiles(parserKwargs: PyValue | undefined, subcommand: string | undefined): string[] {
+  if (kindOf(parserKwargs) !== 'dict') return [];
+  const entries = (parserKwargs as DictValue).entries;
+  const own = subcommand ? entries.get(subcommand) : undefined;
+  const files = (kindOf(own) === 'dict' ? (own as DictValue).entries.get('default_config_files') : undefined) ?? entries.get('default_config_files');
+  return isList(files) ? files.filter((file): file is string => typeof file === 'string') : [];
+}
+
+/** `--model.init_args.latent_dim 512`: the value set at that path, mappings made on the way. */
+function setPath(interp: Evaluator, root: DictValue, path: readonly string[], value: PyValue): void {
+  let dict = root;
+  for (const key of path.slice(0, -1)) {
+    let next = dict.entries.get(key);
+    if (kindOf(next) !== 'dict') {
+      next = { kind: 'dict', entries: new Map() };
+      dict.entries.set(key, next);
+    }
+    dict = next as DictValue;
+  }
+  const last = path[path.length - 1]!;
+  dict.entries.set(last, value);
+  // Set on the command line: no longer the file's value.
+  interp.config?.overwritten(dict, last);
+}
+
+function sectionOf(interp: Evaluator, composed: DictValue, key: string, node: SyntaxNode): DictValue | undefined {
+  const section = composed.entries.has(key) ? read(interp, composed, key, node) : undefined;
+  return kindOf(section) === 'dict' ? (section as DictValue) : undefined;
+}
+
+function read(interp: Evaluator, dict: DictValue, key: string, node: SyntaxNode): PyValue {
+  interp.config?.readKey(dict, key, dict.entries.get(key), node);
+  return dict.entries.get(key)!;
+}
+
+/**
+ * The section's object: the class `class_path` names with `init_args` (subclass mode, or any
+ * section that names its class), else the class given to LightningCLI with the section's keys.
+ */
+function build(interp: Evaluator, given: PyValue | undefined, section: DictValue | undefined, key: string, node: SyntaxNode, callValue: CallValue): PyValue {
+  const classPath = section?.entries.has('class_path') ? read(interp, section, 'class_path', node) : undefined;
+  let callee = given ?? null;
+  let settings = section;
+  if (classPath !== undefined) {
+    callee = typeof classPath === 'string' ? locateClass(interp, classPath, node) : unresolved(node.text, `LightningCLI ${key}.class_path`);
+    const initArgs = read(interp, section!, 'init_args', node);
+    settings = kindOf(initArgs) === 'dict' ? (initArgs as DictValue) : undefined;
+  }
+  if (given === undefined && classPath === undefined) {
+    if (key === 'model') interp.note(node, 'LightningCLI is given no model class and its configuration names none (model.class_path); the model is unknown');
+    return null;
+  }
+  if (isUnresolvedValue(callee) || callee === null) {
+    interp.note(node, `LightningCLI's ${key} class is not one the analysis can follow`);
+    return unresolved(node.text, `LightningCLI ${key}`);
+  }
+  const kwargs = new Map<string, PyValue>();
+  for (const name of settings?.entries.keys() ?? []) {
+    if (name === 'class_path' || name === 'init_args' || name === 'dict_kwargs') continue;
+    kwargs.set(name, read(interp, settings!, name, node));
+  }
+  return callValue(callee, [], kwargs, node);
+}
+
+/** `project.models.Net`, or a bare class name the script imports (`Net`), as jsonargparse accepts both. */
+function locateClass(interp: Evaluator, classPath: string, node: SyntaxNode): PyValue {
+  if (classPath.includes('.')) return locateDottedPath(interp, classPath, node);
+  const qualified = interp.imports.resolve(classPath);
+  return qualified ? locateDottedPath(interp, qualified, node) : unresolved(node.text, `class_path ${classPath} is not imported by the script`);
+}
