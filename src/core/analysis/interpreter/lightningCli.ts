@@ -18,7 +18,8 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import { assumedValueOf } from '../config/assumedValues';
 import type { Evaluator } from './evaluator';
 import { locateDottedPath } from './hydraInstantiate';
-import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
+import { classAttribute } from './classes';
+import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
 
 const LIGHTNING_CLI = /^(lightning\.pytorch|pytorch_lightning)(\.utilities)?\.cli\.LightningCLI$/;
 const SUBCOMMANDS = new Set(['fit', 'validate', 'test', 'predict']);
@@ -27,6 +28,8 @@ const SECTIONS = [
   { key: 'model', attribute: 'model' },
   { key: 'data', attribute: 'datamodule' },
 ] as const;
+/** Options whose value is the class of their section. */
+const CLASS_OPTIONS = new Set(['model', 'data', 'optimizer', 'lr_scheduler']);
 /** More configuration files than a command line names by hand. */
 const MAX_CONFIG_FILES = 8;
 
@@ -76,6 +79,7 @@ export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs
   const trainer = callValue({ kind: 'external', name: 'lightning.pytorch.Trainer' }, [], trainerKwargs, node);
   cli.attrs.set('trainer', trainer);
   const model = cli.attrs.get('model')!;
+  configuredOptimizer(interp, composed, model, node, callValue);
   if (interp.depth === 0 && interp.scriptLevel) interp.hooks.onAssign?.('model', model, node);
   const run = kwargs.get('run');
   if (run !== false && !isUnresolvedValue(model)) {
@@ -111,6 +115,8 @@ function commandLine(argv: readonly string[]): CommandLine {
     if (value === undefined) continue;
     if (flag === '--config' || flag === '-c') result.configs.push(value);
     else if (/^--[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+$/.test(flag)) result.options.push([flag.slice(2).split('.'), assumedValueOf(value)]);
+    // `--optimizer AdamW`, `--model project.models.Net`: the section's class.
+    else if (CLASS_OPTIONS.has(flag.slice(2))) result.options.push([[flag.slice(2), 'class_path'], value]);
   }
   return result;
 }
@@ -172,12 +178,40 @@ function build(interp: Evaluator, given: PyValue | undefined, section: DictValue
     interp.note(node, `LightningCLI's ${key} class is not one the analysis can follow`);
     return unresolved(node.text, `LightningCLI ${key}`);
   }
+  return callValue(callee, [], sectionArguments(interp, settings, section, node), node);
+}
+
+/** The arguments a section gives its class: `init_args`, with keys set beside `class_path` (`--optimizer.lr 0.01`) over them. */
+function sectionArguments(interp: Evaluator, initArgs: DictValue | undefined, section: DictValue | undefined, node: SyntaxNode): Map<string, PyValue> {
   const kwargs = new Map<string, PyValue>();
-  for (const name of settings?.entries.keys() ?? []) {
-    if (name === 'class_path' || name === 'init_args' || name === 'dict_kwargs') continue;
-    kwargs.set(name, read(interp, settings!, name, node));
+  for (const dict of new Set([initArgs, section])) {
+    for (const name of dict?.entries.keys() ?? []) {
+      if (name === 'class_path' || name === 'init_args' || name === 'dict_kwargs') continue;
+      kwargs.set(name, read(interp, dict!, name, node));
+    }
   }
-  return callValue(callee, [], kwargs, node);
+  return kwargs;
+}
+
+/**
+ * The `optimizer:` section (`class_path: torch.optim.AdamW` with `init_args`, or just `AdamW`):
+ * LightningCLI makes the model's optimizer from it when the model has no configure_optimizers()
+ * of its own (one it has wins, as LightningCLI warns).
+ */
+function configuredOptimizer(interp: Evaluator, composed: DictValue, model: PyValue, node: SyntaxNode, callValue: CallValue): void {
+  const module = asModule(model);
+  if (!module || !composed.entries.has('optimizer')) return;
+  if (module.classValue && classAttribute(module.classValue, 'configure_optimizers') !== undefined) return;
+  const section = read(interp, composed, 'optimizer', node);
+  const named = typeof section === 'string' ? section : kindOf(section) === 'dict' && (section as DictValue).entries.has('class_path') ? read(interp, section as DictValue, 'class_path', node) : undefined;
+  if (typeof named !== 'string') return;
+  const optimizer = named.includes('.') ? locateDottedPath(interp, named, node) : { kind: 'external' as const, name: `torch.optim.${named}` };
+  const dict = kindOf(section) === 'dict' ? (section as DictValue) : undefined;
+  const initArgs = dict?.entries.get('init_args');
+  const kwargs = sectionArguments(interp, kindOf(initArgs) === 'dict' ? (initArgs as DictValue) : undefined, dict, node);
+  kwargs.delete('params');
+  const parameters = callValue({ kind: 'external', name: 'method.parameters', self: model }, [], new Map(), node);
+  callValue(optimizer, [parameters], kwargs, node);
 }
 
 /** `project.models.Net`, or a bare class name the script imports (`Net`), as jsonargparse accepts both. */

@@ -6,6 +6,7 @@ import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
+import { isLightningCli } from './lightningCli';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
 const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
@@ -261,6 +262,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const bases: ClassValue[] = [];
   let isModule = false;
   let lightning = false;
+  let lightningCli = false;
   let container: ClassValue['container'];
   for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
     if (base.type === 'keyword_argument') continue;
@@ -269,12 +271,15 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
       bases.push(value as ClassValue);
       isModule ||= (value as ClassValue).isModule;
       lightning ||= (value as ClassValue).lightning === true;
+      lightningCli ||= (value as ClassValue).lightningCli === true;
       container ??= (value as ClassValue).container;
     } else if (kindOf(value) === 'external') {
       const name = (value as ExternalValue).name;
       if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
       // A LightningModule is an nn.Module whose training step, optimizers and loaders are its methods (lightningModules.ts).
       if (LIGHTNING_MODULE.test(name)) isModule = lightning = true;
+      // `class MyCLI(LightningCLI)`: its parser additions aside, it builds what LightningCLI builds.
+      if (isLightningCli(name)) lightningCli = true;
       if (CONTAINERS[name]) {
         isModule = true;
         container ??= CONTAINERS[name];
@@ -284,7 +289,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(lightningCli ? { lightningCli } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;

@@ -76,6 +76,17 @@ describe('LightningCLI', () => {
     assert.equal(e.models[0]?.batchSize, 16);
   });
 
+  it('follows a subclass of LightningCLI, and makes the optimizer its optimizer section names for a model without configure_optimizers()', async () => {
+    const lit = LIT.replace(/ {4}def configure_optimizers\(self\):\n {8}return torch\.optim\.SGD\(self\.parameters\(\), lr=0\.1\)\n/, '');
+    const script = ['from lightning.pytorch.cli import LightningCLI', 'from lit import Net, Data', '', 'class MyCLI(LightningCLI):', '    def add_arguments_to_parser(self, parser):', '        parser.link_arguments("data.batch_size", "model.hidden")', '', 'MyCLI(Net, Data)', ''].join('\n');
+    const config = 'model:\n  hidden: 12\noptimizer:\n  class_path: torch.optim.RMSprop\n  init_args:\n    lr: 0.01\n';
+    const fromFile = await estimate({ 'main.py': script, 'lit.py': lit, 'c.yaml': config }, ['fit', '--config', 'c.yaml']);
+    assert.equal(fromFile.models[0]?.params, netParams(16, 12), notesOf(fromFile).join('\n'));
+    assert.equal(fromFile.models[0]?.optimizer, 'rmsprop');
+    const fromOption = await estimate({ 'main.py': script, 'lit.py': lit }, ['fit', '--optimizer', 'SGD', '--optimizer.momentum', '0.9']);
+    assert.equal(fromOption.models[0]?.optimizer, 'sgd-momentum', notesOf(fromOption).join('\n'));
+  });
+
   it('uses the classes\' defaults when run without arguments, and says so', async () => {
     const e = await estimate({ 'main.py': main, 'lit.py': LIT });
     assert.equal(e.models[0]?.params, netParams(16, 8));
