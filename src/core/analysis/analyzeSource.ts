@@ -290,7 +290,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       }
     }
   });
-  for (const { fn, index } of topLevelFunctions(group, scope)) {
+  for (const { fn, index } of callersFirst(topLevelFunctions(group, scope))) {
     phase = 1;
     statementIndex = index;
     const before = noteCount();
@@ -359,6 +359,37 @@ function topLevelFunctions(group: StatementGroup, scope: Scope): { fn: FunctionV
     if (kindOf(value) === 'function' && (value as FunctionValue).node.id === definition.id) functions.push({ fn: value as FunctionValue, index: group.indices[i]! });
   }
   return functions;
+}
+
+/**
+ * The top-level functions in the order discovery runs them: each after the functions that call
+ * it, so that it runs with the arguments its caller gives (`@hydra.main` `main(cfg)` calling
+ * `train(cfg)` defined above it), else in source order; functions that call each other in a
+ * circle keep their source order.
+ */
+function callersFirst(functions: readonly { fn: FunctionValue; index: number }[]): { fn: FunctionValue; index: number }[] {
+  const byName = new Map(functions.map((entry) => [entry.fn.node.childForFieldName('name')?.text ?? '', entry]));
+  const callees = new Map(functions.map((entry) => [entry, calledNames(entry.fn.node).map((name) => byName.get(name)).filter((callee) => callee !== undefined && callee !== entry)]));
+  const callers = new Map(functions.map((entry) => [entry, 0]));
+  for (const called of callees.values()) for (const callee of new Set(called)) callers.set(callee!, callers.get(callee!)! + 1);
+  const order: { fn: FunctionValue; index: number }[] = [];
+  const left = [...functions];
+  while (left.length > 0) {
+    const next = left.find((entry) => callers.get(entry) === 0) ?? left[0]!;
+    left.splice(left.indexOf(next), 1);
+    order.push(next);
+    for (const callee of new Set(callees.get(next))) callers.set(callee!, callers.get(callee!)! - 1);
+  }
+  return order;
+}
+
+/** The plain names a function's body calls (`train(cfg)`), nested functions' calls included. */
+function calledNames(definition: SyntaxNode): string[] {
+  return definition
+    .descendantsOfType('call')
+    .map((call) => call.childForFieldName('function'))
+    .filter((fn) => fn?.type === 'identifier')
+    .map((fn) => fn!.text);
 }
 
 /** The call on the right of `name = ...`, so the model's range is its construction. */
