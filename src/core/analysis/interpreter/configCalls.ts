@@ -23,7 +23,11 @@ export function configCall(interp: Evaluator, name: string, args: readonly PyVal
   if (JSON_LOADERS.has(name)) return config.load(source, 'json', node);
   // toml.load also takes a path.
   if (TOML_LOADERS.has(name)) return config.load(source, typeof source === 'string' && name === 'toml.load' ? 'by-name' : 'toml', node);
-  if (name === 'omegaconf.OmegaConf.load') return config.load(source, 'by-name', node);
+  if (name === 'omegaconf.OmegaConf.load') {
+    const loaded = config.load(source, 'by-name', node);
+    config.resolveInterpolations(loaded);
+    return loaded;
+  }
   // A DictConfig as plain containers: the same values.
   if (name === 'omegaconf.OmegaConf.to_container' || name === 'omegaconf.OmegaConf.to_object') return kindOf(args[0]) === 'dict' ? args[0]! : undefined;
   if (name === 'builtins.vars') {

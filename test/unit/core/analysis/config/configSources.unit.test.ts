@@ -245,6 +245,21 @@ describe('configuration the script reads', () => {
       assert.equal(values.models[0]!.batchSize, 8);
     });
 
+    it('resolves OmegaConf interpolations (${a.b}, chains, text with parts); resolvers, relative and missing keys do not stop it', async () => {
+      const estimate = await estimateMemory({
+        ...files,
+        'configs/model/small.yaml': 'd_in: ${data.features}\nd_out: ${model.classes}\nclasses: ${data.n}\nname: run_${data.n}_${oc.env:USER}\nother: ${no.such.key}\n',
+        'configs/data/default.yaml': 'features: 24\nn: 6\nbatch_size: ${.features}\n',
+        'train.py': script.replace('cfg.data.batch_size', '12'),
+      });
+      assert.equal(params(estimate), 24 * 6 + 6, notesOf(estimate).join('\n'));
+      const omega = await estimateMemory({
+        'c.yaml': 'width: 8\nmodel:\n  d_in: ${width}\n',
+        'train.py': ['import torch', 'import torch.nn as nn', 'from omegaconf import OmegaConf', 'cfg = OmegaConf.load("c.yaml")', 'model = nn.Linear(cfg.model.d_in, 2)', 'model(torch.randn(4, 8)).sum().backward()', ''].join('\n'),
+      });
+      assert.equal(params(omega), 8 * 2 + 2, notesOf(omega).join('\n'));
+    });
+
     it('puts a group under the package its entry names', async () => {
       const estimate = await estimateMemory({ ...files, 'configs/train.yaml': 'defaults:\n  - encoders@model: narrow\n  - data: default\n', 'configs/encoders/narrow.yaml': 'd_in: 8\nd_out: 2\n' });
       assert.equal(params(estimate), 8 * 2 + 2, notesOf(estimate).join('\n'));
