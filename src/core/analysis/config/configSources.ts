@@ -454,6 +454,11 @@ export class ConfigSources {
     return assumed;
   }
 
+  /** `--batch-size 64` on the command line the script is run with: argparse's value in place of the default, recorded as such. */
+  commandLineValue(name: string, value: PyValue, node: SyntaxNode): void {
+    if (isScalar(value) || (isList(value) && value.length <= 16 && value.every(isScalar))) this.read({ key: name, value: plain(value), origin: `the command line (--${name.replace(/_/g, '-')})` }, node);
+  }
+
   /** `batch_size = 12` at the script's top level, or a dataclass field's default: the user's value in its place. */
   constantDefault(name: string, fallback: PyValue, node: SyntaxNode, what: string): PyValue {
     const assumed = this.assumed(name);

@@ -7,6 +7,7 @@ import type { Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PyValue, type Scope } from './pyValues';
+import { declareArgument, parseCommandLine } from './argparseCommandLine';
 import { hydraCall, partialParts, partialValue } from './hydraInstantiate';
 import { isLightningCli, lightningCli } from './lightningCli';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
@@ -293,12 +294,24 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
     const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
     const given = kwargs.has('default') ? kwargs.get('default')! : fallback;
     parser.attrs.set(name, interp.config ? interp.config.argumentDefault(name, given, node) : given);
+    declareArgument(parser, flags, name, kwargs);
     interp.hooks.onArgument?.(name, node);
     return null;
   }
   if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
-  if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
-  if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+  if (method === 'parse_args' || method === 'parse_known_args') {
+    const namespace: InstanceValue = { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
+    // `parse_args(["--lr", "0.1"])` reads its own words; `parse_args()` the command line the script is run with.
+    const given = args[0] ?? kwargs.get('args');
+    const words = isList(given) && given.every((w) => typeof w === 'string') ? given : (interp.config?.scriptArguments ?? []);
+    for (const [name, value] of parseCommandLine(parser, words, parser.attrs)) {
+      // The user's --set value still wins over the command line's.
+      if (interp.config?.assumed(name) !== undefined) continue;
+      namespace.attrs.set(name, value);
+      interp.config?.commandLineValue(name, value, node);
+    }
+    return method === 'parse_args' ? namespace : tuple([namespace, []]);
+  }
   return null;
 }
 

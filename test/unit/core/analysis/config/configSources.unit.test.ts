@@ -266,6 +266,56 @@ describe('configuration the script reads', () => {
     });
   });
 
+  describe('argparse reading the command line the script is run with', () => {
+    const script = [
+      'import argparse',
+      'import yaml',
+      'import torch',
+      'import torch.nn as nn',
+      'parser = argparse.ArgumentParser()',
+      'parser.add_argument("data", nargs="?", default="cifar10")',
+      'parser.add_argument("--config-file", default="small.yaml")',
+      'parser.add_argument("-b", "--batch-size", type=int, default=32)',
+      'parser.add_argument("--dims", type=int, nargs="+", default=[8, 4])',
+      'parser.add_argument("--amp", action="store_true")',
+      'parser.add_argument("--verbose", "-v", action="count", default=0)',
+      'args = parser.parse_args()',
+      'cfg = yaml.safe_load(open(args.config_file))',
+      'model = nn.Sequential(nn.Linear(cfg["d_in"], args.dims[0]), nn.Linear(args.dims[0], args.dims[1]))',
+      'opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+      'with torch.autocast("cuda", enabled=args.amp):',
+      '    loss = model(torch.randn(args.batch_size, cfg["d_in"])).sum()',
+      'loss.backward()',
+      '',
+    ].join('\n');
+    const files = { 'train.py': script, 'small.yaml': 'd_in: 16\n', 'large.yaml': 'd_in: 64\n' };
+    const run = (words: string[], assume: Record<string, AssumedValue> = {}) => estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', assume, words);
+
+    it('keeps the defaults without words', async () => {
+      const estimate = await run([]);
+      assert.equal(params(estimate), 16 * 8 + 8 + 8 * 4 + 4);
+      assert.equal(estimate.models[0]!.batchSize, 32);
+      assert.equal(estimate.models[0]!.precision, 'fp32');
+    });
+
+    it('sets what the words give, by type, nargs and action, and names the command line as their origin', async () => {
+      const estimate = await run(['imagenet', '--config-file', 'large.yaml', '-b', '128', '--dims', '32', '2', '--amp', '-v', '--unknown=1']);
+      assert.equal(params(estimate), 64 * 32 + 32 + 32 * 2 + 2, notesOf(estimate).join('\n'));
+      assert.equal(estimate.models[0]!.batchSize, 128);
+      assert.equal(estimate.models[0]!.precision, 'fp16-mixed');
+      const origins = estimate.models[0]!.assumptions.filter((a) => a.name === 'config').map((a) => `${a.key}=${a.value}: ${a.origin}`);
+      assert.ok(origins.includes('batch_size=128: the command line (--batch-size)'), origins.join('\n'));
+      const inline = await run(['--batch-size=96', '--config-file=large.yaml']);
+      assert.equal(inline.models[0]!.batchSize, 96);
+      assert.equal(params(inline), 64 * 8 + 8 + 8 * 4 + 4);
+    });
+
+    it('lets the user\'s --set win over the command line', async () => {
+      const estimate = await run(['--batch-size', '128'], { batch_size: 7 });
+      assert.equal(estimate.models[0]!.batchSize, 7);
+    });
+  });
+
   describe('bad configuration files: a note and a safe result, never an exception', () => {
     const script = (file: string) =>
       ['import yaml', 'import torch', 'import torch.nn as nn', `with open("${file}") as f:`, '    cfg = yaml.safe_load(f)', 'model = nn.Linear(cfg["d_in"], 4)', 'x = torch.randn(8, 16)', 'model(x).sum().backward()', ''].join('\n');
