@@ -45,6 +45,11 @@ export function parseCommandLine(parser: InstanceValue, words: readonly string[]
     if (!word.startsWith('-') || /^-[0-9.]/.test(word)) {
       const spec = positionals[position++];
       if (!spec) continue;
+      // `opts` with nargs=argparse.REMAINDER (yacs's KEY VALUE pairs): every word from here on.
+      if (isRemainder(spec)) {
+        found.set(spec.dest, words.slice(i).map((text) => text));
+        break;
+      }
       const many = spec.nargs === '+' || spec.nargs === '*';
       const taken = many ? takeValues(words, i, Infinity) : [word];
       if (many) i += taken.length - 1;
@@ -86,6 +91,10 @@ export function parseCommandLine(parser: InstanceValue, words: readonly string[]
     } else found.set(spec.dest, value);
   }
   return found;
+}
+
+function isRemainder(spec: ArgumentSpec): boolean {
+  return spec.nargs === '...' || (kindOf(spec.nargs) === 'external' && (spec.nargs as ExternalValue).name === 'argparse.REMAINDER');
 }
 
 /** Up to `count` words from `start` that are values, not options. */

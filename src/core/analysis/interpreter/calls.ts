@@ -10,6 +10,7 @@ import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, tuple, unres
 import { declareArgument, parseCommandLine } from './argparseCommandLine';
 import { hydraCall, partialParts, partialValue } from './hydraInstantiate';
 import { isLightningCli, lightningCli } from './lightningCli';
+import { isYacsClass, isYacsNode, newNode, yacsMethod } from './yacsConfig';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -258,6 +259,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
   if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
   if (/(^|\.)DataLoader$/.test(name)) return dataLoader(kwargs.get('dataset') ?? args[0]);
+  if (isYacsClass(name)) return newNode(args[0] ?? kwargs.get('init_dict'));
   const framework = frameworkObject(name, kwargs);
   if (framework) return framework;
   const catalog = catalogCall(name, args, kwargs);
@@ -269,6 +271,7 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (isList(self)) return listMethod(self, method, args, node);
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isYacsNode(self)) return yacsMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);

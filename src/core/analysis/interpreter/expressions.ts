@@ -2,6 +2,7 @@
 import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
 import { call } from './calls';
 import { commandLineValue, environSubscript, readConfigKey } from './configCalls';
+import { isYacsNode } from './yacsConfig';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
@@ -240,6 +241,8 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
     // `self.__dict__.update(kwargs)` (yacs/minGPT's CfgNode): a view of the attributes, so writes through it set them.
     if (name === '__dict__') return { kind: 'dict', entries: instance.attrs };
+    // A yacs CfgNode's methods (clone, merge_from_file...): yacsConfig.ts answers them.
+    if (isYacsNode(instance)) return { kind: 'external', name: `yacs.CfgNode.${name}`, self: object };
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);
     return unresolved(node.text, `\`${name}\` is not set on ${instance.className}`);
@@ -271,6 +274,8 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     readConfigKey(interp, container, String(key), node);
     return (container as DictValue).entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
   }
+  // `cfg["MODEL"]`: a yacs node is a dict of its keys.
+  if (isYacsNode(container) && typeof key === 'string') return (container as InstanceValue).attrs.get(key) ?? unresolved(node.text, `no key ${key}`);
   const environ = environSubscript(interp, container, key, node);
   if (environ !== undefined) return environ;
   // `models.__dict__[args.arch]`: a library's namespace looked up by name.

@@ -7,6 +7,7 @@ import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
 import { isLightningCli } from './lightningCli';
+import { isYacsNode } from './yacsConfig';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
 const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
@@ -215,6 +216,7 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
         // `cfg["batch_size"] = 64`: the value is the script's now, not the file's.
         interp.config?.overwritten(container, key);
       }
+      else if (isYacsNode(container) && typeof key === 'string') (container as InstanceValue).attrs.set(key, value);
       else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
       else {
         const module = asModule(container);
@@ -244,6 +246,11 @@ function setAttribute(interp: Evaluator, object: PyValue, name: string, value: P
     return;
   }
   if (kindOf(object) === 'instance') (object as InstanceValue).attrs.set(name, value);
+  else if (kindOf(object) === 'dict') {
+    // `cfg.model.n_layer = 4` on an OmegaConf mapping (or one merged into a yacs node): the script's value now, not the file's.
+    (object as DictValue).entries.set(name, value);
+    interp.config?.overwritten(object, name);
+  }
   else if (kindOf(object) === 'class') (object as ClassValue).attrs.set(name, value);
   else if (!isUnresolvedValue(object) && !isTensorLike(object)) interp.note(node, `cannot follow the assignment to \`${node.text}\``);
 }
