@@ -333,6 +333,35 @@ export class ConfigSources {
     return undefined;
   }
 
+  /** `OmegaConf.merge(a, b, ...)`: a new configuration, each one's keys over the ones before (nested mappings merge), each key keeping its origin. */
+  merged(configs: readonly PyValue[], node: SyntaxNode): PyValue {
+    const result: DictValue = { kind: 'dict', entries: new Map() };
+    this.origins.set(result, { prefix: '', keys: new Map(), assumed: new Set() });
+    for (const config of configs) {
+      if (kindOf(config) === 'dict') this.overlay(result, config);
+      else if (isUnresolvedValue(config)) this.note(node, `${node.text.slice(0, 60)}: a configuration merged here is unknown; its keys are missing`);
+    }
+    this.resolveInterpolations(result);
+    return result;
+  }
+
+  /** `OmegaConf.from_cli()`, `OmegaConf.from_dotlist(["model.n_layer=4"])`: the `key.path=value` words as a configuration. */
+  fromDotlist(words: readonly PyValue[]): DictValue {
+    const result: DictValue = { kind: 'dict', entries: new Map() };
+    for (const word of words.slice(0, MAX_READINGS)) {
+      const match = typeof word === 'string' ? /^([A-Za-z_][\w]*(?:\.[\w]+)*)=(.*)$/.exec(word) : null;
+      if (!match) continue;
+      const keys = match[1]!.split('.');
+      let dict = result;
+      for (const key of keys.slice(0, -1)) {
+        if (kindOf(dict.entries.get(key)) !== 'dict') dict.entries.set(key, { kind: 'dict', entries: new Map() });
+        dict = dict.entries.get(key) as DictValue;
+      }
+      dict.entries.set(keys[keys.length - 1]!, assumedValueOf(match[2]!));
+    }
+    return result;
+  }
+
   /** Puts `above`'s keys over `dict`'s, with their origins: a key both have takes `above`'s value (nested mappings merge). */
   private overlay(dict: DictValue, above: PyValue): void {
     if (kindOf(above) !== 'dict') return;

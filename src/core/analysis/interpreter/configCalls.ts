@@ -1,7 +1,7 @@
 // The calls that read a script's configuration: environment variables, files and their loaders (config/configSources.ts records what is read).
 import { stringValue, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue, type Scope } from './pyValues';
+import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue, type Scope } from './pyValues';
 
 const YAML_LOADERS = new Set(['yaml.safe_load', 'yaml.load', 'yaml.full_load', 'yaml.unsafe_load', 'ruamel.yaml.safe_load']);
 const JSON_LOADERS = new Set(['json.load', 'json.loads']);
@@ -29,6 +29,13 @@ export function configCall(interp: Evaluator, name: string, args: readonly PyVal
     return loaded;
   }
   // A DictConfig as plain containers: the same values.
+  // `OmegaConf.merge(base, OmegaConf.from_cli())`: later configurations win, key by key.
+  if (name === 'omegaconf.OmegaConf.merge' || name === 'omegaconf.OmegaConf.unsafe_merge') return config.merged(args, node);
+  if (name === 'omegaconf.OmegaConf.from_cli' || name === 'omegaconf.OmegaConf.from_dotlist') {
+    const words = args[0] ?? kwargs.get('args_list') ?? kwargs.get('dotlist');
+    return config.fromDotlist(isList(words) ? words : name.endsWith('from_cli') ? [...config.scriptArguments] : []);
+  }
+  if (name === 'omegaconf.OmegaConf.create') return kindOf(args[0]) === 'dict' ? args[0]! : args.length === 0 ? { kind: 'dict', entries: new Map() } : undefined;
   if (name === 'omegaconf.OmegaConf.to_container' || name === 'omegaconf.OmegaConf.to_object') return kindOf(args[0]) === 'dict' ? args[0]! : undefined;
   if (name === 'builtins.vars') {
     // `vars(args)`: a namespace's attributes as a dict (dict-driven calls: `Model(**vars(args))`).

@@ -36,7 +36,8 @@ const MAX_CONFIG_FILES = 8;
 type CallValue = (callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode) => PyValue;
 
 export function isLightningCli(qualified: string): boolean {
-  return LIGHTNING_CLI.test(qualified);
+  // Asked of every library call and base class: the cheap test first.
+  return qualified.endsWith('.LightningCLI') && LIGHTNING_CLI.test(qualified);
 }
 
 /** `LightningCLI(...)`: the CLI object (`cli.model`, `cli.datamodule`, `cli.trainer`), its model and data module built and fitted. */

@@ -22,7 +22,8 @@ const MAX_BASES = 4;
 const MAX_DEPTH = 16;
 
 export function isYacsClass(qualified: string): boolean {
-  return YACS_CLASS.test(qualified);
+  // Asked of every library call: the cheap test first.
+  return qualified.endsWith('.CfgNode') && YACS_CLASS.test(qualified);
 }
 
 export function isYacsNode(value: PyValue | undefined): boolean {

@@ -260,6 +260,18 @@ describe('configuration the script reads', () => {
       assert.equal(params(omega), 8 * 2 + 2, notesOf(omega).join('\n'));
     });
 
+    it('merges OmegaConf configurations, the command line\'s key=value words (from_cli) last', async () => {
+      const files = {
+        'c.yaml': 'width: 8\nmodel:\n  d_in: ${width}\n  d_out: 2\n',
+        'train.py': ['import torch', 'import torch.nn as nn', 'from omegaconf import OmegaConf', 'cfg = OmegaConf.merge(OmegaConf.load("c.yaml"), OmegaConf.create({"model": {"d_out": 3}}), OmegaConf.from_cli())', 'model = nn.Linear(cfg.model.d_in, cfg.model.d_out)', 'model(torch.randn(4, cfg.model.d_in)).sum().backward()', ''].join('\n'),
+      };
+      const merged = await estimateMemory(files);
+      assert.equal(params(merged), 8 * 3 + 3, notesOf(merged).join('\n'));
+      assert.deepEqual(configOf(merged, 'model.d_in')?.file, 'c.yaml');
+      const fromCli = await estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', {}, ['width=5', 'model.d_in=12']);
+      assert.equal(params(fromCli), 12 * 3 + 3, notesOf(fromCli).join('\n'));
+    });
+
     it('puts a group under the package its entry names', async () => {
       const estimate = await estimateMemory({ ...files, 'configs/train.yaml': 'defaults:\n  - encoders@model: narrow\n  - data: default\n', 'configs/encoders/narrow.yaml': 'd_in: 8\nd_out: 2\n' });
       assert.equal(params(estimate), 8 * 2 + 2, notesOf(estimate).join('\n'));
