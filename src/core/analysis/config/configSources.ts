@@ -16,10 +16,12 @@ import { dirnameOf, isInside, joinPath, normalizePath } from '../../project/proj
 import type { AnalysisNote, ConfigReading } from '../modelDescription';
 import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from '../interpreter/pyValues';
 import { formatOfPath, isConfigMap, readConfigText, type ConfigFormat, type ConfigNode } from './configText';
-import { assumedValueOf } from './assumedValues';
+import { assumedValueOf, type AssumedValue } from './assumedValues';
+import { resolveInterpolations } from './interpolations';
+import { HYDRA_DEFAULT, hydraOverrides, selectionGroup, withSelection } from './hydraOverrides';
 
-/** A value the user assumes for a name: a number, a string or a boolean. */
-export type AssumedValue = number | string | boolean;
+// Defined with the checks of assumed values; exported here too, where the readers of configuration find it.
+export type { AssumedValue } from './assumedValues';
 
 /** The project's files as the configuration reader sees them. */
 export interface ConfigFiles {
@@ -62,14 +64,8 @@ const VOCABULARY_SOURCE = /vocab|dictionary|itos|stoi|word2idx|idx2word|tokenize
 const CLASSES_NAME = /class|label|categor/i;
 const CLASSES_SOURCE = /classes|labels|class_to_idx|categories/i;
 const MAX_READINGS = 200;
-/** Bounds on resolving `${...}` interpolations: passes (chains), nesting, and values looked at in all. */
-const MAX_INTERPOLATION_PASSES = 4;
-const MAX_INTERPOLATION_DEPTH = 16;
-const MAX_INTERPOLATED_VALUES = 20_000;
 /** How deeply Hydra files may name further files in their own defaults lists. */
 const MAX_HYDRA_NESTING = 6;
-/** A defaults-list selection: `[optional|override] group[/sub][@package]`. */
-const HYDRA_DEFAULT = /^(?:(optional)\s+|override\s+)?(\/?[A-Za-z0-9_]+(?:\/[A-Za-z0-9_]+)*)(?:@([A-Za-z0-9_.]+))?$/;
 /** Files whose text `.read()` gives the loaders and exec(): configuration, by its extension (nanoGPT's configs are Python). */
 const CONFIG_FILE = /\.(ya?ml|json|toml|py)$/i;
 
@@ -214,50 +210,9 @@ export class ConfigSources {
     return composed;
   }
 
-  /**
-   * OmegaConf's interpolations, resolved in place as reading them would resolve them:
-   * `num_classes: ${data.num_classes}` takes that key's value, `${paths.root}/data` the text with
-   * each part put in. Resolvers (`${oc.env:HOME}`), relative paths (`${.x}`) and keys that are
-   * missing or in a circle are left as written.
-   */
+  /** OmegaConf's `${...}` interpolations, resolved in place (interpolations.ts). */
   resolveInterpolations(root: PyValue): void {
-    if (kindOf(root) !== 'dict') return;
-    const lookup = (path: string): PyValue | undefined => {
-      let value: PyValue | undefined = root;
-      for (const key of path.split('.')) value = kindOf(value) === 'dict' ? (value as DictValue).entries.get(key) : isList(value) && /^[0-9]+$/.test(key) ? value[Number(key)] : undefined;
-      return value;
-    };
-    const resolve = (text: string): PyValue => {
-      const whole = /^\$\{([A-Za-z_][\w]*(?:\.[\w]+)*)\}$/.exec(text);
-      if (whole) {
-        const value = lookup(whole[1]!);
-        return value === undefined || (typeof value === 'string' && value.includes('${')) ? text : value;
-      }
-      return text.replace(/\$\{([A-Za-z_][\w]*(?:\.[\w]+)*)\}/g, (written, path: string) => {
-        const value = lookup(path);
-        return typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' ? String(value) : written;
-      });
-    };
-    // A few passes settle chains (`a: ${b}`, `b: ${c}`); a circle stays as written.
-    let visited = 0;
-    for (let pass = 0; pass < MAX_INTERPOLATION_PASSES; pass++) {
-      let changed = false;
-      const walk = (value: PyValue, depth: number): void => {
-        if (depth > MAX_INTERPOLATION_DEPTH || ++visited > MAX_INTERPOLATED_VALUES) return;
-        const entries: [string | number, PyValue][] = kindOf(value) === 'dict' ? [...(value as DictValue).entries] : isList(value) ? value.map((item, i) => [i, item]) : [];
-        for (const [key, item] of entries) {
-          if (typeof item === 'string' && item.includes('${')) {
-            const resolved = resolve(item);
-            if (resolved === item) continue;
-            changed = true;
-            if (typeof key === 'number') (value as PyValue[])[key] = resolved;
-            else (value as DictValue).entries.set(key, resolved);
-          } else if (typeof item === 'object' && item !== null) walk(item, depth + 1);
-        }
-      };
-      walk(root, 0);
-      if (!changed) break;
-    }
+    resolveInterpolations(root);
   }
 
   /** A loaded Hydra file with the files its defaults list names merged under its own keys; `group` is the file's own group folder ('' at the top). */
@@ -577,28 +532,4 @@ function plain(value: PyValue): string {
   if (typeof value === 'number' || typeof value === 'string') return String(value);
   if (isList(value)) return value.every(isScalar) ? `[${value.map(plain).join(', ')}]` : `[${value.length} items]`;
   return kindOf(value) ?? 'value';
-}
-
-/** Hydra's command-line overrides (`model=large`, `+experiment=fast`, `trainer.max_epochs=5`, `~key`), as written. */
-function hydraOverrides(words: readonly string[]): { sign: string; key: string; text?: string }[] {
-  const overrides: { sign: string; key: string; text?: string }[] = [];
-  for (const word of words) {
-    const match = /^(\+{0,2}|~)([A-Za-z_][\w]*(?:[./][A-Za-z_][\w]*)*)(?:@[\w.]+)?(?:=(.*))?$/.exec(word);
-    if (match && (match[3] !== undefined || match[1] === '~')) overrides.push({ sign: match[1]!, key: match[2]!, ...(match[3] !== undefined ? { text: match[3] } : {}) });
-  }
-  return overrides;
-}
-
-/** The group a defaults-list entry selects (`optional model@net: small` -> model), or undefined. */
-function selectionGroup(item: PyValue): string | undefined {
-  const entry = kindOf(item) === 'dict' ? [...(item as DictValue).entries][0] : undefined;
-  return entry && HYDRA_DEFAULT.exec(entry[0].trim())?.[2]?.replace(/^\//, '');
-}
-
-/** A defaults-list entry with the option the command line selects for its group instead. */
-function withSelection(item: PyValue, selected: ReadonlyMap<string, string | null>): PyValue {
-  const group = selectionGroup(item);
-  if (group === undefined || !selected.has(group)) return item;
-  const [written] = [...(item as DictValue).entries][0]!;
-  return { kind: 'dict', entries: new Map([[written, selected.get(group)!]]) };
 }
