@@ -137,7 +137,7 @@ export function bindParameters(interp: Evaluator, fn: FunctionValue, args: reado
 }
 
 export function instantiate(interp: Evaluator, classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
-  if (classValue.lightningCli) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
+  if (classValue.lightningCli) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at), classValue);
   const scriptLevel = interp.scriptLevel;
   interp.scriptLevel = false;
   try {

@@ -19,14 +19,16 @@ import { assumedValueOf } from '../config/assumedValues';
 import type { Evaluator } from './evaluator';
 import { locateDottedPath } from './hydraInstantiate';
 import { classAttribute } from './classes';
-import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from './pyValues';
+import { CLI_PARSER } from './frameworkObjects';
+import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type ClassValue, type DictValue, type FunctionValue, type InstanceValue, type PyValue } from './pyValues';
 
 const LIGHTNING_CLI = /^(lightning\.pytorch|pytorch_lightning)(\.utilities)?\.cli\.LightningCLI$/;
 const SUBCOMMANDS = new Set(['fit', 'validate', 'test', 'predict']);
 /** The sections LightningCLI builds objects from, and the attribute of the CLI each becomes. */
 const SECTIONS = [
-  { key: 'model', attribute: 'model' },
-  { key: 'data', attribute: 'datamodule' },
+  // The data module first: a link `apply_on="instantiate"` gives the model one of its attributes.
+  { key: 'data', attribute: 'datamodule', position: 1, given: 'datamodule_class' },
+  { key: 'model', attribute: 'model', position: 0, given: 'model_class' },
 ] as const;
 /** Options whose value is the class of their section. */
 const CLASS_OPTIONS = new Set(['model', 'data', 'optimizer', 'lr_scheduler']);
@@ -41,7 +43,7 @@ export function isLightningCli(qualified: string): boolean {
 }
 
 /** `LightningCLI(...)`: the CLI object (`cli.model`, `cli.datamodule`, `cli.trainer`), its model and data module built and fitted. */
-export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, callValue: CallValue): PyValue {
+export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, callValue: CallValue, subclass?: ClassValue): PyValue {
   const config = interp.config;
   if (!config) return unresolved(node.text, 'LightningCLI without a configuration reader');
   const given = kwargs.get('args');
@@ -65,11 +67,21 @@ export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs
     interp.note(node, 'LightningCLI is run without arguments here: the classes\' own defaults are used (give the command line after -- on the CLI, e.g. -- fit --config configs/x.yaml, or set values with --set)');
   }
 
-  const classes = [args[0] ?? kwargs.get('model_class'), args[1] ?? kwargs.get('datamodule_class')];
-  const cli: InstanceValue = { kind: 'instance', className: 'LightningCLI', attrs: new Map() };
-  for (const [i, { key, attribute }] of SECTIONS.entries()) {
+  const cli: InstanceValue = { kind: 'instance', className: 'LightningCLI', attrs: new Map(), ...(subclass ? { classValue: subclass } : {}) };
+  const links = subclass ? parserAdditions(interp, subclass, cli, composed, node, callValue) : [];
+  for (const { key, attribute, position, given } of SECTIONS) {
     const section = sectionOf(interp, composed, key, node);
-    const built = build(interp, classes[i], section, key, node, callValue);
+    // `link_arguments("data.num_classes", "model.num_classes", apply_on="instantiate")`: the built data module's attribute.
+    const linked = new Map<string, PyValue>();
+    for (const [source, target] of links) {
+      const [from, ...path] = source.split('.');
+      const [to, ...into] = target.split('.');
+      const holder = cli.attrs.get(from === 'data' ? 'datamodule' : (from ?? ''));
+      const value = path.length === 1 ? (asModule(holder)?.attrs.get(path[0]!) ?? (kindOf(holder) === 'instance' ? (holder as InstanceValue).attrs.get(path[0]!) : undefined)) : undefined;
+      const name = into[0] === 'init_args' ? into[1] : into[0];
+      if (to === key && name !== undefined && value !== undefined) linked.set(name, value);
+    }
+    const built = build(interp, args[position] ?? kwargs.get(given), section, key, node, callValue, linked);
     cli.attrs.set(attribute, built);
   }
   const trainerSection = sectionOf(interp, composed, 'trainer', node);
@@ -89,6 +101,36 @@ export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs
     callValue({ kind: 'external', name: 'lightning.pytorch.Trainer.fit', self: trainer }, fitArgs, new Map(), node);
   }
   return cli;
+}
+
+/**
+ * A subclass's `add_arguments_to_parser(parser)`, run on a parser that records what it asks:
+ * `set_defaults` fill keys the configuration leaves unset, links applied on parse copy a value
+ * now; the links applied on instantiate are returned (source and target paths), for build time.
+ */
+function parserAdditions(interp: Evaluator, subclass: ClassValue, cli: InstanceValue, composed: DictValue, node: SyntaxNode, callValue: CallValue): [string, string][] {
+  const hook = classAttribute(subclass, 'add_arguments_to_parser');
+  if (kindOf(hook) !== 'function') return [];
+  const parser: InstanceValue = { kind: 'instance', className: CLI_PARSER, attrs: new Map<string, PyValue>([['links', []], ['defaults', { kind: 'dict', entries: new Map() }]]) };
+  callValue({ ...(hook as FunctionValue), self: cli }, [parser], new Map(), node);
+  const defaults = parser.attrs.get('defaults') as DictValue;
+  for (const [path, value] of defaults.entries) if (valueAt(composed, path.split('.')) === undefined) setPath(interp, composed, path.split('.'), value);
+  const onInstantiate: [string, string][] = [];
+  for (const link of parser.attrs.get('links') as PyValue[]) {
+    const [source, target, on] = link as [string, string, PyValue];
+    if (on === 'instantiate') onInstantiate.push([source, target]);
+    else {
+      const value = valueAt(composed, source.split('.'));
+      if (value !== undefined) setPath(interp, composed, target.split('.'), value);
+    }
+  }
+  return onInstantiate;
+}
+
+function valueAt(root: DictValue, path: readonly string[]): PyValue | undefined {
+  let value: PyValue | undefined = root;
+  for (const key of path) value = kindOf(value) === 'dict' ? (value as DictValue).entries.get(key) : undefined;
+  return value;
 }
 
 interface CommandLine {
@@ -162,7 +204,7 @@ function read(interp: Evaluator, dict: DictValue, key: string, node: SyntaxNode)
  * The section's object: the class `class_path` names with `init_args` (subclass mode, or any
  * section that names its class), else the class given to LightningCLI with the section's keys.
  */
-function build(interp: Evaluator, given: PyValue | undefined, section: DictValue | undefined, key: string, node: SyntaxNode, callValue: CallValue): PyValue {
+function build(interp: Evaluator, given: PyValue | undefined, section: DictValue | undefined, key: string, node: SyntaxNode, callValue: CallValue, linked: ReadonlyMap<string, PyValue>): PyValue {
   const classPath = section?.entries.has('class_path') ? read(interp, section, 'class_path', node) : undefined;
   let callee = given ?? null;
   let settings = section;
@@ -179,7 +221,7 @@ function build(interp: Evaluator, given: PyValue | undefined, section: DictValue
     interp.note(node, `LightningCLI's ${key} class is not one the analysis can follow`);
     return unresolved(node.text, `LightningCLI ${key}`);
   }
-  return callValue(callee, [], sectionArguments(interp, settings, section, node), node);
+  return callValue(callee, [], new Map([...sectionArguments(interp, settings, section, node), ...linked]), node);
 }
 
 /** The arguments a section gives its class: `init_args`, with keys set beside `class_path` (`--optimizer.lr 0.01`) over them. */

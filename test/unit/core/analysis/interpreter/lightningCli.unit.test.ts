@@ -87,6 +87,29 @@ describe('LightningCLI', () => {
     assert.equal(fromOption.models[0]?.optimizer, 'sgd-momentum', notesOf(fromOption).join('\n'));
   });
 
+  it('applies a subclass\'s parser additions: set_defaults under the configuration, links on parse and on instantiate', async () => {
+    const lit = LIT.replace('        self.batch_size = batch_size\n', '        self.batch_size = batch_size\n        self.num_features = 10\n');
+    const script = [
+      'from lightning.pytorch.cli import LightningCLI',
+      'from lit import Net, Data',
+      '',
+      'class MyCLI(LightningCLI):',
+      '    def add_arguments_to_parser(self, parser):',
+      '        parser.set_defaults({"model.hidden": 6, "data.batch_size": 12})',
+      '        parser.link_arguments("data.num_features", "model.d_in", apply_on="instantiate")',
+      '',
+      'MyCLI(Net, Data)',
+      '',
+    ].join('\n');
+    const defaults = await estimate({ 'main.py': script, 'lit.py': lit }, ['fit']);
+    assert.equal(defaults.models[0]?.params, netParams(10, 6), notesOf(defaults).join('\n'));
+    assert.equal(defaults.models[0]?.batchSize, 12);
+    const configured = await estimate({ 'main.py': script, 'lit.py': lit, 'c.yaml': 'model:\n  hidden: 20\n' }, ['fit', '-c', 'c.yaml']);
+    assert.equal(configured.models[0]?.params, netParams(10, 20), notesOf(configured).join('\n'));
+    const onParse = await estimate({ 'main.py': script.replace(', apply_on="instantiate"', '').replace('"data.num_features"', '"data.batch_size"'), 'lit.py': lit }, ['fit']);
+    assert.equal(onParse.models[0]?.params, netParams(12, 6), notesOf(onParse).join('\n'));
+  });
+
   it('uses the classes\' defaults when run without arguments, and says so', async () => {
     const e = await estimate({ 'main.py': main, 'lit.py': LIT });
     assert.equal(e.models[0]?.params, netParams(16, 8));
