@@ -178,7 +178,7 @@ export class ConfigSources {
    * file's own keys override them (`_self_` last, Hydra 1.1's default). `group: null` selects
    * nothing; `optional group: option` may be missing; `override` is read as a plain selection.
    */
-  hydraConfig(configPath: string, configName: string, node: SyntaxNode): PyValue {
+  hydraConfig(configPath: string, configName: string, node: SyntaxNode, overrides: readonly string[] = this.scriptArguments): PyValue {
     const dir = configPath.replace(/\/+$/, '') || '.';
     const primary = this.load(`${dir}/${configName.endsWith('.yaml') ? configName : `${configName}.yaml`}`, 'by-name', node);
     if (kindOf(primary) !== 'dict') return primary;
@@ -187,7 +187,7 @@ export class ConfigSources {
     const groups = new Set(isList(listed) ? listed.map(selectionGroup) : []);
     const selected = new Map<string, string | null>();
     const values: [string, PyValue | undefined][] = [];
-    for (const { sign, key, text } of hydraOverrides(this.scriptArguments)) {
+    for (const { sign, key, text } of hydraOverrides(overrides)) {
       if (text !== undefined && !key.includes('.') && (groups.has(key) || (sign.startsWith('+') && this.exists(`${dir}/${key}/${text}.yaml`)))) selected.set(key, text === 'null' ? null : text);
       else if (sign === '~') values.push([key, undefined]);
       else if (text !== undefined) values.push([key, assumedValueOf(text)]);
@@ -209,6 +209,9 @@ export class ConfigSources {
     this.resolveInterpolations(composed);
     return composed;
   }
+
+  /** The folder Hydra's `initialize(config_path=...)` set, for `compose()` after it. */
+  hydraConfigPath?: string;
 
   /** OmegaConf's `${...}` interpolations, resolved in place (interpolations.ts). */
   resolveInterpolations(root: PyValue): void {

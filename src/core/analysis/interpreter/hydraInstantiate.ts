@@ -16,6 +16,9 @@ import type { Evaluator } from './evaluator';
 import { isList, kindOf, tuple, unresolved, type DictValue, type ExternalValue, type PyValue } from './pyValues';
 
 const INSTANTIATE = new Set(['hydra.utils.instantiate', 'hydra.utils.call', 'hydra.utils.instantiate_node']);
+/** Hydra's compose API (also under hydra.experimental in Hydra 1.0). */
+const INITIALIZE = /^hydra(\.experimental)?\.(initialize|initialize_config_dir)$/;
+const COMPOSE = /^hydra(\.experimental)?\.compose$/;
 const LOCATE = new Set(['hydra.utils.get_class', 'hydra.utils.get_method', 'hydra.utils.get_object', 'hydra._internal.utils._locate']);
 /** Hydra's own keys in a mapping: never passed to the target. */
 const RESERVED = new Set(['_target_', '_recursive_', '_convert_', '_partial_', '_args_']);
@@ -43,6 +46,23 @@ export function hydraCall(interp: Evaluator, name: string, args: readonly PyValu
   if (LOCATE.has(name)) {
     const path = args[0] ?? kwargs.get('path');
     return typeof path === 'string' ? locateDottedPath(interp, path, node) : unresolved(node.text, 'a Hydra path the analysis cannot read');
+  }
+  if (INITIALIZE.test(name)) {
+    // `with initialize(config_path="conf"):` then `compose(config_name="config", overrides=[...])`.
+    const path = kwargs.get('config_path') ?? kwargs.get('config_dir') ?? args[0];
+    if (interp.config && typeof path === 'string') interp.config.hydraConfigPath = path;
+    return null;
+  }
+  if (COMPOSE.test(name)) {
+    const configName = kwargs.get('config_name') ?? args[0];
+    const overrides = kwargs.get('overrides') ?? args[1];
+    const configPath = interp.config?.hydraConfigPath;
+    if (!interp.config || typeof configName !== 'string' || configPath === undefined) {
+      interp.note(node, `${node.text.slice(0, 60)}: no initialize(config_path=...) and config_name the analysis can read; the configuration is unknown (set values with --set)`);
+      return unresolved(node.text, 'an unknown Hydra configuration');
+    }
+    const words = isList(overrides) ? overrides.filter((word): word is string => typeof word === 'string') : [];
+    return interp.config.hydraConfig(configPath, configName, node, words);
   }
   if (!INSTANTIATE.has(name)) return undefined;
   const config = args[0] ?? kwargs.get('config');

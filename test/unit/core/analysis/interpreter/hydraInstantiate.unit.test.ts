@@ -63,6 +63,30 @@ describe('Hydra instantiate (_target_)', () => {
     assert.equal(e.models[0]?.params, 16 * 4 + 4, notesOf(e).join('\n'));
   });
 
+  it('reads the compose API: initialize(config_path=...) then compose(config_name, overrides)', async () => {
+    const script = [
+      'import torch',
+      'from hydra import compose, initialize',
+      'from hydra.utils import instantiate',
+      '',
+      'with initialize(version_base=None, config_path="conf"):',
+      '    cfg = compose(config_name="config", overrides=["model=wide", "batch_size=4"])',
+      'model = instantiate(cfg.model)',
+      'x = torch.randn(cfg.batch_size, 16)',
+      'model(x).sum().backward()',
+      '',
+    ].join('\n');
+    const e = await estimate({
+      'conf/config.yaml': 'defaults:\n  - model: small\nbatch_size: 32\n',
+      'conf/model/small.yaml': '_target_: net.Net\nd_in: 16\nhidden: 8\n',
+      'conf/model/wide.yaml': '_target_: net.Net\nd_in: 16\nhidden: 128\n',
+      'net.py': NET,
+      'train.py': script,
+    });
+    assert.equal(e.models[0]?.params, 16 * 128 + 128 + 128 * 2 + 2, notesOf(e).join('\n'));
+    assert.equal(e.models[0]?.batchSize, 4);
+  });
+
   it('says so, without failing, for a target it cannot look up or a configuration it did not read', async () => {
     const e = await estimate({
       'conf/config.yaml': 'batch_size: 8\nmodel:\n  _target_: "not a path"\n',
