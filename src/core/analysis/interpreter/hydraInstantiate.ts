@@ -43,6 +43,8 @@ type CallValue = (callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>
 
 /** A Hydra call answered (instantiate, call, get_class...); undefined for any other name. */
 export function hydraCall(interp: Evaluator, name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, callValue: CallValue): PyValue | undefined {
+  // Asked of every library call: the cheap test first.
+  if (!name.startsWith('hydra.')) return undefined;
   if (LOCATE.has(name)) {
     const path = args[0] ?? kwargs.get('path');
     return typeof path === 'string' ? locateDottedPath(interp, path, node) : unresolved(node.text, 'a Hydra path the analysis cannot read');
