@@ -24,11 +24,11 @@ import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type ClassValu
 
 const LIGHTNING_CLI = /^(lightning\.pytorch|pytorch_lightning)(\.utilities)?\.cli\.LightningCLI$/;
 const SUBCOMMANDS = new Set(['fit', 'validate', 'test', 'predict']);
-/** The sections LightningCLI builds objects from, and the attribute of the CLI each becomes. */
+/** The sections LightningCLI builds objects from, the attribute of the CLI each becomes, and where its class is given (position or keyword). */
 const SECTIONS = [
   // The data module first: a link `apply_on="instantiate"` gives the model one of its attributes.
-  { key: 'data', attribute: 'datamodule', position: 1, given: 'datamodule_class' },
-  { key: 'model', attribute: 'model', position: 0, given: 'model_class' },
+  { key: 'data', attribute: 'datamodule', position: 1, keyword: 'datamodule_class' },
+  { key: 'model', attribute: 'model', position: 0, keyword: 'model_class' },
 ] as const;
 /** Options whose value is the class of their section. */
 const CLASS_OPTIONS = new Set(['model', 'data', 'optimizer', 'lr_scheduler']);
@@ -69,7 +69,7 @@ export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs
 
   const cli: InstanceValue = { kind: 'instance', className: 'LightningCLI', attrs: new Map(), ...(subclass ? { classValue: subclass } : {}) };
   const links = subclass ? parserAdditions(interp, subclass, cli, composed, node, callValue) : [];
-  for (const { key, attribute, position, given } of SECTIONS) {
+  for (const { key, attribute, position, keyword } of SECTIONS) {
     const section = sectionOf(interp, composed, key, node);
     // `link_arguments("data.num_classes", "model.num_classes", apply_on="instantiate")`: the built data module's attribute.
     const linked = new Map<string, PyValue>();
@@ -81,7 +81,7 @@ export function lightningCli(interp: Evaluator, args: readonly PyValue[], kwargs
       const name = into[0] === 'init_args' ? into[1] : into[0];
       if (to === key && name !== undefined && value !== undefined) linked.set(name, value);
     }
-    const built = build(interp, args[position] ?? kwargs.get(given), section, key, node, callValue, linked);
+    const built = build(interp, args[position] ?? kwargs.get(keyword), section, key, node, callValue, linked);
     cli.attrs.set(attribute, built);
   }
   const trainerSection = sectionOf(interp, composed, 'trainer', node);
