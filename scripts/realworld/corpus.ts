@@ -43,6 +43,20 @@ export interface Corpus {
   readonly params: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
+/**
+ * The words the manifest's command passes to the entry script (`python main.py fit --config c.yaml`:
+ * fit, --config, c.yaml), read from the last `&&` part that names the entry; plain
+ * whitespace-separated words (the corpus quotes nothing). None when the command does not name it.
+ */
+export function scriptArgumentsOf(command: string, entry: string): string[] {
+  const parts = command.split('&&').map((part) => part.trim().split(/\s+/));
+  for (const words of parts.reverse()) {
+    const at = words.findIndex((word) => word === entry || word.endsWith(`/${entry}`));
+    if (at >= 0) return words.slice(at + 1);
+  }
+  return [];
+}
+
 export const corpusDir = (root: string) => path.join(root, 'test', 'fixtures', 'realworld');
 
 interface TruthsFile {

@@ -1,5 +1,5 @@
 /**
- * `npm run realworld`: runs `gpu-estimate --json --root <project> <entry>` (dist/cli.js, each in its
+ * `npm run realworld`: runs `gpu-estimate --json --root <project> <entry> [-- <the command's script arguments>]` (dist/cli.js, each in its
  * own process with a time limit) on every project of the real-projects corpus
  * (test/fixtures/realworld/) and prints, per project and model and in total: model found,
  * parameters within 1%, batch size right, optimizer right (read from the source, not the Adam
@@ -17,7 +17,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findPackageRoot } from '../../src/core/parsing/parserAssets';
-import { checkCorpus, corpusDir, loadCorpus, type CorpusProject } from './corpus';
+import { checkCorpus, corpusDir, loadCorpus, scriptArgumentsOf, type CorpusProject } from './corpus';
 import { runWithTimeout, type CliRun } from './runCli';
 import { budgetHit, scoreProject, type ModelScore } from './score';
 
@@ -74,7 +74,10 @@ async function main() {
     let run: CliRun;
     let tries = 0;
     do {
-      run = await runWithTimeout(process.execPath, [cli, '--json', '--root', dir, path.join(dir, project.entry)], { cwd: dir, timeoutMs: options.timeoutMs });
+      // The script's arguments from the documented command (LightningCLI's --config, argparse options), as the CLI takes them after `--`.
+      const scriptArguments = scriptArgumentsOf(project.command, project.entry);
+      const passed = scriptArguments.length > 0 ? ['--', ...scriptArguments] : [];
+      run = await runWithTimeout(process.execPath, [cli, '--json', '--root', dir, path.join(dir, project.entry), ...passed], { cwd: dir, timeoutMs: options.timeoutMs });
       tries += 1;
     } while (budgetHit(run) && tries <= options.retries);
     const scores = scoreProject(project, dir, corpus.params.get(project.project), run);

@@ -21,6 +21,8 @@ export interface CliArguments {
   readonly root?: string;
   /** --set NAME=VALUE, repeated: values assumed in place of what the script reads under NAME (argparse, environment, config files, constants, sizes from the data). */
   readonly assume: Readonly<Record<string, AssumedValue>>;
+  /** The words after `--`: the arguments the script is run with (`-- fit --config configs/cifar.yaml`), as its sys.argv[1:]. */
+  readonly scriptArguments: readonly string[];
   /** --slurm: print the resources to request from SLURM instead of the report. */
   readonly slurm: boolean;
   /** --gpu-types: the cluster's GRES GPU type names and the profile each is (`t4=t4-16gb`); default every profile under its own id. */
@@ -40,7 +42,7 @@ export interface CliArguments {
 
 export class UsageError extends Error {}
 
-export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--set NAME=VALUE ...] [--json] [--fail-on-oom]
+export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--set NAME=VALUE ...] [--json] [--fail-on-oom] [-- SCRIPT ARGS...]
                     [--dry-run [--python PATH] [--steps N] [--timeout S]]
        gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
@@ -54,6 +56,8 @@ Options:
                         option (batch_size), an environment variable (BATCH_SIZE), a
                         config file key (model.n_layer or n_layer), a top-level constant,
                         a dataclass field or a size from the data (ntokens); repeatable
+  -- SCRIPT ARGS...     the arguments the script is run with (python FILE.py SCRIPT ARGS...):
+                        its sys.argv, argparse options, LightningCLI's --config; default none
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
   --fail-on-oom         exit with 3 when a model (colocate: the jobs together) is estimated
@@ -90,6 +94,12 @@ export const MAX_COLOCATED = 16;
 export function parseCliArguments(argv: readonly string[]): CliArguments {
   // A script named `colocate` is still reachable as ./colocate.py; the word alone is the command.
   const command = argv[0] === 'colocate' ? 'colocate' : 'estimate';
+  // Everything after the first `--` is the script's own command line, not ours.
+  const separator = argv.indexOf('--');
+  const scriptArguments = separator >= 0 ? argv.slice(separator + 1) : [];
+  if (separator >= 0) argv = argv.slice(0, separator);
+  if (scriptArguments.length > MAX_ASSUMED) throw new UsageError(`at most ${MAX_ASSUMED} script arguments after --, got ${scriptArguments.length}`);
+  if (command === 'colocate' && scriptArguments.length > 0) throw new UsageError('script arguments after -- apply to one script, not to colocate');
   let parsed;
   try {
     parsed = parseArgs({
@@ -146,6 +156,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     ...(values.models === undefined ? {} : { models: modelsDir(values.models) }),
     ...(values.root === undefined ? {} : { root: folderArgument('--root', values.root) }),
     assume: assumedValues(values.set ?? []),
+    scriptArguments,
     slurm: values.slurm ?? false,
     ...(values['gpu-types'] === undefined ? {} : { gpuTypes: gpuTypes(values['gpu-types']) }),
     dryRun: values['dry-run'] ?? false,

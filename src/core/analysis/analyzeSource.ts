@@ -95,7 +95,15 @@ export interface ProjectContext {
  * Python. The module's statements run in groups that share no names (statementGroups.ts); with
  * a cache, a group whose statements did not change since the last call is not run again.
  */
-export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?: SyntaxCache, project?: ProjectContext, assumed: Readonly<Record<string, AssumedValue>> = {}): SourceAnalysis {
+export function analyzeSource(
+  tree: Tree,
+  source: string,
+  given?: Budget,
+  cache?: SyntaxCache,
+  project?: ProjectContext,
+  assumed: Readonly<Record<string, AssumedValue>> = {},
+  scriptArguments: readonly string[] = [],
+): SourceAnalysis {
   const root = copySyntaxTree(tree, source, cache?.root);
   const statementsByGroup = statementGroups(root);
   // The budget bounds following the script; copying the tree and grouping its statements are
@@ -110,8 +118,9 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
   const projectKey = project ? `${project.source.root}|${project.source.path}` : '';
   // A group's discovery holds values of the imported modules: it is reused only while every file it read reads the same.
   const kept = cache?.project;
-  const assumedKey = JSON.stringify(Object.entries(assumed).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source)) && (cache?.assumed ?? '[]') === assumedKey;
+  // The command line is part of what is assumed: other arguments run the groups again.
+  const assumedKey = JSON.stringify([Object.entries(assumed).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), scriptArguments]);
+  const projectHolds = (kept?.key ?? '') === projectKey && (!kept || !project || projectUnchanged(kept.consulted, project.source)) && (cache?.assumed ?? '[[],[]]') === assumedKey;
   const config = new ConfigSources(
     assumed,
     modules && {
@@ -127,6 +136,7 @@ export function analyzeSource(tree: Tree, source: string, given?: Budget, cache?
         }
       },
     },
+    scriptArguments,
   );
   if (modules) modules.config = config;
   const previous = projectHolds ? cache?.groups : undefined;

@@ -31,6 +31,8 @@ export interface EstimateOptions {
   readonly safetyMargin: number;
   /** Values the user assumes by name (the CLI's --set, the gpuEstimator.assume setting): they replace argparse and dataclass defaults, config keys, environment defaults, top-level constants and sizes that come from the data. */
   readonly assume?: Readonly<Record<string, AssumedValue>>;
+  /** The arguments the script is run with (the CLI's words after `--`): `sys.argv[1:]`, LightningCLI's `--config`. None by default. */
+  readonly scriptArguments?: readonly string[];
 }
 
 /**
@@ -46,7 +48,7 @@ export interface EstimateCache {
 /** Estimates from an already parsed tree, with the estimators of the analysis pass (the editor keeps trees to re-parse incrementally). The caller owns the tree. */
 export function estimateTree(file: string, source: string, tree: Tree, options: EstimateOptions, cache?: EstimateCache, project?: ProjectContext): FileEstimate {
   const gpu = gpuOf(options);
-  const analysis = analyzeSource(tree, source, undefined, cache?.syntax, project, options.assume);
+  const analysis = analyzeSource(tree, source, undefined, cache?.syntax, project, options.assume, options.scriptArguments);
   const tables = new Map<string, LayerTableResult>();
   const tableOf = (model: ModelDescription): LayerTableResult => {
     const key = tableKey(model, analysis.setup);

@@ -4,6 +4,14 @@ import { parseCliArguments, UsageError } from '../../../src/cli/arguments';
 const usageError = (pattern: RegExp) => (error: unknown) => error instanceof UsageError && pattern.test(error.message) && !error.message.includes('\n');
 
 describe('parseCliArguments', () => {
+  it('takes the words after -- as the script\'s own arguments, options among them included', () => {
+    const args = parseCliArguments(['main.py', '--json', '--', 'fit', '--config', 'configs/c.yaml', '--json']);
+    assert.deepEqual(args.scriptArguments, ['fit', '--config', 'configs/c.yaml', '--json']);
+    assert.equal(args.file, 'main.py');
+    assert.deepEqual(parseCliArguments(['main.py']).scriptArguments, []);
+    assert.throws(() => parseCliArguments(['colocate', 'a.py', 'b.py', '--', 'fit']), usageError(/script arguments after -- apply to one script/));
+  });
+
   it('takes a batch size in plain decimal digits, exactly', () => {
     assert.equal(parseCliArguments(['x.py', '--batch-size', '12']).batchSize, 12);
     assert.equal(parseCliArguments(['x.py', '--batch-size', '9007199254740991']).batchSize, Number.MAX_SAFE_INTEGER);

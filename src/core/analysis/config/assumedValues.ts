@@ -4,7 +4,8 @@
  * value under (an argparse option's dest, an environment variable, a config key or its dotted
  * path, a top-level constant, a dataclass field); a value is a number, `true`/`false`, or text.
  */
-import type { AssumedValue } from './configSources';
+/** A value the user assumes for a name: a number, a string or a boolean. */
+export type AssumedValue = number | string | boolean;
 
 /** A Python-ish name, dotted for a config key's path (`model.n_layer`), `-` allowed as in option names. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;

@@ -16,9 +16,12 @@ import { dirnameOf, isInside, joinPath, normalizePath } from '../../project/proj
 import type { AnalysisNote, ConfigReading } from '../modelDescription';
 import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue } from '../interpreter/pyValues';
 import { formatOfPath, isConfigMap, readConfigText, type ConfigFormat, type ConfigNode } from './configText';
+import { assumedValueOf, type AssumedValue } from './assumedValues';
+import { resolveInterpolations } from './interpolations';
+import { HYDRA_DEFAULT, hydraOverrides, selectionGroup, withSelection } from './hydraOverrides';
 
-/** A value the user assumes for a name: a number, a string or a boolean. */
-export type AssumedValue = number | string | boolean;
+// Defined with the checks of assumed values; exported here too, where the readers of configuration find it.
+export type { AssumedValue } from './assumedValues';
 
 /** The project's files as the configuration reader sees them. */
 export interface ConfigFiles {
@@ -61,6 +64,8 @@ const VOCABULARY_SOURCE = /vocab|dictionary|itos|stoi|word2idx|idx2word|tokenize
 const CLASSES_NAME = /class|label|categor/i;
 const CLASSES_SOURCE = /classes|labels|class_to_idx|categories/i;
 const MAX_READINGS = 200;
+/** How deeply Hydra files may name further files in their own defaults lists. */
+const MAX_HYDRA_NESTING = 6;
 /** Files whose text `.read()` gives the loaders and exec(): configuration, by its extension (nanoGPT's configs are Python). */
 const CONFIG_FILE = /\.(ya?ml|json|toml|py)$/i;
 
@@ -79,6 +84,8 @@ export class ConfigSources {
   constructor(
     assumed: Readonly<Record<string, AssumedValue>> = {},
     private readonly files?: ConfigFiles,
+    /** The script's own command line after its name (`python main.py fit --config c.yaml`: fit, --config, c.yaml); none by default, as `python train.py` runs it. */
+    readonly scriptArguments: readonly string[] = [],
   ) {
     for (const [key, value] of Object.entries(assumed)) this.assumedByName.set(normalName(key), { key, value });
   }
@@ -91,6 +98,15 @@ export class ConfigSources {
   /** Whether the dict holds values read from a configuration file. */
   isConfigDict(value: PyValue | undefined): boolean {
     return typeof value === 'object' && value !== null && this.origins.has(value);
+  }
+
+  /**
+   * `sys.argv`: the script's name and the arguments it is run with. Without given arguments it is
+   * run as `python train.py`, so `sys.argv[1] if len(sys.argv) > 1 else "config.json"` takes the
+   * script's own default, as argparse defaults are taken. A fresh list: the script may change it.
+   */
+  commandLine(script: string): PyValue[] {
+    return [script, ...this.scriptArguments];
   }
 
   // ---------------------------------------------------------------- environment variables
@@ -157,41 +173,175 @@ export class ConfigSources {
   /**
    * `@hydra.main(config_path="conf", config_name="config")`: the configuration the decorated
    * function receives, composed as Hydra composes it: each `group: option` of the defaults list
-   * is `<config_path>/<group>/<option>.yaml` under the key `group`, and the primary file's own
-   * keys override them (`_self_` last, Hydra 1.1's default).
+   * is `<config_path>/<group>/<option>.yaml` under the key `group` (or the package `group@pkg`
+   * names; `_global_` for the top), the group file's own defaults list first, and the primary
+   * file's own keys override them (`_self_` last, Hydra 1.1's default). `group: null` selects
+   * nothing; `optional group: option` may be missing; `override` is read as a plain selection.
    */
-  hydraConfig(configPath: string, configName: string, node: SyntaxNode): PyValue {
-    const file = (name: string) => `${configPath.replace(/\/+$/, '') || '.'}/${name.endsWith('.yaml') ? name : `${name}.yaml`}`;
-    const primary = this.load(file(configName), 'by-name', node);
+  hydraConfig(configPath: string, configName: string, node: SyntaxNode, overrides: readonly string[] = this.scriptArguments): PyValue {
+    const dir = configPath.replace(/\/+$/, '') || '.';
+    const primary = this.load(`${dir}/${configName.endsWith('.yaml') ? configName : `${configName}.yaml`}`, 'by-name', node);
     if (kindOf(primary) !== 'dict') return primary;
-    const composed = primary as DictValue;
-    const defaults = composed.entries.get('defaults');
+    // `model=large` selects a group's option when the defaults list has that group (or `+group=option` adds one); any other `key=value` sets a value.
+    const listed = (primary as DictValue).entries.get('defaults');
+    const groups = new Set(isList(listed) ? listed.map(selectionGroup) : []);
+    const selected = new Map<string, string | null>();
+    const values: [string, PyValue | undefined][] = [];
+    for (const { sign, key, text } of hydraOverrides(overrides)) {
+      if (text !== undefined && !key.includes('.') && (groups.has(key) || (sign.startsWith('+') && this.exists(`${dir}/${key}/${text}.yaml`)))) selected.set(key, text === 'null' ? null : text);
+      else if (sign === '~') values.push([key, undefined]);
+      else if (text !== undefined) values.push([key, assumedValueOf(text)]);
+    }
+    const composed = this.composeDefaults(primary as DictValue, dir, '', node, 0, selected);
+    for (const [path, value] of values) {
+      // `trainer.max_epochs=5`: set after composition, as Hydra applies command-line overrides last.
+      const keys = path.split('.');
+      const parent = keys.slice(0, -1).reduce<DictValue | undefined>((dict, key) => {
+        if (!dict) return undefined;
+        if (kindOf(dict.entries.get(key)) !== 'dict') dict.entries.set(key, { kind: 'dict', entries: new Map() });
+        return dict.entries.get(key) as DictValue;
+      }, composed);
+      if (!parent) continue;
+      if (value === undefined) parent.entries.delete(keys[keys.length - 1]!);
+      else parent.entries.set(keys[keys.length - 1]!, value);
+      this.overwritten(parent, keys[keys.length - 1]!);
+    }
+    this.resolveInterpolations(composed);
+    return composed;
+  }
+
+  /** The folder Hydra's `initialize(config_path=...)` set, for `compose()` after it. */
+  hydraConfigPath?: string;
+
+  /** OmegaConf's `${...}` interpolations, resolved in place (interpolations.ts). */
+  resolveInterpolations(root: PyValue): void {
+    resolveInterpolations(root);
+  }
+
+  /** A loaded Hydra file with the files its defaults list names merged under its own keys; `group` is the file's own group folder ('' at the top). */
+  private composeDefaults(composed: DictValue, dir: string, group: string, node: SyntaxNode, depth: number, selected: ReadonlyMap<string, string | null> = new Map()): DictValue {
+    const listed = composed.entries.get('defaults');
     composed.entries.delete('defaults');
-    if (!isList(defaults)) return composed;
-    for (const item of defaults) {
+    // Command-line selections (`experiment=fast`, `+experiment=fast`): in place of the listed option, or added.
+    const defaults: PyValue[] = isList(listed) ? listed.map((item) => withSelection(item, selected)) : [];
+    for (const [name, option] of selected) if (!defaults.some((item) => selectionGroup(item) === name)) defaults.push({ kind: 'dict', entries: new Map([[name, option]]) });
+    if (defaults.length === 0) return composed;
+    if (depth >= MAX_HYDRA_NESTING) {
+      this.note(node, `Hydra defaults lists nest deeper than ${MAX_HYDRA_NESTING} files; the inner ones are not read.`);
+      return composed;
+    }
+    // Entries after `_self_` override the file's own keys; before it (or without it) they lie under them.
+    const selfAt = defaults.indexOf('_self_');
+    for (const [i, item] of defaults.entries()) {
       if (item === '_self_') continue;
+      const merge = (into: DictValue, loaded: PyValue) => (selfAt >= 0 && i > selfAt ? this.overlay(into, loaded) : this.underlay(into, loaded));
       if (typeof item === 'string') {
-        // Another config of the same folder, merged at the top.
-        this.underlay(composed, this.load(file(item), 'by-name', node));
+        // Another config of the same group folder (`- default` in trainer/gpu.yaml), merged at the file's top.
+        const path = item.startsWith('/') ? `${dir}/${item.slice(1)}` : `${dir}/${group ? `${group}/` : ''}${item}`;
+        const loaded = this.load(`${path}.yaml`, 'by-name', node);
+        if (kindOf(loaded) === 'dict') merge(composed, this.composeDefaults(loaded as DictValue, dir, dirnameOf(path.slice(dir.length + 1)).replace(/^\.$/, ''), node, depth + 1));
         continue;
       }
       const entry = kindOf(item) === 'dict' ? [...(item as DictValue).entries][0] : undefined;
-      const group = entry?.[0];
-      if (!entry || !group || typeof entry[1] !== 'string' || !/^[A-Za-z0-9_/]+$/.test(group)) {
-        this.note(node, `Hydra defaults entry ${plain(item)} is not read (only \`group: option\` and \`_self_\` are); its values are missing from the configuration.`);
+      const written = entry?.[0].trim();
+      const selection = HYDRA_DEFAULT.exec(written ?? '');
+      if (!entry || !selection || (typeof entry[1] !== 'string' && entry[1] !== null)) {
+        this.note(node, `Hydra defaults entry ${plain(item)} is not read (only \`group: option\`, \`optional\`/\`override group: option\`, \`group@package: option\` and \`_self_\` are); its values are missing from the configuration.`);
         continue;
       }
-      const key = group.split('/').pop()!;
-      const loaded = this.load(`${configPath.replace(/\/+$/, '') || '.'}/${group}/${entry[1]}.yaml`, 'by-name', node, key);
-      const own = composed.entries.get(key);
-      if (kindOf(own) === 'dict' && kindOf(loaded) === 'dict') this.underlay(own as DictValue, loaded);
-      else if (own === undefined) composed.entries.set(key, loaded);
+      // `experiment: null`: nothing selected (the usual default of an optional group).
+      if (entry[1] === null) continue;
+      const [, optional, path, pkg] = selection;
+      const groupPath = path!.startsWith('/') ? path!.slice(1) : group ? `${group}/${path}` : path!;
+      const file = `${dir}/${groupPath}/${entry[1]}.yaml`;
+      if (optional && !this.exists(file)) continue;
+      const key = pkg === '_global_' ? '' : (pkg ?? groupPath.split('/').pop()!);
+      const loaded = this.load(file, 'by-name', node, key);
+      if (kindOf(loaded) !== 'dict') continue;
+      const inner = this.composeDefaults(loaded as DictValue, dir, groupPath, node, depth + 1);
+      // `# @package _global_` (experiment files): the file's keys are the configuration's own.
+      const global = key === '' || /^#\s*@package\s+_global_/m.test(this.textOf(file) ?? '');
+      // `group@model.encoder`: the package is a dotted path.
+      const parts = key.split('.');
+      const parent = global ? composed : parts.slice(0, -1).reduce<DictValue>((dict, part) => {
+        if (kindOf(dict.entries.get(part)) !== 'dict') dict.entries.set(part, { kind: 'dict', entries: new Map() });
+        return dict.entries.get(part) as DictValue;
+      }, composed);
+      const last = parts[parts.length - 1]!;
+      const own = global ? composed : parent.entries.get(last);
+      if (kindOf(own) === 'dict') merge(own as DictValue, inner);
+      else if (own === undefined || (selfAt >= 0 && i > selfAt)) parent.entries.set(last, inner);
     }
     return composed;
   }
 
+  /** Whether a file of the project exists (read through the project's reader, so a change re-estimates). */
+  private exists(path: string): boolean {
+    return this.textOf(path) !== undefined;
+  }
+
+  private textOf(path: string): string | undefined {
+    const files = this.files;
+    if (!files) return undefined;
+    for (const candidate of [joinPath(files.scriptDir, path), joinPath(files.root, path)]) {
+      if (!isInside(candidate, files.root)) continue;
+      const text = files.read(candidate);
+      if (text !== undefined) return text;
+    }
+    return undefined;
+  }
+
+  /** `OmegaConf.merge(a, b, ...)`: a new configuration, each one's keys over the ones before (nested mappings merge), each key keeping its origin. */
+  merged(configs: readonly PyValue[], node: SyntaxNode): PyValue {
+    const result: DictValue = { kind: 'dict', entries: new Map() };
+    this.origins.set(result, { prefix: '', keys: new Map(), assumed: new Set() });
+    for (const config of configs) {
+      if (kindOf(config) === 'dict') this.overlay(result, config);
+      else if (isUnresolvedValue(config)) this.note(node, `${node.text.slice(0, 60)}: a configuration merged here is unknown; its keys are missing`);
+    }
+    this.resolveInterpolations(result);
+    return result;
+  }
+
+  /** `OmegaConf.from_cli()`, `OmegaConf.from_dotlist(["model.n_layer=4"])`: the `key.path=value` words as a configuration. */
+  fromDotlist(words: readonly PyValue[]): DictValue {
+    const result: DictValue = { kind: 'dict', entries: new Map() };
+    for (const word of words.slice(0, MAX_READINGS)) {
+      const match = typeof word === 'string' ? /^([A-Za-z_][\w]*(?:\.[\w]+)*)=(.*)$/.exec(word) : null;
+      if (!match) continue;
+      const keys = match[1]!.split('.');
+      let dict = result;
+      for (const key of keys.slice(0, -1)) {
+        if (kindOf(dict.entries.get(key)) !== 'dict') dict.entries.set(key, { kind: 'dict', entries: new Map() });
+        dict = dict.entries.get(key) as DictValue;
+      }
+      dict.entries.set(keys[keys.length - 1]!, assumedValueOf(match[2]!));
+    }
+    return result;
+  }
+
+  /** Puts `above`'s keys over `dict`'s, with their origins: a key both have takes `above`'s value (nested mappings merge). */
+  private overlay(dict: DictValue, above: PyValue): void {
+    if (kindOf(above) !== 'dict') return;
+    const origin = this.origins.get(dict);
+    const aboveOrigin = this.origins.get(above as DictValue);
+    for (const [key, value] of (above as DictValue).entries) {
+      const own = dict.entries.get(key);
+      if (kindOf(own) === 'dict' && kindOf(value) === 'dict') {
+        this.overlay(own as DictValue, value);
+        continue;
+      }
+      dict.entries.set(key, value);
+      const place = aboveOrigin?.keys.get(key);
+      if (origin && place) origin.keys.set(key, place);
+      else origin?.keys.delete(key);
+      if (aboveOrigin?.assumed.has(key)) origin?.assumed.add(key);
+      else origin?.assumed.delete(key);
+    }
+  }
+
   /** Puts `below`'s keys under `dict`'s: a key `dict` has keeps its value and origin (nested mappings merge). */
-  private underlay(dict: DictValue, below: PyValue): void {
+  underlay(dict: DictValue, below: PyValue): void {
     if (kindOf(below) !== 'dict') return;
     const origin = this.origins.get(dict);
     const belowOrigin = this.origins.get(below as DictValue);
@@ -295,6 +445,11 @@ export class ConfigSources {
     if (assumed === undefined) return fallback;
     this.read({ key: name, value: String(assumed), origin: `set by the user, in place of the --${name.replace(/_/g, '-')} default${isScalar(fallback) ? ` ${plain(fallback)}` : ''}` }, node);
     return assumed;
+  }
+
+  /** `--batch-size 64` on the command line the script is run with: argparse's value in place of the default, recorded as such. */
+  commandLineValue(name: string, value: PyValue, node: SyntaxNode): void {
+    if (isScalar(value) || (isList(value) && value.length <= 16 && value.every(isScalar))) this.read({ key: name, value: plain(value), origin: `the command line (--${name.replace(/_/g, '-')})` }, node);
   }
 
   /** `batch_size = 12` at the script's top level, or a dataclass field's default: the user's value in its place. */

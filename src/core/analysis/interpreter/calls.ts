@@ -7,6 +7,10 @@ import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
+import { declareArgument, parseCommandLine } from './argparseCommandLine';
+import { hydraCall } from './hydraInstantiate';
+import { isLightningCli, lightningCli } from './lightningCli';
+import { isYacsClass, isYacsNode, newNode, yacsMethod } from './yacsConfig';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
 import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
@@ -156,6 +160,7 @@ export function bindParameters(interp: Evaluator, fn: FunctionValue, args: reado
 }
 
 export function instantiate(interp: Evaluator, classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  if (classValue.lightningCli) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at), classValue);
   const scriptLevel = interp.scriptLevel;
   interp.scriptLevel = false;
   try {
@@ -253,6 +258,9 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (registered !== undefined) return registered;
   const configured = configCall(interp, name, args, kwargs, node);
   if (configured !== undefined) return configured;
+  const hydra = hydraCall(interp, name, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
+  if (hydra !== undefined) return hydra;
+  if (isLightningCli(name)) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];
   if (container) return buildContainer(interp, container, name.slice('torch.nn.'.length), args, node);
@@ -283,6 +291,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
     loaderCalls.set(loader, event);
     return loader;
   }
+  if (isYacsClass(name)) return newNode(args[0] ?? kwargs.get('init_dict'));
   const framework = frameworkObject(name, kwargs);
   if (framework) return framework;
   const catalog = catalogCall(name, args, kwargs);
@@ -295,6 +304,7 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (typeof self === 'string') return stringMethod(self, method, args, kwargs, node);
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isLibraryRegistryObject(self)) return registryMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isYacsNode(self)) return yacsMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);
@@ -327,12 +337,24 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
     const fallback = action === 'store_true' ? false : action === 'store_false' ? true : null;
     const given = kwargs.has('default') ? kwargs.get('default')! : fallback;
     parser.attrs.set(name, interp.config ? interp.config.argumentDefault(name, given, node) : given);
+    declareArgument(parser, flags, name, kwargs);
     interp.hooks.onArgument?.(name, node);
     return null;
   }
   if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return parser;
-  if (method === 'parse_args') return { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
-  if (method === 'parse_known_args') return tuple([{ kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) }, []]);
+  if (method === 'parse_args' || method === 'parse_known_args') {
+    const namespace: InstanceValue = { kind: 'instance', className: 'Namespace', attrs: new Map(parser.attrs) };
+    // `parse_args(["--lr", "0.1"])` reads its own words; `parse_args()` the command line the script is run with.
+    const given = args[0] ?? kwargs.get('args');
+    const words = isList(given) && given.every((w) => typeof w === 'string') ? given : (interp.config?.scriptArguments ?? []);
+    for (const [name, value] of parseCommandLine(parser, words, parser.attrs)) {
+      // The user's --set value still wins over the command line's.
+      if (interp.config?.assumed(name) !== undefined) continue;
+      namespace.attrs.set(name, value);
+      interp.config?.commandLineValue(name, value, node);
+    }
+    return method === 'parse_args' ? namespace : tuple([namespace, []]);
+  }
   return null;
 }
 

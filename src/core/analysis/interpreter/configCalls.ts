@@ -1,7 +1,7 @@
 // The calls that read a script's configuration: environment variables, files and their loaders (config/configSources.ts records what is read).
 import { stringValue, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue, type Scope } from './pyValues';
+import { isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type InstanceValue, type PyValue, type Scope } from './pyValues';
 
 const YAML_LOADERS = new Set(['yaml.safe_load', 'yaml.load', 'yaml.full_load', 'yaml.unsafe_load', 'ruamel.yaml.safe_load']);
 const JSON_LOADERS = new Set(['json.load', 'json.loads']);
@@ -23,8 +23,19 @@ export function configCall(interp: Evaluator, name: string, args: readonly PyVal
   if (JSON_LOADERS.has(name)) return config.load(source, 'json', node);
   // toml.load also takes a path.
   if (TOML_LOADERS.has(name)) return config.load(source, typeof source === 'string' && name === 'toml.load' ? 'by-name' : 'toml', node);
-  if (name === 'omegaconf.OmegaConf.load') return config.load(source, 'by-name', node);
+  if (name === 'omegaconf.OmegaConf.load') {
+    const loaded = config.load(source, 'by-name', node);
+    config.resolveInterpolations(loaded);
+    return loaded;
+  }
   // A DictConfig as plain containers: the same values.
+  // `OmegaConf.merge(base, OmegaConf.from_cli())`: later configurations win, key by key.
+  if (name === 'omegaconf.OmegaConf.merge' || name === 'omegaconf.OmegaConf.unsafe_merge') return config.merged(args, node);
+  if (name === 'omegaconf.OmegaConf.from_cli' || name === 'omegaconf.OmegaConf.from_dotlist') {
+    const words = args[0] ?? kwargs.get('args_list') ?? kwargs.get('dotlist');
+    return config.fromDotlist(isList(words) ? words : name.endsWith('from_cli') ? [...config.scriptArguments] : []);
+  }
+  if (name === 'omegaconf.OmegaConf.create') return kindOf(args[0]) === 'dict' ? args[0]! : args.length === 0 ? { kind: 'dict', entries: new Map() } : undefined;
   if (name === 'omegaconf.OmegaConf.to_container' || name === 'omegaconf.OmegaConf.to_object') return kindOf(args[0]) === 'dict' ? args[0]! : undefined;
   if (name === 'builtins.vars') {
     // `vars(args)`: a namespace's attributes as a dict (dict-driven calls: `Model(**vars(args))`).
@@ -42,6 +53,13 @@ export function configMethod(interp: Evaluator, self: PyValue, method: string, n
   if (method === 'open' || method === '__enter__' || method === 'resolve' || method === 'absolute' || method === 'expanduser') return self;
   if (method === 'exists' || method === 'is_file') return unresolved(node.text, 'whether a file exists is not decided statically');
   return unresolved(node.text, `\`.${method}()\` of a file is not followed`);
+}
+
+/** `sys.argv` (or `argv` imported from sys): the command line the script is run with; any other value unchanged. */
+export function commandLineValue(interp: Evaluator, value: PyValue): PyValue {
+  if (!interp.config || kindOf(value) !== 'external' || (value as { name: string }).name !== 'sys.argv' || (value as { self?: PyValue }).self !== undefined) return value;
+  const file = interp.place?.file ?? 'train.py';
+  return interp.config.commandLine(file.slice(file.lastIndexOf('/') + 1));
 }
 
 /** `os.environ["NAME"]`: an environment variable without a default. */

@@ -1,7 +1,8 @@
 // Expressions of the interpreter: literals, names, attributes, subscripts, comprehensions, operators (calls are in calls.ts).
 import { rangeOf, stringValue, type SyntaxNode } from '../../parsing/syntax';
 import { call } from './calls';
-import { environSubscript, readConfigKey } from './configCalls';
+import { commandLineValue, environSubscript, readConfigKey } from './configCalls';
+import { isYacsNode } from './yacsConfig';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
@@ -85,7 +86,7 @@ function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValu
       // `Path("config.json").read_text()`, `f.read()`: methods of a file the script opens.
       if (interp.config?.isHandle(object)) return { kind: 'external', name: `method.${name}`, self: object };
       if (isTokenizer(object) && isVocabularyAttribute(name)) return tokenizerVocabulary(interp, object, node);
-      return attribute(object, name, node);
+      return commandLineValue(interp, attribute(object, name, node));
     }
     case 'subscript':
       return subscript(interp, node, scope);
@@ -223,7 +224,7 @@ export function lookup(interp: Evaluator, name: string, scope: Scope, node: Synt
   if (value !== undefined) return value;
   const qualified = interp.imports.resolve(name);
   const { place } = interp;
-  if (qualified) return (place && place.project.resolve(qualified, place.file)) ?? { kind: 'external', name: qualified };
+  if (qualified) return (place && place.project.resolve(qualified, place.file)) ?? commandLineValue(interp, { kind: 'external', name: qualified });
   const fromProject = place && interp.imports.wildcardModules.length ? place.project.fromWildcards(interp.imports.wildcardModules, name, place.file) : undefined;
   if (fromProject !== undefined) return fromProject;
   if (BUILTINS.has(name)) return { kind: 'external', name: `builtins.${name}` };
@@ -245,6 +246,10 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     // A library's Registry object: its entries dict by name, its methods as library calls (libraryRegistries.ts).
     if (isLibraryRegistryObject(instance) && !instance.attrs.has(name)) return { kind: 'external', name: `${instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;
+    // `self.__dict__.update(kwargs)` (yacs/minGPT's CfgNode): a view of the attributes, so writes through it set them.
+    if (name === '__dict__') return { kind: 'dict', entries: instance.attrs };
+    // A yacs CfgNode's methods (clone, merge_from_file...): yacsConfig.ts answers them.
+    if (isYacsNode(instance)) return { kind: 'external', name: `yacs.CfgNode.${name}`, self: object };
     const fromClass = instance.classValue && classAttribute(instance.classValue, name);
     if (fromClass !== undefined) return bindMethod(fromClass, object);
     // `registry.get(name)`, `registry.keys()` on a `dict` subclass: the methods of its entries.
@@ -284,6 +289,8 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     readConfigKey(interp, mapping, String(key), node);
     return mapping.entries.get(String(key)) ?? unresolved(node.text, `no key ${String(key)}`);
   }
+  // `cfg["MODEL"]`: a yacs node is a dict of its keys.
+  if (isYacsNode(container) && typeof key === 'string') return (container as InstanceValue).attrs.get(key) ?? unresolved(node.text, `no key ${key}`);
   const environ = environSubscript(interp, container, key, node);
   if (environ !== undefined) return environ;
   // `models.__dict__[args.arch]`: a library's namespace looked up by name.

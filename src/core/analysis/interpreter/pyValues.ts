@@ -90,6 +90,8 @@ export interface ClassValue {
   readonly isDataclass: boolean;
   /** Derives from Lightning's LightningModule: its configure_optimizers() makes its optimizers. */
   readonly lightning?: boolean;
+  /** Derives from Lightning's LightningCLI: building it builds and fits the model its configuration names (lightningCli.ts). */
+  readonly lightningCli?: boolean;
   /** For subclasses of nn.Sequential, nn.ModuleList or nn.ModuleDict: which one. */
   readonly container?: 'sequential' | 'list' | 'dict';
   /** Names declared in the class body with annotations, in order (dataclass fields). */

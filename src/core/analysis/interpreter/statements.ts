@@ -1,12 +1,14 @@
 // Statements of the interpreter: blocks, if/for/while/with/try, assignment and binding, function and class definitions.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
-import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
+import { isLightningCli } from './lightningCli';
+import { isYacsNode } from './yacsConfig';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
 const LITERALS = new Set(['integer', 'float', 'string', 'true', 'false', 'unary_operator']);
@@ -221,6 +223,7 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
         // `cfg["batch_size"] = 64`: the value is the script's now, not the file's.
         interp.config?.overwritten(container, key);
       }
+      else if (isYacsNode(container) && typeof key === 'string') (container as InstanceValue).attrs.set(key, value);
       else if (isList(container) && typeof key === 'number') container[key < 0 ? container.length + key : key] = value;
       else {
         const module = asModule(container);
@@ -250,6 +253,11 @@ function setAttribute(interp: Evaluator, object: PyValue, name: string, value: P
     return;
   }
   if (kindOf(object) === 'instance') (object as InstanceValue).attrs.set(name, value);
+  else if (kindOf(object) === 'dict') {
+    // `cfg.model.n_layer = 4` on an OmegaConf mapping (or one merged into a yacs node): the script's value now, not the file's.
+    (object as DictValue).entries.set(name, value);
+    interp.config?.overwritten(object, name);
+  }
   else if (kindOf(object) === 'class') (object as ClassValue).attrs.set(name, value);
   else if (!isUnresolvedValue(object) && !isTensorLike(object)) interp.note(node, `cannot follow the assignment to \`${node.text}\``);
 }
@@ -271,6 +279,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const bases: ClassValue[] = [];
   let isModule = false;
   let lightning = false;
+  let lightningCli = false;
   let container: ClassValue['container'];
   let mapping = false;
   for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
@@ -281,12 +290,15 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
       isModule ||= (value as ClassValue).isModule;
       lightning ||= (value as ClassValue).lightning === true;
       mapping ||= (value as ClassValue).mapping === true;
+      lightningCli ||= (value as ClassValue).lightningCli === true;
       container ??= (value as ClassValue).container;
     } else if (kindOf(value) === 'external') {
       const name = (value as ExternalValue).name;
       if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
       // A LightningModule is an nn.Module whose training step, optimizers and loaders are its methods (lightningModules.ts).
       if (LIGHTNING_MODULE.test(name)) isModule = lightning = true;
+      // `class MyCLI(LightningCLI)`: its parser additions aside, it builds what LightningCLI builds.
+      if (isLightningCli(name)) lightningCli = true;
       if (CONTAINERS[name]) {
         isModule = true;
         container ??= CONTAINERS[name];
@@ -297,7 +309,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(mapping ? { mapping } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(mapping ? { mapping } : {}), ...(lightningCli ? { lightningCli } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;

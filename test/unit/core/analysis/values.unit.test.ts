@@ -3,9 +3,9 @@ import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
 import type { PyValue } from '../../../../src/core/analysis/interpreter/pyValues';
 import { realParser } from '../../fixtures';
 
-async function analysed(source: string): Promise<{ get: (name: string) => PyValue | undefined; notes: string[] }> {
+async function analysed(source: string, scriptArguments: readonly string[] = []): Promise<{ get: (name: string) => PyValue | undefined; notes: string[] }> {
   const tree = (await realParser()).parse(source);
-  const analysis = analyzeSource(tree, source);
+  const analysis = analyzeSource(tree, source, undefined, undefined, undefined, {}, scriptArguments);
   tree.delete();
   return { get: (name) => analysis.context.scope.get(name), notes: analysis.notes.map((note) => `${(note.range?.startLine ?? -1) + 1}: ${note.message}`) };
 }
@@ -13,6 +13,48 @@ async function analysed(source: string): Promise<{ get: (name: string) => PyValu
 async function constants(source: string): Promise<(name: string) => PyValue | undefined> {
   return (await analysed(source)).get;
 }
+
+describe('the command line (sys.argv)', () => {
+  const script = 'import sys\nfrom sys import argv\nPATH = sys.argv[1] if len(sys.argv) > 1 else "config.json"\nN = len(argv)\nREST = sys.argv[1:]\n';
+
+  it('is the script alone when no arguments are given, so the script\'s own default is taken', async () => {
+    const { get } = await analysed(script);
+    assert.equal(get('PATH'), 'config.json');
+    assert.equal(get('N'), 1);
+    assert.deepEqual(get('REST'), []);
+  });
+
+  it('holds the arguments the script is run with', async () => {
+    const { get } = await analysed(script, ['other.json', '--lr=0.1']);
+    assert.equal(get('PATH'), 'other.json');
+    assert.equal(get('N'), 3);
+    assert.deepEqual(get('REST'), ['other.json', '--lr=0.1']);
+  });
+});
+
+describe('an object\'s __dict__', () => {
+  it('is a view of its attributes: update() through it sets them (yacs and minGPT\'s CfgNode)', async () => {
+    const get = await constants(
+      [
+        'class CfgNode:',
+        '    def __init__(self, **kwargs):',
+        '        self.__dict__.update(kwargs)',
+        '    def merge_from_dict(self, d):',
+        '        self.__dict__.update(d)',
+        'c = CfgNode(n_layer=4)',
+        'c.merge_from_dict({"gpt-mini": dict(n_embd=192), "gpt-micro": dict(n_embd=128)}["gpt-micro"])',
+        'c.vocab = 3',
+        'LAYERS = c.n_layer',
+        'EMBD = c.n_embd',
+        'KEYS = list(c.__dict__.keys())',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(get('LAYERS'), 4);
+    assert.equal(get('EMBD'), 128);
+    assert.deepEqual(get('KEYS'), ['n_layer', 'n_embd', 'vocab']);
+  });
+});
 
 describe('module constants', () => {
   it('evaluates literals, arithmetic and earlier constants in source order', async () => {

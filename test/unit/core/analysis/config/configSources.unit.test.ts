@@ -12,12 +12,12 @@ import type { AssumedValue } from '../../../../../src/core/analysis/config/confi
 
 const CONFIGS = path.join(REPO_ROOT, 'test', 'fixtures', 'configs');
 
-async function estimateIn(files: ProjectFiles, root: string, entry: string, assume: Record<string, AssumedValue> = {}): Promise<FileEstimate> {
+async function estimateIn(files: ProjectFiles, root: string, entry: string, assume: Record<string, AssumedValue> = {}, scriptArguments: string[] = []): Promise<FileEstimate> {
   const parsed = new ParsedModules(await realParser());
   const file = path.join(root, entry);
   const project: ProjectContext = { source: { files, path: normalizePath(file), root: normalizePath(root) }, parse: (p, text) => parsed.parse(p, text) };
   const source = files.read(normalizePath(file))!;
-  return estimateSource(entry, source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, assume }, project);
+  return estimateSource(entry, source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, assume, scriptArguments }, project);
 }
 
 /** One of the fixture projects in test/fixtures/configs, read from the disk as the CLI reads it. */
@@ -189,13 +189,142 @@ describe('configuration the script reads', () => {
 
     it('names a defaults entry it does not read, and a missing group file', async () => {
       const estimate = await estimateMemory({
-        'conf/config.yaml': 'defaults:\n  - encoder@backup: small\n  - head: missing\nwidth: 32\n',
+        'conf/config.yaml': 'defaults:\n  - encoder: [small, large]\n  - head: missing\nwidth: 32\n',
         'train.py': ['import hydra', 'import torch', 'import torch.nn as nn', '@hydra.main(config_path="conf", config_name="config")', 'def main(cfg):', '    model = nn.Linear(cfg.width, 2)', '    x = torch.randn(8, cfg.width)', '    model(x).sum().backward()', ''].join('\n'),
       });
       assert.equal(params(estimate), 32 * 2 + 2);
       const notes = notesOf(estimate).join('\n');
-      assert.match(notes, /Hydra defaults entry .* is not read \(only `group: option` and `_self_` are\)/);
+      assert.match(notes, /Hydra defaults entry .* is not read \(only `group: option`, `optional`\/`override group: option`, `group@package: option` and `_self_` are\)/);
       assert.match(notes, /Configuration file conf\/head\/missing\.yaml not found/);
+    });
+  });
+
+  describe('Hydra composition as projects write it (lightning-hydra-template)', () => {
+    /** `main(cfg)` under @hydra.main hands its configuration to `train(cfg)`, defined above it. */
+    const script = [
+      'import hydra',
+      'import torch',
+      'import torch.nn as nn',
+      '',
+      'def train(cfg):',
+      '    model = nn.Linear(cfg.model.d_in, cfg.model.d_out)',
+      '    opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+      '    x = torch.randn(cfg.data.batch_size, cfg.model.d_in)',
+      '    model(x).sum().backward()',
+      '',
+      '@hydra.main(version_base="1.3", config_path="configs", config_name="train.yaml")',
+      'def main(cfg):',
+      '    train(cfg)',
+      '',
+      'if __name__ == "__main__":',
+      '    main()',
+      '',
+    ].join('\n');
+    const files = {
+      'train.py': script,
+      'configs/train.yaml': 'defaults:\n  - _self_\n  - model: small\n  - data: default\n  - experiment: null\n  - optional local: default\nmodel:\n  d_out: 99\n',
+      'configs/model/small.yaml': 'd_in: 16\nd_out: 4\n',
+      'configs/model/wide.yaml': 'defaults:\n  - small\nd_in: 64\n',
+      'configs/data/default.yaml': 'batch_size: 32\n',
+      'configs/experiment/big.yaml': '# @package _global_\ndefaults:\n  - override /model: wide\ndata:\n  batch_size: 128\n',
+    };
+
+    it('runs a function the hydra main calls with the configuration; entries after _self_ win; null and a missing optional file select nothing', async () => {
+      const estimate = await estimateMemory(files);
+      assert.equal(params(estimate), 16 * 4 + 4, notesOf(estimate).join('\n'));
+      assert.equal(estimate.models[0]!.batchSize, 32);
+      assert.ok(!notesOf(estimate).some((n) => /Hydra defaults entry|not found|not one the analysis read/.test(n)), notesOf(estimate).join('\n'));
+    });
+
+    it('takes the command line\'s group selections and values: a global experiment, a group file\'s own defaults, dotted keys', async () => {
+      const experiment = await estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', {}, ['experiment=big']);
+      assert.equal(params(experiment), 64 * 4 + 4, notesOf(experiment).join('\n'));
+      assert.equal(experiment.models[0]!.batchSize, 128);
+      const values = await estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', {}, ['model=wide', 'model.d_out=3', 'data.batch_size=8']);
+      assert.equal(params(values), 64 * 3 + 3, notesOf(values).join('\n'));
+      assert.equal(values.models[0]!.batchSize, 8);
+    });
+
+    it('resolves OmegaConf interpolations (${a.b}, chains, text with parts); resolvers, relative and missing keys do not stop it', async () => {
+      const estimate = await estimateMemory({
+        ...files,
+        'configs/model/small.yaml': 'd_in: ${data.features}\nd_out: ${model.classes}\nclasses: ${data.n}\nname: run_${data.n}_${oc.env:USER}\nother: ${no.such.key}\n',
+        'configs/data/default.yaml': 'features: 24\nn: 6\nbatch_size: ${.features}\n',
+        'train.py': script.replace('cfg.data.batch_size', '12'),
+      });
+      assert.equal(params(estimate), 24 * 6 + 6, notesOf(estimate).join('\n'));
+      const omega = await estimateMemory({
+        'c.yaml': 'width: 8\nmodel:\n  d_in: ${width}\n',
+        'train.py': ['import torch', 'import torch.nn as nn', 'from omegaconf import OmegaConf', 'cfg = OmegaConf.load("c.yaml")', 'model = nn.Linear(cfg.model.d_in, 2)', 'model(torch.randn(4, 8)).sum().backward()', ''].join('\n'),
+      });
+      assert.equal(params(omega), 8 * 2 + 2, notesOf(omega).join('\n'));
+    });
+
+    it('merges OmegaConf configurations, the command line\'s key=value words (from_cli) last', async () => {
+      const files = {
+        'c.yaml': 'width: 8\nmodel:\n  d_in: ${width}\n  d_out: 2\n',
+        'train.py': ['import torch', 'import torch.nn as nn', 'from omegaconf import OmegaConf', 'cfg = OmegaConf.merge(OmegaConf.load("c.yaml"), OmegaConf.create({"model": {"d_out": 3}}), OmegaConf.from_cli())', 'model = nn.Linear(cfg.model.d_in, cfg.model.d_out)', 'model(torch.randn(4, cfg.model.d_in)).sum().backward()', ''].join('\n'),
+      };
+      const merged = await estimateMemory(files);
+      assert.equal(params(merged), 8 * 3 + 3, notesOf(merged).join('\n'));
+      assert.deepEqual(configOf(merged, 'model.d_in')?.file, 'c.yaml');
+      const fromCli = await estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', {}, ['width=5', 'model.d_in=12']);
+      assert.equal(params(fromCli), 12 * 3 + 3, notesOf(fromCli).join('\n'));
+    });
+
+    it('puts a group under the package its entry names', async () => {
+      const estimate = await estimateMemory({ ...files, 'configs/train.yaml': 'defaults:\n  - encoders@model: narrow\n  - data: default\n', 'configs/encoders/narrow.yaml': 'd_in: 8\nd_out: 2\n' });
+      assert.equal(params(estimate), 8 * 2 + 2, notesOf(estimate).join('\n'));
+    });
+  });
+
+  describe('argparse reading the command line the script is run with', () => {
+    const script = [
+      'import argparse',
+      'import yaml',
+      'import torch',
+      'import torch.nn as nn',
+      'parser = argparse.ArgumentParser()',
+      'parser.add_argument("data", nargs="?", default="cifar10")',
+      'parser.add_argument("--config-file", default="small.yaml")',
+      'parser.add_argument("-b", "--batch-size", type=int, default=32)',
+      'parser.add_argument("--dims", type=int, nargs="+", default=[8, 4])',
+      'parser.add_argument("--amp", action="store_true")',
+      'parser.add_argument("--verbose", "-v", action="count", default=0)',
+      'args = parser.parse_args()',
+      'cfg = yaml.safe_load(open(args.config_file))',
+      'model = nn.Sequential(nn.Linear(cfg["d_in"], args.dims[0]), nn.Linear(args.dims[0], args.dims[1]))',
+      'opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+      'with torch.autocast("cuda", enabled=args.amp):',
+      '    loss = model(torch.randn(args.batch_size, cfg["d_in"])).sum()',
+      'loss.backward()',
+      '',
+    ].join('\n');
+    const files = { 'train.py': script, 'small.yaml': 'd_in: 16\n', 'large.yaml': 'd_in: 64\n' };
+    const run = (words: string[], assume: Record<string, AssumedValue> = {}) => estimateIn(new MemoryProjectFiles(Object.entries(files).map(([name, text]) => [`/p/${name}`, text])), '/p', 'train.py', assume, words);
+
+    it('keeps the defaults without words', async () => {
+      const estimate = await run([]);
+      assert.equal(params(estimate), 16 * 8 + 8 + 8 * 4 + 4);
+      assert.equal(estimate.models[0]!.batchSize, 32);
+      assert.equal(estimate.models[0]!.precision, 'fp32');
+    });
+
+    it('sets what the words give, by type, nargs and action, and names the command line as their origin', async () => {
+      const estimate = await run(['imagenet', '--config-file', 'large.yaml', '-b', '128', '--dims', '32', '2', '--amp', '-v', '--unknown=1']);
+      assert.equal(params(estimate), 64 * 32 + 32 + 32 * 2 + 2, notesOf(estimate).join('\n'));
+      assert.equal(estimate.models[0]!.batchSize, 128);
+      assert.equal(estimate.models[0]!.precision, 'fp16-mixed');
+      const origins = estimate.models[0]!.assumptions.filter((a) => a.name === 'config').map((a) => `${a.key}=${a.value}: ${a.origin}`);
+      assert.ok(origins.includes('batch_size=128: the command line (--batch-size)'), origins.join('\n'));
+      const inline = await run(['--batch-size=96', '--config-file=large.yaml']);
+      assert.equal(inline.models[0]!.batchSize, 96);
+      assert.equal(params(inline), 64 * 8 + 8 + 8 * 4 + 4);
+    });
+
+    it('lets the user\'s --set win over the command line', async () => {
+      const estimate = await run(['--batch-size', '128'], { batch_size: 7 });
+      assert.equal(estimate.models[0]!.batchSize, 7);
     });
   });
 
