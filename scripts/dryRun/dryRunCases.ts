@@ -21,7 +21,8 @@ export interface Case {
   readonly batchSize: number;
   readonly measuredMiB: number;
   readonly fakeTensorMiB: number | null;
-  readonly staticMiB: number | null;
+  /** The shipped static estimator's figure (computed on demand: it replays the layer table). */
+  readonly staticMiB: () => number | null;
   readonly script: string;
   readonly argv: readonly string[];
 }
@@ -38,7 +39,7 @@ export function timmCases(every: number): Case[] {
       batchSize: run.batchSize,
       measuredMiB: run.measuredMiB,
       fakeTensorMiB: run.fakeTensorMiB,
-      staticMiB: realModelPrediction({ table: run.table, batchSize: run.batchSize, optimizer: 'sgd', precision: 'fp32' }).pointMiB,
+      staticMiB: () => realModelPrediction({ table: run.table, batchSize: run.batchSize, optimizer: 'sgd', precision: 'fp32' }).pointMiB,
       script: path.join(REPO, 'scripts', 'dryRun', 'timm_step.py'),
       argv: [run.model, run.inputSize.join(',')],
     }));
@@ -57,7 +58,7 @@ export function syntheticCases(every: number, cache: string): Case[] {
       const key = `${family}-${createHash('sha1').update(file).digest('hex').slice(0, 16)}`;
       const recordFile = path.join(cache, `${key}.record.json`);
       if (!existsSync(recordFile)) writeFileSync(recordFile, JSON.stringify({ family, file, layers: record['Activations-Params'] }));
-      cases.push({ key, model: key, group: `synthetic ${family.toUpperCase()}`, batchSize: Number(record['Batch Size']), measuredMiB: Number(record['Max GPU Memory (MiB)']), fakeTensorMiB: null, staticMiB: null, script: path.join(REPO, 'scripts', 'dryRun', 'gpumemnet_step.py'), argv: [recordFile] });
+      cases.push({ key, model: key, group: `synthetic ${family.toUpperCase()}`, batchSize: Number(record['Batch Size']), measuredMiB: Number(record['Max GPU Memory (MiB)']), fakeTensorMiB: null, staticMiB: () => null, script: path.join(REPO, 'scripts', 'dryRun', 'gpumemnet_step.py'), argv: [recordFile] });
     });
   }
   return cases;
