@@ -24,6 +24,17 @@ def setting(file, name, cast=int):
     return cast(match.group(1).replace(".out", ""))
 
 
+def shapeless_layer(kind, dropout):
+    """A layer the generator puts between the sized ones, in either family."""
+    if kind == "dropout":
+        return nn.Dropout(dropout)
+    if kind == "softmax":
+        return nn.Softmax(dim=1)
+    if kind in ACTIVATIONS:
+        return ACTIVATIONS[kind]()
+    raise ValueError(f"layer {kind}")
+
+
 def build(family, file, layers):
     dropout = setting(file, "dropout", float) if "dropout:True" in file else 0.0
     modules = []
@@ -38,14 +49,8 @@ def build(family, file, layers):
                 width = activations
             elif kind == "batch_normalization":
                 modules.append(nn.BatchNorm1d(width))
-            elif kind == "dropout":
-                modules.append(nn.Dropout(dropout))
-            elif kind == "softmax":
-                modules.append(nn.Softmax(dim=1))
-            elif kind in ACTIVATIONS:
-                modules.append(ACTIVATIONS[kind]())
             else:
-                raise ValueError(f"layer {kind}")
+                modules.append(shapeless_layer(kind, dropout))
         return nn.Sequential(*modules), (setting(file, "input"),)
     arch = setting(file, "arch", str)
     if arch in ("residual", "dense"):
@@ -71,20 +76,14 @@ def build(family, file, layers):
                 raise ValueError(f"conv2d with {activations} activations and {params} parameters from {channels} channels")
         elif kind == "batchnorm2d":
             modules.append(nn.BatchNorm2d(channels))
-        elif kind == "dropout":
-            modules.append(nn.Dropout(dropout))
         elif kind == "adaptive_avg_pool2d":
             modules.extend([nn.AdaptiveAvgPool2d(1), nn.Flatten()])
             height = 1
         elif kind == "linear":
             modules.append(nn.Linear(channels, activations))
             channels = activations
-        elif kind == "softmax":
-            modules.append(nn.Softmax(dim=1))
-        elif kind in ACTIVATIONS:
-            modules.append(ACTIVATIONS[kind]())
         else:
-            raise ValueError(f"layer {kind}")
+            modules.append(shapeless_layer(kind, dropout))
     return nn.Sequential(*modules), shape
 
 

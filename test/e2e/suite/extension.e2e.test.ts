@@ -2,6 +2,7 @@
 // copy of test/fixtures/workspace open as the workspace folder.
 import * as assert from 'assert';
 import * as vscode from 'vscode';
+import { hoverMarkdown, poll, sleep } from './waiting';
 
 const EXTENSION_ID = 'gpu-estimator.gpu-estimator';
 const FIXTURE = 'train_mlp.py';
@@ -31,26 +32,10 @@ function fixtureUri(name: string): vscode.Uri {
   return vscode.Uri.joinPath(folder.uri, name);
 }
 
-/** Calls `probe` until `done` accepts its value or `timeoutMs` passes; returns the last value. */
-async function poll<T>(probe: () => T | PromiseLike<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-function hoverMarkdown(hovers: vscode.Hover[] | undefined): string {
-  return (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n---\n');
-}
-
 /** The command as CodeLens runs it: naming the model, so it does not ask for the GPU. */
 function estimate(uri: vscode.Uri): Thenable<EstimateResult | undefined> {
   return vscode.commands.executeCommand<EstimateResult | undefined>('gpuEstimator.estimateMemory', uri, { model: 'model' });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('GPU Estimator in a real VS Code', () => {
   let uri: vscode.Uri;

@@ -3,6 +3,7 @@
 // same copy of test/fixtures/workspace; the project is written into that copy, so no fixture changes.
 import * as assert from 'assert';
 import * as vscode from 'vscode';
+import { hoverMarkdown, poll, sleep } from './waiting';
 
 const SECTION = 'gpuEstimator';
 
@@ -52,17 +53,6 @@ interface Estimate {
   models: Array<{ name: string; params: number; assumptions: Array<{ name: string; key?: string; value: string; origin: string }> }>;
 }
 
-async function poll<T>(probe: () => T | PromiseLike<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('GPU Estimator on a project of several files, in a real VS Code', () => {
   let folder: vscode.Uri;
   let script: vscode.Uri;
@@ -97,7 +87,7 @@ describe('GPU Estimator on a project of several files, in a real VS Code', () =>
     assert.match(vocabulary.origin, /len\(corpus\.dictionary\)/);
 
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', script, new vscode.Position(9, 2));
-    const markdown = (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    const markdown = hoverMarkdown(hovers);
     assert.ok(markdown.includes(`](${modelFile.toString()}#L4)`), `the hover should link to lm/model.py line 4:\n${markdown}`);
     assert.match(markdown, /vocabulary size/);
   });

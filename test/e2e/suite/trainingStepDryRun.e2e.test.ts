@@ -3,6 +3,7 @@
 // static estimate in the hover; a Python that is not there is said plainly.
 import * as assert from 'assert';
 import * as vscode from 'vscode';
+import { hoverMarkdown } from './waiting';
 
 interface DryRunResult {
   ok: boolean;
@@ -61,7 +62,7 @@ describe('Dry-run on CPU in a real VS Code', () => {
     assert.strictEqual(figure.predictedMiB, Math.round((figure.peakReservedMiB + figure.breakdown.contextMiB) * 10) / 10);
 
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', script, new vscode.Position(7, 2));
-    const markdown = (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    const markdown = hoverMarkdown(hovers);
     assert.match(markdown, /Dry run on CPU: [\d.]+ (MiB|GiB)/, markdown);
     assert.match(markdown, /static estimate [\d.]+ (MiB|GiB), dry run [+-]\d+%/, markdown);
   });
@@ -72,7 +73,7 @@ describe('Dry-run on CPU in a real VS Code', () => {
     assert.strictEqual(result?.ok, false);
     assert.match(result.error ?? '', /no Python at \/nonexistent\/python3/);
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', script, new vscode.Position(7, 2));
-    const markdown = (hovers ?? []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    const markdown = hoverMarkdown(hovers);
     assert.match(markdown, /Dry run on CPU: not done: no Python at/, markdown);
     assert.match(markdown, /Estimated peak GPU memory/, 'the static estimate is still shown');
   });
