@@ -5,7 +5,7 @@
  * each model on one side only, then fitted on all. Prints the coefficients to put in
  * src/core/dryRun/cudnnWorkspace.ts and the out-of-fold figures.
  *
- *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--every K]
+ *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--every K] [--runs all|timm|synthetic]
  *
  * Each try replays every run (about 0.1 s a run on this machine), so --every K fits on every K-th.
  */
@@ -17,7 +17,7 @@ import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRu
 import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
 import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
 import { REPO, syntheticCases, timmCases } from './dryRunCases';
-const GRID = [0, 0.25, 0.5, 1, 2];
+const GRID = [0, 0.25, 0.5, 1, 2, 4];
 /** What an under-estimate by more than 10% costs against a point of median error. */
 const UNDER_WEIGHT = 2;
 
@@ -54,10 +54,11 @@ function fit(cases: readonly Case[]): WorkspaceCoefficients {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, every: { type: 'string', default: '1' } } });
+  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
   // Every run whose trace the evaluation cached (timm and the synthetic CNNs: convolutions).
   const cases: Case[] = [];
-  const candidates = [...timmCases(1), ...syntheticCases(1, values.cache).filter((s) => s.group === 'synthetic CNN')].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
+  const wanted = { all: ['timm', 'synthetic'], timm: ['timm'], synthetic: ['synthetic'] }[values.runs as 'all' | 'timm' | 'synthetic'] ?? ['timm', 'synthetic'];
+  const candidates = [...(wanted.includes('timm') ? timmCases(1) : []), ...(wanted.includes('synthetic') ? syntheticCases(1, values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
   for (const c of candidates.filter((_, i) => i % Number(values.every) === 0)) {
     const file = path.join(values.cache, `${c.key}-steps${values.steps}.json`);
     if (!existsSync(file)) continue;

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-ACTIVATIONS = {name.lower(): getattr(nn, name) for name in ("ReLU", "GELU", "SELU", "ELU", "Tanh", "Sigmoid", "Softplus", "LeakyReLU", "SiLU", "Mish", "Hardswish", "PReLU", "CELU", "Softsign", "Tanhshrink", "ReLU6", "Hardtanh", "LogSigmoid")}
+ACTIVATIONS = {name.lower(): getattr(nn, name) for name in ("Identity", "ReLU", "GELU", "SELU", "ELU", "Tanh", "Sigmoid", "Softplus", "LeakyReLU", "SiLU", "Mish", "Hardswish", "PReLU", "CELU", "Softsign", "Tanhshrink", "ReLU6", "Hardtanh", "LogSigmoid")}
 
 
 def setting(file, name, cast=int):

@@ -1,6 +1,7 @@
 import type { DryRunResult } from '../core/dryRun/dryRunProcess';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
 import { formatMiB } from '../core/format/units';
+import { DRY_RUN_DIFFERENCE_NOTE } from '../core/display/dryRunText';
 
 /** The dry run as the JSON gives it per model: the figure, or why there is none. */
 export function dryRunJson(result: DryRunResult, staticMiB: number | null): Record<string, unknown> {
@@ -35,6 +36,6 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
     const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
     lines.push(`  ${model.name}: static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(1)}%`);
   }
-  lines.push('  The dry run runs the script\'s own code, so it sees what the static reading may miss; it does not model cuDNN\'s convolution workspaces yet.');
+  lines.push(`  ${DRY_RUN_DIFFERENCE_NOTE}`);
   return lines;
 }

@@ -16,4 +16,4 @@ export function dryRunSummary(result: DryRunResult, staticMiB: number | null): s
 
 /** Why the two figures differ, in the words a user reads under them. */
 export const DRY_RUN_DIFFERENCE_NOTE =
-  'The dry run ran the script\'s own code (on PyTorch\'s meta device, with fake batches), so it sees layers and functional code the static reading may miss; it does not yet model cuDNN\'s convolution workspaces, which the static estimate learned from measurements.';
+  'The dry run ran the script\'s own code (on PyTorch\'s meta device, with fake batches), so it sees layers and functional code the static reading may miss; cuDNN\'s convolution workspaces are a rule fitted on A100 runs, and what cudnn.benchmark may try is not counted.';

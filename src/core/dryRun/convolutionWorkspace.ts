@@ -2,8 +2,8 @@
  * cuDNN's workspace for a convolution: memory the algorithm it picks asks for during the call,
  * taken from the caching allocator and given back to its cache after (so it raises the reserved
  * peak when no cached block is large enough). Without a GPU here, the size is a rule fitted on the
- * published A100 timm runs (scripts/dryRun/fitWorkspace.ts): a share of the call's input bytes per
- * kind of convolution, forward and backward apart.
+ * published A100 runs (scripts/dryRun/fitWorkspace.ts; the coefficients in cudnnWorkspace.ts): a
+ * share of the call's input bytes per kind of convolution, forward and backward apart.
  */
 import type { ConvolutionCall } from './dryRunTrace';
 

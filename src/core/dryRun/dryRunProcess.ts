@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { spawnProcess, type ProcessRunner } from '../remote/processRunner';
+import { CUDNN_WORKSPACE } from './cudnnWorkspace';
 import { replayDryRun, type DryRunFigure } from './dryRunReplay';
 import type { DryRunSpec } from './dryRunSpec';
 import { DryRunOutputError, parseDryRunOutput } from './dryRunTrace';
@@ -59,7 +60,7 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
       return { ok: false, error: `${error.message}${last ? ` (${last})` : ''}` };
     }
     if (!trace.ok) return { ok: false, error: trace.error ?? 'the script did not reach its training step' };
-    return { ok: true, figure: replayDryRun(trace), torchVersion: trace.torchVersion };
+    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
+import { convolutionKind, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
+import { FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
 
@@ -64,5 +66,30 @@ describe('dry run replay', () => {
     assert.equal(figure.peakReservedMiB, 46);
     assert.equal(figure.peakAllocatedMiB, 26);
     assert.equal(figure.breakdown.cachedMiB, 20);
+  });
+
+  it("gives each convolution cuDNN's workspace for the call: it raises the peak only when no cached block holds it", () => {
+    // A 3x3 convolution on a 4 MiB fp32 input (1 x 16 x 256 x 256), its 4 MiB output at event 1.
+    const conv = [1, 1, 0, 1, 16, 256, 256, 16, 3, 3, 1, 1, 1, 4];
+    const events = [[1, 4 * MIB, 1], [2, 4 * MIB, 1], [-1]];
+    const trace = parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events, cudnn: true, convolutions: [conv] }));
+    assert.equal(trace.convolutions.length, 1);
+    assert.equal(convolutionKind(trace.convolutions[0]!), 'spatial');
+    const without = replayDryRun(trace);
+    const withWorkspace = replayDryRun(trace, workspaceWith(FITTED_WORKSPACE));
+    // Input and output share one 20 MiB segment; the workspace (the input's size, 4 MiB) fits in its rest.
+    assert.equal(without.peakReservedMiB, 20);
+    assert.equal(withWorkspace.peakReservedMiB, 20);
+    assert.equal(withWorkspace.peakAllocatedMiB, 12);
+    // Four times the input's size: the 16 MiB workspace takes the segment's rest, so the output
+    // needs a segment of its own while it is held.
+    const larger = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { forward: 4, backward: 4 } }));
+    assert.equal(larger.peakReservedMiB, 40);
+    assert.equal(larger.peakAllocatedMiB, 24);
+  });
+
+  it('leaves out convolution records that do not make sense', () => {
+    const bad = [[99, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4], [0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 4], [0, 1, 0, 'x'], [0, 9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4]];
+    assert.equal(parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], convolutions: bad })).convolutions.length, 0);
   });
 });
