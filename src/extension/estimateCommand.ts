@@ -3,6 +3,8 @@ import { findGpuProfile, type GpuProfile } from '../core/gpus/gpuProfiles';
 import { estimateJson, type FileEstimateJson } from '../core/estimate/estimateJson';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
 import type { ReportedEstimate } from '../core/display/reportData';
+import { withDryRunReading } from '../core/display/dryRunText';
+import type { DryRunResults } from './dryRunResults';
 import type { EstimationService } from './estimationService';
 import type { ErrorReporter } from './logger';
 import { pickGpu, pickModel } from './report/pickers';
@@ -28,7 +30,7 @@ export interface EstimateCommandOptions {
  * whole file (the same object as `gpu-estimate --json`) to callers such as tests; undefined when
  * there is nothing to estimate or the user dismisses a pick.
  */
-export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter, settings: SettingsStore) {
+export function estimateMemoryCommand(service: EstimationService, report: ReportPanel, errors: ErrorReporter, settings: SettingsStore, dryRuns?: DryRunResults) {
   return async (uri?: vscode.Uri, options?: EstimateCommandOptions): Promise<FileEstimateJson | undefined> => {
     const document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
     if (!document || document.languageId !== 'python') {
@@ -52,7 +54,9 @@ export function estimateMemoryCommand(service: EstimationService, report: Report
         if (picked.id !== gpu.id) estimate = await service.estimate(document, picked);
       }
       const reported = async (full: FileEstimate): Promise<ReportedEstimate> => {
-        const shown = modelName === undefined ? full : { ...full, models: full.models.filter((m) => m.name === modelName) };
+        const run = dryRuns?.get(document);
+        const withDryRun = run ? withDryRunReading(full, run.result, run.version !== document.version) : full;
+        const shown = modelName === undefined ? withDryRun : { ...withDryRun, models: withDryRun.models.filter((m) => m.name === modelName) };
         return { estimate: shown, outlooks: await service.outlook(shown) };
       };
       report.show(await reported(estimate), {

@@ -36,7 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
       dryRuns,
       vscode.languages.registerHoverProvider(PYTHON, new EstimateHoverProvider(service, settings, errors, dryRuns)),
       new RiskDiagnostics(service, settings, errors),
-      vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors, settings)),
+      vscode.commands.registerCommand('gpuEstimator.estimateMemory', estimateMemoryCommand(service, report, errors, settings, dryRuns)),
       vscode.commands.registerCommand('gpuEstimator.showLogs', () => logger.show()),
       collocations,
       vscode.workspace.registerTextDocumentContentProvider(COLLOCATION_SCHEME, collocations),

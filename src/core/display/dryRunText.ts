@@ -1,4 +1,5 @@
 import type { DryRunResult } from '../dryRun/dryRunProcess';
+import type { EstimatorReading, FileEstimate } from '../estimate/fileEstimate';
 import { formatMiB } from '../format/units';
 
 /**
@@ -17,3 +18,23 @@ export function dryRunSummary(result: DryRunResult, staticMiB: number | null): s
 /** Why the two figures differ, in the words a user reads under them. */
 export const DRY_RUN_DIFFERENCE_NOTE =
   'The dry run ran the script\'s own code (on PyTorch\'s meta device, with fake batches), so it sees layers and functional code the static reading may miss; cuDNN\'s convolution workspaces are a rule fitted on A100 runs, and what cudnn.benchmark may try is not counted.';
+
+/**
+ * The estimate as the report shows it after a dry run: each model's readings gain the dry run's
+ * figure beside the estimators' (a comparison, never the estimate), so its table, chart and
+ * exports carry it.
+ */
+export function withDryRunReading(estimate: FileEstimate, result: DryRunResult, stale: boolean): FileEstimate {
+  if (!result.ok) return estimate;
+  const reading: EstimatorReading = {
+    estimator: 'dry-run',
+    label: `Dry run on CPU${stale ? ' (before later edits)' : ''}`,
+    short: 'dry run',
+    attribution: 'CPU dry run',
+    role: 'comparison',
+    estimateMiB: Math.round(result.figure.predictedMiB),
+    lowMiB: null,
+    highMiB: null,
+  };
+  return { ...estimate, models: estimate.models.map((model) => ({ ...model, estimates: [...model.estimates.filter((r) => r.estimator !== 'dry-run'), reading] })) };
+}

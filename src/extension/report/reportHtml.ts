@@ -2,6 +2,7 @@ import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
+import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
 import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
 import type { MemoryCurve } from '../../core/estimate/outlook';
 
@@ -101,7 +102,16 @@ function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
   ${chartDiv(data, 'estimators', label)}` : ''}
   <table class="compare"><caption>Estimators</caption>
     <thead><tr><th scope="col">Estimator</th><th scope="col">Estimate</th><th scope="col">Range</th></tr></thead><tbody>${rows}</tbody></table>
-  <p class="muted">${escapeHtml(describeLearned(model))}</p>`;
+  <p class="muted">${escapeHtml(describeLearned(model))}</p>${dryRunParagraph(model)}`;
+}
+
+/** Under the estimators: how the dry run's figure compares with the estimate, and why they differ. */
+function dryRunParagraph(model: ModelEstimate): string {
+  const dryRun = model.estimates.find((reading) => reading.estimator === 'dry-run')?.estimateMiB;
+  const estimate = model.memory.estimateMiB;
+  if (dryRun === undefined || dryRun === null) return '';
+  const difference = estimate ? ` The dry run is ${((dryRun - estimate) / estimate) * 100 >= 0 ? '+' : ''}${(((dryRun - estimate) / estimate) * 100).toFixed(0)}% against the estimate (${mibOrNa(estimate)}).` : '';
+  return `\n  <p class="muted">${escapeHtml(`${difference.trim()} ${DRY_RUN_DIFFERENCE_NOTE}`.trim())}</p>`;
 }
 
 function modelSection(estimate: FileEstimate, model: ModelEstimate, index: number, safetyMargin: number, data: ModelChartData): string {

@@ -9,6 +9,8 @@ import { estimatorComparison, type ModelChartData, type ReportedEstimate } from 
 import type { FileEstimate, ModelEstimate } from '../../../src/core/estimate/fileEstimate';
 import { gpuComparison, memoryCurve, outlookOf } from '../../../src/core/estimate/outlook';
 import { escapeHtml, jsonForScript, reportHtml } from '../../../src/extension/report/reportHtml';
+import { withDryRunReading } from '../../../src/core/display/dryRunText';
+import type { DryRunResult } from '../../../src/core/dryRun/dryRunProcess';
 import { ensembleCnnSource, horusMiB, estimate, fixture, REPO_ROOT } from '../fixtures';
 
 const chartJson = (html: string) => JSON.parse(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as ModelChartData[];
@@ -160,5 +162,19 @@ describe('report page', () => {
     assert.match(bundle, /acquireVsCodeApi/);
     assert.match(bundle, /u-legend|uplot/i, 'uPlot is bundled in');
     assert.doesNotMatch(bundle, /\b(import\(|importScripts|fetch\()/, 'loads nothing at run time');
+  });
+
+  it('shows a dry run beside the estimators, with the difference and why they differ; a failed one adds nothing', async () => {
+    const file = await estimate(fixture('cnn_cifar'));
+    const estimateMiB = file.models[0]!.memory.estimateMiB!;
+    const predictedMiB = Math.round(estimateMiB * 1.2);
+    const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB, peakReservedMiB: predictedMiB - 1840, peakAllocatedMiB: 100, peakPhase: 'backward', steps: 3, seconds: 0.5, breakdown: { contextMiB: 1840, cachedMiB: 10, livePerPhaseMiB: {} } } };
+    const html = reportHtml(reported(withDryRunReading(file, ok, false)), page);
+    assert.match(html, new RegExp(`<th scope="row">Dry run on CPU</th><td class="num">${formatMiB(predictedMiB).replace('.', '\\.')}</td>`));
+    assert.match(html, /The dry run is \+20% against the estimate/);
+    assert.equal(chartJson(html)[0]!.estimators!.at(-1)!.estimator, 'dry-run');
+    assert.match(reportHtml(reported(withDryRunReading(file, ok, true)), page), /Dry run on CPU \(before later edits\)/);
+    const failed = reportHtml(reported(withDryRunReading(file, { ok: false, error: 'no Python at x' }, false)), page);
+    assert.doesNotMatch(failed, /Dry run on CPU/);
   });
 });
