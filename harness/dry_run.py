@@ -182,12 +182,16 @@ def _autocast_dtype() -> Optional[Any]:
     return None
 
 
+_DEVICE_GETTER: Any = None
+
 #: Ops autocast runs in the lower precision on CUDA (its "lower_precision_fp" list, the ones training uses).
 _AUTOCAST_OPS = {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_convolution", "addmv", "mv", "prelu", "_scaled_dot_product_attention"}
 
 
 def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
     import torch
+    global _DEVICE_GETTER
+    _DEVICE_GETTER = torch.Tensor.device  # the property's descriptor: each `.__get__` is a new wrapper
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
     state = {"target": None}  # "cuda" / "cpu" while a call that names a device runs
@@ -201,6 +205,11 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
         def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = dict(kwargs or {})
             name = getattr(func, "__name__", "")
+            if getattr(func, "__self__", None) is _DEVICE_GETTER and args and isinstance(args[0], torch.Tensor):
+                # `x.device` says where the real run keeps x: `torch.zeros(..., device=x.device)`
+                # and `x.device.type == "cuda"` then behave as on the GPU.
+                tensor = args[0]
+                return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
             target = None
             if "device" in kwargs:
                 target = "cuda" if _is_cuda(kwargs["device"]) else "cpu"

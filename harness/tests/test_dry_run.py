@@ -227,3 +227,20 @@ def test_a_loop_without_a_loader_stops_after_each_optimizer_stepped(tmp_path: Pa
     """, steps=2)
     assert result["ok"], result.get("error")
     assert result["steps"] == 2
+
+
+def test_a_tensors_device_is_where_the_real_run_keeps_it(tmp_path: Path) -> None:
+    # Buffers made with device=x.device (hidden states, masks) are GPU memory when x is.
+    result = dry_run(tmp_path, """
+        import torch
+        model = torch.nn.Linear(8, 8).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(5):
+            x = torch.randn(4, 8).cuda()
+            assert x.device.type == "cuda" and torch.zeros(1).device.type == "cpu"
+            hidden = torch.zeros(1000, 1000, device=x.device)
+            (model(x).sum() + hidden.sum()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    assert 1000 * 1000 * 4 in [event[1] for event in result["events"] if len(event) == 3]
