@@ -160,6 +160,11 @@ def _meta_kernels() -> Any:
         ("max_pool2d_with_indices_backward", same_as_input),
         ("avg_pool2d_backward", same_as_input),
         ("reflection_pad2d_backward", same_as_input),
+        ("smooth_l1_loss_backward", same_as_input),
+        ("huber_loss_backward", same_as_input),
+        ("mse_loss_backward", same_as_input),
+        ("binary_cross_entropy_backward", same_as_input),
+        ("soft_margin_loss_backward", same_as_input),
         ("replication_pad2d_backward", same_as_input),
         ("upsample_nearest2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
         ("upsample_bilinear2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
@@ -574,6 +579,8 @@ def _patch_torch() -> None:
     torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
     _patch_value_dependent_ops()
     _patch_datasets()
+    _patch_distributed()
+    _patch_writes()
 
 
 def _patch_value_dependent_ops() -> None:
@@ -627,7 +634,126 @@ class FakeDataset:
         raise IndexError("the dry run reads no data")
 
 
+def _patch_distributed() -> None:
+    """One process on one GPU: process groups, DataParallel and DDP wrappers, and spawned workers
+    run in this process as rank 0 of 1."""
+    import torch
+    import torch.nn as nn
+
+    class PassThrough(nn.Module):
+        """DataParallel / DistributedDataParallel on one GPU: the module itself, under `.module`."""
+
+        def __init__(self, module: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__()
+            self.module = module
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return self.module(*args, **kwargs)
+
+    nn.DataParallel = PassThrough  # type: ignore[misc,assignment]
+    nn.parallel.DataParallel = PassThrough  # type: ignore[misc,assignment]
+    nn.parallel.DistributedDataParallel = PassThrough  # type: ignore[misc,assignment]
+    try:
+        nn.SyncBatchNorm.convert_sync_batchnorm = classmethod(lambda cls, module, *a, **k: module)  # type: ignore[method-assign,assignment]
+    except Exception:
+        pass
+    try:
+        import torch.distributed as dist
+        for name in ("init_process_group", "barrier", "destroy_process_group", "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"):
+            setattr(dist, name, lambda *a, **k: None)
+        dist.is_available = lambda: True  # type: ignore[assignment]
+        dist.is_initialized = lambda: True  # type: ignore[assignment]
+        dist.get_rank = lambda *a, **k: 0  # type: ignore[assignment]
+        dist.get_world_size = lambda *a, **k: 1  # type: ignore[assignment]
+    except Exception:
+        pass
+    import torch.multiprocessing as torch_mp
+
+    def spawn(fn: Any, args: Tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False, start_method: str = "spawn") -> None:
+        fn(0, *args)
+
+    torch_mp.spawn = spawn  # type: ignore[assignment]
+
+
+def _patch_writes() -> None:
+    """A write outside the run's folder goes to a file of the same name inside it, so a script that
+    logs or saves before training still runs; the audit hook refuses what this does not catch."""
+    import builtins
+    import io
+    original_open = builtins.open
+    original_makedirs = os.makedirs
+    original_mkdir = os.mkdir
+
+    def inside_run(path: Any) -> Optional[str]:
+        run = _CURRENT["run"]
+        if run is None or isinstance(path, int):
+            return None
+        allowed = os.path.realpath(run.tmp)
+        real = os.path.realpath(os.fsdecode(path))
+        if real == allowed or real.startswith(allowed + os.sep):
+            return None
+        return os.path.join(allowed, "redirected", real.lstrip(os.sep).replace(os.sep, "__"))
+
+    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if any(c in mode for c in "wax+"):
+            target = inside_run(file)
+            if target is not None:
+                original_makedirs(os.path.dirname(target), exist_ok=True)
+                file = target
+        return original_open(file, mode, *args, **kwargs)
+
+    def makedirs(name: Any, mode: int = 0o777, exist_ok: bool = False) -> None:
+        target = inside_run(name)
+        return original_makedirs(name if target is None else target, mode, True if target is not None else exist_ok)
+
+    def mkdir(path: Any, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        target = inside_run(path)
+        return original_mkdir(path, mode, *args, **kwargs) if target is None else original_makedirs(target, mode, True)
+
+    builtins.open = open_  # type: ignore[assignment]
+    io.open = open_  # type: ignore[assignment]
+    os.makedirs = makedirs  # type: ignore[assignment]
+    os.mkdir = mkdir  # type: ignore[assignment]
+
+
+def _patch_user_datasets() -> None:
+    """A Dataset class of the script's that cannot read its files (or download them) while it is
+    built becomes an empty stand-in: the loader then makes batches of the analysed shape."""
+    import torch.utils.data as data
+    original = data.Dataset.__dict__.get("__init_subclass__")
+
+    def init_subclass(cls: Any, **kwargs: Any) -> None:
+        if original is not None:
+            original.__func__(cls, **kwargs)  # type: ignore[attr-defined]
+        else:
+            super(data.Dataset, cls).__init_subclass__(**kwargs)  # typing.Generic's
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_dry_run", False):
+            return
+
+        def guarded(self: Any, *args: Any, **kw: Any) -> None:
+            try:
+                init(self, *args, **kw)
+            except OSError:
+                self._dry_run_unread = True
+
+        guarded._dry_run = True  # type: ignore[attr-defined]
+        cls.__init__ = guarded
+        length, item = cls.__dict__.get("__len__"), cls.__dict__.get("__getitem__")
+        if length is not None:
+            cls.__len__ = lambda self: 1000 if getattr(self, "_dry_run_unread", False) else length(self)
+        if item is not None:
+            def getitem(self: Any, index: Any) -> Any:
+                if getattr(self, "_dry_run_unread", False):
+                    raise IndexError("the dry run read none of this dataset's files")
+                return item(self, index)
+            cls.__getitem__ = getitem
+
+    data.Dataset.__init_subclass__ = classmethod(init_subclass)  # type: ignore[assignment]
+
+
 def _patch_datasets() -> None:
+    _patch_user_datasets()
     try:
         import torchvision.datasets as tv_datasets
         for name in dir(tv_datasets):
@@ -652,9 +778,15 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     state = _Run(spec, steps, tmp)
     script_dir = os.path.dirname(os.path.abspath(script))
     saved = (list(sys.path), list(sys.argv), os.getcwd())
-    sys.path.insert(0, script_dir)
+    # Run from the project as its user does: relative reads (configs/x.yaml) find their files,
+    # and the project's packages import (a src/ layout as an editable install would).
+    root = os.path.abspath(spec.get("root") or script_dir)
+    sys.path[:0] = [p for p in (script_dir, root, os.path.join(root, "src")) if os.path.isdir(p)]
     sys.argv = [script, *spec.get("argv", [])]
-    os.chdir(tmp)
+    os.chdir(root)
+    # As torchrun sets them for the first process of one: scripts read them before anything else.
+    for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
+        os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
     try:

@@ -89,16 +89,77 @@ def test_batch_size_from_the_spec_replaces_the_scripts(tmp_path: Path) -> None:
     assert large - small > (4096 - 32) * 784 * 4
 
 
-def test_writes_outside_its_folder_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
-    target = tmp_path / "checkpoint.txt"
+def test_writes_outside_its_folder_go_inside_it_and_nothing_outside_changes(tmp_path: Path) -> None:
+    # A script that writes its log and a checkpoint folder before training still runs; the files
+    # land in the run's own folder. A low-level write the redirection does not see is refused.
+    target = tmp_path / "train.log"
     result = dry_run(tmp_path, f"""
+        import os
         import torch
+        os.makedirs("checkpoints", exist_ok=True)
         with open({str(target)!r}, "w") as handle:
             handle.write("x")
+        model = torch.nn.Linear(4, 4).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(5):
+            model(torch.randn(2, 4).cuda()).sum().backward()
+            optimizer.step()
     """)
-    assert not result["ok"]
-    assert "writes only in its temporary folder" in result["error"]
+    assert result["ok"], result.get("error")
     assert not target.exists()
+    assert not (tmp_path / "checkpoints").exists()
+    refused = dry_run(tmp_path, f"""
+        import os
+        os.open({str(target)!r}, os.O_WRONLY | os.O_CREAT)
+    """)
+    assert not refused["ok"]
+    assert "writes only in its temporary folder" in refused["error"]
+    assert not target.exists()
+
+
+def test_a_dataset_class_that_cannot_read_its_files_gives_batches_of_the_analysed_shape(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Carvana(Dataset):
+            def __init__(self, root):
+                self.images = torch.load(root + "/images.pt")
+            def __len__(self):
+                return len(self.images)
+            def __getitem__(self, i):
+                return self.images[i], 0
+
+        model = torch.nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in DataLoader(Carvana("data"), batch_size=16):
+            torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    assert 16 * 784 * 4 in [event[1] for event in result["events"] if len(event) == 3]
+
+
+def test_data_parallel_ddp_and_spawned_workers_run_as_one_process_on_one_gpu(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def worker(rank, world):
+            dist.init_process_group("nccl", rank=rank, world_size=world)
+            model = DDP(torch.nn.DataParallel(torch.nn.Linear(8, 8)).cuda(rank), device_ids=[rank])
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for step in range(10):
+                model(torch.randn(4, 8).cuda(rank)).sum().backward()
+                optimizer.step()
+            assert dist.get_world_size() == 1
+
+        mp.spawn(worker, args=(4,), nprocs=4)
+    """)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
 
 
 def test_the_network_is_refused(tmp_path: Path) -> None:

@@ -98,7 +98,11 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
           script: path.resolve(args.file!),
           harnessParent: root,
           python: args.python,
-          spec: dryRunSpecFor(estimate.models.find((m) => m.trainingLoops.length > 0) ?? estimate.models[0], args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
+          spec: dryRunSpecFor(estimate.models.find((m) => m.trainingLoops.length > 0) ?? estimate.models[0], {
+            argv: args.scriptArguments,
+            ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
+            ...(estimate.project ? { root: estimate.project.root } : args.root === undefined ? {} : { root: path.resolve(args.root) }),
+          }),
           steps: args.dryRunSteps,
           timeoutMs: args.dryRunTimeoutSeconds * 1000,
         })

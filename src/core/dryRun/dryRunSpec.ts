@@ -17,17 +17,19 @@ export interface DryRunSpec {
   readonly batchSize?: number;
   /** The script's command-line arguments. */
   readonly argv: readonly string[];
+  /** The project root: the script runs from there, with it (and its src/) importable. */
+  readonly root?: string;
 }
 
 /** Tokens stand in for a sequence model's input when the analysis found none. */
 const DEFAULT_SEQUENCE = 128;
 
-export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[] } = {}): DryRunSpec {
+export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string } = {}): DryRunSpec {
   const first = model?.layerTable.rows[0]?.type ?? '';
   const tokens = /(^|\.)Embedding(Bag)?$/.test(first);
   const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [DEFAULT_SEQUENCE] : [1];
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
   // Language models are trained on next tokens of the same length; classifiers on one label per sample.
   const labels: DryRunTensorSpec = tokens ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
-  return { tensors: [input, labels], argv: [...(options.argv ?? [])], ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) };
+  return { tensors: [input, labels], argv: [...(options.argv ?? [])], ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }), ...(options.root === undefined ? {} : { root: options.root }) };
 }
