@@ -182,6 +182,17 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
+  if (setup.weightDtype) list.push({ name: 'weightDtype', value: setup.weightDtype.value, origin: setup.weightDtype.origin, ...line(setup.weightDtype) });
+  if (setup.quantization) {
+    const q = setup.quantization.value;
+    list.push({ name: 'quantization', value: q.bits === 8 ? '8-bit' : `4-bit ${q.quantType ?? 'fp4'}${q.doubleQuant ? ' double-quantized' : ''}`, origin: setup.quantization.origin, ...line(setup.quantization) });
+  }
+  if (setup.adapter) {
+    const a = setup.adapter.value;
+    const targets = a.targetModules === undefined ? 'default modules' : typeof a.targetModules === 'string' ? a.targetModules : a.targetModules.join(', ');
+    const value = a.rank === undefined ? a.method : `${a.method}${a.dora ? ' (DoRA)' : ''} rank ${a.rank} on ${targets}${a.applied ? '' : ', never applied'}`;
+    list.push({ name: 'adapter', value, origin: setup.adapter.origin, ...line(setup.adapter) });
+  }
   return list;
 }
 
