@@ -33,6 +33,11 @@ export function describeAssumptionValue(assumption: Assumption): string {
   return `${label} ${assumption.value}`;
 }
 
+/** Whose breakdown the estimate shows: the fine-tuning model's when it is the estimate, else the analytical model's. */
+export function breakdownSource(model: Pick<ModelEstimate, 'memory'>): string {
+  return model.memory.method === 'fineTuning' ? 'fine-tuning model' : 'analytical model';
+}
+
 export function describeBreakdown(model: ModelEstimate): string | undefined {
   const b = model.memory.breakdown;
   if (!b) return undefined;
