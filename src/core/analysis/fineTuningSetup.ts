@@ -51,6 +51,16 @@ export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | 
   return undefined;
 }
 
+/** `from_pretrained(..., attn_implementation="eager" | "sdpa" | "flash_attention_2")`. */
+export function attentionImplementation(events: readonly CallEvent[]): Found<string> | undefined {
+  for (const call of events) {
+    if (!FROM_PRETRAINED.test(call.qualified)) continue;
+    const value = call.kwargs.get('attn_implementation');
+    if (typeof value === 'string') return { value, node: argumentNode(call, 'attn_implementation'), origin: `from_pretrained(attn_implementation="${value}")` };
+  }
+  return undefined;
+}
+
 /** `BitsAndBytesConfig(load_in_4bit=True, ...)`, else `from_pretrained(..., load_in_4bit=True | load_in_8bit=True)`. */
 export function quantization(events: readonly CallEvent[]): Found<QuantizationSetup> | undefined {
   for (const call of events) {

@@ -105,6 +105,8 @@ export interface TrainingSetup {
   readonly adapter?: Sourced<AdapterSetup>;
   /** `prepare_model_for_kbit_training(...)`, and whether it turns gradient checkpointing on. */
   readonly kbitPrepared?: Sourced<{ readonly checkpointing: boolean }>;
+  /** `from_pretrained(attn_implementation=...)`: "eager" keeps the attention probabilities, "sdpa" and "flash_attention_2" do not. */
+  readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
 }

@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, weightDtype } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, weightDtype } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -86,6 +86,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       adapter: sourced(adapter(events)),
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
+      attentionImplementation: sourced(attentionImplementation(events)),
     };
   }
 }

@@ -51,6 +51,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     optimizer,
     paged: /paged/.test(name),
     checkpointing: setup.gradientCheckpointing?.value ?? false,
+    // transformers' default is SDPA where the model supports it; "eager" keeps the probabilities.
+    eagerAttention: setup.attentionImplementation?.value === 'eager',
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };

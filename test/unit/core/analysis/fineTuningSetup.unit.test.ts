@@ -122,6 +122,11 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.adapter?.value.targetModules, undefined);
     });
 
+    it('reads attn_implementation from from_pretrained', async () => {
+      assert.equal((await setupOf(script('attn_implementation="eager"'))).attentionImplementation?.value, 'eager');
+      assert.equal((await setupOf(llm('sft_trainer_lora.py'))).attentionImplementation?.value, 'sdpa');
+    });
+
     it('a script without any of it has none of it', async () => {
       const setup = await setupOf('import torch\nmodel = torch.nn.Linear(4, 4)\n');
       assert.equal(setup.weightDtype ?? setup.quantization ?? setup.adapter ?? setup.kbitPrepared ?? setup.optimizerName, undefined);
