@@ -81,7 +81,7 @@ export function frameworkOptimizer(events: readonly CallEvent[]): Found<Optimize
     const optim = call.kwargs.get('optim');
     if (optim === undefined) return { value: 'adamw', node: call.node, origin: `${name} default optim (adamw_torch)` };
     if (typeof optim !== 'string') continue;
-    const kind: OptimizerKind = /^(adamw_(torch|hf|apex_fused|torch_fused|torch_xla)|adamw)$/.test(optim) ? 'adamw' : optim === 'sgd' ? 'sgd' : optim === 'adagrad' ? 'adagrad' : optim === 'rmsprop' ? 'rmsprop' : 'other';
+    const kind: OptimizerKind = /^(adamw_(torch|hf|apex_fused|torch_fused|torch_xla)|adamw|paged_adamw_32bit)$/.test(optim) ? 'adamw' : optim === 'sgd' ? 'sgd' : optim === 'adagrad' ? 'adagrad' : optim === 'rmsprop' ? 'rmsprop' : 'other';
     return { value: kind, node: argumentNode(call, 'optim'), origin: `${name}(optim="${optim}")` };
   }
   return undefined;

@@ -57,6 +57,27 @@ export interface ModelSetup {
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'fp16' | 'bf16';
+/** The dtype a pretrained model's weights are loaded in (`from_pretrained(torch_dtype=...)`). */
+export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
+
+/** bitsandbytes quantization of the frozen base weights. */
+export interface QuantizationSetup {
+  readonly bits: 4 | 8;
+  readonly quantType?: 'nf4' | 'fp4';
+  readonly doubleQuant: boolean;
+}
+
+/** A PEFT adapter: `lora` (with `dora`), `adalora`, `ia3`, `prompttuning`... and what the script gave it. */
+export interface AdapterSetup {
+  readonly method: string;
+  readonly rank?: number;
+  readonly alpha?: number;
+  /** Module names (`q_proj`, `v_proj`) or `"all-linear"`; undefined: PEFT's default for the architecture. */
+  readonly targetModules?: string | readonly string[];
+  readonly dora: boolean;
+  /** True when `get_peft_model` or a TRL trainer's `peft_config=` applies it. */
+  readonly applied: boolean;
+}
 
 export interface TrainingSetup {
   readonly batchSize?: Sourced<number>;
@@ -78,6 +99,16 @@ export interface TrainingSetup {
   readonly gradientAccumulation?: Sourced<number>;
   /** A strategy that shards the model across GPUs (FSDP, DeepSpeed), which the estimate (one unsharded replica) does not model. */
   readonly sharding?: Sourced<string>;
+  /** Fine-tuning a pretrained model (fineTuningSetup.ts): the dtype its weights are loaded in. */
+  readonly weightDtype?: Sourced<WeightDtype>;
+  readonly quantization?: Sourced<QuantizationSetup>;
+  readonly adapter?: Sourced<AdapterSetup>;
+  /** `prepare_model_for_kbit_training(...)`, and whether it turns gradient checkpointing on. */
+  readonly kbitPrepared?: Sourced<{ readonly checkpointing: boolean }>;
+  /** `from_pretrained(attn_implementation=...)`: "eager" keeps the attention probabilities, "sdpa" and "flash_attention_2" do not. */
+  readonly attentionImplementation?: Sourced<string>;
+  /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
+  readonly optimizerName?: Sourced<string>;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

@@ -1,6 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
+import { adapter, attentionImplementation, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, weightDtype } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -40,6 +41,12 @@ const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resiz
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
 
+/** `prepare_model_for_kbit_training(model)` turns gradient checkpointing on unless told `use_gradient_checkpointing=False`. */
+function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undefined {
+  const found = kbitPrepared(events);
+  return found?.value.checkpointing ? { value: true, node: found.node, origin: 'prepare_model_for_kbit_training(...)' } : undefined;
+}
+
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
@@ -66,14 +73,20 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputShape: candidates[0],
       inputCandidates: candidates,
       datasetSamples: sourced(tensorDatasetSamples(events)),
-      sequenceLength: sourced(sequenceLength(events, scope, root, argumentNodes)),
+      sequenceLength: sourced(frameworkSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
-      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events)),
+      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? kbitCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
       gradientAccumulation: sourced(frameworkAccumulation(events)),
       sharding: sourced(shardingStrategy(events)),
+      weightDtype: sourced(weightDtype(events)),
+      quantization: sourced(quantization(events)),
+      adapter: sourced(adapter(events)),
+      kbitPrepared: sourced(kbitPrepared(events)),
+      optimizerName: sourced(optimizerName(events)),
+      attentionImplementation: sourced(attentionImplementation(events)),
     };
   }
 }

@@ -72,6 +72,8 @@ export interface CatalogArchitecture {
   readonly source: string;
   /** The layer table for one input sample; throws CatalogInputError where the sample does not fit the model. */
   table(sample: readonly number[]): CatalogTable;
+  /** For a transformers model: its model type and config.json values, for the fine-tuning estimator's shape. */
+  readonly hfConfig?: { readonly modelType: string; readonly className: string; readonly config: Readonly<Record<string, unknown>> };
   /** The torch.nn layer at a module path with its constructor arguments (`fc` -> Linear(2048, 1000)), for scripts that read `model.fc.in_features`. */
   layerAt?(path: string): CatalogLayer | undefined;
 }

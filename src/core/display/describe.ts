@@ -29,8 +29,13 @@ export function describeAssumption(assumption: Assumption): string {
 export function describeAssumptionValue(assumption: Assumption): string {
   if (assumption.name === 'config') return `${assumption.key ?? 'value'} = ${assumption.value}`;
   if (assumption.name === 'dataDerived') return `${assumption.what ?? 'size from the data'} (${assumption.key ?? 'value'}) ${assumption.value}`;
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation' }[assumption.name];
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation', weightDtype: 'weights loaded in', quantization: 'base weights quantized', adapter: 'adapter' }[assumption.name];
   return `${label} ${assumption.value}`;
+}
+
+/** Whose breakdown the estimate shows: the fine-tuning model's when it is the estimate, else the analytical model's. */
+export function breakdownSource(model: Pick<ModelEstimate, 'memory'>): string {
+  return model.memory.method === 'fineTuning' ? 'fine-tuning model' : 'analytical model';
 }
 
 export function describeBreakdown(model: ModelEstimate): string | undefined {

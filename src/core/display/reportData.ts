@@ -10,7 +10,7 @@ import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import type { GpuComparisonRow, MemoryCurve, ModelOutlook } from '../estimate/outlook';
 import { formatCount, formatMiB } from '../format/units';
-import { describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
+import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
 
 /** What a report shows: the estimate of a file and, model by model, its outlook. */
 export interface ReportedEstimate {
@@ -46,6 +46,8 @@ export interface ModelChartData {
   readonly id: string;
   readonly name: string;
   readonly breakdown: readonly { readonly label: string; readonly mib: number }[] | null;
+  /** Whose breakdown it is: `analytical model`, `fine-tuning model`. */
+  readonly breakdownSource: string;
   readonly curve: MemoryCurve | null;
   readonly gpuName: string;
   /** The estimate against every GPU profile; null without an estimate. */
@@ -62,6 +64,7 @@ export function chartData(estimate: FileEstimate, model: ModelEstimate, outlook:
     id,
     name: model.name,
     breakdown: breakdown ? BREAKDOWN_PARTS.map((part) => ({ label: part.label, mib: breakdown[part.key] })) : null,
+    breakdownSource: breakdownSource(model),
     curve: outlook.curve,
     gpuName: estimate.gpu.name,
     gpus: estimateMiB !== null && gpuRows.length ? { estimateMiB, rows: gpuRows } : null,
@@ -106,7 +109,7 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
   }
   const { breakdown } = model.memory;
   if (breakdown) {
-    lines.push('', '## Memory breakdown (analytical model)', '', '| Part | Memory |', '| --- | ---: |');
+    lines.push('', `## Memory breakdown (${breakdownSource(model)})`, '', '| Part | Memory |', '| --- | ---: |');
     for (const part of BREAKDOWN_PARTS) lines.push(`| ${part.label} | ${formatMiB(breakdown[part.key])} |`);
   }
   const { gpus } = outlook;

@@ -8,14 +8,16 @@ import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAn
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
 import { setupOf } from '../analysis/modelSetup';
+import type { MemoryBreakdown } from '../estimators/analytical';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
+import { fineTuningEstimator, fineTuningSpec } from '../estimators/fineTuningEstimator';
 import { modelFamily, type ModelFamily } from '../estimators/family';
 import type { TrainingJob } from '../estimators/trainingJob';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
 import type { LayerTable } from '../layerTable/layerTable';
 import type { Tree } from 'web-tree-sitter';
-import { resultOf, type EstimatorResults } from './estimator';
+import { resultOf, type EstimatorResult, type EstimatorResults } from './estimator';
 import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { noteText } from './notes';
@@ -95,9 +97,15 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (setup.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
 
   const family = modelFamily(table);
-  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision }, family, options.gpu);
-  const analytical = resultOf(results, analyticalEstimator);
-  const estimate = theEstimate(results)?.result;
+  // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
+  const catalogPart = model.root.catalog ?? model.root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
+  const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
+  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens);
+  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}) }, family, options.gpu);
+  const chosen = theEstimate(results);
+  // The breakdown is the analytical model's, or the fine-tuning model's when that is the estimate.
+  const analytical = chosen?.estimator === fineTuningEstimator ? (chosen.result as EstimatorResult<MemoryBreakdown>) : resultOf(results, analyticalEstimator);
+  const estimate = chosen?.result;
   for (const message of estimate?.warnings ?? []) warn(message);
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
@@ -148,7 +156,7 @@ const analysed = new WeakMap<LayerTable, Map<string, { results: EstimatorResults
 function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, family: ModelFamily, gpu: GpuProfile): { results: EstimatorResults; maxBatchSize: number | null } {
   let byJob = analysed.get(table);
   if (!byJob) analysed.set(table, (byJob = new Map<string, { results: EstimatorResults; maxBatchSize: number | null }>()));
-  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture]);
+  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture, setup.fineTuning?.job]);
   const known = byJob.get(key);
   if (known) return known;
   const results = runAnalysisEstimators({ job: { table, ...setup }, family, gpu });
@@ -182,6 +190,17 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
+  if (setup.weightDtype) list.push({ name: 'weightDtype', value: setup.weightDtype.value, origin: setup.weightDtype.origin, ...line(setup.weightDtype) });
+  if (setup.quantization) {
+    const q = setup.quantization.value;
+    list.push({ name: 'quantization', value: q.bits === 8 ? '8-bit' : `4-bit ${q.quantType ?? 'fp4'}${q.doubleQuant ? ' double-quantized' : ''}`, origin: setup.quantization.origin, ...line(setup.quantization) });
+  }
+  if (setup.adapter) {
+    const a = setup.adapter.value;
+    const targets = a.targetModules === undefined ? 'default modules' : typeof a.targetModules === 'string' ? a.targetModules : a.targetModules.join(', ');
+    const value = a.rank === undefined ? a.method : `${a.method}${a.dora ? ' (DoRA)' : ''} rank ${a.rank} on ${targets}${a.applied ? '' : ', never applied'}`;
+    list.push({ name: 'adapter', value, origin: setup.adapter.origin, ...line(setup.adapter) });
+  }
   return list;
 }
 

@@ -54,6 +54,8 @@ export interface EstimatorNames {
   readonly footnote?: string;
   /** The key the `--json` output gives a comparison estimator's figure (`horusMiB`); the estimate itself is `memory`. */
   readonly jsonKey?: string;
+  /** Listed only for the models it estimates (the fine-tuning model, for pretrained Transformers fine-tuned): elsewhere it is no reading at all, not `n/a`. */
+  readonly onlyWhereItApplies?: boolean;
 }
 
 /**

@@ -3,6 +3,7 @@
  * file under src/core/estimators that exports an `Estimator`, and a line here.
  */
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
+import { fineTuningEstimator } from '../estimators/fineTuningEstimator';
 import { horusEstimator } from '../estimators/horus';
 import { ensembleEstimator } from '../estimators/learned';
 import { realModelEstimator } from '../estimators/realModel';
@@ -11,7 +12,7 @@ import type { ModelFamily } from '../estimators/family';
 import type { Estimator, EstimatorInput, EstimatorResult, EstimatorResults } from './estimator';
 import type { EstimatorReading } from './fileEstimate';
 
-export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstimator, ensembleEstimator, realModelEstimator];
+export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstimator, ensembleEstimator, realModelEstimator, fineTuningEstimator];
 
 /**
  * Which result is the estimate, first found first, passing over a result outside its estimator's
@@ -19,9 +20,11 @@ export const ESTIMATORS: readonly Estimator[] = [analyticalEstimator, horusEstim
  * generated MLPs and CNNs, where it is the most accurate); the real-model estimator on every other
  * model (real architectures: measured on 753 timm models, where the ensembles, the analytical model
  * and Horus miss by 22-39%; docs/real-model-estimator.md); our analytical model where neither ran.
- * Horus is shown for comparison only.
+ * Horus is shown for comparison only. Before all of them, the fine-tuning model for a pretrained
+ * Transformer fine-tuned with an adapter, quantized or 16-bit weights (the others count every
+ * parameter as trained in fp32; docs/fine-tuning.md).
  */
-const THE_ESTIMATE: readonly Estimator[] = [ensembleEstimator, realModelEstimator, analyticalEstimator];
+const THE_ESTIMATE: readonly Estimator[] = [fineTuningEstimator, ensembleEstimator, realModelEstimator, analyticalEstimator];
 
 export function theEstimate(results: EstimatorResults): { estimator: Estimator; result: EstimatorResult } | undefined {
   for (const estimator of THE_ESTIMATE) {
@@ -46,7 +49,7 @@ export function readingsOf(results: EstimatorResults, family: ModelFamily, earli
   };
   const eligible = (estimator: Estimator) => THE_ESTIMATE.includes(estimator) && figure(estimator)?.eligible === true;
   const chosen = THE_ESTIMATE.find(eligible);
-  return ESTIMATORS.map((estimator) => {
+  return ESTIMATORS.filter((estimator) => !estimator.onlyWhereItApplies || figure(estimator) !== undefined).map((estimator) => {
     const { estimateMiB = null, lowMiB = null, highMiB = null } = figure(estimator) ?? {};
     return {
       estimator: estimator.id,

@@ -28,7 +28,7 @@ export interface MemoryEstimate {
   /** The ensemble's most probable memory bin; null until an ensemble covers this family. */
   readonly bin: { readonly lowMiB: number; readonly highMiB: number; readonly probability: number } | null;
   /** Which estimator produced `estimateMiB` (estimators.ts's rule): the family's trained ensemble, the real-model estimator, or our analytical model. */
-  readonly method: 'analytical' | 'ensemble' | 'real-model' | null;
+  readonly method: 'analytical' | 'ensemble' | 'real-model' | 'fineTuning' | null;
   /** The quantiles `lowMiB` and `highMiB` are, where there is a range: [0.1, 0.9]. */
   readonly rangeQuantiles?: readonly [number, number];
   readonly breakdown: MemoryBreakdown | null;
@@ -54,7 +54,7 @@ export interface EnsembleRun {
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
 export interface Assumption {
-  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation' | 'config' | 'dataDerived';
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation' | 'weightDtype' | 'quantization' | 'adapter' | 'config' | 'dataDerived';
   /** For `config` and `dataDerived`: the name the value is read under (`BATCH_SIZE`, `model.n_layer`, `ntokens`); `--set KEY=...` replaces it. */
   readonly key?: string;
   readonly value: string;

@@ -46,7 +46,7 @@ function breakdownSection(data: ModelChartData): string {
   const total = data.breakdown.reduce((sum, part) => sum + part.mib, 0);
   const label = `Memory breakdown: ${data.breakdown.map((part) => `${part.label} ${formatMiB(part.mib)}`).join(', ')}`;
   const rows = data.breakdown.map((part) => `<tr><th scope="row">${escapeHtml(part.label)}</th><td class="num">${formatMiB(part.mib)}</td><td class="num">${total > 0 ? ((100 * part.mib) / total).toFixed(1) : '0.0'}%</td></tr>`).join('');
-  return `<h3>Memory breakdown (analytical model)</h3>
+  return `<h3>Memory breakdown (${escapeHtml(data.breakdownSource)})</h3>
   ${chartDiv(data, 'breakdown', label)}
   <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

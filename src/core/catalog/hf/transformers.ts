@@ -391,6 +391,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
     params,
     input: { kind: isImage ? 'image' : 'tokens', defaultShape },
     source,
+    hfConfig: { modelType: typeSpec.modelType, className, config },
     table(sample: readonly number[]): CatalogTable {
       const tableNotes = [...notes, ...(built.notes ?? [])];
       const input = checkInput(sample, request, typeSpec, className, config, name, tableNotes);

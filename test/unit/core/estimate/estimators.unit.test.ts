@@ -11,7 +11,7 @@ import { horusMiB, estimate } from '../../fixtures';
 const result = (method: string): EstimatorResult => ({ method, pointMiB: 1, range: null, warnings: [], detail: undefined });
 
 describe('estimator registry', () => {
-  it('lists the analytical model, Horus, the ensembles and the real-model estimator, each with its own id', () => {
+  it('lists the analytical model, Horus, the ensembles, the real-model estimator and the fine-tuning model, each with its own id', () => {
     assert.deepEqual(
       ESTIMATORS.map((e) => [e.id, e.pass]),
       [
@@ -19,6 +19,7 @@ describe('estimator registry', () => {
         ['horus', 'analysis'],
         ['ensemble', 'learned'],
         ['real-model', 'analysis'],
+        ['fineTuning', 'analysis'],
       ],
     );
   });

@@ -1,0 +1,133 @@
+import type { SyntaxNode } from '../parsing/syntax';
+import type { CallEvent } from './interpreter/interpreter';
+import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
+import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
+
+/**
+ * The fine-tuning set-up of a pretrained language model, read from the library calls the script
+ * makes: the dtype its weights are loaded in (`from_pretrained(..., torch_dtype=torch.bfloat16)`),
+ * bitsandbytes quantization (`BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+ * bnb_4bit_use_double_quant=True)` or `from_pretrained(..., load_in_8bit=True)`), a PEFT adapter
+ * (`LoraConfig(r=8, lora_alpha=16, target_modules=[...] | "all-linear", use_dora=True)`, whether
+ * `get_peft_model` or TRL's `SFTTrainer(peft_config=...)` applies it), `prepare_model_for_kbit_training`,
+ * the Trainer's optimizer by name (`optim="paged_adamw_8bit"`) and TRL's `max_seq_length`.
+ * Each value points at the argument it was read from. Values the script computes but the
+ * interpreter cannot (a rank from a function it does not follow) are left out, never guessed.
+ */
+
+const FROM_PRETRAINED = /^transformers(\.\w+)*\.(AutoModel\w*|\w+For\w+|\w+Model)\.from_pretrained$/;
+const BNB_CONFIG = /^transformers(\.\w+)*\.BitsAndBytesConfig$/;
+const PEFT_CONFIG = /^peft(\.\w+)*\.(LoraConfig|LoHaConfig|LoKrConfig|AdaLoraConfig|IA3Config|PromptTuningConfig|PrefixTuningConfig|VeraConfig|OFTConfig|LNTuningConfig)$/;
+const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
+const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
+const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;
+const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
+
+const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
+
+function argumentNode(call: CallEvent, name: string): SyntaxNode {
+  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
+  return argument ?? call.node;
+}
+
+/** `torch.bfloat16`, `torch.float16`, `"bfloat16"`, `"auto"` (undefined: the checkpoint decides). */
+function dtypeOf(value: PyValue | undefined): WeightDtype | undefined {
+  const name = kindOf(value) === 'external' ? (value as ExternalValue).name : typeof value === 'string' ? value : '';
+  if (/(^|\.)(bfloat16|bf16)$/.test(name)) return 'bf16';
+  if (/(^|\.)(float16|half|fp16)$/.test(name)) return 'fp16';
+  if (/(^|\.)(float32|float|fp32)$/.test(name)) return 'fp32';
+  return undefined;
+}
+
+/** `from_pretrained(..., torch_dtype=torch.bfloat16)` (or `dtype=`, its newer name). */
+export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | undefined {
+  for (const call of events) {
+    if (!FROM_PRETRAINED.test(call.qualified)) continue;
+    for (const keyword of ['torch_dtype', 'dtype']) {
+      const value = dtypeOf(call.kwargs.get(keyword));
+      if (value) return { value, node: argumentNode(call, keyword), origin: `from_pretrained(${keyword}=${value === 'bf16' ? 'torch.bfloat16' : value === 'fp16' ? 'torch.float16' : 'torch.float32'})` };
+    }
+  }
+  return undefined;
+}
+
+/** `from_pretrained(..., attn_implementation="eager" | "sdpa" | "flash_attention_2")`. */
+export function attentionImplementation(events: readonly CallEvent[]): Found<string> | undefined {
+  for (const call of events) {
+    if (!FROM_PRETRAINED.test(call.qualified)) continue;
+    const value = call.kwargs.get('attn_implementation');
+    if (typeof value === 'string') return { value, node: argumentNode(call, 'attn_implementation'), origin: `from_pretrained(attn_implementation="${value}")` };
+  }
+  return undefined;
+}
+
+/** `BitsAndBytesConfig(load_in_4bit=True, ...)`, else `from_pretrained(..., load_in_4bit=True | load_in_8bit=True)`. */
+export function quantization(events: readonly CallEvent[]): Found<QuantizationSetup> | undefined {
+  for (const call of events) {
+    const isConfig = BNB_CONFIG.test(call.qualified);
+    if (!isConfig && !FROM_PRETRAINED.test(call.qualified)) continue;
+    const bits = call.kwargs.get('load_in_4bit') === true ? 4 : call.kwargs.get('load_in_8bit') === true ? 8 : undefined;
+    if (bits === undefined) continue;
+    const keyword = bits === 4 ? 'load_in_4bit' : 'load_in_8bit';
+    if (bits === 8) return { value: { bits, doubleQuant: false }, node: argumentNode(call, keyword), origin: `${isConfig ? 'BitsAndBytesConfig' : 'from_pretrained'}(load_in_8bit=True)` };
+    const quantType = call.kwargs.get('bnb_4bit_quant_type') === 'nf4' ? 'nf4' : 'fp4';
+    const doubleQuant = call.kwargs.get('bnb_4bit_use_double_quant') === true;
+    const origin = `${isConfig ? 'BitsAndBytesConfig' : 'from_pretrained'}(load_in_4bit=True, ${quantType}${doubleQuant ? ', double quantization' : ''})`;
+    return { value: { bits, quantType, doubleQuant }, node: argumentNode(call, keyword), origin };
+  }
+  return undefined;
+}
+
+/** The PEFT config the script builds, when `get_peft_model` or a TRL trainer (`peft_config=`) applies one; else a config it builds and never applies is still its adapter. */
+export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | undefined {
+  const configs = events.filter((call) => PEFT_CONFIG.test(call.qualified));
+  if (configs.length === 0) return undefined;
+  const applied = events.some((call) => PEFT_APPLY.test(call.qualified) || (SFT_TRAINER.test(call.qualified) && call.kwargs.get('peft_config') !== undefined));
+  const call = configs[0]!;
+  const kind = simpleName(call.qualified).replace(/Config$/, '');
+  const method = kind === 'Lora' ? 'lora' : kind === 'AdaLora' ? 'adalora' : kind.toLowerCase();
+  // PEFT's default rank is 8 when `r` is not written; a rank written but not readable stays unknown.
+  const written = argumentNode(call, 'r') !== call.node;
+  const rank = positive(call.kwargs.get('r')) ?? (!written && (method === 'lora' || method === 'adalora') ? 8 : undefined);
+  const alpha = positive(call.kwargs.get('lora_alpha'));
+  const targets = call.kwargs.get('target_modules');
+  const targetModules = typeof targets === 'string' ? targets : Array.isArray(targets) && targets.every((t) => typeof t === 'string') ? (targets) : undefined;
+  const dora = call.kwargs.get('use_dora') === true;
+  const parts = [`r=${rank ?? '?'}`, ...(alpha === undefined ? [] : [`lora_alpha=${alpha}`]), ...(targetModules === undefined ? [] : [`target_modules=${typeof targetModules === 'string' ? JSON.stringify(targetModules) : `[${targetModules.join(', ')}]`}`]), ...(dora ? ['use_dora=True'] : [])];
+  const value: AdapterSetup = { method, ...(rank === undefined ? {} : { rank }), ...(alpha === undefined ? {} : { alpha }), ...(targetModules === undefined ? {} : { targetModules }), dora, applied };
+  return { value, node: call.node, origin: `${simpleName(call.qualified)}(${parts.join(', ')})` };
+}
+
+/** `prepare_model_for_kbit_training(model)`: casts the non-quantized parameters to fp32 and, by default, turns gradient checkpointing on. */
+export function kbitPrepared(events: readonly CallEvent[]): Found<{ checkpointing: boolean }> | undefined {
+  const call = events.find((c) => KBIT_PREPARE.test(c.qualified));
+  if (!call) return undefined;
+  const checkpointing = call.kwargs.get('use_gradient_checkpointing') !== false;
+  return { value: { checkpointing }, node: call.node, origin: `prepare_model_for_kbit_training(...)${checkpointing ? ' (turns gradient checkpointing on)' : ''}` };
+}
+
+/** `TrainingArguments(optim="paged_adamw_8bit")` as written: the optimizer kind says Adam, the name says how many bytes its state takes. */
+export function optimizerName(events: readonly CallEvent[]): Found<string> | undefined {
+  for (const call of events) {
+    if (!HF_ARGUMENTS.test(call.qualified)) continue;
+    const optim = call.kwargs.get('optim');
+    if (typeof optim === 'string') return { value: optim, node: argumentNode(call, 'optim'), origin: `${simpleName(call.qualified)}(optim="${optim}")` };
+  }
+  return undefined;
+}
+
+/** TRL's `SFTConfig(max_seq_length=2048)` (`max_length=` in newer TRL): the tokens per sample it truncates or packs to. */
+export function frameworkSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
+  for (const call of events) {
+    if (!/^trl(\.\w+)*\.\w+Config$/.test(call.qualified) && !SFT_TRAINER.test(call.qualified)) continue;
+    for (const keyword of ['max_seq_length', 'max_length']) {
+      const value = positive(call.kwargs.get(keyword));
+      if (value !== undefined && Number.isInteger(value)) return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value})` };
+    }
+  }
+  return undefined;
+}
+
+function positive(value: PyValue | undefined): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}

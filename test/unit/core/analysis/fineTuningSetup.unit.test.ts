@@ -1,0 +1,135 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
+import type { TrainingSetup } from '../../../../src/core/analysis/modelDescription';
+import { realParser, REPO_ROOT } from '../../fixtures';
+
+async function setupOf(source: string): Promise<TrainingSetup> {
+  const tree = (await realParser()).parse(source);
+  try {
+    return analyzeSource(tree, source).setup;
+  } finally {
+    tree.delete();
+  }
+}
+
+const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
+const line = (found: { range: { startLine: number } } | undefined) => found && found.range.startLine + 1;
+
+/** A causal LM loaded with `from_pretrained(<load>)`, with `<extra>` after it. */
+const script = (load: string, extra = '') =>
+  [
+    'import torch',
+    'from transformers import AutoModelForCausalLM, BitsAndBytesConfig, TrainingArguments',
+    'from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training',
+    `model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf"${load ? `, ${load}` : ''})`,
+    extra,
+  ].join('\n');
+
+describe('fineTuningSetup', () => {
+  describe('the fixtures', () => {
+    it('reads the QLoRA Trainer script: 4-bit nf4 double quantization, bf16 weights, LoRA r=8 on four projections, paged 32-bit AdamW, checkpointing', async () => {
+      const setup = await setupOf(llm('qlora_trainer.py'));
+      assert.deepEqual(setup.quantization?.value, { bits: 4, quantType: 'nf4', doubleQuant: true });
+      assert.equal(line(setup.quantization), 17);
+      assert.equal(setup.weightDtype?.value, 'bf16');
+      assert.equal(line(setup.weightDtype), 24);
+      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'], dora: false, applied: true });
+      assert.equal(setup.optimizerName?.value, 'paged_adamw_32bit');
+      assert.equal(setup.optimizer?.value, 'adamw');
+      assert.equal(setup.precision?.value, 'bf16-mixed');
+      assert.equal(setup.gradientCheckpointing?.value, true);
+      assert.equal(setup.batchSize?.value, 4);
+      assert.equal(setup.sequenceLength?.value, 1024);
+      assert.equal(setup.kbitPrepared?.value.checkpointing, true);
+    });
+
+    it("reads TRL's SFTConfig: max_seq_length over the model's maximum, an adapter applied by SFTTrainer(peft_config=...), all-linear targets", async () => {
+      const setup = await setupOf(llm('sft_trainer_lora.py'));
+      assert.equal(setup.sequenceLength?.value, 2048);
+      assert.equal(setup.sequenceLength?.origin, 'SFTConfig(max_seq_length=2048)');
+      assert.equal(setup.adapter?.value.targetModules, 'all-linear');
+      assert.equal(setup.adapter?.value.rank, 16);
+      assert.equal(setup.adapter?.value.applied, true);
+      assert.equal(setup.quantization, undefined);
+      assert.equal(setup.gradientAccumulation?.value, 8);
+    });
+
+    it('reads a full fine-tune: no adapter, bf16 weights, adamw_8bit by name, gradient_checkpointing_enable()', async () => {
+      const setup = await setupOf(llm('full_finetune_bf16.py'));
+      assert.equal(setup.adapter, undefined);
+      assert.equal(setup.weightDtype?.value, 'bf16');
+      assert.equal(setup.optimizerName?.value, 'adamw_8bit');
+      assert.equal(setup.gradientCheckpointing?.value, true);
+      assert.equal(setup.sequenceLength?.value, 512);
+    });
+
+    it('reads a plain PyTorch loop over get_peft_model: the adapter and torch.optim.AdamW, no Trainer optimizer name', async () => {
+      const setup = await setupOf(llm('peft_torch_loop.py'));
+      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 32, alpha: 64, targetModules: ['q_proj', 'v_proj'], dora: false, applied: true });
+      assert.equal(setup.optimizer?.value, 'adamw');
+      assert.equal(setup.optimizerName, undefined);
+      assert.equal(setup.batchSize?.value, 2);
+    });
+
+    it('reads load_in_8bit=True on from_pretrained, DoRA, and the checkpointing prepare_model_for_kbit_training turns on', async () => {
+      const setup = await setupOf(llm('lora_8bit.py'));
+      assert.deepEqual(setup.quantization?.value, { bits: 8, doubleQuant: false });
+      assert.equal(setup.adapter?.value.dora, true);
+      assert.equal(setup.adapter?.value.targetModules?.length, 7);
+      assert.equal(setup.gradientCheckpointing?.origin, 'prepare_model_for_kbit_training(...)');
+      assert.equal(setup.optimizerName?.value, 'paged_adamw_8bit');
+    });
+  });
+
+  describe('small sources', () => {
+    it('reads dtype= (the newer name) and a string dtype; "auto" leaves it to the checkpoint', async () => {
+      assert.equal((await setupOf(script('dtype=torch.float16'))).weightDtype?.value, 'fp16');
+      assert.equal((await setupOf(script('torch_dtype="bfloat16"'))).weightDtype?.value, 'bf16');
+      assert.equal((await setupOf(script('torch_dtype="auto"'))).weightDtype, undefined);
+    });
+
+    it('reads a 4-bit config without a quant type as fp4, without double quantization', async () => {
+      const setup = await setupOf(script('quantization_config=BitsAndBytesConfig(load_in_4bit=True)'));
+      assert.deepEqual(setup.quantization?.value, { bits: 4, quantType: 'fp4', doubleQuant: false });
+    });
+
+    it('reads a LoRA config through a variable and a constant rank; PEFT default rank 8 when r is not given', async () => {
+      const withRank = await setupOf(script('', 'RANK = 64\ncfg = LoraConfig(r=RANK, lora_alpha=2 * RANK)\nmodel = get_peft_model(model, cfg)'));
+      assert.equal(withRank.adapter?.value.rank, 64);
+      assert.equal(withRank.adapter?.value.alpha, 128);
+      const defaults = await setupOf(script('', 'model = get_peft_model(model, LoraConfig(task_type="CAUSAL_LM"))'));
+      assert.equal(defaults.adapter?.value.rank, 8);
+      assert.equal(defaults.adapter?.value.targetModules, undefined);
+    });
+
+    it('says when a LoRA config is built but never applied', async () => {
+      const setup = await setupOf(script('', 'cfg = LoraConfig(r=4)'));
+      assert.equal(setup.adapter?.value.applied, false);
+    });
+
+    it('prepare_model_for_kbit_training(use_gradient_checkpointing=False) turns nothing on', async () => {
+      const setup = await setupOf(script('load_in_4bit=True', 'model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)'));
+      assert.equal(setup.kbitPrepared?.value.checkpointing, false);
+      assert.equal(setup.gradientCheckpointing, undefined);
+      assert.equal(setup.quantization?.value.bits, 4);
+    });
+
+    it('leaves out what it cannot read: a rank from an unknown function, a non-literal target list', async () => {
+      const setup = await setupOf(script('', 'import mylib\ncfg = LoraConfig(r=mylib.rank(), target_modules=mylib.targets())\nmodel = get_peft_model(model, cfg)'));
+      assert.equal(setup.adapter?.value.rank, undefined);
+      assert.equal(setup.adapter?.value.targetModules, undefined);
+    });
+
+    it('reads attn_implementation from from_pretrained', async () => {
+      assert.equal((await setupOf(script('attn_implementation="eager"'))).attentionImplementation?.value, 'eager');
+      assert.equal((await setupOf(llm('sft_trainer_lora.py'))).attentionImplementation?.value, 'sdpa');
+    });
+
+    it('a script without any of it has none of it', async () => {
+      const setup = await setupOf('import torch\nmodel = torch.nn.Linear(4, 4)\n');
+      assert.equal(setup.weightDtype ?? setup.quantization ?? setup.adapter ?? setup.kbitPrepared ?? setup.optimizerName, undefined);
+    });
+  });
+});

@@ -1,0 +1,151 @@
+import * as assert from 'node:assert/strict';
+import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { CUDA_CONTEXT_BYTES, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+
+const GiB = 1024 ** 3;
+
+function shapeOf(name: string, head: TransformerShape['head'] = { kind: 'lm' }): TransformerShape {
+  const checkpoint = findCheckpoint(name);
+  assert.ok(checkpoint, name);
+  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, head);
+  if (typeof shape === 'string') assert.fail(shape);
+  return shape;
+}
+
+const llama7b = () => shapeOf('meta-llama/Llama-2-7b-hf');
+const total = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * (t.perLayer ? shape.layers : 1), 0);
+
+/** QLoRA on Llama-2-7B, batch 4 of 1024 tokens, bf16 compute, paged 32-bit AdamW, checkpointing. */
+const qlora = (over: Partial<FineTuningJob> = {}): FineTuningJob => ({
+  shape: llama7b(),
+  batch: 4,
+  seq: 1024,
+  adapter: { method: 'lora', rank: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] },
+  weightBits: 4,
+  doubleQuant: true,
+  computeBytes: 2,
+  optimizer: 'adamw',
+  paged: true,
+  checkpointing: true,
+  ...over,
+});
+
+describe('fineTuning estimator', () => {
+  it('counts the parameters of Llama-2-7B, Llama-3.2-3B (tied, GQA) and BERT-large with a classifier exactly', () => {
+    assert.equal(total(llama7b()), 6_738_415_616);
+    assert.equal(total(shapeOf('meta-llama/Llama-3.2-3B')), 3_212_749_824);
+    const bert = total(shapeOf('bert-large-uncased', { kind: 'classifier', labels: 2 }));
+    assert.ok(Math.abs(bert - 335_143_938) < 1e5, String(bert));
+  });
+
+  it("counts LoRA's adapter as PEFT does: r x (in + out) per targeted linear, DoRA's magnitude on top", () => {
+    // Published by PEFT's MetaMathQA run (lora--llama-3.2-3B-rank32): 9,175,040 trainable parameters.
+    assert.equal(loraParams(shapeOf('meta-llama/Llama-3.2-3B'), { method: 'lora', rank: 32, targetModules: ['q_proj', 'v_proj'] }), 9_175_040);
+    // lora--llama-3.2-3B-rank32-dora: 9,289,728 (q: 3072 and v: 1024 outputs per layer).
+    assert.equal(loraParams(shapeOf('meta-llama/Llama-3.2-3B'), { method: 'lora', rank: 32, targetModules: ['q_proj', 'v_proj'], dora: true }), 9_289_728);
+  });
+
+  it('targets every linear of the layers for "all-linear", the query and value by default, BERT names by their aliases', () => {
+    assert.equal(loraTargets(llama7b(), 'all-linear').length, 7);
+    assert.deepEqual(loraTargets(llama7b(), undefined).map((t) => t.name), ['q_proj', 'v_proj']);
+    const bert = shapeOf('bert-large-uncased', { kind: 'classifier', labels: 2 });
+    assert.deepEqual(loraTargets(bert, ['query', 'value']).map((t) => t.name), ['q_proj', 'v_proj']);
+    assert.equal(loraTargets(llama7b(), ['no_such_module']).length, 0);
+  });
+
+  it('stores 4-bit weights in about half a byte each, 8-bit in one, bf16 in two', () => {
+    const four = estimateFineTuning(qlora()).baseWeights;
+    const eight = estimateFineTuning(qlora({ weightBits: 8 })).baseWeights;
+    const sixteen = estimateFineTuning(qlora({ weightBits: 16 })).baseWeights;
+    // Embeddings and the head (2 x 32000 x 4096) stay in bf16 under quantization.
+    const unquantized = 2 * 32000 * 4096 * 2;
+    assert.ok(four > unquantized + 6.47e9 * 0.5 && four < unquantized + 6.47e9 * 0.52, String(four));
+    assert.ok(eight > unquantized + 6.47e9 && eight < unquantized + 6.47e9 * 1.01, String(eight));
+    assert.ok(Math.abs(sixteen - 2 * 6_738_415_616) < 1e7, String(sixteen));
+    assert.ok(estimateFineTuning(qlora({ doubleQuant: false })).baseWeights > four);
+    assert.ok(estimateFineTuning(qlora({ kbitPrepared: true })).baseWeights > four);
+  });
+
+  it('gives the adapter fp32 weights, gradients and 8 bytes of 32-bit Adam state per parameter; 8-bit Adam 2 bytes', () => {
+    const estimate = estimateFineTuning(qlora());
+    assert.equal(estimate.trainableParams, 32 * 4 * 8 * (4096 + 4096));
+    assert.equal(estimate.trainableWeights, 4 * estimate.trainableParams);
+    assert.equal(estimate.gradients, 4 * estimate.trainableParams);
+    assert.equal(estimate.optimizerState, 8 * estimate.trainableParams);
+    const eightBit = estimateFineTuning(qlora({ optimizer: 'adamw-8bit' }));
+    assert.ok(eightBit.optimizerState < 2.1 * eightBit.trainableParams && eightBit.optimizerState >= 2 * eightBit.trainableParams);
+  });
+
+  it("keeps paged optimizer state out of the allocator's figures but in the driver's", () => {
+    const paged = estimateFineTuning(qlora({ weightBits: 16, adapter: undefined, optimizer: 'adamw', paged: true }));
+    const plain = estimateFineTuning(qlora({ weightBits: 16, adapter: undefined, optimizer: 'adamw', paged: false }));
+    assert.equal(paged.pagedOptimizerState, paged.optimizerState);
+    assert.ok(paged.allocated < plain.allocated);
+    assert.ok(Math.abs(paged.driver - plain.driver) < 0.01 * plain.driver);
+  });
+
+  it('full fine-tuning in bf16 holds weights, gradients and Adam state in bf16 (8 bytes a parameter) and far more than LoRA', () => {
+    const full = estimateFineTuning(qlora({ adapter: undefined, weightBits: 16, paged: false }));
+    assert.equal(full.trainableParams, full.totalParams);
+    assert.equal(full.optimizerState, 4 * full.totalParams);
+    assert.ok(full.allocated > 8 * full.totalParams);
+    assert.ok(full.allocated > 2 * estimateFineTuning(qlora({ weightBits: 16 })).allocated);
+  });
+
+  it('checkpointing keeps one input per layer instead of every saved tensor', () => {
+    const on = estimateFineTuning(qlora());
+    const off = estimateFineTuning(qlora({ checkpointing: false }));
+    assert.ok(off.activations > 10 * on.activations, `${off.activations} vs ${on.activations}`);
+    assert.ok(off.allocated > on.allocated);
+  });
+
+  it('scales activations and logits with batch x sequence, and eager attention adds a term in the sequence squared', () => {
+    const base = estimateFineTuning(qlora({ checkpointing: false }));
+    const double = estimateFineTuning(qlora({ checkpointing: false, batch: 8 }));
+    assert.ok(Math.abs(double.activations / base.activations - 2) < 0.01);
+    assert.ok(Math.abs(double.logits / base.logits - 2) < 1e-9);
+    // Logits: bf16 output, then the loss's fp32 copy and log-softmax: 10 bytes per token and vocabulary entry.
+    assert.equal(base.logits, 4 * 1024 * 32000 * 10);
+    const eager = estimateFineTuning(qlora({ checkpointing: false, eagerAttention: true }));
+    const eagerLong = estimateFineTuning(qlora({ checkpointing: false, eagerAttention: true, seq: 2048, batch: 2 }));
+    assert.ok(eager.activations > base.activations);
+    assert.ok(eagerLong.activations > eager.activations);
+    assert.ok(estimateFineTuning(qlora({ chunkedLoss: 8 })).logits < base.logits / 3);
+  });
+
+  it('holds the gradients through the forward with accumulation, frees them as they come with optimizer_in_bwd', () => {
+    const lora = qlora({ paged: false });
+    assert.equal(estimateFineTuning({ ...lora, accumulation: 4 }).allocated - estimateFineTuning(lora).allocated, estimateFineTuning(lora).gradients);
+    const job = qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: true });
+    const once = estimateFineTuning(job);
+    const inBackward = estimateFineTuning({ ...job, optimizerInBackward: true });
+    assert.ok(inBackward.allocated < once.allocated - once.gradients);
+  });
+
+  it('orders the figures: allocated, then reserved, then the driver with the CUDA context', () => {
+    const estimate = estimateFineTuning(qlora());
+    assert.ok(estimate.allocated < estimate.reserved);
+    assert.ok(Math.abs(estimate.driver - estimate.reserved - estimate.pagedOptimizerState - CUDA_CONTEXT_BYTES) < 1);
+    assert.equal(estimateFineTuning(qlora({ contextBytes: 0.5 * GiB })).context, 0.5 * GiB);
+  });
+
+  it('QLoRA on Llama-2-13B with the issue\'s settings fits a 24 GB card; full fine-tuning does not fit 80 GB', () => {
+    const shape = shapeOf('meta-llama/Llama-2-13b-hf');
+    const q = estimateFineTuning(qlora({ shape }));
+    assert.ok(q.driver < 24e9, String(q.driver / GiB));
+    assert.ok(q.driver > 8 * GiB);
+    const full = estimateFineTuning(qlora({ shape, adapter: undefined, weightBits: 16, paged: false }));
+    assert.ok(full.driver > 80 * GiB);
+  });
+
+  it('gives notes, not exceptions, for what it cannot count', () => {
+    const unknown = estimateFineTuning(qlora({ adapter: { method: 'other' } }));
+    assert.equal(unknown.trainableParams, 0);
+    assert.match(unknown.notes.join(' '), /unknown/);
+    const none = estimateFineTuning(qlora({ adapter: { method: 'lora', rank: 8, targetModules: ['nothing'] } }));
+    assert.match(none.notes.join(' '), /None of the target modules/);
+    const odd = estimateFineTuning(qlora({ batch: 0, seq: -3 }));
+    assert.ok(Number.isFinite(odd.driver));
+    assert.equal(typeof shapeFromConfig('llama', {}, { kind: 'lm' }), 'string');
+  });
+});

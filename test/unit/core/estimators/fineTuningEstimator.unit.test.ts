@@ -1,0 +1,60 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { estimate, REPO_ROOT } from '../../fixtures';
+
+const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
+const GiB = 1024;
+const reading = (model: ModelEstimate, id: string) => model.estimates.find((r) => r.estimator === id);
+
+describe('fineTuningEstimator', () => {
+  it("is the estimate of the issue's QLoRA script: 13B in 4 bits with a LoRA adapter fits a 24 GB card, where counting every parameter as trained does not fit 80 GB", async () => {
+    const [model] = (await estimate(llm('qlora_trainer.py'))).models;
+    assert.ok(model);
+    assert.equal(model.memory.method, 'fineTuning');
+    const mib = model.memory.estimateMiB!;
+    assert.ok(mib > 8 * GiB && mib < 20 * GiB, String(mib));
+    assert.ok(reading(model, 'analytical')!.estimateMiB! > 80 * GiB);
+    assert.equal(reading(model, 'fineTuning')?.role, 'estimate');
+    // The breakdown is the fine-tuning model's: 13B weights in about half a byte each, not 4 bytes.
+    assert.ok(model.memory.breakdown!.weightsMiB < 10 * GiB);
+    assert.ok(model.assumptions.some((a) => a.name === 'adapter' && /rank 8/.test(a.value) && a.line === 30));
+    assert.ok(model.assumptions.some((a) => a.name === 'quantization' && a.value === '4-bit nf4 double-quantized'));
+    assert.ok(model.maxBatchSize !== null && model.maxBatchSize > 4);
+  });
+
+  it('grows with the batch and the sequence, and the largest batch follows its own figures', async () => {
+    const source = llm('peft_torch_loop.py');
+    const [small] = (await estimate(source)).models;
+    const [large] = (await estimate(source, { batchSize: 8 })).models;
+    const [longer] = (await estimate(source.replace('max_length = 512', 'max_length = 2048'))).models;
+    assert.ok(large!.memory.estimateMiB! > small!.memory.estimateMiB!);
+    assert.ok(longer!.memory.estimateMiB! > small!.memory.estimateMiB!);
+  });
+
+  it('estimates a bf16 full fine-tune with 8-bit AdamW as weights, gradients and state of 2 bytes each', async () => {
+    const [model] = (await estimate(llm('full_finetune_bf16.py'))).models;
+    assert.equal(model!.memory.method, 'fineTuning');
+    const b = model!.memory.breakdown!;
+    assert.ok(Math.abs(b.weightsMiB - b.gradientsMiB) < 1);
+    assert.ok(b.optimizerMiB > 0.95 * b.weightsMiB && b.optimizerMiB < 1.1 * b.weightsMiB);
+  });
+
+  it('leaves a script that trains a catalog model from scratch to the other estimators', async () => {
+    const source = [
+      'import torch',
+      'from transformers import AutoModelForCausalLM',
+      'from torch.utils.data import DataLoader',
+      'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B")',
+      'loader = DataLoader([], batch_size=2)',
+      'optimizer = torch.optim.AdamW(model.parameters())',
+      'for batch in loader:',
+      '    model(**batch).loss.backward()',
+      '    optimizer.step()',
+    ].join('\n');
+    const [model] = (await estimate(source)).models;
+    assert.notEqual(model!.memory.method, 'fineTuning');
+    assert.equal(reading(model!, 'fineTuning'), undefined, 'not listed where it does not apply');
+  });
+});
