@@ -12,6 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
+import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from '../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
@@ -19,38 +20,9 @@ const GiB = 1024 ** 3;
 export type Row = Readonly<Record<string, string>>;
 export type MeasureKind = 'allocated' | 'reserved' | 'driver' | 'unstated';
 
-/** RFC 4180 CSV: quoted fields, doubled quotes inside them. */
+/** The CSV's records keyed by its header (RFC 4180, as the GPUMemNet sheets are read). */
 export function parseCsv(text: string): Row[] {
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  const endField = () => {
-    record.push(field);
-    field = '';
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') endField();
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      endField();
-      if (record.some((f) => f !== '')) records.push(record);
-      record = [];
-    } else field += c;
-  }
-  if (field !== '' || record.length) {
-    endField();
-    records.push(record);
-  }
-  const [header, ...rows] = records;
+  const [header, ...rows] = parseCsvRows(text);
   return header ? rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? '']))) : [];
 }
 
