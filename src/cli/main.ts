@@ -11,7 +11,7 @@ import { collocationOutput } from './collocationOutput';
 import { diskProjectFiles } from './diskProjectFiles';
 import { dryRunJson, dryRunLines } from './dryRunOutput';
 import { runDryRun } from '../core/dryRun/dryRunProcess';
-import { dryRunSpecFor } from '../core/dryRun/dryRunSpec';
+import { dryRunSpecFor, modelFedByLoader } from '../core/dryRun/dryRunSpec';
 import { humanOutput } from './humanOutput';
 import { slurmOutput } from './slurmOutput';
 import { InputError, readPythonSource } from './readSource';
@@ -98,7 +98,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
           script: path.resolve(args.file!),
           harnessParent: root,
           python: args.python,
-          spec: dryRunSpecFor(estimate.models.find((m) => m.trainingLoops.length > 0) ?? estimate.models[0], {
+          spec: dryRunSpecFor(modelFedByLoader(estimate), {
             argv: args.scriptArguments,
             ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
             ...(estimate.project ? { root: estimate.project.root } : args.root === undefined ? {} : { root: path.resolve(args.root) }),

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { runDryRun, type DryRunResult } from '../core/dryRun/dryRunProcess';
-import { dryRunSpecFor } from '../core/dryRun/dryRunSpec';
+import { dryRunSpecFor, modelFedByLoader } from '../core/dryRun/dryRunSpec';
 import { dryRunSummary } from '../core/display/dryRunText';
 import type { DryRunResults } from './dryRunResults';
 import type { EstimationService } from './estimationService';
@@ -28,7 +28,7 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
     }
     try {
       const estimate = await service.estimate(document);
-      const trained = estimate.models.find((model) => model.trainingLoops.length > 0) ?? estimate.models[0];
+      const trained = modelFedByLoader(estimate);
       const python = await dryRunInterpreter(settings.settings.dryRun, document.uri);
       if (document.isDirty) void vscode.window.showInformationMessage('GPU Estimator: the dry run runs the file as saved on disk; save it to include your latest edits.');
       logger.info(`dry run of ${document.uri.fsPath} with ${python.path} (${python.source})`);

@@ -2,7 +2,7 @@
  * What the dry run's fake data loader yields, from the static estimate: one batch of the model's
  * input shape (token ids when the model starts with an embedding) and class labels.
  */
-import type { ModelEstimate } from '../estimate/fileEstimate';
+import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 export interface DryRunTensorSpec {
   /** Per sample: the loader prepends the batch dimension. */
@@ -32,4 +32,18 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
   // Language models are trained on next tokens of the same length; classifiers on one label per sample.
   const labels: DryRunTensorSpec = tokens ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
   return { tensors: [input, labels], argv: [...(options.argv ?? [])], ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }), ...(options.root === undefined ? {} : { root: options.root }) };
+}
+
+/** Where an input shape came from when the script made the tensor itself rather than a loader giving it. */
+const MADE_BY_THE_SCRIPT = /^(randn|rand|randint|zeros|ones|empty|full)\(|^the tensors passed in/;
+
+/**
+ * The model whose batches the script's loader gives, for the fake batches' shape: of the trained
+ * models, the first whose input shape was read from a dataset or loader (a GAN's discriminator,
+ * not its generator fed noise the script makes), else the first trained, else the first.
+ */
+export function modelFedByLoader(estimate: FileEstimate): ModelEstimate | undefined {
+  const trained = estimate.models.filter((model) => model.trainingLoops.length > 0);
+  const fromData = trained.find((model) => model.assumptions.some((a) => a.name === 'inputShape' && !MADE_BY_THE_SCRIPT.test(a.origin)));
+  return fromData ?? trained[0] ?? estimate.models[0];
 }

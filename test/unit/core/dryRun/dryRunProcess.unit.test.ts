@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runDryRun, type DryRunRequest } from '../../../../src/core/dryRun/dryRunProcess';
-import { dryRunSpecFor } from '../../../../src/core/dryRun/dryRunSpec';
+import { dryRunSpecFor, modelFedByLoader } from '../../../../src/core/dryRun/dryRunSpec';
+import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import type { ProcessRunner } from '../../../../src/core/remote/processRunner';
 
 const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
@@ -73,5 +74,14 @@ describe('dry run spec', () => {
     assert.deepEqual(dryRunSpecFor(model('Embedding', [256])).tensors, [{ shape: [256], dtype: 'int64' }, { shape: [256], dtype: 'int64' }]);
     assert.equal(dryRunSpecFor(model('Linear', [784]), { batchSize: 512 }).batchSize, 512);
     assert.equal(dryRunSpecFor(undefined).tensors.length, 2);
+  });
+
+  it("shapes the fake batches like the input of the model the loader feeds: a GAN's discriminator, not its generator fed noise", () => {
+    const model = (name: string, origin: string, trained = true) => ({ name, trainingLoops: trained ? [{ startLine: 1, endLine: 2 }] : [], assumptions: [{ name: 'inputShape', value: '', origin, line: 1 }] });
+    const file = (...models: ReturnType<typeof model>[]) => ({ models }) as unknown as FileEstimate;
+    assert.equal(modelFedByLoader(file(model('netG', 'randn(...)'), model('netD', 'ImageFolder images after CenterCrop(64)')))?.name, 'netD');
+    assert.equal(modelFedByLoader(file(model('generator', 'the tensors passed in generator(z)'), model('critic', 'CIFAR10 samples')))?.name, 'critic');
+    assert.equal(modelFedByLoader(file(model('teacher', 'CIFAR10 samples', false), model('student', 'randn(...)')))?.name, 'student', 'a trained model before an untrained one');
+    assert.equal(modelFedByLoader(file())?.name, undefined);
   });
 });
