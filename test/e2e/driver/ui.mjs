@@ -182,12 +182,13 @@ try {
     const hit = [...document.querySelectorAll('.editor-instance .codelens-decoration')].map((e) => e.textContent.replace(/\u00a0/g, ' ')).find((t) => re.test(t));
     return hit ?? null;
   }, CODELENS.source, { timeout: 30000 }).then((h) => h.jsonValue(), () => '');
-  const lensAboveModel = lens && await page.evaluate(() => {
+  // The view zone is laid out after its text appears: wait for it to sit above the line.
+  const lensAboveModel = Boolean(lens) && await untilTrue(page.waitForFunction(() => {
     const lensBox = document.querySelector('.editor-instance .codelens-decoration')?.getBoundingClientRect();
     const line = [...document.querySelectorAll('.editor-instance .view-lines .view-line')].find((l) => /^model\s*=\s*nn\.Sequential\(/.test(l.textContent.replace(/\u00a0/g, ' ')));
     const lineBox = line?.getBoundingClientRect();
     return Boolean(lensBox && lineBox && lensBox.bottom <= lineBox.top + 1 && lineBox.top - lensBox.bottom < lineBox.height);
-  });
+  }, undefined, { timeout: 10000 }));
   check(`CodeLens above \`model = nn.Sequential(\` matches ${CODELENS}`, Boolean(lens) && lensAboveModel, lens || JSON.stringify(await page.evaluate(() => [...document.querySelectorAll('.codelens-decoration')].map((e) => e.textContent))));
   await screenshot('codelens.png', page.locator('.part.editor'));
 
