@@ -39,7 +39,23 @@ export interface DryRunFigure {
 
 export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): DryRunFigure {
   const allocator = new CachingAllocator();
+  // Live tensors by the phase they were born in, kept as running sums: a new peak of allocated
+  // bytes (every allocation of a growing forward) copies four numbers, not every live tensor.
   const born = new Map<number, { bytes: number; phase: DryRunPhase }>();
+  const livePerPhase = new Map<DryRunPhase, { bytes: number; tensors: number }>();
+  const birth = (id: number, bytes: number, phase: DryRunPhase): void => {
+    born.set(id, { bytes, phase });
+    const sum = livePerPhase.get(phase) ?? { bytes: 0, tensors: 0 };
+    livePerPhase.set(phase, { bytes: sum.bytes + bytes, tensors: sum.tensors + 1 });
+  };
+  const death = (id: number): void => {
+    const tensor = born.get(id);
+    if (!tensor) return;
+    born.delete(id);
+    const sum = livePerPhase.get(tensor.phase)!;
+    if (sum.tensors === 1) livePerPhase.delete(tensor.phase);
+    else livePerPhase.set(tensor.phase, { bytes: sum.bytes - tensor.bytes, tensors: sum.tensors - 1 });
+  };
   let peakAllocated = -1;
   let peakPhase: DryRunPhase = 'forward';
   let livePerPhaseAtPeak: Partial<Record<DryRunPhase, number>> = {};
@@ -61,13 +77,13 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): Dr
       peakAllocated = stats.allocatedBytes;
       peakPhase = phase;
       livePerPhaseAtPeak = {};
-      for (const { bytes, phase: bornIn } of born.values()) livePerPhaseAtPeak[bornIn] = (livePerPhaseAtPeak[bornIn] ?? 0) + bytes;
+      for (const [bornIn, sum] of livePerPhase) livePerPhaseAtPeak[bornIn] = sum.bytes;
     }
   };
   const freeWorkspaces = (): void => {
     for (const id of pendingWorkspaces) {
       allocator.free(id);
-      born.delete(id);
+      death(id);
     }
     pendingWorkspaces = [];
   };
@@ -77,17 +93,17 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): Dr
       if (bytes <= 0) continue;
       const id = nextWorkspaceId--;
       allocator.malloc(id, bytes);
-      born.set(id, { bytes, phase: call.phase });
+      birth(id, bytes, call.phase);
       pendingWorkspaces.push(id);
       observe(call.phase);
     }
     allocator.apply(event);
     if (event.kind === 'free') {
-      born.delete(event.id);
+      death(event.id);
       freeWorkspaces();
       return;
     }
-    born.set(event.id, { bytes: event.bytes, phase: event.phase });
+    birth(event.id, event.bytes, event.phase);
     observe(event.phase);
     freeWorkspaces();
   });
