@@ -17,7 +17,7 @@
  * synthetic record (default 40). Traces are kept in --cache (default .cache/dry-run-evaluation)
  * and reused: a second run only replays.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CUDNN_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
@@ -52,7 +52,7 @@ async function trace(cases: readonly Case[], cached: (c: Case) => string, python
       const chunk = chunks[index]!;
       const jobsFile = path.join(path.dirname(cached(chunk[0]!)), `jobs-${process.pid}-${index}.json`);
       writeFileSync(jobsFile, JSON.stringify(chunk.map((c, i) => ({ id: i, script: c.script, steps, spec: { batchSize: c.batchSize, argv: c.argv } }))));
-      const result = await spawnProcess(python, ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } });
+      const result = await spawnProcess(python, ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } }).finally(() => rmSync(jobsFile, { force: true }));
       const seen = new Set<number>();
       for (const line of result.stdout.split('\n').filter((l) => l.startsWith('{'))) {
         const id = (JSON.parse(line) as { id?: number }).id;
