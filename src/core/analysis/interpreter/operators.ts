@@ -60,8 +60,6 @@ export function compareValues(op: string, a: PyValue, b: PyValue): boolean | und
     if (mapping && (typeof a === 'string' || typeof a === 'number')) return mapping.entries.has(String(a)) === (op === 'in');
     return undefined;
   }
-  // `norm_layer.func == nn.InstanceNorm2d`, `cls == Net`: library names and the code's classes compare by identity.
-  if ((op === '==' || op === '!=') && namedObject(a) && namedObject(b)) return sameObject(a, b) === (op === '==');
   const plain = (v: PyValue) => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null;
   if (!plain(a) || !plain(b)) return undefined;
   switch (op) {
@@ -83,8 +81,10 @@ export function compareValues(op: string, a: PyValue, b: PyValue): boolean | und
 }
 
 /**
- * `norm_layer.func == nn.InstanceNorm2d`, `type(norm_layer) == functools.partial`: library classes
- * are the same object when their qualified names are, and a partial is equal only to itself.
+ * `norm_layer.func == nn.InstanceNorm2d`, `type(norm_layer) == functools.partial`, `cls == Net`:
+ * library classes are the same object when their qualified names are (for `is` too), a partial is
+ * equal only to itself, and the code's classes and functions compare by identity (`==` only: a
+ * method looked up twice is equal, not the same object).
  */
 function compareCallables(op: string, a: PyValue, b: PyValue): boolean | undefined {
   if (op !== '==' && op !== '!=' && op !== 'is' && op !== 'is not') return undefined;
@@ -93,6 +93,7 @@ function compareCallables(op: string, a: PyValue, b: PyValue): boolean | undefin
   const [nameA, nameB] = [libraryName(a), libraryName(b)];
   if (nameA !== undefined && nameB !== undefined) same = nameA === nameB;
   else if ((kindOf(a) === 'partial' || kindOf(b) === 'partial') && !isUnresolvedValue(a) && !isUnresolvedValue(b)) same = a === b;
+  else if ((op === '==' || op === '!=') && namedObject(a) && namedObject(b)) same = sameObject(a, b);
   if (same === undefined) return undefined;
   return op === '==' || op === 'is' ? same : !same;
 }
@@ -103,9 +104,9 @@ function namedObject(value: PyValue): boolean {
   return (kind === 'external' && (value as ExternalValue).self === undefined) || kind === 'class' || kind === 'function';
 }
 
+/** Two named objects that are not both library names (those compare by name above). */
 function sameObject(a: PyValue, b: PyValue): boolean {
   if (kindOf(a) !== kindOf(b)) return false;
-  if (kindOf(a) === 'external') return (a as ExternalValue).name === (b as ExternalValue).name;
   // A method looked up twice is two copies of one function: the same definition and receiver.
   if (kindOf(a) === 'function') return (a as FunctionValue).node.id === (b as FunctionValue).node.id && (a as FunctionValue).self === (b as FunctionValue).self;
   return a === b;
