@@ -134,6 +134,8 @@ export interface DistributedSetup {
   readonly overlapComm?: boolean;
   /** GPUs per node, when the launch says (Lightning's devices with num_nodes, torchrun's nproc_per_node). */
   readonly gpusPerNode?: number;
+  /** The project file the strategy was read from when it is not the script (an accelerate config, a launch script), as shown. */
+  readonly file?: string;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

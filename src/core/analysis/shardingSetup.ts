@@ -341,10 +341,10 @@ export function readDistributed(events: readonly CallEvent[], files: LaunchFiles
     const accelerate = yamlFile ? accelerateConfig(plainOf(readConfigText(yamlFile.text, 'yaml').root), readData) : undefined;
     if (!distributed && command?.deepSpeedFile) {
       const setup = deepSpeedConfig(readData(command.deepSpeedFile));
-      if (setup) distributed = { value: setup, node: anchor, origin: `--deepspeed ${command.deepSpeedFile} in ${where}` };
+      if (setup) distributed = { value: { ...setup, file: where }, node: anchor, origin: `--deepspeed ${command.deepSpeedFile} in ${where}` };
     }
-    if (!distributed && command?.setup) distributed = { value: command.setup, node: anchor, origin: `${command.text} (${where})` };
-    if (!distributed && accelerate?.setup) distributed = { value: accelerate.setup, node: anchor, origin: `accelerate config ${yamlFile!.shown}` };
+    if (!distributed && command?.setup) distributed = { value: { ...command.setup, file: where }, node: anchor, origin: `${command.text} (${where})` };
+    if (!distributed && accelerate?.setup) distributed = { value: { ...accelerate.setup, file: yamlFile!.shown }, node: anchor, origin: `accelerate config ${yamlFile!.shown}` };
     if (!gpuCount && command?.gpus) {
       gpuCount = { value: command.gpus, node: anchor, origin: `${command.text} (${where})` };
       gpusPerNode = command.gpusPerNode;
@@ -353,7 +353,7 @@ export function readDistributed(events: readonly CallEvent[], files: LaunchFiles
       gpuCount = { value: accelerate.gpus, node: anchor, origin: `num_processes in ${yamlFile!.shown}` };
       gpusPerNode = accelerate.gpusPerNode;
     }
-    if (!distributed && gpuCount && gpuCount.value > 1) distributed = { value: { kind: 'ddp', stage: 0 }, node: anchor, origin: `${gpuCount.origin}: one replica per process (DDP)` };
+    if (!distributed && gpuCount && gpuCount.value > 1) distributed = { value: { kind: 'ddp', stage: 0, ...(where ? { file: where } : {}) }, node: anchor, origin: `${gpuCount.origin}: one replica per process (DDP)` };
   }
   if (distributed && gpusPerNode && distributed.value.gpusPerNode === undefined) distributed = { ...distributed, value: { ...distributed.value, gpusPerNode } };
   return { ...(distributed ? { distributed } : {}), ...(gpuCount ? { gpuCount } : {}), notes };

@@ -122,7 +122,9 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
   const baseBytesPerParam = single.totalParams > 0 ? (single.baseWeights + trainableWeights) / single.totalParams : 0;
   const computeParamBytes = job.weightBits < 16 ? baseBytesPerParam : job.computeBytes;
   let gathered = 0;
-  if (plan.stage === 3 && group > 1) {
+  // On one GPU a full shard is the whole model and nothing is gathered, unless the shard is in host memory.
+  const gathers = group > 1 || plan.offloadParams === true;
+  if (plan.stage === 3 && gathers) {
     if (plan.kind === 'fsdp') {
       // FSDP wraps each decoder layer as a unit: the running unit and the one prefetched (BACKWARD_PRE) are whole, and the root unit (embeddings, head, final norm) is not resharded after the forward.
       gathered = (2 * units.layer + units.outside) * computeParamBytes;
@@ -149,8 +151,9 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
   }
 
   // Autocast's weight copies: over the gathered parameters when they are sharded (freed with them), whole otherwise.
-  const autocastCopies = plan.stage === 3 && group > 1 ? 0 : single.autocastCopies;
-  const stepTemporary = offloadedState ? 0 : shard(single.stepTemporary, 1);
+  const autocastCopies = plan.stage === 3 && gathers ? 0 : single.autocastCopies;
+  // DeepSpeed's 16-bit step makes an fp32 copy of each gradient partition for its fused Adam and frees the 16-bit one as it goes: 2 B net per trainable parameter of the shard.
+  const stepTemporary = offloadedState ? 0 : deepSpeedMixed ? shard(2 * single.trainableParams, 1) : shard(single.stepTemporary, 1);
   const persistent = params + state - pagedHere + buffers;
   const heldGradients = job.optimizerInBackward ? 0 : grads;
   const forwardGradients = (job.accumulation ?? 1) > 1 ? heldGradients : 0;

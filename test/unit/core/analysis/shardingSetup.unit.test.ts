@@ -49,7 +49,7 @@ describe('shardingSetup', () => {
 
     it("reads accelerate's FSDP config that launch.sh passes: FULL_SHARD with parameters offloaded, 8 processes", async () => {
       const { setup } = await analyseProject('accelerate_fsdp');
-      assert.deepEqual(setup.distributed?.value, { kind: 'fsdp', stage: 3, offloadOptimizer: true, offloadParams: true });
+      assert.deepEqual(setup.distributed?.value, { kind: 'fsdp', stage: 3, offloadOptimizer: true, offloadParams: true, file: 'fsdp_config.yaml' });
       assert.equal(setup.distributed?.origin, 'accelerate config fsdp_config.yaml');
       assert.equal(setup.gpuCount?.value, 8);
       assert.equal(setup.gpuCount?.origin, 'num_processes in fsdp_config.yaml');
