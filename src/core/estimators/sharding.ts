@@ -39,6 +39,8 @@ export interface ShardingPlan {
 /** DeepSpeed's defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size 5e8, stage3_prefetch_bucket_size 5e7 elements. */
 export const DEEPSPEED_REDUCE_BUCKET = 5e8;
 export const DEEPSPEED_PREFETCH_BUCKET = 5e7;
+/** DeepSpeed's stage3_max_live_parameters default: gathered parameters it may keep resident before releasing them. */
+export const DEEPSPEED_MAX_LIVE = 1e9;
 /** DDP's default bucket_cap_mb: gradients are all-reduced in buckets of this size (the buckets together hold every gradient). */
 export const DDP_BUCKET_BYTES = 25 * BYTES_PER_MIB;
 const GPUS_PER_NODE = 8;
@@ -129,8 +131,9 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
       // FSDP wraps each decoder layer as a unit: the running unit and the one prefetched (BACKWARD_PRE) are whole, and the root unit (embeddings, head, final norm) is not resharded after the forward.
       gathered = (2 * units.layer + units.outside) * computeParamBytes;
     } else {
-      // ZeRO-3 gathers module by module: the largest module and the prefetch bucket (DeepSpeed's own estimate counts the largest layer at 4 B: its 16-bit parameters and gradients).
-      gathered = (units.module + Math.min(plan.prefetchBucket ?? DEEPSPEED_PREFETCH_BUCKET, units.layer)) * computeParamBytes;
+      // ZeRO-3 gathers module by module: at least the largest module and the prefetch bucket, and it keeps gathered parameters it will use again (the checkpointed recompute) up to stage3_max_live_parameters. DeepSpeed's own estimate counts only the largest layer, at 4 B (its 16-bit parameters and gradients).
+      const least = units.module + Math.min(plan.prefetchBucket ?? DEEPSPEED_PREFETCH_BUCKET, units.layer);
+      gathered = Math.max(least, Math.min(DEEPSPEED_MAX_LIVE, single.totalParams)) * computeParamBytes;
     }
   } else if (plan.kind === 'fsdp' && plan.stage === 2 && group > 1) {
     // SHARD_GRAD_OP keeps the parameters it gathered for the forward until the backward is done: the whole model.
