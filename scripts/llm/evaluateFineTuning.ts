@@ -83,7 +83,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean } = {}): Con
   const notes = row.notes ?? '';
   const quant = row.quant ?? '';
   const group = /^full/i.test(method) ? 'full' : /qlora/i.test(method) || /nf4/i.test(quant) ? 'QLoRA' : /^LoRA/i.test(method) ? 'LoRA' : 'other PEFT';
-  if (isShardedRow(row)) return { skip: 'several GPUs or sharding: in the table of several-GPU rows', group };
+  if (isShardedRow(row)) return { skip: 'several GPUs or sharding (issue 20, part 3)', group };
   const checkpoint = checkpointOf(row.model ?? '');
   if (!checkpoint) return { skip: `no architecture for ${row.model} in the catalog`, group };
   const batch = firstInteger(row.batch_per_gpu);
