@@ -88,7 +88,7 @@ type Plain = string | number | boolean | null | Plain[] | { [key: string]: Plain
 function plainOf(node: ConfigNode | undefined): Plain | undefined {
   if (!node) return undefined;
   if (isConfigMap(node.value)) return Object.fromEntries([...node.value].map(([key, child]) => [key, plainOf(child) ?? null]));
-  if (Array.isArray(node.value)) return node.value.map((child) => plainOf(child) ?? null);
+  if (Array.isArray(node.value)) return (node.value as readonly ConfigNode[]).map((child) => plainOf(child) ?? null);
   return node.value as Plain;
 }
 
@@ -101,6 +101,8 @@ function plainOfValue(value: PyValue | undefined, depth = 0): Plain | undefined 
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value === null ? value : undefined;
 }
 
+/** A string or number as text (accelerate numbers FSDP's strategies 1-5); '' for anything else. */
+const scalarText = (value: Plain | undefined): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
 const field = (data: Plain | undefined, key: string): Plain | undefined => (data && typeof data === 'object' && !Array.isArray(data) ? data[key] : undefined);
 const offloaded = (value: Plain | undefined): boolean => {
   const device = field(value, 'device') ?? value;
@@ -131,7 +133,7 @@ export function deepSpeedConfig(data: Plain | undefined): DistributedSetup | und
 
 /** An accelerate config (`accelerate config` YAML): its distributed type, FSDP or DeepSpeed settings, and process count. */
 export function accelerateConfig(data: Plain | undefined, read: (path: string) => Plain | undefined): { setup?: DistributedSetup; gpus?: number; gpusPerNode?: number } {
-  const type = String(field(data, 'distributed_type') ?? '').toUpperCase();
+  const type = scalarText(field(data, 'distributed_type')).toUpperCase();
   const processes = field(data, 'num_processes');
   const machines = field(data, 'num_machines');
   const gpus = typeof processes === 'number' && processes > 0 ? processes : undefined;
@@ -141,7 +143,7 @@ export function accelerateConfig(data: Plain | undefined, read: (path: string) =
     const fsdp = field(data, 'fsdp_config');
     const strategy = field(fsdp, 'fsdp_sharding_strategy');
     const offload = field(fsdp, 'fsdp_offload_params') === true;
-    return { setup: { kind: 'fsdp', ...fsdpStrategy(String(strategy ?? 'FULL_SHARD').toUpperCase()), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) }, ...counts };
+    return { setup: { kind: 'fsdp', ...fsdpStrategy((scalarText(strategy) || 'FULL_SHARD').toUpperCase()), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) }, ...counts };
   }
   if (type === 'DEEPSPEED') {
     const ds = field(data, 'deepspeed_config');

@@ -42,7 +42,7 @@ describe('shardingSetup', () => {
       const { setup } = await analyseProject('zero3_trainer');
       assert.deepEqual(setup.distributed?.value, { kind: 'zero', stage: 3, offloadOptimizer: false, offloadParams: false, reduceBucket: 'auto', prefetchBucket: 'auto', overlapComm: true, gpusPerNode: 4 });
       assert.equal(setup.distributed?.origin, 'TrainingArguments(deepspeed="ds_config.json"): ds_config.json');
-      assert.equal(setup.distributed!.range.startLine + 1, 33);
+      assert.equal((setup.distributed?.range.startLine ?? -1) + 1, 33);
       assert.equal(setup.gpuCount?.value, 4);
       assert.match(setup.gpuCount?.origin ?? '', /deepspeed --num_gpus 4 train\.py \(run\.sh\)/);
     });

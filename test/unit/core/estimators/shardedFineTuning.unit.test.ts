@@ -63,11 +63,11 @@ describe('shardedFineTuning', () => {
     const single = theModel(await estimateFixture('zero3_trainer', {}, ['run.sh', 'ds_config.json']));
     assert.equal(single.memory.sharding?.strategy, 'DeepSpeed ZeRO-0');
     const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'qlora_trainer.py'), 'utf8');
-    const estimate = await estimateSource('qlora_trainer.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, gpus: 2 });
+    const estimate = estimateSource('qlora_trainer.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, gpus: 2 });
     const model = theModel(estimate);
     assert.equal(model.memory.sharding?.strategy, 'DDP');
     assert.ok(model.notes.some((n) => /DDP is assumed/.test(n.message)));
-    const alone = theModel(await estimateSource('qlora_trainer.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 }));
+    const alone = theModel(estimateSource('qlora_trainer.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 }));
     assert.equal(alone.memory.sharding, undefined, 'one GPU: no several-GPU section');
   });
 
