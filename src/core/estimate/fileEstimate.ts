@@ -2,6 +2,7 @@ import type { AnalysisNote, OptimizerKind, Precision } from '../analysis/modelDe
 import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
 import type { LayerTable } from '../layerTable/layerTable';
+import type { FineTuningOutlook } from './fineTuningRemedies';
 
 /**
  * The estimate of one file: what the editor presents, and (through estimateJson.ts, which keeps
@@ -113,6 +114,8 @@ export interface ModelEstimate {
   readonly risk: Risk | null;
   /** Largest batch size whose estimate fits the GPU; null without an estimate. */
   readonly maxBatchSize: number | null;
+  /** For a fine-tune the fine-tuning model estimates: the longest sequence that fits and the changes that make it fit (fineTuningRemedies.ts). */
+  readonly fineTuning?: FineTuningOutlook;
   readonly assumptions: readonly Assumption[];
   readonly layerTable: LayerTable;
   /** What the estimate could not see or had to assume, with the source range each is about (zero-based) where it has one; notes.ts words them. */
