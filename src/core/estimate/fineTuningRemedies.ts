@@ -66,12 +66,12 @@ const CANDIDATES: readonly Candidate[] = [
   {
     kind: 'sdpa',
     sameTraining: true,
-    apply: (job) => (job.eagerAttention ? { job: { ...job, eagerAttention: false }, change: 'SDPA attention instead of eager' } : undefined),
+    apply: (job) => (job.eagerAttention ? { job: { ...job, eagerAttention: false }, change: 'SDPA attention' } : undefined),
   },
   {
     kind: 'lora',
     sameTraining: false,
-    apply: (job) => (job.adapter ? undefined : { job: { ...job, adapter: DEFAULT_LORA }, change: 'LoRA r=8 on the query and value projections instead of full fine-tuning' }),
+    apply: (job) => (job.adapter ? undefined : { job: { ...job, adapter: DEFAULT_LORA }, change: 'LoRA r=8 instead of full fine-tuning' }),
   },
   {
     kind: 'fourBit',
@@ -82,13 +82,13 @@ const CANDIDATES: readonly Candidate[] = [
         ? undefined
         : {
             job: { ...job, adapter: job.adapter ?? DEFAULT_LORA, weightBits: 4, doubleQuant: true, computeBytes: 2, autocast: false, kbitPrepared: true },
-            change: job.adapter ? '4-bit loading (NF4, double quantization)' : 'QLoRA: 4-bit loading (NF4, double quantization) with LoRA r=8',
+            change: job.adapter ? '4-bit NF4 loading' : 'QLoRA (4-bit NF4 and LoRA r=8)',
           },
   },
   {
     kind: 'optimizer8bit',
     sameTraining: false,
-    apply: (job) => (job.optimizer === 'adamw' ? { job: { ...job, optimizer: 'adamw-8bit', paged: false }, change: '8-bit AdamW (optim="adamw_8bit")' } : undefined),
+    apply: (job) => (job.optimizer === 'adamw' ? { job: { ...job, optimizer: 'adamw-8bit', paged: false }, change: '8-bit AdamW' } : undefined),
   },
   {
     kind: 'accumulation',
@@ -103,7 +103,7 @@ const CANDIDATES: readonly Candidate[] = [
       const shorter = (limitMiB: number) => longestFittingLength(job, limitMiB, job.seq - 1, false).tokens;
       // Nothing shorter fits: the shortest step, to show how far it stays over.
       const tokens = limits.map(shorter).find((t) => t > 0) ?? SEQUENCE_STEP;
-      return { job: { ...job, seq: tokens }, change: `sequences of ${tokens} tokens instead of ${job.seq}` };
+      return { job: { ...job, seq: tokens }, change: `sequences of ${tokens} tokens` };
     },
   },
 ];
