@@ -11,6 +11,7 @@ import { warningsOf } from '../estimate/notes';
 import type { GpuComparisonRow, MemoryCurve, ModelOutlook } from '../estimate/outlook';
 import { formatCount, formatMiB } from '../format/units';
 import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
+import { describeLongestSequence, remedyTable, sentence } from './fineTuningText';
 
 /** What a report shows: the estimate of a file and, model by model, its outlook. */
 export interface ReportedEstimate {
@@ -116,6 +117,14 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
   if (gpus.length) {
     lines.push('', '## GPUs', '', '| GPU | Memory | Verdict | Largest batch (analytical) |', '| --- | ---: | --- | ---: |');
     for (const row of gpus) lines.push(`| ${md(row.name)}${row.current ? ' (selected)' : ''} | ${formatMiB(row.memoryMiB)} | ${row.risk} | ${row.analyticalMaxBatch} |`);
+  }
+  if (model.fineTuning) {
+    lines.push('', '## What fits', '', `- ${md(sentence(describeLongestSequence(model.fineTuning)))}`);
+    const rows = remedyTable(model.fineTuning);
+    if (rows.length) {
+      lines.push('', `| Change | Estimate | On ${md(estimate.gpu.name)} | Same training |`, '| --- | ---: | --- | --- |');
+      for (const row of rows) lines.push(`| ${md(row.change)} | ${row.estimate} | ${row.verdict} | ${row.sameTraining} |`);
+    }
   }
   lines.push('', '## Assumptions', '', ...model.assumptions.map((a) => `- ${md(describeAssumption(a))}`));
   const warnings = warningsOf(model);

@@ -3,6 +3,7 @@ import { describeAssumption, describeEstimate, describeLearned, describeMethod, 
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
 import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
+import { describeLongestSequence, describeRemedies, remedyTable, sentence } from '../../core/display/fineTuningText';
 import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
 import type { MemoryCurve } from '../../core/estimate/outlook';
 
@@ -94,6 +95,23 @@ function gpuSection(data: ModelChartData, model: ModelEstimate, safetyMargin: nu
   <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">Largest batch (analytical)</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+/** For a fine-tune: the longest sequence that fits, and every change tried with its estimate (fineTuningRemedies.ts). */
+function whatFitsSection(estimate: FileEstimate, model: ModelEstimate): string {
+  const outlook = model.fineTuning;
+  if (!outlook) return '';
+  const remedies = describeRemedies(outlook, model.risk);
+  const rows = remedyTable(outlook)
+    .map((row) => `<tr class="risk-${row.risk}"><th scope="row">${escapeHtml(row.change)}</th><td class="num">${row.estimate}</td><td><span class="badge badge-${row.risk}">${escapeHtml(row.verdict)}</span></td><td>${row.sameTraining}</td></tr>`)
+    .join('');
+  const table = rows
+    ? `<table class="remedies"><caption>Changes tried, smallest estimate first</caption>
+  <thead><tr><th scope="col">Change</th><th scope="col">Estimate</th><th scope="col">On ${escapeHtml(estimate.gpu.name)}</th><th scope="col">Same training</th></tr></thead><tbody>${rows}</tbody></table>`
+    : '';
+  return `<h3>What fits</h3>
+  <p>${escapeHtml(sentence(describeLongestSequence(outlook)))}.${remedies ? ` ${escapeHtml(sentence(remedies))}.` : ''}</p>
+  ${table}`;
+}
+
 function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
   const estimators = data.estimators ?? estimatorComparison(model);
   const rows = estimators.map((row) => `<tr><th scope="row">${row.label}</th><td class="num">${mibOrNa(row.estimateMiB)}</td><td class="num">${range(row.lowMiB, row.highMiB)}</td></tr>`).join('');
@@ -129,6 +147,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
   <div class="actions">${exportButtons(index, model.name)}</div>
   ${estimatorSection(data, model)}
+  ${whatFitsSection(estimate, model)}
   ${breakdownSection(data)}
   ${curveSection(data, data.curve)}
   ${gpuSection(data, model, safetyMargin)}
