@@ -177,6 +177,21 @@ export function fineTuningRemedies(job: FineTuningJob, gpuMiB: number, safetyMar
  * (up to the model's maximum position, `modelMaximum`) and the changes that make it fit.
  */
 export function fineTuningOutlook(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null): FineTuningOutlook {
+  // Worked out on every estimate of the document (every edit): an edit elsewhere in the script leaves the job as it was.
+  const key = JSON.stringify([jobKey(job), gpuMiB, safetyMargin, modelMaximum]);
+  const known = outlooks.get(key);
+  if (known) return known;
+  const outlook = workOut(job, gpuMiB, safetyMargin, modelMaximum);
+  if (outlooks.size >= OUTLOOKS_KEPT) outlooks.delete(outlooks.keys().next().value!);
+  outlooks.set(key, outlook);
+  return outlook;
+}
+
+/** The last outlooks worked out, by job, GPU and margin; the oldest is dropped first. */
+const outlooks = new Map<string, FineTuningOutlook>();
+const OUTLOOKS_KEPT = 32;
+
+function workOut(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null): FineTuningOutlook {
   return {
     driverMiB: jobDriverMiB(job),
     gpuMiB,
