@@ -3,8 +3,7 @@
  * that fits at the script's batch, and the changes that make the job fit with their estimates.
  * Plain text (callers escape it for Markdown or HTML).
  */
-import type { FineTuningOutlook, Remedy } from '../estimate/fineTuningRemedies';
-import type { Risk } from '../estimate/fileEstimate';
+import type { FineTuningOutlook, Remedy, Risk } from '../estimate/fileEstimate';
 import { formatMiB } from '../format/units';
 
 /** `longest sequence that fits at batch 4: 3776 tokens (the model's maximum: 4096)`. */

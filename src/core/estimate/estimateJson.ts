@@ -8,8 +8,7 @@
 import type { AnalysisNote } from '../analysis/modelDescription';
 import type { LayerTable } from '../layerTable/layerTable';
 import { ESTIMATORS } from './estimators';
-import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
-import type { FineTuningOutlook, RemedyKind } from './fineTuningRemedies';
+import type { FileEstimate, FineTuningOutlook, ModelEstimate, RemedyKind, Risk } from './fileEstimate';
 import { warningsOf } from './notes';
 
 type Shared = Pick<

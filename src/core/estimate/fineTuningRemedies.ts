@@ -10,40 +10,9 @@
  * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
  */
 import type { FineTuningAdapter, FineTuningJob } from '../estimators/fineTuning';
-import type { Risk } from './fileEstimate';
-import { jobDriverMiB, longestFittingLength, longestSequence, SEQUENCE_STEP, type LongestSequence } from './longestSequence';
+import type { FineTuningOutlook, Remedy, RemedyKind } from './fileEstimate';
+import { jobDriverMiB, longestFittingLength, longestSequence, SEQUENCE_STEP } from './longestSequence';
 import { fits, riskOf } from './verdict';
-
-export type RemedyKind = 'checkpointing' | 'sdpa' | 'accumulation' | 'lora' | 'fourBit' | 'optimizer8bit' | 'shorterSequence';
-
-export interface Remedy {
-  /** The change, or the two changes of a pair, in the order they were applied. */
-  readonly changes: readonly RemedyKind[];
-  /** What to change, in words: `gradient checkpointing`, `batch 2 x 4 accumulation`. */
-  readonly change: string;
-  /** The estimate with the change (MiB, the driver's figure, as the estimate states it). */
-  readonly driverMiB: number;
-  readonly fits: boolean;
-  readonly risk: Risk;
-  /** The training computes the same updates (up to rounding): checkpointing, SDPA, accumulation. */
-  readonly sameTraining: boolean;
-}
-
-/** What the fine-tuning estimate says beyond the script's own set-up, on the chosen GPU. */
-export interface FineTuningOutlook {
-  /** The job's estimate at the script's batch and sequence (MiB, the driver's figure). */
-  readonly driverMiB: number;
-  readonly gpuMiB: number;
-  readonly batch: number;
-  readonly seq: number;
-  readonly longestSequence: LongestSequence;
-  /**
-   * Empty when the job fits comfortably (risk `fits`, nothing to change). Otherwise every single
-   * change that applies to the job, and, when none of them fits outside the safety margin, the
-   * pairs that fit; smallest estimate first.
-   */
-  readonly remedies: readonly Remedy[];
-}
 
 /** One change to a job: undefined where it does not apply (checkpointing already on, a batch of 1). */
 interface Candidate {

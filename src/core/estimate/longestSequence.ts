@@ -6,22 +6,12 @@
  */
 import { estimateFineTuning, type FineTuningJob } from '../estimators/fineTuning';
 import { BYTES_PER_MIB } from '../format/units';
+import type { LongestSequence } from './fileEstimate';
 
 /** Sequence lengths are searched in multiples of this. */
 export const SEQUENCE_STEP = 64;
 /** Without a maximum position in the model's config (rotary models without one), lengths beyond this are not searched. */
 export const UNBOUNDED_SEQUENCE_LIMIT = 1 << 20;
-
-export interface LongestSequence {
-  /** The longest length that fits (tokens); 0 when not even SEQUENCE_STEP tokens fit. */
-  readonly tokens: number;
-  /** The model's maximum position (config.json's max_position_embeddings); null when its config gives none. */
-  readonly modelMaximum: number | null;
-  /** The model's maximum itself fits: no longer sequence is possible, whatever the memory. */
-  readonly modelMaximumFits: boolean;
-  /** The job's estimate at `tokens` (MiB, the driver's figure); null when nothing fits. */
-  readonly driverMiB: number | null;
-}
 
 /** The driver's figure of a job, in MiB: what the fine-tuning estimator states. */
 export function jobDriverMiB(job: FineTuningJob): number {

@@ -6,7 +6,7 @@ import { describeLongestSequence, describeRemedies, describeRemedy, fittingRemed
 import { hoverText } from '../../../../src/core/display/hoverText';
 import { markdownSummary } from '../../../../src/core/display/reportData';
 import { estimateJson } from '../../../../src/core/estimate/estimateJson';
-import type { FineTuningOutlook, Remedy } from '../../../../src/core/estimate/fineTuningRemedies';
+import type { FineTuningOutlook, Remedy } from '../../../../src/core/estimate/fileEstimate';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { estimate, REPO_ROOT } from '../../fixtures';
 
