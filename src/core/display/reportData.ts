@@ -73,6 +73,10 @@ export function chartData(estimate: FileEstimate, model: ModelEstimate, outlook:
   };
 }
 
+/** The GPU table's largest batch: the fine-tuning model's for a fine-tune it estimates, else the analytical model's. */
+export const largestBatchOf = (row: GpuComparisonRow): number => row.fineTuningMaxBatch ?? row.analyticalMaxBatch;
+export const largestBatchHeading = (rows: readonly GpuComparisonRow[]): string => `Largest batch (${rows.some((row) => row.fineTuningMaxBatch !== undefined) ? 'fine-tuning model' : 'analytical'})`;
+
 /** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
 function csvField(value: string | number | null): string {
   const text = value === null ? '' : String(value);
@@ -115,8 +119,8 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
   }
   const { gpus } = outlook;
   if (gpus.length) {
-    lines.push('', '## GPUs', '', '| GPU | Memory | Verdict | Largest batch (analytical) |', '| --- | ---: | --- | ---: |');
-    for (const row of gpus) lines.push(`| ${md(row.name)}${row.current ? ' (selected)' : ''} | ${formatMiB(row.memoryMiB)} | ${row.risk} | ${row.analyticalMaxBatch} |`);
+    lines.push('', '## GPUs', '', `| GPU | Memory | Verdict | ${largestBatchHeading(gpus)} |`, '| --- | ---: | --- | ---: |');
+    for (const row of gpus) lines.push(`| ${md(row.name)}${row.current ? ' (selected)' : ''} | ${formatMiB(row.memoryMiB)} | ${row.risk} | ${largestBatchOf(row)} |`);
   }
   if (model.fineTuning) {
     lines.push('', '## What fits', '', `- ${md(sentence(describeLongestSequence(model.fineTuning)))}`);

@@ -1,6 +1,7 @@
 import type { AnalysisNote, OptimizerKind, Precision } from '../analysis/modelDescription';
 import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
+import type { FineTuningJob } from '../estimators/fineTuning';
 import type { LayerTable } from '../layerTable/layerTable';
 
 /**
@@ -163,6 +164,8 @@ export interface Remedy {
 
 /** What the fine-tuning estimate says beyond the script's own set-up, on the chosen GPU. */
 export interface FineTuningOutlook {
+  /** The job as estimated (the script's batch): the report works out its memory at other batch sizes and on other GPUs. */
+  readonly job: FineTuningJob;
   /** The job's estimate at the script's batch and sequence (MiB, the driver's figure). */
   readonly driverMiB: number;
   readonly gpuMiB: number;

@@ -162,6 +162,7 @@ const OUTLOOKS_KEPT = 32;
 
 function workOut(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null): FineTuningOutlook {
   return {
+    job,
     driverMiB: jobDriverMiB(job),
     gpuMiB,
     batch: job.batch,

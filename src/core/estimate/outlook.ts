@@ -8,7 +8,8 @@ import { analyticalEstimate } from '../estimators/analytical';
 import { batchGrid, curveReach } from '../estimators/learned';
 import { rangeOnGpu, realModelPrediction } from '../estimators/realModel';
 import { findGpuProfile, GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
-import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
+import type { FileEstimate, FineTuningOutlook, ModelEstimate, Risk } from './fileEstimate';
+import { jobDriverMiB } from './longestSequence';
 import { largestFittingBatch, riskOf } from './verdict';
 
 /** One model's outlook, in the order of the estimate's models. */
@@ -63,10 +64,12 @@ export function analyticalCurve(model: ModelEstimate): (batchSize: number) => nu
 
 /**
  * The model's estimate at any batch size, agreeing with the estimate at the script's batch: the
- * real-model estimator's own replay where it is the estimate, else the analytical model's curve
+ * fine-tuning model's own figure for a fine-tune it estimates, the real-model estimator's own
+ * replay where it is the estimate, else the analytical model's curve
  * scaled once to the estimate (the ensemble's correction is near constant over batch sizes).
  */
 export function estimateCurve(model: ModelEstimate): (batchSize: number) => number {
+  if (model.fineTuning) return fineTuningCurve(model.fineTuning);
   const at =
     model.memory.method === 'real-model'
       ? (batchSize: number) => realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).pointMiB
@@ -74,6 +77,11 @@ export function estimateCurve(model: ModelEstimate): (batchSize: number) => numb
   if (model.memory.estimateMiB === null || model.batchSize === null) return at;
   const scale = model.memory.estimateMiB / at(model.batchSize);
   return (batchSize) => at(batchSize) * scale;
+}
+
+/** A fine-tune's estimate at any batch size: the fine-tuning model on its job (MiB, the driver's figure). */
+function fineTuningCurve(outlook: FineTuningOutlook): (batchSize: number) => number {
+  return (batchSize) => jobDriverMiB({ ...outlook.job, batch: batchSize });
 }
 
 /**
@@ -147,6 +155,8 @@ export interface GpuComparisonRow {
   readonly risk: Risk;
   /** Largest batch whose analytical estimate fits this GPU. */
   readonly analyticalMaxBatch: number;
+  /** For a fine-tune the fine-tuning model estimates: the largest batch whose estimate fits this GPU (the analytical model counts every parameter as trained). */
+  readonly fineTuningMaxBatch?: number;
   /** The GPU the estimate was made for. */
   readonly current: boolean;
 }
@@ -165,6 +175,7 @@ export function gpuComparison(model: ModelEstimate, currentGpuId: string, safety
       headroomMiB: gpu.memoryMiB - estimateMiB,
       risk: riskOf(estimateMiB, gpu.memoryMiB, safetyMargin),
       analyticalMaxBatch: model.layerTable.rows.length ? largestFittingBatch(at, gpu.memoryMiB) : 0,
+      ...(model.fineTuning ? { fineTuningMaxBatch: largestFittingBatch(fineTuningCurve(model.fineTuning), gpu.memoryMiB) } : {}),
       current: gpu.id === currentGpuId,
     }));
 }

@@ -4,7 +4,7 @@ import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/file
 import { warningsOf } from '../../core/estimate/notes';
 import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
 import { describeLongestSequence, describeRemedies, remedyTable, sentence } from '../../core/display/fineTuningText';
-import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
+import { chartData, estimatorComparison, EXPORT_FORMATS, largestBatchHeading, largestBatchOf, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
 import type { MemoryCurve } from '../../core/estimate/outlook';
 
 /** Everything the page may load, decided by the panel that hosts it. */
@@ -86,13 +86,13 @@ function gpuSection(data: ModelChartData, model: ModelEstimate, safetyMargin: nu
     .map(
       (row) =>
         `<tr class="risk-${row.risk}${row.current ? ' current' : ''}"><th scope="row">${escapeHtml(row.name)}${row.current ? ' <span class="muted">(selected)</span>' : ''}</th><td class="num">${formatMiB(row.memoryMiB)}</td>` +
-        `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${row.analyticalMaxBatch}</td></tr>`,
+        `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${largestBatchOf(row)}</td></tr>`,
     )
     .join('');
   return `<h3>GPU comparison</h3>
   ${chartDiv(data, 'gpus', label)}
   <table class="gpus"><caption>GPU comparison (estimate ${escapeHtml(describeEstimate(model))}, safety margin ${Math.round(safetyMargin * 100)}%)</caption>
-  <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">Largest batch (analytical)</th></tr></thead><tbody>${body}</tbody></table>`;
+  <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">${largestBatchHeading(rows)}</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
 /** For a fine-tune: the longest sequence that fits, and every change tried with its estimate (fineTuningRemedies.ts). */

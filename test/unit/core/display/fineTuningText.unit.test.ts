@@ -7,6 +7,8 @@ import { hoverText } from '../../../../src/core/display/hoverText';
 import { markdownSummary } from '../../../../src/core/display/reportData';
 import { estimateJson } from '../../../../src/core/estimate/estimateJson';
 import type { FineTuningOutlook, Remedy } from '../../../../src/core/estimate/fileEstimate';
+import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { shapeFromConfig, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { estimate, REPO_ROOT } from '../../fixtures';
 
@@ -14,7 +16,9 @@ const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixture
 const on = (id: string) => ({ gpu: findGpuProfile(id)! });
 
 const remedy = (change: string, driverMiB: number, risk: Remedy['risk'], sameTraining: boolean): Remedy => ({ changes: ['checkpointing'], change, driverMiB, fits: risk !== 'oom', risk, sameTraining });
+const shape = shapeFromConfig('llama', findCheckpoint('meta-llama/Llama-2-7b-hf')!.config, { kind: 'lm' }) as TransformerShape;
 const outlook = (remedies: Remedy[], longest: Partial<FineTuningOutlook['longestSequence']> = {}): FineTuningOutlook => ({
+  job: { shape, batch: 4, seq: 1024, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: false },
   driverMiB: 30_000,
   gpuMiB: 24_564,
   batch: 4,

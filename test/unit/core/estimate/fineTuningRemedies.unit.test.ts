@@ -2,7 +2,9 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { markdownSummary } from '../../../../src/core/display/reportData';
 import { fineTuningRemedies } from '../../../../src/core/estimate/fineTuningRemedies';
+import { estimateCurve, gpuComparison } from '../../../../src/core/estimate/outlook';
 import { jobDriverMiB } from '../../../../src/core/estimate/longestSequence';
 import { estimateFineTuning, shapeFromConfig, type FineTuningJob } from '../../../../src/core/estimators/fineTuning';
 import { BYTES_PER_MIB } from '../../../../src/core/format/units';
@@ -141,5 +143,32 @@ describe('fineTuningOutlook on fixture scripts', () => {
     assert.equal(at!.memory.method, 'fineTuning');
     assert.equal(at!.fits, true);
     assert.equal(past!.fits, false);
+  });
+});
+
+describe("the report's outlook of a fine-tune", () => {
+  it("gives every GPU the fine-tuning model's largest batch (the analytical model counts 13B trained parameters and fits none), and its curve for collocation", async () => {
+    const result = await estimate(llm('qlora_trainer.py'), { gpu: gpu('rtx4090-24gb') });
+    const model = result.models[0]!;
+    const rows = gpuComparison(model, result.gpu.id, 0.1);
+    const current = rows.find((row) => row.current)!;
+    assert.equal(current.fineTuningMaxBatch, model.maxBatchSize);
+    assert.equal(current.analyticalMaxBatch, 0);
+    assert.ok(rows.every((row) => row.fineTuningMaxBatch !== undefined));
+    const h100 = rows.find((row) => row.id === 'h100-80gb')!;
+    assert.ok(h100.fineTuningMaxBatch! > current.fineTuningMaxBatch);
+    const markdown = markdownSummary(result, model, { curve: null, gpus: rows });
+    assert.match(markdown, /\| GPU \| Memory \| Verdict \| Largest batch \(fine-tuning model\) \|\n[^\n]*\n/);
+    assert.ok(markdown.includes(`| RTX 4090 24GB (selected) | 24.0 GiB | fits | ${model.maxBatchSize} |`), markdown);
+    const curve = estimateCurve(model);
+    assert.equal(Math.round(curve(model.batchSize!)), model.memory.estimateMiB);
+    assert.ok(curve(model.maxBatchSize!) <= 24564 && curve(model.maxBatchSize! + 1) > 24564);
+  });
+
+  it('keeps the analytical heading for other models', async () => {
+    const result = await estimate(['import torch', 'model = torch.nn.Linear(4, 4)', 'opt = torch.optim.SGD(model.parameters(), lr=0.1)', 'loss = model(torch.randn(8, 4)).sum()', 'loss.backward()', 'opt.step()'].join('\n'));
+    const rows = gpuComparison(result.models[0]!, result.gpu.id, 0.1);
+    assert.ok(rows.every((row) => row.fineTuningMaxBatch === undefined));
+    assert.match(markdownSummary(result, result.models[0]!, { curve: null, gpus: rows }), /Largest batch \(analytical\)/);
   });
 });
