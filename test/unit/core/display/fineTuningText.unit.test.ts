@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { humanOutput } from '../../../../src/cli/humanOutput';
 import { describeLongestSequence, describeRemedies, describeRemedy, fittingRemedies } from '../../../../src/core/display/fineTuningText';
+import { riskProblems } from '../../../../src/core/display/editorText';
 import { hoverText } from '../../../../src/core/display/hoverText';
 import { markdownSummary } from '../../../../src/core/display/reportData';
 import { estimateJson } from '../../../../src/core/estimate/estimateJson';
@@ -90,6 +91,13 @@ describe('fine-tuning outlook on every surface (full fine-tune of Llama-2-7B on 
     assert.deepEqual(json.fineTuning.longestSequence, { tokens: 0, modelMaximum: 4096, modelMaximumFits: false, driverMiB: null });
     assert.deepEqual([json.fineTuning.batch, json.fineTuning.sequence], [4, 1024]);
     assert.deepEqual(json.fineTuning.remedies[0], { change: 'gradient checkpointing + QLoRA (4-bit NF4 and LoRA r=8)', changes: ['checkpointing', 'fourBit'], driverMiB: Math.round(model.fineTuning!.remedies[0]!.driverMiB), fits: true, risk: 'fits', sameTraining: false });
+  });
+
+  it('the Problems panel: the change with the smallest estimate that makes it fit', async () => {
+    const { result } = await full();
+    const [problem] = riskProblems(result);
+    assert.equal(problem?.severity, 'error');
+    assert.match(problem.message, /does not fit RTX 4090 24GB \(out of memory\); no batch size fits; fits with gradient checkpointing \+ QLoRA \(4-bit NF4 and LoRA r=8\): 9\.5 GiB, changes the training$/);
   });
 
   it('leaves the JSON of other models as it was: no fineTuning key', async () => {
