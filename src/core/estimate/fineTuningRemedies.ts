@@ -86,7 +86,7 @@ const CANDIDATES: readonly Candidate[] = [
 function smallerBatchWithAccumulation(job: FineTuningJob, limits: readonly number[]): { job: FineTuningJob; change: string } | undefined {
   const accumulation = Math.max(1, Math.round(job.accumulation ?? 1));
   const batch = Math.max(1, Math.round(job.batch));
-  const divisors = Array.from({ length: batch - 1 }, (_, i) => batch - 1 - i).filter((d) => batch % d === 0);
+  const divisors = smallerDivisors(batch);
   if (divisors.length === 0) return undefined;
   const at = (micro: number): FineTuningJob => ({ ...job, batch: micro, accumulation: (accumulation * batch) / micro });
   const fitting = (limitMiB: number) => divisors.find((d) => jobDriverMiB(at(d)) <= limitMiB);
@@ -96,6 +96,20 @@ function smallerBatchWithAccumulation(job: FineTuningJob, limits: readonly numbe
 
 /** The same job reached by two routes (LoRA then 4-bit, or 4-bit alone) has the same key. */
 const jobKey = (job: FineTuningJob): string => JSON.stringify(Object.entries(job).sort(([a], [b]) => a.localeCompare(b)));
+
+/** Batches beyond this are not split into micro-batches (a batch that large is a typo or a what-if, and its divisors take long to list). */
+const MAX_SPLIT_BATCH = 1 << 24;
+
+/** The divisors of `batch` below it, largest first (pairs up to its square root). */
+function smallerDivisors(batch: number): number[] {
+  if (!Number.isSafeInteger(batch) || batch > MAX_SPLIT_BATCH) return [];
+  const divisors = new Set<number>();
+  for (let d = 1; d * d <= batch; d++) {
+    if (batch % d === 0) divisors.add(d).add(batch / d);
+  }
+  divisors.delete(batch);
+  return [...divisors].sort((a, b) => b - a);
+}
 
 const remedyOf = (job: FineTuningJob, changes: readonly Candidate[], words: readonly string[], gpuMiB: number, safetyMargin: number): Remedy => {
   const driverMiB = jobDriverMiB(job);
