@@ -4,7 +4,7 @@ import {
   describeAssumptionValue,
   describeBin,
   comparisonReadings,
-  breakdownSource, describeBreakdown,
+  breakdownSource, describeBreakdown, describeSharding,
   describeEstimate,
   describeMethod,
   describeNoEnsemble,
@@ -49,7 +49,9 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   if (model.fineTuning) parts.push(fineTuningLines(model.fineTuning, model.risk).map((text) => `${escape(text)}\n\n`).join(''));
   parts.push(`Utilization: ${describeUtilization(model)}\n\n`);
   const breakdown = describeBreakdown(model);
-  if (breakdown) parts.push(`Breakdown (${breakdownSource(model)}): ${breakdown}\n\n`);
+  if (breakdown) parts.push(`Breakdown (${breakdownSource(model)}${model.memory.sharding ? ', per GPU' : ''}): ${breakdown}\n\n`);
+  const sharding = describeSharding(model);
+  if (sharding) parts.push(`Several GPUs: ${escape(sharding)}\n\n`);
   parts.push('Assumptions:\n');
   for (const assumption of model.assumptions) {
     parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${lineOf(assumption.file, assumption.line)}`})\n`);

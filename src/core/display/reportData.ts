@@ -10,7 +10,7 @@ import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import type { GpuComparisonRow, MemoryCurve, ModelOutlook } from '../estimate/outlook';
 import { formatCount, formatMiB } from '../format/units';
-import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
+import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeSharding, describeVerdict } from './describe';
 import { describeLongestSequence, remedyTable, sentence } from './fineTuningText';
 
 /** What a report shows: the estimate of a file and, model by model, its outlook. */
@@ -116,6 +116,11 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
   if (breakdown) {
     lines.push('', `## Memory breakdown (${breakdownSource(model)})`, '', '| Part | Memory |', '| --- | ---: |');
     for (const part of BREAKDOWN_PARTS) lines.push(`| ${part.label} | ${formatMiB(breakdown[part.key])} |`);
+  }
+  const { sharding } = model.memory;
+  if (sharding) {
+    lines.push('', '## Several GPUs', '', md(describeSharding(model) ?? ''), '', '| GPUs | Per GPU |', '| ---: | ---: |');
+    for (const row of sharding.perGpu) lines.push(`| ${row.gpus} | ${formatMiB(row.driverMiB)} |`);
   }
   const { gpus } = outlook;
   if (gpus.length) {

@@ -11,6 +11,7 @@ import { setupOf } from '../analysis/modelSetup';
 import type { MemoryBreakdown } from '../estimators/analytical';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { fineTuningEstimator, fineTuningSpec } from '../estimators/fineTuningEstimator';
+import { shardingSummary } from '../estimators/shardedFineTuning';
 import { modelFamily, type ModelFamily } from '../estimators/family';
 import type { TrainingJob } from '../estimators/trainingJob';
 import type { GpuProfile } from '../gpus/gpuProfiles';
@@ -37,6 +38,8 @@ export interface EstimateOptions {
   readonly assume?: Readonly<Record<string, AssumedValue>>;
   /** The arguments the script is run with (the CLI's words after `--`): `sys.argv[1:]`, LightningCLI's `--config`. None by default. */
   readonly scriptArguments?: readonly string[];
+  /** GPUs a sharded or data-parallel fine-tuning job runs on (the CLI's --gpus, the gpuEstimator.gpuCount setting), over the count the script's launch says. */
+  readonly gpus?: number;
 }
 
 /**
@@ -96,13 +99,14 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
   if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
-  if (setup.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
 
   const family = modelFamily(table);
   // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
   const catalogPart = model.root.catalog ?? model.root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
   const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
-  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens);
+  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus);
+  // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
+  if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}) }, family, options.gpu);
   const chosen = theEstimate(results);
   // The breakdown is the analytical model's, or the fine-tuning model's when that is the estimate.
@@ -136,6 +140,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
       bin: null,
       method: estimate ? (estimate.method as MemoryEstimate['method']) : null,
       breakdown: analytical?.detail ?? null,
+      ...(fineTuning?.sharding && batchSize !== null && chosen?.estimator === fineTuningEstimator ? { sharding: shardingSummary(fineTuning.job, fineTuning.sharding, batchSize) } : {}),
     },
     estimates: readingsOf(results, family),
     utilization: { smact: null, smocc: null, drama: null },
@@ -161,7 +166,7 @@ const analysed = new WeakMap<LayerTable, Map<string, { results: EstimatorResults
 function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, family: ModelFamily, gpu: GpuProfile): { results: EstimatorResults; maxBatchSize: number | null } {
   let byJob = analysed.get(table);
   if (!byJob) analysed.set(table, (byJob = new Map<string, { results: EstimatorResults; maxBatchSize: number | null }>()));
-  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture, setup.fineTuning?.job]);
+  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture, setup.fineTuning?.job, setup.fineTuning?.sharding]);
   const known = byJob.get(key);
   if (known) return known;
   const results = runAnalysisEstimators({ job: { table, ...setup }, family, gpu });

@@ -3,6 +3,7 @@ import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
 import type { FineTuningJob } from '../estimators/fineTuning';
 import type { LayerTable } from '../layerTable/layerTable';
+import type { ShardingSummary } from '../estimators/shardedFineTuning';
 
 /**
  * The estimate of one file: what the editor presents, and (through estimateJson.ts, which keeps
@@ -35,6 +36,8 @@ export interface MemoryEstimate {
   readonly breakdown: MemoryBreakdown | null;
   /** How the ensemble ran, when it did (see src/core/estimators/learned.ts). */
   readonly ensemble?: EnsembleRun;
+  /** A fine-tuning job on several GPUs: `estimateMiB` is per GPU, for `sharding.gpus` of them (shardedFineTuning.ts). */
+  readonly sharding?: ShardingSummary;
 }
 
 export interface EnsembleRun {

@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/display/describe';
+import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeSharding, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
 import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
@@ -50,6 +50,16 @@ function breakdownSection(data: ModelChartData): string {
   return `<h3>Memory breakdown (${escapeHtml(data.breakdownSource)})</h3>
   ${chartDiv(data, 'breakdown', label)}
   <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** A fine-tuning job on several GPUs: the strategy and count the per-GPU estimate is for, and the per-GPU table. */
+function shardingSection(model: ModelEstimate): string {
+  const sharding = model.memory.sharding;
+  if (!sharding) return '';
+  const rows = sharding.perGpu.map((row) => `<tr><td class="num">${row.gpus}</td><td class="num">${formatMiB(row.driverMiB)}</td></tr>`).join('');
+  return `<h3>Several GPUs</h3>
+  <p class="muted">${escapeHtml(describeSharding(model) ?? '')}</p>
+  <table class="sharding"><caption>Memory per GPU (${escapeHtml(sharding.strategy)})</caption><thead><tr><th scope="col">GPUs</th><th scope="col">Per GPU</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function capitalized(text: string): string {
@@ -149,6 +159,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   ${estimatorSection(data, model)}
   ${whatFitsSection(estimate, model)}
   ${breakdownSection(data)}
+  ${shardingSection(model)}
   ${curveSection(data, data.curve)}
   ${gpuSection(data, model, safetyMargin)}
   <h3>Assumptions</h3><ul>${model.assumptions.map((a) => `<li>${escapeHtml(describeAssumption(a))}</li>`).join('')}</ul>
