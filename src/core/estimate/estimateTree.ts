@@ -116,7 +116,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
   // What people ask next of a fine-tune (the longest sequence, the change that makes it fit), where the fine-tuning model is the estimate.
-  const whatIf = fineTuning && batchSize !== null && chosen?.estimator === fineTuningEstimator ? fineTuningOutlook({ ...fineTuning.job, batch: batchSize }, memoryMiB, options.safetyMargin, modelMaximumPosition(catalogPart?.architecture.hfConfig?.config)) : undefined;
+  const whatIf = fineTuning && batchSize !== null && chosen?.estimator === fineTuningEstimator ? fineTuningOutlook({ ...fineTuning.job, batch: batchSize }, memoryMiB, options.safetyMargin, modelMaximumPosition(catalogPart?.architecture.hfConfig?.config), fineTuning.sharding) : undefined;
   return {
     name: model.name,
     line: model.range.startLine + 1,

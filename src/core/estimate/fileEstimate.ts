@@ -2,6 +2,7 @@ import type { AnalysisNote, OptimizerKind, Precision } from '../analysis/modelDe
 import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
 import type { FineTuningJob } from '../estimators/fineTuning';
+import type { ShardingSpec } from '../estimators/shardedFineTuning';
 import type { LayerTable } from '../layerTable/layerTable';
 import type { ShardingSummary } from '../estimators/shardedFineTuning';
 
@@ -169,6 +170,8 @@ export interface Remedy {
 export interface FineTuningOutlook {
   /** The job as estimated (the script's batch): the report works out its memory at other batch sizes and on other GPUs. */
   readonly job: FineTuningJob;
+  /** Several GPUs: how the job is sharded; every figure of the outlook is then per GPU. */
+  readonly sharding?: ShardingSpec;
   /** The job's estimate at the script's batch and sequence (MiB, the driver's figure). */
   readonly driverMiB: number;
   readonly gpuMiB: number;

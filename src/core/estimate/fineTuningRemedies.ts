@@ -10,6 +10,7 @@
  * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
  */
 import type { FineTuningAdapter, FineTuningJob } from '../estimators/fineTuning';
+import type { ShardingSpec } from '../estimators/shardedFineTuning';
 import type { FineTuningOutlook, Remedy, RemedyKind } from './fileEstimate';
 import { jobDriverMiB, longestFittingLength, longestSequence, SEQUENCE_STEP } from './longestSequence';
 import { fits, riskOf } from './verdict';
@@ -19,7 +20,7 @@ interface Candidate {
   readonly kind: RemedyKind;
   readonly sameTraining: boolean;
   /** The changed job and its words; `limits` (MiB, tightest first) are for the changes whose size is searched: the largest size under the first that any fits. */
-  apply(job: FineTuningJob, limits: readonly number[]): { job: FineTuningJob; change: string } | undefined;
+  apply(job: FineTuningJob, limits: readonly number[], sharding: ShardingSpec | undefined): { job: FineTuningJob; change: string } | undefined;
 }
 
 /** PEFT's LoRA defaults: rank 8 on the architecture's default targets (the attention's query and value). */
@@ -62,14 +63,14 @@ const CANDIDATES: readonly Candidate[] = [
   {
     kind: 'accumulation',
     sameTraining: true,
-    apply: (job, limits) => smallerBatchWithAccumulation(job, limits),
+    apply: (job, limits, sharding) => smallerBatchWithAccumulation(job, limits, sharding),
   },
   {
     kind: 'shorterSequence',
     sameTraining: false,
-    apply: (job, limits) => {
+    apply: (job, limits, sharding) => {
       if (job.seq <= SEQUENCE_STEP) return undefined;
-      const shorter = (limitMiB: number) => longestFittingLength(job, limitMiB, job.seq - 1, false).tokens;
+      const shorter = (limitMiB: number) => longestFittingLength(job, limitMiB, job.seq - 1, false, sharding).tokens;
       // Nothing shorter fits: the shortest step, to show how far it stays over.
       const tokens = limits.map(shorter).find((t) => t > 0) ?? SEQUENCE_STEP;
       return { job: { ...job, seq: tokens }, change: `sequences of ${tokens} tokens` };
@@ -83,13 +84,13 @@ const CANDIDATES: readonly Candidate[] = [
  * keeps the batch per optimizer step (batch 8 x 1 -> 4 x 2 -> 2 x 4 -> 1 x 8); the micro-batch of
  * 1 when none fits, to show how far it stays over.
  */
-function smallerBatchWithAccumulation(job: FineTuningJob, limits: readonly number[]): { job: FineTuningJob; change: string } | undefined {
+function smallerBatchWithAccumulation(job: FineTuningJob, limits: readonly number[], sharding: ShardingSpec | undefined): { job: FineTuningJob; change: string } | undefined {
   const accumulation = Math.max(1, Math.round(job.accumulation ?? 1));
   const batch = Math.max(1, Math.round(job.batch));
   const divisors = smallerDivisors(batch);
   if (divisors.length === 0) return undefined;
   const at = (micro: number): FineTuningJob => ({ ...job, batch: micro, accumulation: (accumulation * batch) / micro });
-  const fitting = (limitMiB: number) => divisors.find((d) => jobDriverMiB(at(d)) <= limitMiB);
+  const fitting = (limitMiB: number) => divisors.find((d) => jobDriverMiB(at(d), sharding) <= limitMiB);
   const micro = limits.map(fitting).find((d) => d !== undefined) ?? 1;
   return { job: at(micro), change: `batch ${micro} x ${(accumulation * batch) / micro} accumulation` };
 }
@@ -111,8 +112,8 @@ function smallerDivisors(batch: number): number[] {
   return [...divisors].sort((a, b) => b - a);
 }
 
-const remedyOf = (job: FineTuningJob, changes: readonly Candidate[], words: readonly string[], gpuMiB: number, safetyMargin: number): Remedy => {
-  const driverMiB = jobDriverMiB(job);
+const remedyOf = (job: FineTuningJob, changes: readonly Candidate[], words: readonly string[], gpuMiB: number, safetyMargin: number, sharding: ShardingSpec | undefined): Remedy => {
+  const driverMiB = jobDriverMiB(job, sharding);
   return {
     changes: changes.map((c) => c.kind),
     change: words.join(' + '),
@@ -127,27 +128,27 @@ const remedyOf = (job: FineTuningJob, changes: readonly Candidate[], words: read
  * The changes that would make `job` fit a GPU of `gpuMiB` (see FineTuningOutlook.remedies); empty
  * when it already fits outside the safety margin.
  */
-export function fineTuningRemedies(job: FineTuningJob, gpuMiB: number, safetyMargin: number): Remedy[] {
-  if (riskOf(jobDriverMiB(job), gpuMiB, safetyMargin) === 'fits') return [];
+export function fineTuningRemedies(job: FineTuningJob, gpuMiB: number, safetyMargin: number, sharding?: ShardingSpec): Remedy[] {
+  if (riskOf(jobDriverMiB(job, sharding), gpuMiB, safetyMargin) === 'fits') return [];
   // A searched size fits outside the safety margin where one does, else just within the GPU.
   const limits = [gpuMiB * (1 - safetyMargin), gpuMiB];
   const singles: { candidate: Candidate; job: FineTuningJob; change: string }[] = [];
   for (const candidate of CANDIDATES) {
-    const applied = candidate.apply(job, limits);
+    const applied = candidate.apply(job, limits, sharding);
     if (applied) singles.push({ candidate, ...applied });
   }
-  const remedies = singles.map((s) => remedyOf(s.job, [s.candidate], [s.change], gpuMiB, safetyMargin));
+  const remedies = singles.map((s) => remedyOf(s.job, [s.candidate], [s.change], gpuMiB, safetyMargin, sharding));
   if (!remedies.some((r) => r.risk === 'fits')) {
     // The second change is applied to the first's job, so a searched size (micro-batch, length) is the largest that fits with the first change.
     const seen = new Set(singles.map((s) => jobKey(s.job)));
     for (const first of singles) {
       for (const second of CANDIDATES.slice(CANDIDATES.indexOf(first.candidate) + 1)) {
-        const applied = second.apply(first.job, limits);
+        const applied = second.apply(first.job, limits, sharding);
         if (!applied) continue;
         const key = jobKey(applied.job);
         if (seen.has(key)) continue;
         seen.add(key);
-        const pair = remedyOf(applied.job, [first.candidate, second], [first.change, applied.change], gpuMiB, safetyMargin);
+        const pair = remedyOf(applied.job, [first.candidate, second], [first.change, applied.change], gpuMiB, safetyMargin, sharding);
         if (pair.fits) remedies.push(pair);
       }
     }
@@ -157,14 +158,15 @@ export function fineTuningRemedies(job: FineTuningJob, gpuMiB: number, safetyMar
 
 /**
  * The fine-tuning outlook of a job at the script's batch on the chosen GPU: its longest sequence
- * (up to the model's maximum position, `modelMaximum`) and the changes that make it fit.
+ * (up to the model's maximum position, `modelMaximum`) and the changes that make it fit; for a
+ * sharded job (`sharding`) all per GPU, as its estimate is.
  */
-export function fineTuningOutlook(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null): FineTuningOutlook {
+export function fineTuningOutlook(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null, sharding?: ShardingSpec): FineTuningOutlook {
   // Worked out on every estimate of the document (every edit): an edit elsewhere in the script leaves the job as it was.
-  const key = JSON.stringify([jobKey(job), gpuMiB, safetyMargin, modelMaximum]);
+  const key = JSON.stringify([jobKey(job), gpuMiB, safetyMargin, modelMaximum, sharding ?? null]);
   const known = outlooks.get(key);
   if (known) return known;
-  const outlook = workOut(job, gpuMiB, safetyMargin, modelMaximum);
+  const outlook = workOut(job, gpuMiB, safetyMargin, modelMaximum, sharding);
   if (outlooks.size >= OUTLOOKS_KEPT) outlooks.delete(outlooks.keys().next().value!);
   outlooks.set(key, outlook);
   return outlook;
@@ -174,14 +176,15 @@ export function fineTuningOutlook(job: FineTuningJob, gpuMiB: number, safetyMarg
 const outlooks = new Map<string, FineTuningOutlook>();
 const OUTLOOKS_KEPT = 32;
 
-function workOut(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null): FineTuningOutlook {
+function workOut(job: FineTuningJob, gpuMiB: number, safetyMargin: number, modelMaximum: number | null, sharding: ShardingSpec | undefined): FineTuningOutlook {
   return {
     job,
-    driverMiB: jobDriverMiB(job),
+    ...(sharding ? { sharding } : {}),
+    driverMiB: jobDriverMiB(job, sharding),
     gpuMiB,
     batch: job.batch,
     seq: job.seq,
-    longestSequence: longestSequence(job, gpuMiB, modelMaximum),
-    remedies: fineTuningRemedies(job, gpuMiB, safetyMargin),
+    longestSequence: longestSequence(job, gpuMiB, modelMaximum, sharding),
+    remedies: fineTuningRemedies(job, gpuMiB, safetyMargin, sharding),
   };
 }

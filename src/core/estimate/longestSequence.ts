@@ -5,6 +5,7 @@
  * people set them, up to the model's maximum position, which is tried too when it is not such a step.
  */
 import { estimateFineTuning, type FineTuningJob } from '../estimators/fineTuning';
+import { estimateShardedAt, type ShardingSpec } from '../estimators/shardedFineTuning';
 import { BYTES_PER_MIB } from '../format/units';
 import type { LongestSequence } from './fileEstimate';
 
@@ -13,9 +14,9 @@ export const SEQUENCE_STEP = 64;
 /** Without a maximum position in the model's config (rotary models without one), lengths beyond this are not searched. */
 export const UNBOUNDED_SEQUENCE_LIMIT = 1 << 20;
 
-/** The driver's figure of a job, in MiB: what the fine-tuning estimator states. */
-export function jobDriverMiB(job: FineTuningJob): number {
-  return estimateFineTuning(job).driver / BYTES_PER_MIB;
+/** The driver's figure of a job, in MiB, as the fine-tuning estimator states it: on one GPU, or on each GPU of a sharded job. */
+export function jobDriverMiB(job: FineTuningJob, sharding?: ShardingSpec): number {
+  return (sharding ? estimateShardedAt(job, sharding, job.batch) : estimateFineTuning(job)).driver / BYTES_PER_MIB;
 }
 
 /** The maximum position a transformers config allows (the name differs by family); null when it gives none. */
@@ -43,14 +44,14 @@ function candidateLengths(limit: number, withLimit: boolean): number[] {
  * a binary search (the estimate grows with the length: activations linearly, eager attention's
  * probabilities quadratically); 0 when the shortest does not fit.
  */
-export function longestFittingLength(job: FineTuningJob, limitMiB: number, limit: number, withLimit = true): { tokens: number; driverMiB: number | null } {
+export function longestFittingLength(job: FineTuningJob, limitMiB: number, limit: number, withLimit = true, sharding?: ShardingSpec): { tokens: number; driverMiB: number | null } {
   const lengths = candidateLengths(Math.min(limit, UNBOUNDED_SEQUENCE_LIMIT), withLimit);
   let low = -1;
   let lowMiB: number | null = null;
   let high = lengths.length;
   while (high - low > 1) {
     const middle = (low + high) >> 1;
-    const mib = jobDriverMiB({ ...job, seq: lengths[middle]! });
+    const mib = jobDriverMiB({ ...job, seq: lengths[middle]! }, sharding);
     if (mib <= limitMiB) {
       low = middle;
       lowMiB = mib;
@@ -60,7 +61,7 @@ export function longestFittingLength(job: FineTuningJob, limitMiB: number, limit
 }
 
 /** The longest sequence the job fits on a GPU of `gpuMiB` at its own batch, up to the model's maximum. */
-export function longestSequence(job: FineTuningJob, gpuMiB: number, modelMaximum: number | null): LongestSequence {
-  const found = longestFittingLength(job, gpuMiB, modelMaximum ?? UNBOUNDED_SEQUENCE_LIMIT);
+export function longestSequence(job: FineTuningJob, gpuMiB: number, modelMaximum: number | null, sharding?: ShardingSpec): LongestSequence {
+  const found = longestFittingLength(job, gpuMiB, modelMaximum ?? UNBOUNDED_SEQUENCE_LIMIT, true, sharding);
   return { tokens: found.tokens, modelMaximum, modelMaximumFits: modelMaximum !== null && found.tokens === modelMaximum, driverMiB: found.driverMiB };
 }

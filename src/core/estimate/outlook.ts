@@ -79,9 +79,9 @@ export function estimateCurve(model: ModelEstimate): (batchSize: number) => numb
   return (batchSize) => at(batchSize) * scale;
 }
 
-/** A fine-tune's estimate at any batch size: the fine-tuning model on its job (MiB, the driver's figure). */
+/** A fine-tune's estimate at any batch size: the fine-tuning model on its job (MiB, the driver's figure, per GPU for a sharded job). */
 function fineTuningCurve(outlook: FineTuningOutlook): (batchSize: number) => number {
-  return (batchSize) => jobDriverMiB({ ...outlook.job, batch: batchSize });
+  return (batchSize) => jobDriverMiB({ ...outlook.job, batch: batchSize }, outlook.sharding);
 }
 
 /**

@@ -165,6 +165,21 @@ describe("the report's outlook of a fine-tune", () => {
     assert.ok(curve(model.maxBatchSize!) <= 24564 && curve(model.maxBatchSize! + 1) > 24564);
   });
 
+  it('is per GPU for a job on several GPUs, as its estimate is (DDP over 4 GPUs adds a bucket copy of the gradients to each)', async () => {
+    const source = llm('full_finetune_7b_eager.py');
+    const on80 = { gpu: gpu('a100-80gb') };
+    const [ddp] = (await estimate(source, { ...on80, gpus: 4 })).models;
+    const [single] = (await estimate(source, on80)).models;
+    const outlook = ddp!.fineTuning!;
+    assert.ok(outlook.sharding && ddp!.memory.sharding);
+    assert.equal(Math.round(outlook.driverMiB), ddp!.memory.estimateMiB);
+    assert.ok(outlook.driverMiB > single!.fineTuning!.driverMiB);
+    const checkpointing = (model: typeof ddp) => model!.fineTuning!.remedies.find((r) => r.changes.join() === 'checkpointing')!.driverMiB;
+    assert.ok(checkpointing(ddp) > checkpointing(single));
+    const current = gpuComparison(ddp!, 'a100-80gb', 0.1).find((row) => row.current)!;
+    assert.equal(current.fineTuningMaxBatch, ddp!.maxBatchSize);
+  });
+
   it('keeps the analytical heading for other models', async () => {
     const result = await estimate(['import torch', 'model = torch.nn.Linear(4, 4)', 'opt = torch.optim.SGD(model.parameters(), lr=0.1)', 'loss = model(torch.randn(8, 4)).sum()', 'loss.backward()', 'opt.step()'].join('\n'));
     const rows = gpuComparison(result.models[0]!, result.gpu.id, 0.1);
