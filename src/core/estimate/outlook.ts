@@ -53,6 +53,8 @@ export interface MemoryCurve {
   readonly maxBatchSize: number | null;
   /** Who the band and the point are from (`CNN ensemble`, `real-model estimator`); null when the estimate is the analytical curve itself. */
   readonly estimator: string | null;
+  /** The estimate's points carry a range (its low and high); false for the fine-tuning model, a point estimate (its low and high are the point). */
+  readonly ranged: boolean;
   /** The estimate at the script's batch size, where it is not the analytical model's. */
   readonly estimatePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
 }
@@ -86,7 +88,7 @@ function fineTuningCurve(outlook: FineTuningOutlook): (batchSize: number) => num
 
 /**
  * The estimate by batch size, where it is not the analytical model's: the trained ensemble's grid
- * as the estimate carries it, or the real-model estimator worked out on the same geometric grid
+ * as the estimate carries it, or the real-model estimator or the fine-tuning model worked out on the same geometric grid
  * (each up to the first point at or past `limit`, so the band spans the curve), and, exactly as
  * the estimate states it, the script's batch.
  */
@@ -98,6 +100,15 @@ function estimateByBatch(model: ModelEstimate, limit: number, gpu: GpuProfile | 
       byBatch.set(p.batchSize, { estimateMiB: p.estimateMiB, lowMiB: p.lowMiB, highMiB: p.highMiB });
       if (p.batchSize >= limit) break;
     }
+  } else if (memory.method === 'fineTuning' && model.fineTuning) {
+    // A point estimate: no range, low and high are the point (MemoryCurve.ranged).
+    const at = fineTuningCurve(model.fineTuning);
+    for (const batchSize of [...batchGrid(), ...(model.batchSize === null ? [] : [model.batchSize])].sort((a, b) => a - b)) {
+      const mib = batchSize === model.batchSize && memory.estimateMiB !== null ? memory.estimateMiB : Math.round(at(batchSize));
+      byBatch.set(batchSize, { estimateMiB: mib, lowMiB: mib, highMiB: mib });
+      if (batchSize >= limit) break;
+    }
+    return byBatch;
   } else if (memory.method === 'real-model') {
     for (const batchSize of batchGrid()) {
       const at = realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision });
@@ -143,7 +154,7 @@ export function memoryCurve(model: ModelEstimate, gpuMiB: number, gpu?: GpuProfi
       ? { batchSize: model.batchSize, estimateMiB: memory.estimateMiB, lowMiB: memory.lowMiB, highMiB: memory.highMiB }
       : null;
   const estimator = banded ? (model.estimates.find((reading) => reading.role === 'estimate')?.attribution ?? null) : null;
-  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, estimator, estimatePoint };
+  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, estimator, ranged: banded && memory.method !== 'fineTuning', estimatePoint };
 }
 
 export interface GpuComparisonRow {

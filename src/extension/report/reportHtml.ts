@@ -70,15 +70,16 @@ function curveSection(data: ModelChartData, curve: MemoryCurve | null): string {
   if (!curve) return '';
   const fit = curve.maxBatchSize ?? curve.analyticalMaxBatch;
   const band = curve.points.some((p) => p.estimate);
-  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ` and the ${curve.estimator ?? 'estimate'}, its range shaded` : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
+  const shaded = band && curve.ranged;
+  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ` and the ${curve.estimator ?? 'estimate'}${shaded ? ', its range shaded' : ''}` : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
   const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : '', b === curve.maxBatchSize && b !== curve.analyticalMaxBatch ? 'largest that fits' : ''].filter(Boolean).join(', ');
-  const estimateCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.estimate ? formatMiB(p.estimate.estimateMiB) : ''}</td><td class="num">${p.estimate ? range(p.estimate.lowMiB, p.estimate.highMiB) : ''}</td>` : '');
+  const estimateCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.estimate ? formatMiB(p.estimate.estimateMiB) : ''}</td>${shaded ? `<td class="num">${p.estimate ? range(p.estimate.lowMiB, p.estimate.highMiB) : ''}</td>` : ''}` : '');
   const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td>${estimateCells(p)}<td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
   const who = escapeHtml(curve.estimator ?? 'estimate');
   const point = curve.estimatePoint ? `; ${who} at batch ${curve.estimatePoint.batchSize}: ${formatMiB(curve.estimatePoint.estimateMiB)}` : '';
-  const estimateHeads = band ? `<th scope="col">${capitalized(who)}</th><th scope="col">${capitalized(who)} range</th>` : '';
+  const estimateHeads = band ? `<th scope="col">${capitalized(who)}</th>${shaded ? `<th scope="col">${capitalized(who)} range</th>` : ''}` : '';
   return `<h3>Memory vs batch size</h3>
-  <p class="muted">Analytical model${band ? `, and the ${who} with its range shaded` : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${point}.</p>
+  <p class="muted">Analytical model${band ? `, and the ${who}${shaded ? ' with its range shaded' : ''}` : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${point}.</p>
   ${chartDiv(data, 'curve', label)}
   <details><summary>Curve data (${curve.points.length} batch sizes)</summary>
   <table class="curve"><caption>Peak memory by batch size (analytical model${band ? ` and ${who}` : ''})</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th>${estimateHeads}<th scope="col">${escapeHtml(data.gpuName)} (analytical)</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;

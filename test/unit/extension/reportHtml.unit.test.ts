@@ -176,6 +176,23 @@ describe('report page', () => {
     assert.doesNotMatch(reportHtml(reported(await estimate(fixture('cnn_cifar'))), page), /What fits/);
   });
 
+  it("draws a fine-tune's memory curve by the fine-tuning model, a point estimate with no range to shade", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'qlora_trainer.py'), 'utf8');
+    const result = await estimate(source, { gpu: GPU_PROFILES.find((gpu) => gpu.id === 'rtx4090-24gb')! });
+    const model = result.models[0]!;
+    const curve = memoryCurve(model, result.gpu.memoryMiB)!;
+    assert.equal(curve.estimator, 'fine-tuning model');
+    assert.equal(curve.ranged, false);
+    const at = (batch: number) => curve.points.find((p) => p.batchSize === batch)?.estimate;
+    assert.equal(at(model.batchSize!)?.estimateMiB, model.memory.estimateMiB);
+    const over = curve.points.find((p) => p.estimate && p.batchSize > model.maxBatchSize!);
+    assert.ok(over && over.estimate!.estimateMiB > result.gpu.memoryMiB, 'the curve reaches past the largest batch that fits');
+    assert.ok(curve.points.every((p) => !p.estimate || p.batchSize > model.maxBatchSize! || p.estimate.estimateMiB <= result.gpu.memoryMiB), 'every batch up to the largest that fits is under the limit');
+    const html = reportHtml(reported(result), page);
+    assert.match(html, /Analytical model, and the fine-tuning model; RTX 4090 24GB limit/);
+    assert.doesNotMatch(html, /range shaded|Fine-tuning model range/);
+  });
+
   it('shows a dry run beside the estimators, with the difference and why they differ; a failed one adds nothing', async () => {
     const file = await estimate(fixture('cnn_cifar'));
     const estimateMiB = file.models[0]!.memory.estimateMiB!;
