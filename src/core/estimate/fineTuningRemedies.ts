@@ -1,7 +1,7 @@
 /**
  * "Which change makes it fit": for a fine-tuning job that does not fit its GPU, or fits only within
  * the safety margin, the changes people make to a Hugging Face fine-tune, each estimated by the same
- * physical model (estimateFineTuning) on the job with that one change. A change whose size is
+ * physical model (estimateFineTuning; per GPU for a sharded job) on the job with that one change. A change whose size is
  * theirs to pick (the micro-batch under accumulation, the sequence length) is searched: the largest
  * that fits. When no single change fits comfortably, pairs of changes are tried too.
  *
