@@ -1,5 +1,6 @@
 import { formatCount, formatMiB } from '../core/format/units';
 import { describeArchitecture, describeAssumption, describeAssumptionValue, breakdownSource, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings, describeSharding } from '../core/display/describe';
+import { describeLongestSequence, describeRemedies } from '../core/display/fineTuningText';
 import { ESTIMATORS } from '../core/estimate/estimators';
 import type { Assumption, FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 import { warningsOf } from '../core/estimate/notes';
@@ -58,6 +59,10 @@ export function humanOutput(estimate: FileEstimate): string {
     const method = describeMethod(model);
     out.push(`  ${model.memory.estimateMiB === null ? 'no estimate.' : `estimated by the ${method}.`} ${describeLearned(model)}`);
     if (model.memory.estimateMiB !== null) out.push(`  estimators: ${describeReadings(model)}`);
+    if (model.fineTuning) {
+      const remedies = describeRemedies(model.fineTuning, model.risk);
+      out.push(`  ${describeLongestSequence(model.fineTuning)}`, ...(remedies ? [`  ${remedies}`] : []));
+    }
     for (const warning of warningsOf(model)) out.push(`  warning: ${warning}`);
   }
   const footnotes = ESTIMATORS.flatMap((estimator) => (estimator.footnote && comparisons.some((c) => c.id === estimator.id) ? [estimator.footnote] : []));

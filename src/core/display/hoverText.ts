@@ -15,6 +15,7 @@ import {
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import { joinPath } from '../project/projectFiles';
+import { fineTuningLines } from './fineTuningText';
 
 const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
@@ -45,6 +46,7 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   parts.push(`${model.risk ? `${VERDICT_ICONS[model.risk]} ` : ''}${escape(describeVerdict(model, estimate.gpu.name))} (${formatMiB(estimate.gpu.memoryMiB)})`);
   if (model.maxBatchSize !== null) parts.push(`; largest batch that fits: ${model.maxBatchSize}`);
   parts.push('\n\n');
+  if (model.fineTuning) parts.push(fineTuningLines(model.fineTuning, model.risk).map((text) => `${escape(text)}\n\n`).join(''));
   parts.push(`Utilization: ${describeUtilization(model)}\n\n`);
   const breakdown = describeBreakdown(model);
   if (breakdown) parts.push(`Breakdown (${breakdownSource(model)}${model.memory.sharding ? ', per GPU' : ''}): ${breakdown}\n\n`);

@@ -23,6 +23,8 @@ import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
+import { fineTuningOutlook } from './fineTuningRemedies';
+import { modelMaximumPosition } from './longestSequence';
 import { relativeTo } from '../project/projectFiles';
 import type { AssumedValue } from '../analysis/config/configSources';
 
@@ -113,6 +115,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   for (const message of estimate?.warnings ?? []) warn(message);
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
+  // What people ask next of a fine-tune (the longest sequence, the change that makes it fit), where the fine-tuning model is the estimate.
+  const whatIf = fineTuning && batchSize !== null && chosen?.estimator === fineTuningEstimator ? fineTuningOutlook({ ...fineTuning.job, batch: batchSize }, memoryMiB, options.safetyMargin, modelMaximumPosition(catalogPart?.architecture.hfConfig?.config), fineTuning.sharding) : undefined;
   return {
     name: model.name,
     line: model.range.startLine + 1,
@@ -145,6 +149,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     fits: estimate ? fits(estimate.pointMiB, memoryMiB) : null,
     risk: estimate ? riskOf(estimate.pointMiB, memoryMiB, options.safetyMargin) : null,
     maxBatchSize,
+    ...(whatIf ? { fineTuning: whatIf } : {}),
     assumptions: [...assumptions(options.batchSize, setup, inputShape, shown), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
