@@ -1,3 +1,5 @@
+import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
+
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors
  * (docs/fine-tuning.md): the frozen base weights at the precision they are stored in, the trainable
@@ -30,6 +32,16 @@ export interface TransformerShape {
   readonly head: { readonly kind: 'lm' } | { readonly kind: 'classifier'; readonly labels: number };
   /** Dropout after attention and MLP (BERT's 0.1) keeps a 1-byte mask per element; Llama has none. */
   readonly dropout: boolean;
+  /** RMSNorm that upcasts its input to fp32 (Llama, T5) rather than LayerNorm. */
+  readonly rmsNorm?: boolean;
+  /** Encoder-decoder (T5): `layers` is the encoder's count, this the decoder's (each with a cross-attention). */
+  readonly decoderLayers?: number;
+  /** One fused query-key-value linear (BLOOM's query_key_value). */
+  readonly fusedQkv?: boolean;
+  /** Attention that transformers implements only eagerly (T5's position bias, BLOOM's ALiBi): the probabilities are kept. */
+  readonly eagerOnly?: boolean;
+  /** Module names as T5 gives them (q, k, v, o, wi_0, wi_1, wo). */
+  readonly t5Names?: boolean;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -40,6 +52,8 @@ export interface ParameterTensor {
   readonly kind: 'linear' | 'embedding' | 'vector';
   /** Repeated once per layer. */
   readonly perLayer: boolean;
+  /** Repeated once per decoder layer of an encoder-decoder. */
+  readonly decoder?: boolean;
 }
 
 export type AdapterMethod = 'lora' | 'other';
@@ -87,6 +101,22 @@ export interface FineTuningJob {
   readonly chunkedLoss?: number;
   /** The CUDA context's bytes when the measurement's source states them; else CUDA_CONTEXT_BYTES. */
   readonly contextBytes?: number;
+  /** Encoder-decoder: tokens per sample on the decoder's side (the labels'); `seq` is the encoder's. */
+  readonly targetSeq?: number;
+  /** Bytes of the adapter's weights: 4 for PEFT (autocast_adapter_dtype keeps them fp32), the model's 2 for torchtune. */
+  readonly adapterBytes?: 2 | 4;
+  /** `attn_implementation="flash_attention_2"`: grouped keys and values are not expanded to every head. */
+  readonly flashAttention?: boolean;
+  /** False where the loop drops the model's outputs before the backward (the Trainer, torchtune); a loop that keeps `outputs` keeps the logits. */
+  readonly logitsHeld?: boolean;
+  /** The allocator's reserve as a share of what each step allocates and frees; RESERVE_SHARE unless given (calibration). */
+  readonly reserveShare?: number;
+  /** torch.compile of the model (TrainingArguments(torch_compile=True), torchtune's compile: True): fused pointwise chains keep less (savedActivations.ts). */
+  readonly compiled?: boolean;
+  /** PEFT's lora_dropout > 0: a dropped-out copy of each adapted module's input. */
+  readonly adapterDropout?: boolean;
+  /** `zero_grad()` that zeroes the gradients in place (torch before 2.0, set_to_none=False): they live through the forward. */
+  readonly gradientsZeroedInPlace?: boolean;
 }
 
 export interface FineTuningEstimate {
@@ -108,6 +138,8 @@ export interface FineTuningEstimate {
   readonly reserved: number;
   /** What the driver shows: reserved, paged optimizer state and the CUDA context. */
   readonly driver: number;
+  /** SAFETY_MARGIN of the driver's figure: what the estimate adds for what the physical model does not count. */
+  readonly safetyMargin: number;
   readonly trainableParams: number;
   readonly totalParams: number;
   readonly notes: readonly string[];
@@ -123,6 +155,16 @@ export const CUDA_CONTEXT_BYTES = 0.8 * GiB;
  * allocates and frees (activations, logits, temporaries), so the reserve is a share of those.
  */
 export const RESERVE_SHARE = 0.1;
+/** Bytes per logit the loss holds at the start of the backward: log-softmax's fp32 output, its gradient and its input's. */
+const LOSS_BYTES = 12;
+/**
+ * The safety margin the estimate adds on top of the physical model (docs/fine-tuning.md): what the
+ * model does not count (library versions that keep more, allocator behaviour, load-time peaks).
+ * Fitted by `npm run evaluate:llm` on the published measurements at their 80th percentile (an
+ * estimate under a figure costs four times one over it), leave one source out for the error it
+ * reports; the value is the fit on all of them.
+ */
+export const SAFETY_MARGIN = 0.125;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
@@ -130,32 +172,45 @@ const MIN_8BIT_SIZE = 4096;
 /** PEFT's default LoRA targets when target_modules is not given (its table for Llama-style and BERT models): query and value. */
 const DEFAULT_TARGETS = ['q_proj', 'v_proj', 'query', 'value'];
 
-/** Every parameter tensor, named as transformers names them in Llama-style and BERT-style models. */
+/** Every parameter tensor, named as transformers names them in Llama-style models (BERT, BLOOM and T5 names are aliases). */
 export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   const { hidden: h, heads, kvHeads, headDim, intermediate: i, vocab } = shape;
   const q = heads * headDim;
   const kv = kvHeads * headDim;
   const tensors: ParameterTensor[] = [{ name: 'embed_tokens', rows: vocab, cols: h, kind: 'embedding', perLayer: false }];
   if (shape.positions > 0) tensors.push({ name: 'position_embeddings', rows: shape.positions, cols: h, kind: 'embedding', perLayer: false });
-  const linear = (name: string, inFeatures: number, out: number) => {
-    tensors.push({ name, rows: out, cols: inFeatures, kind: 'linear', perLayer: true });
-    if (shape.bias) tensors.push({ name: `${name}.bias`, rows: out, cols: 1, kind: 'vector', perLayer: true });
+  // A norm's weight (and LayerNorm's bias): `h` (or 2h) elements.
+  const normSize = h * (shape.bias ? 2 : 1);
+  const layer = (decoder: boolean) => {
+    const linear = (name: string, inFeatures: number, out: number) => {
+      tensors.push({ name, rows: out, cols: inFeatures, kind: 'linear', perLayer: true, ...(decoder ? { decoder } : {}) });
+      if (shape.bias) tensors.push({ name: `${name}.bias`, rows: out, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
+    };
+    const attention = () => {
+      if (shape.fusedQkv) linear('qkv_proj', h, q + 2 * kv);
+      else {
+        linear('q_proj', h, q);
+        linear('k_proj', h, kv);
+        linear('v_proj', h, kv);
+      }
+      linear('o_proj', q, h);
+    };
+    attention();
+    // The decoder's cross-attention has the same projections (PEFT's names match both).
+    if (decoder) attention();
+    if (shape.gatedMlp) linear('gate_proj', h, i);
+    linear('up_proj', h, i);
+    linear('down_proj', i, h);
+    // Two norms per layer, three with a cross-attention.
+    tensors.push({ name: 'norms', rows: (decoder ? 3 : 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
-  linear('q_proj', h, q);
-  linear('k_proj', h, kv);
-  linear('v_proj', h, kv);
-  linear('o_proj', q, h);
-  if (shape.gatedMlp) {
-    linear('gate_proj', h, i);
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
-  } else {
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
-  }
-  // Two norms per layer (weight, and a bias for LayerNorm), one at the end.
-  tensors.push({ name: 'norms', rows: 2 * h * (shape.bias ? 2 : 1), cols: 1, kind: 'vector', perLayer: true });
-  tensors.push({ name: 'norm', rows: h * (shape.bias ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
+  layer(false);
+  if (shape.decoderLayers) {
+    layer(true);
+    // T5's relative position bias: buckets x heads, in the first layer of each stack; its final norms.
+    tensors.push({ name: 'relative_attention_bias', rows: 2 * 32 * heads, cols: 1, kind: 'vector', perLayer: false });
+    tensors.push({ name: 'norm', rows: 2 * normSize, cols: 1, kind: 'vector', perLayer: false });
+  } else tensors.push({ name: 'norm', rows: normSize * (shape.fusedQkv ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
   if (shape.head.kind === 'lm') {
     if (!shape.tiedEmbeddings) tensors.push({ name: 'lm_head', rows: vocab, cols: h, kind: 'linear', perLayer: false });
   } else {
@@ -165,56 +220,42 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   return tensors;
 }
 
-const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * (t.perLayer ? shape.layers : 1);
+/** How many times a tensor is in the model: once, once per layer, or once per decoder layer. */
+const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1);
+const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * repeats(shape, t);
 
-/** The names PEFT and transformers give the same projections in BERT-style models. */
+/** The names PEFT and transformers give the same projections in BERT-, BLOOM- and GPT-style models. */
 const ALIASES: Readonly<Record<string, readonly string[]>> = {
   q_proj: ['q_proj', 'query', 'q', 'wq'],
   k_proj: ['k_proj', 'key', 'k', 'wk'],
   v_proj: ['v_proj', 'value', 'v', 'wv'],
+  qkv_proj: ['qkv_proj', 'query_key_value', 'c_attn', 'Wqkv'],
   o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo'],
   gate_proj: ['gate_proj', 'w1'],
-  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3'],
-  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2'],
+  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h'],
+  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h'],
   lm_head: ['lm_head', 'output'],
 };
+/** T5's names: `wo` is the MLP's output there, not the attention's. */
+const T5_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  q_proj: ['q'], k_proj: ['k'], v_proj: ['v'], o_proj: ['o'], gate_proj: ['wi_0'], up_proj: ['wi_1', 'wi'], down_proj: ['wo'], lm_head: ['lm_head'],
+};
+/** PEFT's default targets when target_modules is not given (its TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): the query and value; BLOOM's fused projection. */
+const defaultTargets = (shape: TransformerShape): readonly string[] => (shape.t5Names ? ['q', 'v'] : shape.fusedQkv ? ['query_key_value'] : DEFAULT_TARGETS);
 
 /** The linear layers a LoRA config targets: named ones, or every linear but the output head for "all-linear". */
 export function loraTargets(shape: TransformerShape, targets: FineTuningAdapter['targetModules']): ParameterTensor[] {
   const linears = parameterTensors(shape).filter((t) => t.kind === 'linear');
   if (targets === 'all-linear') return linears.filter((t) => t.perLayer);
-  const names = targets === undefined ? DEFAULT_TARGETS : typeof targets === 'string' ? [targets] : targets;
-  return linears.filter((t) => (ALIASES[t.name] ?? [t.name]).some((alias) => names.includes(alias)));
+  const names = targets === undefined ? defaultTargets(shape) : typeof targets === 'string' ? [targets] : targets;
+  const aliases = shape.t5Names ? T5_ALIASES : ALIASES;
+  return linears.filter((t) => (aliases[t.name] ?? [t.name]).some((alias) => names.includes(alias)));
 }
 
 /** LoRA's A (rank x in) and B (out x rank) per targeted linear, and DoRA's magnitude vector (out). */
 export function loraParams(shape: TransformerShape, adapter: FineTuningAdapter): number {
   const rank = adapter.rank ?? 8;
-  return loraTargets(shape, adapter.targetModules).reduce((sum, t) => sum + (rank * (t.rows + t.cols) + (adapter.dora ? t.rows : 0)) * (t.perLayer ? shape.layers : 1), 0);
-}
-
-/**
- * Bytes per token and layer the backward needs, in elements of the compute dtype: the norms'
- * inputs, the inputs of the linears that need them, the queries, keys and values the attention
- * kernel keeps, its output, the MLP's intermediate tensors, and dropout's 1-byte masks.
- */
-export function activationBytesPerTokenLayer(shape: TransformerShape, computeBytes: number, eager: boolean, seq: number, autocast = false): number {
-  const { hidden: h, intermediate: i } = shape;
-  const q = shape.heads * shape.headDim;
-  const kv = shape.kvHeads * shape.headDim;
-  // Autocast runs the norms in fp32: their inputs (the residual stream) and outputs are kept in 4 bytes, and each linear keeps its own 16-bit cast of the output.
-  const norm = autocast ? 4 : computeBytes;
-  // Attention block: norm input and output, q, k, v, the kernel's output (o_proj's input); MLP block: norm input and output, then gate, up, act(gate) and their product (gated) or fc1's output and the activation's.
-  let bytes = 2 * h * norm + (q + 2 * kv + q) * computeBytes + 2 * h * norm + (shape.gatedMlp ? 4 * i : 2 * i) * computeBytes;
-  if (autocast) bytes += 2 * h * computeBytes;
-  if (eager) {
-    // Eager attention keeps its probabilities: softmax's fp32 output, dropout's mask and fp32 output, and the 16-bit copy the next matmul is given.
-    const probabilities = 4 + (shape.dropout ? 1 + 4 : 0) + (computeBytes === 2 ? 2 : 0);
-    bytes += shape.heads * seq * probabilities;
-  }
-  // Dropout after attention and after the MLP: a 1-byte mask each.
-  if (shape.dropout) bytes += 2 * h;
-  return bytes;
+  return loraTargets(shape, adapter.targetModules).reduce((sum, t) => sum + (rank * (t.rows + t.cols) + (adapter.dora ? t.rows : 0)) * repeats(shape, t), 0);
 }
 
 const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols: number }, paramBytes: number): number => {
@@ -239,6 +280,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const { shape } = job;
   const batch = Math.max(1, Math.round(job.batch));
   const seq = Math.max(1, Math.round(job.seq));
+  const targetSeq = shape.decoderLayers ? Math.max(1, Math.round(job.targetSeq ?? seq)) : 0;
   const tokens = batch * seq;
   const tensors = parameterTensors(shape);
   const totalParams = tensors.reduce((sum, t) => sum + count(shape, t), 0);
@@ -248,14 +290,16 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
 
   // Frozen base weights: bitsandbytes quantizes the decoder's linear layers only; embeddings, norms and the output head stay in the load dtype (fp32 after prepare_model_for_kbit_training).
   let baseWeights = 0;
+  let largestLinear = 0;
   const full = job.adapter === undefined;
   if (!full) {
     for (const t of tensors) {
       const n = count(shape, t);
       const quantized = job.weightBits < 16 && t.kind === 'linear' && t.perLayer;
+      if (quantized) largestLinear = Math.max(largestLinear, t.rows * t.cols);
       if (quantized && job.weightBits === 4) baseWeights += n * (0.5 + (job.doubleQuant ? FOUR_BIT_CONSTANTS.double : FOUR_BIT_CONSTANTS.single));
       // LLM.int8: one byte per weight and an fp32 scale per output row.
-      else if (quantized) baseWeights += n + t.rows * 4 * shape.layers;
+      else if (quantized) baseWeights += n + t.rows * 4 * repeats(shape, t);
       else baseWeights += n * (job.kbitPrepared && job.weightBits < 16 ? 4 : storedBytes);
     }
   }
@@ -266,53 +310,73 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   let gradients: number;
   let optimizerState = 0;
   let paramBytes: number;
+  const adapterBytes = job.adapterBytes ?? 4;
   if (full) {
     if (job.weightBits < 16) notes.push('Full fine-tuning of a quantized model is not possible; the weights are counted at 16 bits.');
     paramBytes = job.weightBits === 32 ? 4 : 2;
     trainableParams = totalParams;
     trainableWeights = totalParams * paramBytes;
     gradients = trainableWeights;
-    for (const t of tensors) optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * (t.perLayer ? shape.layers : 1);
+    for (const t of tensors) optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * repeats(shape, t);
   } else {
-    paramBytes = 4;
+    paramBytes = adapterBytes;
     const adapter = job.adapter;
     if (adapter.method === 'lora') {
       trainableParams = loraParams(shape, adapter);
       if (loraTargets(shape, adapter.targetModules).length === 0) notes.push(`None of the target modules ${JSON.stringify(adapter.targetModules)} is a linear layer of this architecture; the adapter is counted empty.`);
       for (const t of loraTargets(shape, adapter.targetModules)) {
         const rank = adapter.rank ?? 8;
-        const times = t.perLayer ? shape.layers : 1;
-        optimizerState += (optimizerBytes(job.optimizer, { rows: rank, cols: t.cols }, 4) + optimizerBytes(job.optimizer, { rows: t.rows, cols: rank }, 4)) * times;
-        if (adapter.dora) optimizerState += optimizerBytes(job.optimizer, { rows: t.rows, cols: 1 }, 4) * times;
+        const times = repeats(shape, t);
+        optimizerState += (optimizerBytes(job.optimizer, { rows: rank, cols: t.cols }, paramBytes) + optimizerBytes(job.optimizer, { rows: t.rows, cols: rank }, paramBytes)) * times;
+        if (adapter.dora) optimizerState += optimizerBytes(job.optimizer, { rows: t.rows, cols: 1 }, paramBytes) * times;
       }
     } else {
       trainableParams = adapter.trainableParams ?? 0;
       if (adapter.trainableParams === undefined) notes.push('The adapter\'s parameter count is unknown; it is counted as none.');
-      optimizerState = optimizerBytes(job.optimizer, { rows: trainableParams, cols: 1 }, 4);
+      optimizerState = optimizerBytes(job.optimizer, { rows: trainableParams, cols: 1 }, paramBytes);
     }
     trainableWeights = trainableParams * paramBytes;
     gradients = trainableWeights;
   }
   const pagedOptimizerState = job.paged ? optimizerState : 0;
 
-  // Activations: every layer's saved tensors, or with checkpointing each layer's input plus one layer recomputed in the backward.
-  const perLayer = activationBytesPerTokenLayer(shape, e, job.eagerAttention ?? false, seq, job.autocast ?? false) * tokens;
-  const layerInput = shape.hidden * e * tokens;
+  // Activations: what autograd keeps per layer (savedActivations.ts), or with checkpointing each layer's input plus one layer recomputed in the backward.
+  const adapted = new Set(!full && (job.adapter.method === 'lora' || job.adapter.targetModules !== undefined) ? loraTargets(shape, job.adapter.targetModules).filter((t) => t.perLayer).map((t) => t.name) : []);
+  // The residual stream is fp32 under autocast over fp32 weights and after prepare_model_for_kbit_training (fp32 embeddings and norms: bitsandbytes casts each linear's output back to its input's dtype).
+  const residualBytes: 2 | 4 = job.autocast || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
+  const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
+  const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, attention, seq };
+  const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
+  const layerInput = shape.hidden * residualBytes * tokens;
   let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;
+  let recomputed = job.checkpointing ? perLayer : 0;
+  if (shape.decoderLayers) {
+    // The decoder's layers over the target tokens: self-attention over the target, cross-attention over the encoder's output.
+    const targetTokens = batch * targetSeq;
+    const cross = crossAttentionBytes(shape, options, seq);
+    const decoderLayer = (savedBytesPerTokenLayer(shape, { ...options, seq: targetSeq }) + cross.perTarget) * targetTokens + cross.perSource * tokens;
+    activations += job.checkpointing ? shape.decoderLayers * shape.hidden * residualBytes * targetTokens : shape.decoderLayers * decoderLayer;
+    // The encoder's output, read by every cross-attention.
+    activations += layerInput;
+    if (job.checkpointing) recomputed = Math.max(recomputed, decoderLayer);
+  }
   // The embeddings' output and the final norm's input and output.
   activations += 3 * layerInput;
   if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
-  const recomputed = job.checkpointing ? perLayer : 0;
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
-  const largest = Math.max(job.eagerAttention ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
+  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
   const backwardWorkspace = 2 * largest * tokens;
+  // bitsandbytes dequantizes each quantized weight to the compute dtype for its matmul, forward and backward: one layer's largest at a time.
+  const dequantized = 2 * largestLinear * e;
 
-  // Logits: the head's output in the compute dtype, the loss's fp32 copy and log-softmax (transformers upcasts before cross-entropy); a classifier's are negligible.
+  // Logits (docs/fine-tuning.md): the loss upcasts them to fp32 and keeps log-softmax's fp32 output; its backward
+  // makes the gradient of that output and of its input (12 bytes an element at the start of the backward). A loop
+  // that keeps the model's `outputs` through the backward keeps the logits too; the Trainer and torchtune drop them.
   let logits = 0;
   if (shape.head.kind === 'lm') {
-    const elements = tokens * shape.vocab;
-    const chunk = job.chunkedLoss && job.chunkedLoss > 1 ? 1 / job.chunkedLoss : 1;
-    logits = elements * e + elements * chunk * (e === 4 ? 4 : 8);
+    const elements = batch * (shape.decoderLayers ? targetSeq : seq) * shape.vocab;
+    const held = job.logitsHeld === false ? 0 : e;
+    logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
@@ -320,17 +384,18 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const stepTemporary = job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0;
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);
-  // Gradients are all alive at the optimizer step; with accumulation they are also alive through the next forward. optimizer_in_bwd frees each as it is applied.
+  // Gradients are all alive at the optimizer step; with accumulation, or with zero_grad(set_to_none=False), also through the next forward. optimizer_in_bwd frees each as it is applied.
   const heldGradients = job.optimizerInBackward ? 0 : gradients;
-  const forwardGradients = (job.accumulation ?? 1) > 1 ? heldGradients : 0;
-  const forwardPeak = persistent + forwardGradients + activations + recomputed + backwardWorkspace + logits + autocastCopies;
+  const forwardGradients = (job.accumulation ?? 1) > 1 || job.gradientsZeroedInPlace ? heldGradients : 0;
+  const working = recomputed + backwardWorkspace + dequantized;
+  const forwardPeak = persistent + forwardGradients + activations + working + logits + autocastCopies;
   const stepPeak = persistent + heldGradients + stepTemporary;
   const allocated = Math.max(forwardPeak, stepPeak);
-  const transient = autocastCopies + Math.max(recomputed + backwardWorkspace, stepTemporary);
-  const reserved = allocated + RESERVE_SHARE * (activations + recomputed + backwardWorkspace + logits + autocastCopies);
+  const transient = autocastCopies + Math.max(working, stepTemporary);
+  const reserved = allocated + (job.reserveShare ?? RESERVE_SHARE) * (activations + working + logits + autocastCopies);
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;
   const driver = reserved + pagedOptimizerState + context;
-  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, allocated, reserved, driver, trainableParams, totalParams, notes };
+  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, allocated, reserved, driver, safetyMargin: SAFETY_MARGIN * driver, trainableParams, totalParams, notes };
 }
 
 const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
@@ -348,6 +413,21 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
   const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads');
   const vocab = num('vocab_size');
   if (!hidden || !layers || !heads || !vocab) return `config of ${modelType} without hidden size, layers, heads or vocabulary`;
+  if (/^(t5|mt5|umt5)$/.test(modelType)) {
+    // T5: an encoder and a decoder stack, no biases, RMSNorm, d_kv per head (not d_model / heads), a gated MLP for "gated-gelu", dropout 0.1; transformers' T5Attention is eager only (its position bias).
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: num('d_kv') ?? hidden / heads, intermediate: num('d_ff') ?? 4 * hidden, vocab,
+      tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: String(config.feed_forward_proj ?? '').startsWith('gated'), bias: false, positions: 0, head,
+      dropout: (num('dropout_rate') ?? 0.1) > 0, rmsNorm: true, decoderLayers: num('num_decoder_layers') ?? layers, eagerOnly: true, t5Names: true,
+    };
+  }
+  if (modelType === 'bloom') {
+    // BLOOM: one fused query_key_value linear with biases, LayerNorm (and one after the embeddings), a 4h GELU MLP, tied head; ALiBi attention is eager only.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true, positions: 0, head,
+      dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true,
+    };
+  }
   const bert = /^(bert|roberta|xlm-roberta|electra|deberta|distilbert)$/.test(modelType);
   return {
     hidden,
@@ -363,5 +443,6 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     positions: bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : 0,
     head,
     dropout: bert || (num('hidden_dropout_prob') ?? 0) > 0,
+    rmsNorm: GATED.test(modelType),
   };
 }

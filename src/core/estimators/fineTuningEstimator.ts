@@ -67,13 +67,15 @@ export function fineTuningBreakdown(estimate: FineTuningEstimate): MemoryBreakdo
     gradientsMiB: mib(estimate.gradients),
     optimizerMiB: mib(estimate.optimizerState),
     activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.gradients - estimate.optimizerState),
-    overheadMiB: mib(estimate.context),
+    // The CUDA context and the safety margin (SAFETY_MARGIN, fitted on published measurements).
+    overheadMiB: mib(estimate.context + estimate.safetyMargin),
   };
 }
 
 /**
  * The fine-tuning model (fineTuning.ts) as an estimator: for a pretrained Transformer fine-tuned
- * with an adapter or loaded quantized or in 16 bits, the driver's figure of its physical model.
+ * with an adapter or loaded quantized or in 16 bits, the driver's figure of its physical model and
+ * the safety margin fitted on published measurements.
  */
 export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
   id: 'fineTuning',
@@ -89,10 +91,13 @@ export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
     const estimate = at(job.batchSize);
     return {
       method: 'fineTuning',
-      pointMiB: estimate.driver / BYTES_PER_MIB,
+      pointMiB: (estimate.driver + estimate.safetyMargin) / BYTES_PER_MIB,
       range: null,
       warnings: [...spec.notes, ...estimate.notes],
-      memoryAt: (batchSize) => at(batchSize).driver / BYTES_PER_MIB,
+      memoryAt: (batchSize) => {
+        const other = at(batchSize);
+        return (other.driver + other.safetyMargin) / BYTES_PER_MIB;
+      },
       detail: fineTuningBreakdown(estimate),
     };
   },
