@@ -417,7 +417,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     // T5: an encoder and a decoder stack, no biases, RMSNorm, d_kv per head (not d_model / heads), a gated MLP for "gated-gelu", dropout 0.1; transformers' T5Attention is eager only (its position bias).
     return {
       hidden, layers, heads, kvHeads: heads, headDim: num('d_kv') ?? hidden / heads, intermediate: num('d_ff') ?? 4 * hidden, vocab,
-      tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: String(config.feed_forward_proj ?? '').startsWith('gated'), bias: false, positions: 0, head,
+      tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: typeof config.feed_forward_proj === 'string' && config.feed_forward_proj.startsWith('gated'), bias: false, positions: 0, head,
       dropout: (num('dropout_rate') ?? 0.1) > 0, rmsNorm: true, decoderLayers: num('num_decoder_layers') ?? layers, eagerOnly: true, t5Names: true,
     };
   }
