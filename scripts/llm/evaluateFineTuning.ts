@@ -167,6 +167,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const contextGB = Number(/CUDA context \(~([\d.]+)\s*GB\)/.exec(row.measure_kind ?? '')?.[1] ?? NaN) || undefined;
   const torchtune = /torchtune/i.test(row.source ?? '');
   const hfGuide = /v4\.2x/.test(row.url_or_repo_path ?? '');
+  const earlyTorchtune = torchtune && /\(May 2024|docs tutorials/.test(row.source ?? '');
   const accumulation = firstInteger(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]);
   const job: FineTuningJob = {
     shape,
@@ -190,7 +191,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // torchtune's LoRA weights are in the model's dtype; PEFT keeps them in fp32 and casts their input.
     ...(torchtune ? { adapterBytes: 2 as const } : {}),
     // The Trainer and torchtune drop the model's outputs before the backward; PEFT's example loops keep `outputs`.
-    logitsHeld: !torchtune && !hfGuide,
+    // torchtune before its chunked loss (v0.3, Sept 2024) kept the fp32 logits its model returns in scope through the backward.
+    logitsHeld: (!torchtune && !hfGuide) || earlyTorchtune,
+    logitsFp32: earlyTorchtune,
     // The HF guide's Trainer of transformers 4.2x ran on torch 1.x, whose zero_grad() zeroes gradients in place (set_to_none=False).
     gradientsZeroedInPlace: hfGuide,
     ...(fallback?.adapterDropout ? { adapterDropout: true } : {}),

@@ -109,6 +109,8 @@ export interface FineTuningJob {
   readonly flashAttention?: boolean;
   /** False where the loop drops the model's outputs before the backward (the Trainer, torchtune); a loop that keeps `outputs` keeps the logits. */
   readonly logitsHeld?: boolean;
+  /** The model's forward returns its logits upcast to fp32 (torchtune's TransformerDecoder, transformers' Llama before 4.45): held logits take 4 bytes. */
+  readonly logitsFp32?: boolean;
   /** The allocator's reserve as a share of what each step allocates and frees; RESERVE_SHARE unless given (calibration). */
   readonly reserveShare?: number;
   /** torch.compile of the model (TrainingArguments(torch_compile=True), torchtune's compile: True): fused pointwise chains keep less (savedActivations.ts). */
@@ -164,7 +166,7 @@ const LOSS_BYTES = 12;
  * estimate under a figure costs four times one over it), leave one source out for the error it
  * reports; the value is the fit on all of them.
  */
-export const SAFETY_MARGIN = 0.125;
+export const SAFETY_MARGIN = 0.115;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
@@ -375,7 +377,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   let logits = 0;
   if (shape.head.kind === 'lm') {
     const elements = batch * (shape.decoderLayers ? targetSeq : seq) * shape.vocab;
-    const held = job.logitsHeld === false ? 0 : e;
+    const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
     logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
   }
 
