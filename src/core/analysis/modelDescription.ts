@@ -77,6 +77,16 @@ export interface AdapterSetup {
   readonly dora: boolean;
   /** True when `get_peft_model` or a TRL trainer's `peft_config=` applies it. */
   readonly applied: boolean;
+  /** LoRA's `lora_dropout` when above 0: a dropped-out copy of each adapted module's input. */
+  readonly dropout?: number;
+  /** Prompt and prefix tuning's `num_virtual_tokens`. */
+  readonly virtualTokens?: number;
+  /** IA3's `feedforward_modules` (scaled on their input rather than their output). */
+  readonly feedforwardModules?: string | readonly string[];
+  /** Prefix tuning's `prefix_projection=True` and its `encoder_hidden_size`. */
+  readonly prefixProjection?: { readonly hidden?: number };
+  /** The task: SEQ_2_SEQ_LM doubles prompt and prefix tuning's virtual tokens (encoder and decoder). */
+  readonly taskType?: string;
 }
 
 export interface TrainingSetup {

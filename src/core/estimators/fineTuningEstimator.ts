@@ -4,6 +4,7 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { peftParams } from './peftParams';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -31,18 +32,26 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const name = setup.optimizerName?.value ?? '';
   const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : /^sgd/.test(name) || setup.optimizer?.value === 'sgd' || setup.optimizer?.value === 'sgd-momentum' ? 'sgd' : 'adamw';
   let fineTuningAdapter: FineTuningAdapter | undefined;
+  // Prompt tuning prepends its virtual tokens to every sample.
+  let extraTokens = 0;
   if (adapter) {
     if (adapter.method === 'lora' || adapter.method === 'adalora') {
       fineTuningAdapter = { method: 'lora', ...(adapter.rank === undefined ? {} : { rank: adapter.rank }), ...(adapter.targetModules === undefined ? {} : { targetModules: adapter.targetModules }), dora: adapter.dora };
       if (adapter.rank === undefined) notes.push("The adapter's rank is not readable; PEFT's default 8 is assumed.");
     } else {
-      fineTuningAdapter = { method: 'other' };
-      notes.push(`The ${adapter.method} adapter's parameters are not counted (only LoRA's are); they are few, so the estimate is close.`);
+      const counted = peftParams(shape, adapter);
+      if ('unknown' in counted) {
+        fineTuningAdapter = { method: 'other' };
+        notes.push(`The adapter's parameters are not counted: ${counted.unknown}; they are few, so the estimate is close.`);
+      } else {
+        fineTuningAdapter = { method: 'other', trainableParams: counted.params };
+        extraTokens = counted.extraTokens;
+      }
     }
   }
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
-    seq,
+    seq: seq + extraTokens,
     ...(fineTuningAdapter ? { adapter: fineTuningAdapter } : {}),
     weightBits,
     doubleQuant: quantization?.doubleQuant ?? false,
@@ -53,6 +62,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     checkpointing: setup.gradientCheckpointing?.value ?? false,
     // transformers' default is SDPA where the model supports it; "eager" keeps the probabilities.
     eagerAttention: setup.attentionImplementation?.value === 'eager',
+    flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),
+    compiled: setup.compiled?.value === true,
+    adapterDropout: (adapter?.dropout ?? 0) > 0,
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };

@@ -35,7 +35,32 @@ describe('fineTuningSpec', () => {
     assert.match(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.notes.join(' '), /fp32 is assumed/);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.job.weightBits, 32);
     assert.match(fineTuningSpec(setup({ quantization: at({ bits: 8 as const, doubleQuant: false }) }), architecture, 512)!.notes.join(' '), /cannot be fully fine-tuned/);
-    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'ia3', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
+    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'oft', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
+    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /num_virtual_tokens/);
+  });
+
+  it('counts IA3, prompt and prefix tuning as PEFT builds them; prompt tuning lengthens every sample', () => {
+    const bf16 = { weightDtype: at('bf16' as const) };
+    // IA3's defaults for Llama: a vector on k_proj's and v_proj's outputs (4096 each) and on down_proj's input (11008), in 32 layers.
+    const ia3 = fineTuningSpec(setup({ adapter: at({ method: 'ia3', dora: false, applied: true }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(ia3.job.adapter, { method: 'other', trainableParams: 32 * (4096 + 4096 + 11008) });
+    assert.deepEqual(ia3.notes, []);
+    const prompt = fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true, virtualTokens: 20 }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(prompt.job.adapter, { method: 'other', trainableParams: 20 * 4096 });
+    assert.equal(prompt.job.seq, 532);
+    // Prefix tuning: a key and a value per layer and virtual token; with a projection, an embedding and a two-layer MLP.
+    const prefix = fineTuningSpec(setup({ adapter: at({ method: 'prefixtuning', dora: false, applied: true, virtualTokens: 30 }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(prefix.job.adapter, { method: 'other', trainableParams: 30 * 32 * 2 * 4096 });
+    assert.equal(prefix.job.seq, 512);
+    const projected = fineTuningSpec(setup({ adapter: at({ method: 'prefixtuning', dora: false, applied: true, virtualTokens: 30, prefixProjection: { hidden: 512 } }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(projected.job.adapter, { method: 'other', trainableParams: 30 * 4096 + 4097 * 512 + 513 * 32 * 2 * 4096 });
+  });
+
+  it('passes lora_dropout, torch.compile and flash-attention on to the job', () => {
+    const spec = fineTuningSpec(setup({ adapter: at({ ...lora.value, dropout: 0.05 }), weightDtype: at('bf16' as const), compiled: at(true), attentionImplementation: at('flash_attention_2') }), architecture, 512)!;
+    assert.equal(spec.job.adapterDropout, true);
+    assert.equal(spec.job.compiled, true);
+    assert.equal(spec.job.flashAttention, true);
   });
 
   it('is no job without a transformers architecture, a sequence, or any sign of fine-tuning (or an adapter never applied)', () => {
