@@ -180,7 +180,7 @@ export function trainerCompile(events: readonly CallEvent[]): Found<boolean> | u
 
 /** A module name, `"all-linear"`, or a list of names written as literals. */
 function moduleNames(value: PyValue | undefined): string | readonly string[] | undefined {
-  return typeof value === 'string' ? value : Array.isArray(value) && value.every((t) => typeof t === 'string') ? (value as string[]) : undefined;
+  return typeof value === 'string' ? value : Array.isArray(value) && value.every((t) => typeof t === 'string') ? (value) : undefined;
 }
 
 /** `task_type="SEQ_2_SEQ_LM"` or `TaskType.SEQ_2_SEQ_LM`. */
