@@ -147,7 +147,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   } else if (group === 'other PEFT') {
     if (!trainable) return { skip: `adapter ${method} without a parameter count`, group };
     const targets = /targets ([\w,]+)/.exec(notes)?.[1]?.split(',');
-    adapter = { method: 'other', trainableParams: Number(trainable[1]), ...(targets ? { targetModules: targets } : {}) };
+    // IA3 scales its modules' outputs, and its feedforward modules' inputs (PEFT's default feedforward module for the architecture).
+    const ia3 = /^IA3/i.test(method);
+    adapter = { method: ia3 ? 'ia3' : 'other', trainableParams: Number(trainable[1]), ...(targets ? { targetModules: targets } : {}), ...(ia3 ? { feedforwardModules: ['down_proj'] } : {}) };
   }
 
   const precision = row.precision ?? '';

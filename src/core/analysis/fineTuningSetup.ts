@@ -172,6 +172,12 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
 }
 
+/** `Trainer(...)`, `Seq2SeqTrainer(...)` or a TRL trainer: its training step computes the loss and lets the outputs go before the backward. */
+export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
+  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified));
+  return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
+}
+
 /** `TrainingArguments(torch_compile=True)`: the Trainer compiles the model. */
 export function trainerCompile(events: readonly CallEvent[]): Found<boolean> | undefined {
   const call = events.find((c) => HF_ARGUMENTS.test(c.qualified) && c.kwargs.get('torch_compile') === true);

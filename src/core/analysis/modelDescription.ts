@@ -119,6 +119,8 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
+  /** A Hugging Face or TRL Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
+  readonly hfTrainer?: Sourced<string>;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, weightDtype } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, weightDtype } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -87,6 +87,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
+      hfTrainer: sourced(hfTrainer(events)),
     };
   }
 }

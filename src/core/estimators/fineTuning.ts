@@ -56,7 +56,7 @@ export interface ParameterTensor {
   readonly decoder?: boolean;
 }
 
-export type AdapterMethod = 'lora' | 'other';
+export type AdapterMethod = 'lora' | 'ia3' | 'other';
 
 export interface FineTuningAdapter {
   readonly method: AdapterMethod;
@@ -66,6 +66,16 @@ export interface FineTuningAdapter {
   readonly dora?: boolean;
   /** For methods whose parameters are not computed here (IA3, prompt tuning...): how many there are. */
   readonly trainableParams?: number;
+  /** IA3's feedforward modules (scaled on their input); undefined: PEFT's default for the architecture. */
+  readonly feedforwardModules?: string | readonly string[];
+}
+
+/** PEFT's IA3 defaults (TRANSFORMERS_MODELS_TO_IA3_TARGET_MODULES_MAPPING and its feedforward twin), by the architecture's names. */
+export function ia3Defaults(shape: TransformerShape): { readonly targets: readonly string[]; readonly feedforward: readonly string[] } {
+  if (shape.t5Names) return { targets: ['k', 'v', 'wo'], feedforward: ['wo'] };
+  if (shape.fusedQkv) return { targets: ['query_key_value', 'dense_4h_to_h'], feedforward: ['dense_4h_to_h'] };
+  if (shape.bias && shape.positions > 0) return { targets: ['key', 'value', 'output.dense'], feedforward: ['output.dense'] };
+  return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
 }
 
 export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
@@ -343,11 +353,19 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const pagedOptimizerState = job.paged ? optimizerState : 0;
 
   // Activations: what autograd keeps per layer (savedActivations.ts), or with checkpointing each layer's input plus one layer recomputed in the backward.
-  const adapted = new Set(!full && (job.adapter.method === 'lora' || job.adapter.targetModules !== undefined) ? loraTargets(shape, job.adapter.targetModules).filter((t) => t.perLayer).map((t) => t.name) : []);
+  const ia3 = !full && job.adapter.method === 'ia3';
+  const adapted = new Set(!full && !ia3 && (job.adapter.method === 'lora' || job.adapter.targetModules !== undefined) ? loraTargets(shape, job.adapter.targetModules).filter((t) => t.perLayer).map((t) => t.name) : []);
+  let scaled: LayerActivationOptions['scaled'];
+  if (ia3) {
+    const defaults = ia3Defaults(shape);
+    const perLayerNames = (targets: string | readonly string[]) => new Set(loraTargets(shape, targets).filter((t) => t.perLayer).map((t) => t.name));
+    const inputs = perLayerNames(job.adapter.feedforwardModules ?? (job.adapter.targetModules === undefined ? defaults.feedforward : []));
+    scaled = { inputs, outputs: new Set([...perLayerNames(job.adapter.targetModules ?? defaults.targets)].filter((name) => !inputs.has(name))) };
+  }
   // The residual stream is fp32 under autocast over fp32 weights and after prepare_model_for_kbit_training (fp32 embeddings and norms: bitsandbytes casts each linear's output back to its input's dtype).
   const residualBytes: 2 | 4 = job.autocast || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
   const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
-  const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, attention, seq };
+  const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
   const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
   const layerInput = shape.hidden * residualBytes * tokens;
   let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;

@@ -44,7 +44,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
         fineTuningAdapter = { method: 'other' };
         notes.push(`The adapter's parameters are not counted: ${counted.unknown}; they are few, so the estimate is close.`);
       } else {
-        fineTuningAdapter = { method: 'other', trainableParams: counted.params };
+        fineTuningAdapter = adapter.method === 'ia3'
+          ? { method: 'ia3', trainableParams: counted.params, ...(adapter.targetModules === undefined ? {} : { targetModules: adapter.targetModules }), ...(adapter.feedforwardModules === undefined ? {} : { feedforwardModules: adapter.feedforwardModules }) }
+          : { method: 'other', trainableParams: counted.params };
         extraTokens = counted.extraTokens;
       }
     }
@@ -65,6 +67,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),
     compiled: setup.compiled?.value === true,
     adapterDropout: (adapter?.dropout ?? 0) > 0,
+    // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()`; the Trainer does not.
+    logitsHeld: setup.hfTrainer === undefined,
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };

@@ -1,5 +1,5 @@
 import type { AdapterSetup } from '../analysis/modelDescription';
-import { loraTargets, type TransformerShape } from './fineTuning';
+import { ia3Defaults, loraTargets, type TransformerShape } from './fineTuning';
 
 /**
  * The trainable parameters of PEFT's methods other than LoRA, counted as PEFT builds them, or
@@ -7,14 +7,6 @@ import { loraTargets, type TransformerShape } from './fineTuning';
  * is loraParams (fineTuning.ts).
  */
 export type PeftCount = { readonly params: number; readonly extraTokens: number } | { readonly unknown: string };
-
-/** PEFT's IA3 defaults (TRANSFORMERS_MODELS_TO_IA3_TARGET_MODULES_MAPPING and its feedforward twin) by naming. */
-function ia3Defaults(shape: TransformerShape): { targets: readonly string[]; feedforward: readonly string[] } {
-  if (shape.t5Names) return { targets: ['k', 'v', 'wo'], feedforward: ['wo'] };
-  if (shape.fusedQkv) return { targets: ['query_key_value', 'dense_4h_to_h'], feedforward: ['dense_4h_to_h'] };
-  if (shape.bias && shape.positions > 0) return { targets: ['key', 'value', 'output.dense'], feedforward: ['output.dense'] };
-  return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
-}
 
 const names = (value: string | readonly string[] | undefined): readonly string[] | undefined => (value === undefined ? undefined : typeof value === 'string' ? [value] : value);
 

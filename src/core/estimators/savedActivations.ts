@@ -36,6 +36,8 @@ export interface LayerActivationOptions {
   readonly adapterBytes: 2 | 4;
   /** The adapter's dropout (PEFT's lora_dropout > 0): each adapted module keeps dropout's output and its 1-byte mask of its input. */
   readonly adapterDropout?: boolean;
+  /** IA3: modules whose output a learned vector scales (the output is kept for the vector's gradient), and feedforward modules whose input it scales (the input is kept). */
+  readonly scaled?: { readonly outputs: ReadonlySet<string>; readonly inputs: ReadonlySet<string> };
   /** DoRA: per adapted module the recomputed base output and the adapter's output, both fp32, kept for the magnitude's gradient. */
   readonly dora?: boolean;
   /**
@@ -59,6 +61,10 @@ function linearInputs(width: number, sourceBytes: number, consumers: readonly st
   let copies = 0;
   let shared = false;
   for (const name of consumers) {
+    if (!o.full && o.scaled?.inputs.has(name)) {
+      shared = true;
+      continue;
+    }
     const needs = o.full || o.adapted.has(name);
     if (!needs) continue;
     if (!o.full && o.adapterDropout) copies += (o.adapterBytes + 1) * width;
@@ -111,11 +117,11 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // Dropout after the attention and the MLP blocks: a 1-byte mask each.
   if (shape.dropout) bytes += 2 * h;
 
+  const widths: Readonly<Record<string, number>> = { q_proj: q, k_proj: kv, v_proj: kv, qkv_proj: q + 2 * kv, o_proj: h, gate_proj: i, up_proj: i, down_proj: h };
   // DoRA (PEFT's DoraLinearLayer): (magnitude / norm - 1) * base(x) + magnitude / norm * lora(x) keeps both fp32 outputs.
-  if (o.dora && !o.full) {
-    const widths: Record<string, number> = { q_proj: q, k_proj: kv, v_proj: kv, o_proj: h, gate_proj: i, up_proj: i, down_proj: h };
-    for (const name of o.adapted) bytes += 2 * 4 * (widths[name] ?? 0);
-  }
+  if (o.dora && !o.full) for (const name of o.adapted) bytes += 2 * 4 * (widths[name] ?? 0);
+  // IA3 (PEFT's IA3 Linear): base(x) * vector keeps base(x) in the compute dtype.
+  if (o.scaled && !o.full) for (const name of o.scaled.outputs) bytes += e * (widths[name] ?? 0);
   return bytes;
 }
 

@@ -43,6 +43,7 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.batchSize?.value, 4);
       assert.equal(setup.sequenceLength?.value, 1024);
       assert.equal(setup.kbitPrepared?.value.checkpointing, true);
+      assert.equal(setup.hfTrainer?.value, 'Trainer');
     });
 
     it("reads TRL's SFTConfig: max_seq_length over the model's maximum, an adapter applied by SFTTrainer(peft_config=...), all-linear targets", async () => {
@@ -120,6 +121,7 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.optimizer?.value, 'adamw');
       assert.equal(setup.optimizerName, undefined);
       assert.equal(setup.batchSize?.value, 2);
+      assert.equal(setup.hfTrainer, undefined);
     });
 
     it('reads load_in_8bit=True on from_pretrained, DoRA, and the checkpointing prepare_model_for_kbit_training turns on', async () => {

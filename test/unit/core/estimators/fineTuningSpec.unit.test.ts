@@ -43,7 +43,7 @@ describe('fineTuningSpec', () => {
     const bf16 = { weightDtype: at('bf16' as const) };
     // IA3's defaults for Llama: a vector on k_proj's and v_proj's outputs (4096 each) and on down_proj's input (11008), in 32 layers.
     const ia3 = fineTuningSpec(setup({ adapter: at({ method: 'ia3', dora: false, applied: true }), ...bf16 }), architecture, 512)!;
-    assert.deepEqual(ia3.job.adapter, { method: 'other', trainableParams: 32 * (4096 + 4096 + 11008) });
+    assert.deepEqual(ia3.job.adapter, { method: 'ia3', trainableParams: 32 * (4096 + 4096 + 11008) });
     assert.deepEqual(ia3.notes, []);
     const prompt = fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true, virtualTokens: 20 }), ...bf16 }), architecture, 512)!;
     assert.deepEqual(prompt.job.adapter, { method: 'other', trainableParams: 20 * 4096 });
@@ -54,6 +54,11 @@ describe('fineTuningSpec', () => {
     assert.equal(prefix.job.seq, 512);
     const projected = fineTuningSpec(setup({ adapter: at({ method: 'prefixtuning', dora: false, applied: true, virtualTokens: 30, prefixProjection: { hidden: 512 } }), ...bf16 }), architecture, 512)!;
     assert.deepEqual(projected.job.adapter, { method: 'other', trainableParams: 30 * 4096 + 4097 * 512 + 513 * 32 * 2 * 4096 });
+  });
+
+  it('drops the logits before the backward under a Trainer, keeps them in a hand-written loop', () => {
+    assert.equal(fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), hfTrainer: at('Trainer') }), architecture, 512)!.job.logitsHeld, false);
+    assert.equal(fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const) }), architecture, 512)!.job.logitsHeld, true);
   });
 
   it('passes lora_dropout, torch.compile and flash-attention on to the job', () => {

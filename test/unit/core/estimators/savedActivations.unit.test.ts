@@ -65,6 +65,12 @@ describe('saved activations', () => {
     assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, dora: true })) - eager, 8 * (3072 + 1024));
   });
 
+  it("keeps IA3's scaled outputs (k, v) and its feedforward module's input (down_proj's)", () => {
+    const frozen = savedBytesPerTokenLayer(llama, bf16());
+    const ia3 = savedBytesPerTokenLayer(llama, bf16({ scaled: { outputs: new Set(['k_proj', 'v_proj']), inputs: new Set(['down_proj']) } }));
+    assert.equal(ia3 - frozen, 2 * (1024 + 1024) + 2 * 8192);
+  });
+
   it('counts a cross-attention per target token over the source and per source token for its keys and values', () => {
     const t5: LayerShape = { hidden: 2048, heads: 32, kvHeads: 32, headDim: 64, intermediate: 5120, gatedMlp: true, dropout: true, rmsNorm: true };
     const options = bf16({ computeBytes: 4, residualBytes: 4, attention: 'eager', adapted: new Set(['q_proj', 'v_proj']) });
