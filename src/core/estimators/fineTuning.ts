@@ -42,6 +42,8 @@ export interface TransformerShape {
   readonly eagerOnly?: boolean;
   /** Module names as T5 gives them (q, k, v, o, wi_0, wi_1, wo). */
   readonly t5Names?: boolean;
+  /** A LayerNorm right after the embeddings (BLOOM's word_embeddings_layernorm). */
+  readonly embeddingNorm?: boolean;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -219,10 +221,10 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   layer(false);
   if (shape.decoderLayers) {
     layer(true);
-    // T5's relative position bias: buckets x heads, in the first layer of each stack; its final norms.
-    tensors.push({ name: 'relative_attention_bias', rows: 2 * 32 * heads, cols: 1, kind: 'vector', perLayer: false });
+    // T5's relative position bias: buckets x heads, in the first layer of each stack; a norm per stack (T5's final norms, BART's embedding norms).
+    if (shape.t5Names) tensors.push({ name: 'relative_attention_bias', rows: 2 * 32 * heads, cols: 1, kind: 'vector', perLayer: false });
     tensors.push({ name: 'norm', rows: 2 * normSize, cols: 1, kind: 'vector', perLayer: false });
-  } else tensors.push({ name: 'norm', rows: normSize * (shape.fusedQkv ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
+  } else tensors.push({ name: 'norm', rows: normSize * (shape.embeddingNorm ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
   if (shape.head.kind === 'lm') {
     if (!shape.tiedEmbeddings) tensors.push({ name: 'lm_head', rows: vocab, cols: h, kind: 'linear', perLayer: false });
   } else {
@@ -238,14 +240,15 @@ const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols *
 
 /** The names PEFT and transformers give the same projections in BERT-, BLOOM- and GPT-style models. */
 const ALIASES: Readonly<Record<string, readonly string[]>> = {
-  q_proj: ['q_proj', 'query', 'q', 'wq'],
-  k_proj: ['k_proj', 'key', 'k', 'wk'],
-  v_proj: ['v_proj', 'value', 'v', 'wv'],
+  q_proj: ['q_proj', 'query', 'q', 'wq', 'q_lin'],
+  k_proj: ['k_proj', 'key', 'k', 'wk', 'k_lin'],
+  v_proj: ['v_proj', 'value', 'v', 'wv', 'v_lin'],
   qkv_proj: ['qkv_proj', 'query_key_value', 'c_attn', 'Wqkv'],
-  o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo'],
+  // GPT-2 names both its attention's and its MLP's output projection c_proj: PEFT's "c_proj" adapts both.
+  o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo', 'out_lin', 'c_proj'],
   gate_proj: ['gate_proj', 'w1'],
-  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h'],
-  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h'],
+  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h', 'lin1', 'c_fc', 'fc_in'],
+  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h', 'lin2', 'c_proj', 'fc_out'],
   lm_head: ['lm_head', 'output'],
 };
 /** T5's names: `wo` is the MLP's output there, not the attention's. */
@@ -253,7 +256,7 @@ const T5_ALIASES: Readonly<Record<string, readonly string[]>> = {
   q_proj: ['q'], k_proj: ['k'], v_proj: ['v'], o_proj: ['o'], gate_proj: ['wi_0'], up_proj: ['wi_1', 'wi'], down_proj: ['wo'], lm_head: ['lm_head'],
 };
 /** PEFT's default targets when target_modules is not given (its TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): the query and value; BLOOM's fused projection. */
-const defaultTargets = (shape: TransformerShape): readonly string[] => (shape.t5Names ? ['q', 'v'] : shape.fusedQkv ? ['query_key_value'] : DEFAULT_TARGETS);
+const defaultTargets = (shape: TransformerShape): readonly string[] => (shape.t5Names ? ['q', 'v'] : shape.fusedQkv ? ['query_key_value', 'c_attn'] : [...DEFAULT_TARGETS, 'q_lin', 'v_lin']);
 
 /** The linear layers a LoRA config targets: named ones, or every linear but the output head for "all-linear". */
 export function loraTargets(shape: TransformerShape, targets: FineTuningAdapter['targetModules']): ParameterTensor[] {
@@ -428,11 +431,15 @@ const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|
  */
 export function shapeFromConfig(modelType: string, config: Readonly<Record<string, unknown>>, head: TransformerShape['head']): TransformerShape | string {
   const num = (name: string): number | undefined => (typeof config[name] === 'number' ? (config[name]) : undefined);
-  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model');
-  const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers');
-  const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads');
+  // DistilBERT's and BART's names for the same values.
+  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model') ?? num('dim');
+  const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers') ?? num('n_layers') ?? num('encoder_layers');
+  const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads') ?? num('n_heads') ?? num('encoder_attention_heads');
   const vocab = num('vocab_size');
   if (!hidden || !layers || !heads || !vocab) return `config of ${modelType} without hidden size, layers, heads or vocabulary`;
+  // Shapes this model does not describe: ALBERT shares one layer's weights across its layers; ELECTRA's small models and generators embed in fewer dimensions than their hidden size.
+  if (modelType === 'albert') return 'ALBERT shares its layers, which the fine-tuning model does not count';
+  if (num('embedding_size') !== undefined && num('embedding_size') !== hidden) return `${modelType} with embeddings of ${num('embedding_size')} for a hidden size of ${hidden}, which the fine-tuning model does not count`;
   if (/^(t5|mt5|umt5)$/.test(modelType)) {
     // T5: an encoder and a decoder stack, no biases, RMSNorm, d_kv per head (not d_model / heads), a gated MLP for "gated-gelu", dropout 0.1; transformers' T5Attention is eager only (its position bias).
     return {
@@ -445,24 +452,38 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     // BLOOM: one fused query_key_value linear with biases, LayerNorm (and one after the embeddings), a 4h GELU MLP, tied head; ALiBi attention is eager only.
     return {
       hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true, positions: 0, head,
-      dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true,
+      dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true, embeddingNorm: true,
+    };
+  }
+  if (modelType === 'bart') {
+    // BART: an encoder and a decoder stack with biases and LayerNorm, learned positions (offset by 2) on both sides, a tied head, dropout 0.1.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('encoder_ffn_dim') ?? 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true,
+      positions: 2 * ((num('max_position_embeddings') ?? 1024) + 2), head, dropout: (num('dropout') ?? 0.1) > 0, decoderLayers: num('decoder_layers') ?? layers,
     };
   }
   const bert = /^(bert|roberta|xlm-roberta|electra|deberta|distilbert)$/.test(modelType);
+  // GPT-2, GPT-Neo and OPT: biases, LayerNorm, learned positions (OPT's offset by 2), a tied head; GPT-2's query, key and value are one Conv1D (c_attn).
+  const gpt = /^(gpt2|gpt_neo|opt)$/.test(modelType);
+  const learnedPositions = bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : gpt ? (num('n_positions') ?? num('max_position_embeddings') ?? 1024) + (modelType === 'opt' ? 2 : 0) : 0;
+  const dropoutRate = num('hidden_dropout_prob') ?? num('resid_pdrop') ?? num('resid_dropout') ?? num('dropout') ?? (modelType === 'gpt2' ? 0.1 : 0);
+  // Gemma ties its head to the embeddings unless told otherwise; other gated (Llama-style) decoders do not.
+  const tiedByDefault = !GATED.test(modelType) || /^gemma/.test(modelType);
   return {
     hidden,
     layers,
     heads,
     kvHeads: num('num_key_value_heads') ?? heads,
     headDim: num('head_dim') ?? hidden / heads,
-    intermediate: num('intermediate_size') ?? num('n_inner') ?? 4 * hidden,
+    intermediate: num('intermediate_size') ?? num('n_inner') ?? num('ffn_dim') ?? num('hidden_dim') ?? 4 * hidden,
     vocab,
-    tiedEmbeddings: typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : !GATED.test(modelType),
+    tiedEmbeddings: typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : tiedByDefault,
     gatedMlp: GATED.test(modelType),
-    bias: bert || config.attention_bias === true,
-    positions: bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : 0,
+    bias: bert || gpt || config.attention_bias === true,
+    positions: learnedPositions,
     head,
-    dropout: bert || (num('hidden_dropout_prob') ?? 0) > 0,
+    dropout: bert || dropoutRate > 0,
     rmsNorm: GATED.test(modelType),
+    ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
   };
 }

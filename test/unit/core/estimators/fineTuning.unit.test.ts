@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
 import { CUDA_CONTEXT_BYTES, SAFETY_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
@@ -138,6 +138,27 @@ describe('fineTuning estimator', () => {
     assert.ok(q.driver > 8 * GiB);
     const full = estimateFineTuning(qlora({ shape, adapter: undefined, weightBits: 16, paged: false }));
     assert.ok(full.driver > 80 * GiB);
+  });
+
+  it("counts every catalog checkpoint's published parameters within 0.1% (or declines the shape: ALBERT's shared layers, ELECTRA's narrow embeddings)", () => {
+    // OPT-350m projects its 512-wide embeddings to 1024 (word_embed_proj_dim), which the shape does not count.
+    const known = new Set(['facebook/opt-350m']);
+    let checked = 0;
+    for (const checkpoint of CHECKPOINTS) {
+      if (!checkpoint.published || known.has(checkpoint.name) || !/(ForCausalLM|^\w+Model)$/.test(checkpoint.published.className)) continue;
+      const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
+      if (typeof shape === 'string') {
+        assert.match(shape, /ALBERT|embeddings of|without hidden size/, checkpoint.name);
+        continue;
+      }
+      // A base model (BertModel, BloomModel...) has no head; a tied head adds nothing, an untied one is the published class's own.
+      const published = checkpoint.published.params - (checkpoint.published.plus ?? 0);
+      const error = Math.abs(total(shape) - published) / published;
+      // DeBERTa's relative position embeddings and Phi's and Qwen's biases are not counted (under 0.4%).
+      assert.ok(error < (/deberta|phi|qwen/.test(checkpoint.modelType) ? 0.004 : 0.001), `${checkpoint.name}: ${total(shape)} vs ${published}`);
+      checked++;
+    }
+    assert.ok(checked >= 20, String(checked));
   });
 
   it('counts T5 (encoder-decoder), mT5 and BLOOM as transformers builds them, with PEFT\'s default targets for each', () => {
