@@ -121,6 +121,8 @@ export interface TrainingSetup {
   readonly optimizerName?: Sourced<string>;
   /** A Hugging Face or TRL Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
   readonly hfTrainer?: Sourced<string>;
+  /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
+  readonly targetSequenceLength?: Sourced<number>;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

@@ -88,6 +88,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       optimizerName: sourced(optimizerName(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
+      targetSequenceLength: sourced(targetSequenceLength(root, scope)),
     };
   }
 }
@@ -240,7 +241,7 @@ function transformSize(events: readonly CallEvent[]): Found<number> | undefined 
 function sequenceLength(events: readonly CallEvent[], scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
   for (const call of events) {
     const value = positiveInteger(call.kwargs.get('max_length'));
-    if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '')) return { value, node: call.node, origin: tokenizerLengthOrigin(value, call.kwargs.get('padding'), events) };
+    if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '') && !tokenizesTargets(call.node)) return { value, node: call.node, origin: tokenizerLengthOrigin(value, call.kwargs.get('padding'), events) };
   }
   const unexecuted = unexecutedTokenizerLength(root, scope, events);
   if (unexecuted) return unexecuted;
@@ -262,15 +263,41 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
  */
 function unexecutedTokenizerLength(root: SyntaxNode, scope: Scope, events: readonly CallEvent[]): Found<number> | undefined {
   for (const call of root.descendantsOfType('call')) {
-    if (!/tokeniz/i.test(call.childForFieldName('function')?.text ?? '')) continue;
-    const keyword = (name: string) => call.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name)?.childForFieldName('value');
-    const written = keyword('max_length');
-    if (!written) continue;
-    const value = written.type === 'integer' ? positiveInteger(Number(written.text)) : written.type === 'identifier' ? positiveInteger(scope.get(written.text)) : undefined;
+    if (!/tokeniz/i.test(call.childForFieldName('function')?.text ?? '') || tokenizesTargets(call)) continue;
+    const value = writtenMaxLength(call, scope);
     if (!value) continue;
-    const padding = keyword('padding');
+    const padding = keywordValue(call, 'padding');
     const paddingValue: PyValue | undefined = padding?.type === 'true' ? true : padding?.type === 'string' ? padding.text.replace(/^[rbuf]*["']|["']$/g, '') : undefined;
     return { value, node: call, origin: tokenizerLengthOrigin(value, paddingValue, events) };
+  }
+  return undefined;
+}
+
+const keywordValue = (call: SyntaxNode, name: string) => call.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name)?.childForFieldName('value');
+
+/** A call's `max_length=` written as a number or a name the script binds to one. */
+function writtenMaxLength(call: SyntaxNode, scope: Scope): number | undefined {
+  const written = keywordValue(call, 'max_length');
+  return written?.type === 'integer' ? positiveInteger(Number(written.text)) : written?.type === 'identifier' ? positiveInteger(scope.get(written.text)) : undefined;
+}
+
+/** A tokenizer call that makes the labels of a sequence-to-sequence model: `text_target=`, or its text named as targets or labels. */
+function tokenizesTargets(call: SyntaxNode): boolean {
+  if (keywordValue(call, 'text_target')) return true;
+  const first = call.childForFieldName('arguments')?.namedChildren[0];
+  return first !== undefined && first.type !== 'keyword_argument' && /target|label|summar|answer/i.test(first.text);
+}
+
+/**
+ * Tokens per sample on the decoder's side of an encoder-decoder (T5, BART): the max_length of the
+ * tokenizer call that makes the labels (`tokenizer(text_target=..., max_length=128)`,
+ * `tokenizer(targets, max_length=target_max_length)`).
+ */
+export function targetSequenceLength(root: SyntaxNode, scope: Scope): Found<number> | undefined {
+  for (const call of root.descendantsOfType('call')) {
+    if (!/tokeniz/i.test(call.childForFieldName('function')?.text ?? '') || !tokenizesTargets(call)) continue;
+    const value = writtenMaxLength(call, scope);
+    if (value) return { value, node: call, origin: `labels tokenized with max_length=${value}` };
   }
   return undefined;
 }

@@ -51,6 +51,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
       }
     }
   }
+  if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
     seq: seq + extraTokens,
@@ -69,6 +70,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     adapterDropout: (adapter?.dropout ?? 0) > 0,
     // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()`; the Trainer does not.
     logitsHeld: setup.hfTrainer === undefined,
+    ...(shape.decoderLayers && setup.targetSequenceLength ? { targetSeq: setup.targetSequenceLength.value } : {}),
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };

@@ -86,6 +86,28 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.adapter?.value.taskType, 'SEQ_2_SEQ_LM');
       assert.equal(setup.sequenceLength?.value, 256);
       assert.match(setup.sequenceLength?.origin ?? '', /DataCollatorForSeq2Seq/);
+      assert.equal(setup.targetSequenceLength?.value, 8);
+    });
+
+    it("tells the labels' tokenizer call from the inputs', whichever comes first", async () => {
+      const setup = await setupOf(
+        script(
+          '',
+          [
+            'from transformers import AutoTokenizer',
+            'tokenizer = AutoTokenizer.from_pretrained("t5-base")',
+            'TARGET_LEN = 64',
+            'def preprocess(batch):',
+            '    labels = tokenizer(batch["summary"], max_length=TARGET_LEN, truncation=True)',
+            '    inputs = tokenizer(batch["document"], max_length=512, truncation=True)',
+            '    inputs["labels"] = labels["input_ids"]',
+            '    return inputs',
+          ].join('\n'),
+        ),
+      );
+      assert.equal(setup.sequenceLength?.value, 512);
+      assert.equal(setup.targetSequenceLength?.value, 64);
+      assert.equal(setup.targetSequenceLength?.origin, 'labels tokenized with max_length=64');
     });
 
     it("takes TRL's default length when an SFT script gives none, and reads torch_compile, lora_dropout and flash-attention", async () => {

@@ -61,6 +61,17 @@ describe('fineTuningSpec', () => {
     assert.equal(fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const) }), architecture, 512)!.job.logitsHeld, true);
   });
 
+  it("gives an encoder-decoder the labels' length on the decoder's side, and says when it has none", () => {
+    const t5 = findCheckpoint('bigscience/T0_3B')!;
+    const seq2seq = { hfConfig: { modelType: t5.modelType, className: 'T5ForConditionalGeneration', config: t5.config } } as unknown as CatalogArchitecture;
+    const withLabels = fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), targetSequenceLength: at(16) }), seq2seq, 256)!;
+    assert.equal(withLabels.job.targetSeq, 16);
+    assert.equal(withLabels.job.seq, 256);
+    const without = fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const) }), seq2seq, 256)!;
+    assert.equal(without.job.targetSeq, undefined);
+    assert.match(without.notes.join(' '), /decoder's length is taken as the encoder's \(256 tokens\)/);
+  });
+
   it('passes lora_dropout, torch.compile and flash-attention on to the job', () => {
     const spec = fineTuningSpec(setup({ adapter: at({ ...lora.value, dropout: 0.05 }), weightDtype: at('bf16' as const), compiled: at(true), attentionImplementation: at('flash_attention_2') }), architecture, 512)!;
     assert.equal(spec.job.adapterDropout, true);
