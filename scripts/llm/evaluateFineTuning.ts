@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
+import { CHECKPOINTS, findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { SAFETY_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from '../../src/core/estimators/fineTuning';
 
@@ -50,10 +50,25 @@ const HUB_IDS: Readonly<Record<string, string>> = {
   'meta-llama-3-8b-instruct': 'meta-llama/Meta-Llama-3-8B-Instruct',
 };
 
-function checkpointOf(model: string) {
+/**
+ * A model name as sources write it, reduced to what tells shapes apart: no organisation, no
+ * punctuation or case, without the suffixes of variants of the same shape (`-hf`, `-chat`,
+ * `-instruct`, `-it`, `-base`) or a trailing version tag (`-v0.1`).
+ */
+export function shapeKey(name: string): string {
+  const short = name.replace(/\s*\(.*\)\s*$/, '').trim().replace(/^[\w.-]+\//, '').toLowerCase();
+  return short.replace(/[-_](hf|chat|instruct|it|base)\b/g, '').replace(/[-_]v\d+(\.\d+)*$/, '').replace(/[^a-z0-9]/g, '');
+}
+
+/** The catalog's checkpoint for a row's model: by name, by the names above, else by its shape key when exactly one checkpoint has it. */
+export function checkpointOf(model: string) {
   const name = model.replace(/\s*\(.*\)\s*$/, '').trim();
   const short = name.replace(/^[\w-]+\//, '').replace(/-hf$/i, '').toLowerCase();
-  return findCheckpoint(name) ?? (HUB_IDS[short] ? findCheckpoint(HUB_IDS[short]) : undefined);
+  const known = findCheckpoint(name) ?? (HUB_IDS[short] ? findCheckpoint(HUB_IDS[short]) : undefined);
+  if (known) return known;
+  const key = shapeKey(name);
+  const matches = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => shapeKey(n) === key));
+  return matches.length === 1 ? matches[0] : undefined;
 }
 
 const firstInteger = (text: string | undefined): number | undefined => {
@@ -157,7 +172,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const autocast = /mixed|AMP/.test(precision) && !/no AMP/.test(precision);
   const weightBits: FineTuningJob['weightBits'] = /nf4|4-?bit/i.test(quant) ? 4 : /int8|8-?bit/i.test(quant) ? 8 : fp32 || autocast ? 32 : 16;
   const optimizerText = row.optimizer ?? '';
-  const optimizer: OptimizerState = /8bit/i.test(optimizerText) ? 'adamw-8bit' : /adafactor/i.test(optimizerText) ? 'adafactor' : 'adamw';
+  const optimizer: OptimizerState = /8bit/i.test(optimizerText) ? 'adamw-8bit' : /adafactor/i.test(optimizerText) ? 'adafactor' : /^\s*sgd\b(?!.*momentum)/i.test(optimizerText) ? 'sgd' : 'adamw';
   const ckpt = row.grad_ckpt ?? '';
   if (/chunked/i.test(notes)) carried.chunkedLoss = true;
   if (/\+ compile|packed \+ torch\.compile/i.test(notes)) carried.compiled = true;

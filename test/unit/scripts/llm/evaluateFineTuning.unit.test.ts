@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { gpuGiB, measureKind, median, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { checkpointOf, gpuGiB, measureKind, shapeKey, median, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
@@ -74,6 +74,17 @@ describe('evaluateFineTuning', () => {
   it('costs an estimate under the figure four times one over it at the 0.8 quantile', () => {
     assert.ok(Math.abs(pinball([0.1], 0.8) - 0.08) < 1e-12);
     assert.ok(Math.abs(pinball([-0.1], 0.8) - 0.02) < 1e-12);
+  });
+
+  it('finds the catalog checkpoint for the names sources write: organisation, case, -hf/-chat/-instruct and version tags aside', () => {
+    assert.equal(checkpointOf('Mistral-7B')?.name, 'mistralai/Mistral-7B-v0.1');
+    assert.equal(checkpointOf('mistralai/Mistral-7B-Instruct-v0.2')?.name, 'mistralai/Mistral-7B-v0.1');
+    assert.equal(checkpointOf('Llama-2-13b-chat-hf')?.name, 'meta-llama/Llama-2-13b-hf');
+    assert.equal(checkpointOf('facebook/OPT-125M')?.name, 'facebook/opt-125m');
+    assert.equal(checkpointOf('gemma-2b-it')?.name, 'google/gemma-2b');
+    // Two checkpoints would share the key: none is chosen.
+    assert.equal(checkpointOf('acme/unknown-7b'), undefined);
+    assert.equal(shapeKey('Qwen/Qwen2.5-7B-Instruct'), 'qwen257b');
   });
 
   it('takes the median of an even and an odd list', () => {
