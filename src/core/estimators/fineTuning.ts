@@ -93,7 +93,7 @@ export interface FineTuningJob {
   readonly doubleQuant?: boolean;
   /** The dtype the forward computes in: 2 (bf16/fp16, as weights or under autocast) or 4 (fp32). */
   readonly computeBytes: 2 | 4;
-  /** Autocast over fp32 weights: it keeps a 16-bit copy of each weight it casts until the backward used it. */
+  /** Autocast (bf16/fp16 mixed precision): over fp32 weights it keeps a 16-bit copy of each weight it casts until the backward used it, and the residual stream is fp32. */
   readonly autocast?: boolean;
   readonly optimizer: OptimizerState;
   /** bitsandbytes' paged optimizers: their state is in managed memory the torch allocator does not see. */
@@ -366,7 +366,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     scaled = { inputs, outputs: new Set([...perLayerNames(job.adapter.targetModules ?? defaults.targets)].filter((name) => !inputs.has(name))) };
   }
   // The residual stream is fp32 under autocast over fp32 weights and after prepare_model_for_kbit_training (fp32 embeddings and norms: bitsandbytes casts each linear's output back to its input's dtype).
-  const residualBytes: 2 | 4 = job.autocast || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
+  const residualBytes: 2 | 4 = (job.autocast && job.weightBits === 32) || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
   const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
   const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
   const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
@@ -403,7 +403,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
-  const autocastCopies = job.autocast && full ? totalParams * 2 : 0;
+  const autocastCopies = job.autocast && full && job.weightBits === 32 ? totalParams * 2 : 0;
   const stepTemporary = job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0;
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);

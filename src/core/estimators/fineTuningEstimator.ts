@@ -59,7 +59,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     weightBits,
     doubleQuant: quantization?.doubleQuant ?? false,
     computeBytes,
-    autocast: mixed && weightBits === 32,
+    // The Trainer's bf16=True, accelerate's and Lightning's mixed precision autocast whatever the weights' dtype.
+    autocast: mixed,
     optimizer,
     paged: /paged/.test(name),
     checkpointing: setup.gradientCheckpointing?.value ?? false,

@@ -26,7 +26,7 @@ export interface LayerActivationOptions {
   readonly computeBytes: 2 | 4;
   /** Bytes of the residual stream: 4 under autocast over fp32 weights or after prepare_model_for_kbit_training (fp32 embeddings and norms), else the compute dtype. */
   readonly residualBytes: 2 | 4;
-  /** Autocast: every linear casts an fp32 input to 16 bits itself (the casts of activations are not cached), and keeps its own copy. */
+  /** Autocast (bf16/fp16 mixed precision): every linear casts an fp32 input to 16 bits itself (the casts of activations are not cached), and keeps its own copy. */
   readonly autocast: boolean;
   /** Full fine-tuning: every weight is trainable, so every linear and norm keeps its input. */
   readonly full: boolean;
@@ -67,8 +67,10 @@ function linearInputs(width: number, sourceBytes: number, consumers: readonly st
     }
     const needs = o.full || o.adapted.has(name);
     if (!needs) continue;
-    if (!o.full && o.adapterDropout) copies += (o.adapterBytes + 1) * width;
-    else if (o.autocast && sourceBytes === 4) copies += 2 * width;
+    // Dropout's output (what the adapter's matmul reads: under autocast its 16-bit cast) and its 1-byte mask.
+    if (!o.full && o.adapterDropout) copies += ((o.autocast ? 2 : o.adapterBytes) + 1) * width;
+    // Autocast runs the matmul in 16 bits and keeps its own cast: of an fp32 input, or of the fp32 copy PEFT makes for its fp32 adapter.
+    else if (o.autocast && (sourceBytes === 4 || (!o.full && o.adapterBytes === 4))) copies += 2 * width;
     else if (!o.full && o.adapterBytes !== sourceBytes) copies += o.adapterBytes * width;
     else shared = true;
   }

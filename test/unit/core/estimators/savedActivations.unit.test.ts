@@ -37,6 +37,14 @@ describe('saved activations', () => {
     assert.equal(dropout - frozen, 2 * 5 * 3072);
   });
 
+  it("keeps autocast's 16-bit cast of PEFT's fp32 copy per adapted module over bf16 weights (not the fp32 copy)", () => {
+    const adapted = new Set(['q_proj', 'v_proj']);
+    const frozen = savedBytesPerTokenLayer(llama, bf16({ autocast: true }));
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, autocast: true })) - frozen, 2 * 2 * 3072);
+    // torchtune's bf16 adapter shares the bf16 input under autocast too.
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, autocast: true, adapterBytes: 2 })) - frozen, 2 * 3072);
+  });
+
   it('counts SDPA\'s grouped keys and values expanded to every head, flash-attention\'s as they are', () => {
     const sdpa = savedBytesPerTokenLayer(llama, bf16());
     const flash = savedBytesPerTokenLayer(llama, bf16({ attention: 'flash' }));
