@@ -28,7 +28,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const weightBits: FineTuningJob['weightBits'] = quantization ? quantization.bits : dtype === 'bf16' || dtype === 'fp16' ? 16 : 32;
   const precision = setup.precision?.value ?? 'fp32';
   const mixed = precision === 'bf16-mixed' || precision === 'fp16-mixed';
-  const computeBytes = mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16' ? 2 : 4;
+  // prepare_model_for_kbit_training makes the embeddings and norms fp32, and bitsandbytes returns each quantized linear's output in its input's dtype: without autocast the whole forward is fp32.
+  const kbitFp32 = weightBits < 16 && setup.kbitPrepared !== undefined && !mixed;
+  const computeBytes = !kbitFp32 && (mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16') ? 2 : 4;
   const name = setup.optimizerName?.value ?? '';
   const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : /^sgd/.test(name) || setup.optimizer?.value === 'sgd' || setup.optimizer?.value === 'sgd-momentum' ? 'sgd' : 'adamw';
   let fineTuningAdapter: FineTuningAdapter | undefined;

@@ -72,6 +72,14 @@ describe('fineTuningSpec', () => {
     assert.match(without.notes.join(' '), /decoder's length is taken as the encoder's \(256 tokens\)/);
   });
 
+  it('computes in fp32 after prepare_model_for_kbit_training without mixed precision, in 16 bits with it', () => {
+    const quantized = { adapter: lora, quantization: at({ bits: 4 as const, quantType: 'nf4' as const, doubleQuant: true }), weightDtype: at('bf16' as const), kbitPrepared: at({ checkpointing: true }) };
+    assert.equal(fineTuningSpec(setup(quantized), architecture, 512)!.job.computeBytes, 4);
+    const mixed = fineTuningSpec(setup({ ...quantized, precision: at('bf16-mixed' as const) }), architecture, 512)!;
+    assert.equal(mixed.job.computeBytes, 2);
+    assert.equal(mixed.job.autocast, true);
+  });
+
   it('passes lora_dropout, torch.compile and flash-attention on to the job', () => {
     const spec = fineTuningSpec(setup({ adapter: at({ ...lora.value, dropout: 0.05 }), weightDtype: at('bf16' as const), compiled: at(true), attentionImplementation: at('flash_attention_2') }), architecture, 512)!;
     assert.equal(spec.job.adapterDropout, true);
