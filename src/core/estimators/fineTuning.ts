@@ -146,14 +146,20 @@ export interface FineTuningEstimate {
   readonly context: number;
   /** Short-lived buffers: autocast's weight copies, the optimizer step's temporaries, one layer recomputed and the backward's working set. */
   readonly transient: number;
+  /** What the forward and backward allocate and free each step (activations, the layer recomputed, the backward's working set, a dequantized weight, logits), without autocast's copies: what sharding (sharding.ts) leaves per GPU as it is. */
+  readonly stepWorking: number;
+  /** Autocast's 16-bit copies of the weights, kept from the forward to the backward. */
+  readonly autocastCopies: number;
+  /** The optimizer step's temporary (torch's foreach AdamW: about one state's size). */
+  readonly stepTemporary: number;
   /** Peak of the tensors the torch allocator holds (`torch.cuda.max_memory_allocated`). */
   readonly allocated: number;
   /** Peak the allocator has reserved (`max_memory_reserved`): allocated plus its reserve. */
   readonly reserved: number;
   /** What the driver shows: reserved, paged optimizer state and the CUDA context. */
   readonly driver: number;
-  /** SAFETY_MARGIN of the driver's figure: what the estimate adds for what the physical model does not count. */
-  readonly safetyMargin: number;
+  /** FITTED_MARGIN of the driver's figure: what the estimate adds for what the physical model does not count. */
+  readonly fittedMargin: number;
   readonly trainableParams: number;
   readonly totalParams: number;
   readonly notes: readonly string[];
@@ -172,13 +178,13 @@ export const RESERVE_SHARE = 0.1;
 /** Bytes per logit the loss holds at the start of the backward: log-softmax's fp32 output, its gradient and its input's. */
 const LOSS_BYTES = 12;
 /**
- * The safety margin the estimate adds on top of the physical model (docs/fine-tuning.md): what the
+ * The fitted margin the estimate adds on top of the physical model (docs/fine-tuning.md): what the
  * model does not count (library versions that keep more, allocator behaviour, load-time peaks).
  * Fitted by `npm run evaluate:llm` on the published measurements at their 80th percentile (an
  * estimate under a figure costs four times one over it), leave one source out for the error it
  * reports; the value is the fit on all of them.
  */
-export const SAFETY_MARGIN = 0.115;
+export const FITTED_MARGIN = 0.115;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
@@ -418,7 +424,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const reserved = allocated + (job.reserveShare ?? RESERVE_SHARE) * (activations + working + logits + autocastCopies);
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;
   const driver = reserved + pagedOptimizerState + context;
-  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, allocated, reserved, driver, safetyMargin: SAFETY_MARGIN * driver, trainableParams, totalParams, notes };
+  const stepWorking = activations + working + logits;
+  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
 }
 
 const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;

@@ -5,6 +5,7 @@ import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
 import { peftParams } from './peftParams';
+import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -13,7 +14,7 @@ import type { TrainingJob } from './trainingJob';
  * for every other model (the other estimators then decide). `seq` is the tokens per sample the
  * layer table was built for.
  */
-export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined): TrainingJob['fineTuning'] {
+export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined, gpus?: number): TrainingJob['fineTuning'] {
   const hf = architecture?.hfConfig;
   const adapter = setup.adapter?.value.applied ? setup.adapter.value : undefined;
   if (!hf || seq === undefined || !(adapter || setup.quantization || setup.weightDtype)) return undefined;
@@ -77,7 +78,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };
-  return { job, notes };
+  // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
+  const sharding = shardingSpec(setup, shape, gpus, notes);
+  return { job, notes, ...(sharding ? { sharding } : {}) };
 }
 
 /** The fine-tuning estimate as the parts the estimate's breakdown shows. */
@@ -88,15 +91,15 @@ export function fineTuningBreakdown(estimate: FineTuningEstimate): MemoryBreakdo
     gradientsMiB: mib(estimate.gradients),
     optimizerMiB: mib(estimate.optimizerState),
     activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.gradients - estimate.optimizerState),
-    // The CUDA context and the safety margin (SAFETY_MARGIN, fitted on published measurements).
-    overheadMiB: mib(estimate.context + estimate.safetyMargin),
+    // The CUDA context and the fitted margin (FITTED_MARGIN, fitted on published measurements).
+    overheadMiB: mib(estimate.context + estimate.fittedMargin),
   };
 }
 
 /**
  * The fine-tuning model (fineTuning.ts) as an estimator: for a pretrained Transformer fine-tuned
  * with an adapter or loaded quantized or in 16 bits, the driver's figure of its physical model and
- * the safety margin fitted on published measurements.
+ * the margin fitted on published measurements (not the verdict's safety margin).
  */
 export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
   id: 'fineTuning',
@@ -108,16 +111,17 @@ export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
   estimate({ job }) {
     const spec = job.fineTuning;
     if (!spec) return null;
-    const at = (batch: number) => estimateFineTuning({ ...spec.job, batch });
+    const { sharding } = spec;
+    const at = (batch: number) => (sharding ? estimateShardedAt(spec.job, sharding, batch) : estimateFineTuning({ ...spec.job, batch }));
     const estimate = at(job.batchSize);
     return {
       method: 'fineTuning',
-      pointMiB: (estimate.driver + estimate.safetyMargin) / BYTES_PER_MIB,
+      pointMiB: (estimate.driver + estimate.fittedMargin) / BYTES_PER_MIB,
       range: null,
       warnings: [...spec.notes, ...estimate.notes],
       memoryAt: (batchSize) => {
         const other = at(batchSize);
-        return (other.driver + other.safetyMargin) / BYTES_PER_MIB;
+        return (other.driver + other.fittedMargin) / BYTES_PER_MIB;
       },
       detail: fineTuningBreakdown(estimate),
     };

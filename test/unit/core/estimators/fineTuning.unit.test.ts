@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
-import { CUDA_CONTEXT_BYTES, SAFETY_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
 
@@ -188,10 +188,10 @@ describe('fineTuning estimator', () => {
     assert.ok(doubled.activations > 2 * short.activations - 3 * 8 * 128 * 2048 * 4);
   });
 
-  it('adds a safety margin on top of the driver\'s figure', () => {
+  it('adds a fitted margin on top of the driver\'s figure', () => {
     const estimate = estimateFineTuning(qlora());
-    assert.ok(Math.abs(estimate.safetyMargin - SAFETY_MARGIN * estimate.driver) < 1);
-    assert.ok(SAFETY_MARGIN > 0 && SAFETY_MARGIN < 0.3);
+    assert.ok(Math.abs(estimate.fittedMargin - FITTED_MARGIN * estimate.driver) < 1);
+    assert.ok(FITTED_MARGIN > 0 && FITTED_MARGIN < 0.3);
   });
 
   it('gives notes, not exceptions, for what it cannot count', () => {
