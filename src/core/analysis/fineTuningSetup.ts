@@ -90,11 +90,37 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
   const written = argumentNode(call, 'r') !== call.node;
   const rank = positive(call.kwargs.get('r')) ?? (!written && (method === 'lora' || method === 'adalora') ? 8 : undefined);
   const alpha = positive(call.kwargs.get('lora_alpha'));
-  const targets = call.kwargs.get('target_modules');
-  const targetModules = typeof targets === 'string' ? targets : Array.isArray(targets) && targets.every((t) => typeof t === 'string') ? (targets) : undefined;
+  const targetModules = moduleNames(call.kwargs.get('target_modules'));
   const dora = call.kwargs.get('use_dora') === true;
-  const parts = [`r=${rank ?? '?'}`, ...(alpha === undefined ? [] : [`lora_alpha=${alpha}`]), ...(targetModules === undefined ? [] : [`target_modules=${typeof targetModules === 'string' ? JSON.stringify(targetModules) : `[${targetModules.join(', ')}]`}`]), ...(dora ? ['use_dora=True'] : [])];
-  const value: AdapterSetup = { method, ...(rank === undefined ? {} : { rank }), ...(alpha === undefined ? {} : { alpha }), ...(targetModules === undefined ? {} : { targetModules }), dora, applied };
+  const dropout = positive(call.kwargs.get('lora_dropout'));
+  // Prompt and prefix tuning: PEFT requires num_virtual_tokens; IA3 names the modules it scales on their input.
+  const virtualTokens = positive(call.kwargs.get('num_virtual_tokens'));
+  const feedforward = moduleNames(call.kwargs.get('feedforward_modules'));
+  const projection = call.kwargs.get('prefix_projection') === true ? { ...(positive(call.kwargs.get('encoder_hidden_size')) === undefined ? {} : { hidden: positive(call.kwargs.get('encoder_hidden_size')) }) } : undefined;
+  const task = taskTypeOf(call.kwargs.get('task_type'));
+  const isLora = method === 'lora' || method === 'adalora';
+  const parts = [
+    ...(isLora || rank !== undefined ? [`r=${rank ?? '?'}`] : []),
+    ...(alpha === undefined ? [] : [`lora_alpha=${alpha}`]),
+    ...(targetModules === undefined ? [] : [`target_modules=${typeof targetModules === 'string' ? JSON.stringify(targetModules) : `[${targetModules.join(', ')}]`}`]),
+    ...(dora ? ['use_dora=True'] : []),
+    ...(dropout === undefined ? [] : [`lora_dropout=${dropout}`]),
+    ...(virtualTokens === undefined ? [] : [`num_virtual_tokens=${virtualTokens}`]),
+    ...(projection ? ['prefix_projection=True'] : []),
+  ];
+  const value: AdapterSetup = {
+    method,
+    ...(rank === undefined ? {} : { rank }),
+    ...(alpha === undefined ? {} : { alpha }),
+    ...(targetModules === undefined ? {} : { targetModules }),
+    dora,
+    applied,
+    ...(dropout === undefined ? {} : { dropout }),
+    ...(virtualTokens === undefined ? {} : { virtualTokens }),
+    ...(feedforward === undefined ? {} : { feedforwardModules: feedforward }),
+    ...(projection ? { prefixProjection: projection } : {}),
+    ...(task === undefined ? {} : { taskType: task }),
+  };
   return { value, node: call.node, origin: `${simpleName(call.qualified)}(${parts.join(', ')})` };
 }
 
@@ -116,16 +142,58 @@ export function optimizerName(events: readonly CallEvent[]): Found<string> | und
   return undefined;
 }
 
-/** TRL's `SFTConfig(max_seq_length=2048)` (`max_length=` in newer TRL): the tokens per sample it truncates or packs to. */
+/** TRL's SFTConfig max_length default (transformers' TRL documentation: "defaults to 1024"), also its older max_seq_length's cap. */
+export const TRL_DEFAULT_MAX_LENGTH = 1024;
+
+/**
+ * TRL's `SFTConfig(max_seq_length=2048)` (`max_length=` in newer TRL): the tokens per sample it
+ * truncates or packs to. With `packing=True` every sample is that long; without, batches are padded
+ * to their longest sample and the length is the most a batch can be (which the estimate takes).
+ */
 export function frameworkSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
+  const packed = events.some((call) => (/^trl(\.\w+)*\.\w+Config$/.test(call.qualified) || SFT_TRAINER.test(call.qualified)) && call.kwargs.get('packing') === true);
   for (const call of events) {
     if (!/^trl(\.\w+)*\.\w+Config$/.test(call.qualified) && !SFT_TRAINER.test(call.qualified)) continue;
     for (const keyword of ['max_seq_length', 'max_length']) {
       const value = positive(call.kwargs.get(keyword));
-      if (value !== undefined && Number.isInteger(value)) return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value})` };
+      if (value === undefined || !Number.isInteger(value)) continue;
+      const how = packed ? `, packing=True): every sample packed to ${value} tokens` : `): batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value})`;
+      return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value}${how}` };
     }
   }
   return undefined;
+}
+
+/** A TRL SFT trainer or config that gives no length: TRL's default, after the tokenizer's own max_length and the script's constants. */
+export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
+  const trl = events.find((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified));
+  if (!trl) return undefined;
+  const packed = events.some((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified) && call.kwargs.get('packing') === true);
+  return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
+}
+
+/** `Trainer(...)`, `Seq2SeqTrainer(...)` or a TRL trainer: its training step computes the loss and lets the outputs go before the backward. */
+export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
+  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified));
+  return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
+}
+
+/** `TrainingArguments(torch_compile=True)`: the Trainer compiles the model. */
+export function trainerCompile(events: readonly CallEvent[]): Found<boolean> | undefined {
+  const call = events.find((c) => HF_ARGUMENTS.test(c.qualified) && c.kwargs.get('torch_compile') === true);
+  return call ? { value: true, node: argumentNode(call, 'torch_compile'), origin: `${simpleName(call.qualified)}(torch_compile=True)` } : undefined;
+}
+
+/** A module name, `"all-linear"`, or a list of names written as literals. */
+function moduleNames(value: PyValue | undefined): string | readonly string[] | undefined {
+  return typeof value === 'string' ? value : Array.isArray(value) && value.every((t) => typeof t === 'string') ? (value) : undefined;
+}
+
+/** `task_type="SEQ_2_SEQ_LM"` or `TaskType.SEQ_2_SEQ_LM`. */
+function taskTypeOf(value: PyValue | undefined): string | undefined {
+  const name = kindOf(value) === 'external' ? (value as ExternalValue).name : typeof value === 'string' ? value : '';
+  const match = /(?:^|\.)([A-Z_0-9]+)$/.exec(name);
+  return match ? match[1] : undefined;
 }
 
 function positive(value: PyValue | undefined): number | undefined {

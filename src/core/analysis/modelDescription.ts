@@ -77,6 +77,16 @@ export interface AdapterSetup {
   readonly dora: boolean;
   /** True when `get_peft_model` or a TRL trainer's `peft_config=` applies it. */
   readonly applied: boolean;
+  /** LoRA's `lora_dropout` when above 0: a dropped-out copy of each adapted module's input. */
+  readonly dropout?: number;
+  /** Prompt and prefix tuning's `num_virtual_tokens`. */
+  readonly virtualTokens?: number;
+  /** IA3's `feedforward_modules` (scaled on their input rather than their output). */
+  readonly feedforwardModules?: string | readonly string[];
+  /** Prefix tuning's `prefix_projection=True` and its `encoder_hidden_size`. */
+  readonly prefixProjection?: { readonly hidden?: number };
+  /** The task: SEQ_2_SEQ_LM doubles prompt and prefix tuning's virtual tokens (encoder and decoder). */
+  readonly taskType?: string;
 }
 
 export interface TrainingSetup {
@@ -109,6 +119,10 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
+  /** A Hugging Face or TRL Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
+  readonly hfTrainer?: Sourced<string>;
+  /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
+  readonly targetSequenceLength?: Sourced<number>;
   /** How the job is spread over several GPUs (shardingSetup.ts): DDP, FSDP or DeepSpeed ZeRO, from the script, its configs or its launch command. */
   readonly distributed?: Sourced<DistributedSetup>;
   /** How many GPUs the job runs on (`torchrun --nproc_per_node`, accelerate's `num_processes`, Lightning's `devices`). */

@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, weightDtype } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, weightDtype } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
@@ -74,12 +74,12 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputShape: candidates[0],
       inputCandidates: candidates,
       datasetSamples: sourced(tensorDatasetSamples(events)),
-      sequenceLength: sourced(frameworkSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes)),
+      sequenceLength: sourced(frameworkSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? kbitCheckpointing(events)),
-      compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)')),
+      compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)') ?? trainerCompile(events)),
       gradientAccumulation: sourced(frameworkAccumulation(events)),
       sharding: sourced(shardingStrategy(events)),
       weightDtype: sourced(weightDtype(events)),
@@ -88,6 +88,8 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
+      hfTrainer: sourced(hfTrainer(events)),
+      targetSequenceLength: sourced(targetSequenceLength(root, scope)),
       ...(distributed.distributed ? { distributed: sourced(distributed.distributed) } : {}),
       ...(distributed.gpuCount ? { gpuCount: sourced(distributed.gpuCount) } : {}),
     };
@@ -242,8 +244,10 @@ function transformSize(events: readonly CallEvent[]): Found<number> | undefined 
 function sequenceLength(events: readonly CallEvent[], scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
   for (const call of events) {
     const value = positiveInteger(call.kwargs.get('max_length'));
-    if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '')) return { value, node: call.node, origin: 'tokenizer max_length' };
+    if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '') && !tokenizesTargets(call.node)) return { value, node: call.node, origin: tokenizerLengthOrigin(value, call.kwargs.get('padding'), events) };
   }
+  const unexecuted = unexecutedTokenizerLength(root, scope, events);
+  if (unexecuted) return unexecuted;
   for (const name of scope.ownNames()) {
     const value = positiveInteger(scope.get(name));
     if (value && SEQUENCE_NAMES.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
@@ -253,6 +257,65 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
     if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
   }
   return undefined;
+}
+
+/**
+ * A tokenizer call the analysis never ran, in a lambda or a function `datasets.map` calls
+ * (`raw.map(lambda b: tokenizer(b["text"], truncation=True, max_length=1024))`): its max_length
+ * written as a number or a module-level constant.
+ */
+function unexecutedTokenizerLength(root: SyntaxNode, scope: Scope, events: readonly CallEvent[]): Found<number> | undefined {
+  for (const call of root.descendantsOfType('call')) {
+    if (!/tokeniz/i.test(call.childForFieldName('function')?.text ?? '') || tokenizesTargets(call)) continue;
+    const value = writtenMaxLength(call, scope);
+    if (!value) continue;
+    const padding = keywordValue(call, 'padding');
+    const paddingValue: PyValue | undefined = padding?.type === 'true' ? true : padding?.type === 'string' ? padding.text.replace(/^[rbuf]*["']|["']$/g, '') : undefined;
+    return { value, node: call, origin: tokenizerLengthOrigin(value, paddingValue, events) };
+  }
+  return undefined;
+}
+
+const keywordValue = (call: SyntaxNode, name: string) => call.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name)?.childForFieldName('value');
+
+/** A call's `max_length=` written as a number or a name the script binds to one. */
+function writtenMaxLength(call: SyntaxNode, scope: Scope): number | undefined {
+  const written = keywordValue(call, 'max_length');
+  return written?.type === 'integer' ? positiveInteger(Number(written.text)) : written?.type === 'identifier' ? positiveInteger(scope.get(written.text)) : undefined;
+}
+
+/** A tokenizer call that makes the labels of a sequence-to-sequence model: `text_target=`, or its text named as targets or labels. */
+function tokenizesTargets(call: SyntaxNode): boolean {
+  if (keywordValue(call, 'text_target')) return true;
+  const first = call.childForFieldName('arguments')?.namedChildren[0];
+  return first !== undefined && first.type !== 'keyword_argument' && /target|label|summar|answer/i.test(first.text);
+}
+
+/**
+ * Tokens per sample on the decoder's side of an encoder-decoder (T5, BART): the max_length of the
+ * tokenizer call that makes the labels (`tokenizer(text_target=..., max_length=128)`,
+ * `tokenizer(targets, max_length=target_max_length)`).
+ */
+export function targetSequenceLength(root: SyntaxNode, scope: Scope): Found<number> | undefined {
+  for (const call of root.descendantsOfType('call')) {
+    if (!/tokeniz/i.test(call.childForFieldName('function')?.text ?? '') || !tokenizesTargets(call)) continue;
+    const value = writtenMaxLength(call, scope);
+    if (value) return { value, node: call, origin: `labels tokenized with max_length=${value}` };
+  }
+  return undefined;
+}
+
+/**
+ * What a tokenizer's max_length means for the batches: `padding="max_length"` makes every sample that
+ * long; otherwise it truncates, and the batch is padded to its longest sample (by the call's
+ * padding=True or a DataCollatorWithPadding), so max_length is the longest a batch can be, which the
+ * estimate takes.
+ */
+function tokenizerLengthOrigin(length: number, padding: PyValue | undefined, events: readonly CallEvent[]): string {
+  if (padding === 'max_length') return `tokenizer(max_length=${length}, padding="max_length"): every sample ${length} tokens`;
+  const collator = events.find((call) => /(^|\.)(DataCollatorWithPadding|DataCollatorForSeq2Seq|DataCollatorForLanguageModeling)$/.test(call.qualified));
+  const padder = collator ? simpleName(collator.qualified) : padding === true || padding === 'longest' ? 'padding="longest"' : 'the collator';
+  return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length})`;
 }
 
 function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {

@@ -45,7 +45,7 @@ export function describeAssumption(assumption: Assumption): string {
 export function describeAssumptionValue(assumption: Assumption): string {
   if (assumption.name === 'config') return `${assumption.key ?? 'value'} = ${assumption.value}`;
   if (assumption.name === 'dataDerived') return `${assumption.what ?? 'size from the data'} (${assumption.key ?? 'value'}) ${assumption.value}`;
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation', weightDtype: 'weights loaded in', quantization: 'base weights quantized', adapter: 'adapter' }[assumption.name];
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation', targetLength: 'label tokens (decoder)', weightDtype: 'weights loaded in', quantization: 'base weights quantized', adapter: 'adapter' }[assumption.name];
   return `${label} ${assumption.value}`;
 }
 
@@ -62,7 +62,8 @@ export function describeBreakdown(model: ModelEstimate): string | undefined {
     `gradients ${formatMiB(b.gradientsMiB)}`,
     `optimizer ${formatMiB(b.optimizerMiB)}`,
     `activations ${formatMiB(b.activationsMiB)}`,
-    `CUDA runtime ${formatMiB(b.overheadMiB)}`,
+    // The fine-tuning model's overhead is the CUDA context and its fitted margin (docs/fine-tuning.md).
+    `${model.memory.method === 'fineTuning' ? 'CUDA context and fitted margin' : 'CUDA runtime'} ${formatMiB(b.overheadMiB)}`,
   ].join(', ');
 }
 

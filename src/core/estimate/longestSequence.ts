@@ -14,9 +14,10 @@ export const SEQUENCE_STEP = 64;
 /** Without a maximum position in the model's config (rotary models without one), lengths beyond this are not searched. */
 export const UNBOUNDED_SEQUENCE_LIMIT = 1 << 20;
 
-/** The driver's figure of a job, in MiB, as the fine-tuning estimator states it: on one GPU, or on each GPU of a sharded job. */
+/** The driver's figure of a job with the fitted margin, in MiB, as the fine-tuning estimator states it: on one GPU, or on each GPU of a sharded job. */
 export function jobDriverMiB(job: FineTuningJob, sharding?: ShardingSpec): number {
-  return (sharding ? estimateShardedAt(job, sharding, job.batch) : estimateFineTuning(job)).driver / BYTES_PER_MIB;
+  const estimate = sharding ? estimateShardedAt(job, sharding, job.batch) : estimateFineTuning(job);
+  return (estimate.driver + estimate.fittedMargin) / BYTES_PER_MIB;
 }
 
 /** The maximum position a transformers config allows (the name differs by family); null when it gives none. */

@@ -1,3 +1,5 @@
+import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
+
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors
  * (docs/fine-tuning.md): the frozen base weights at the precision they are stored in, the trainable
@@ -30,6 +32,18 @@ export interface TransformerShape {
   readonly head: { readonly kind: 'lm' } | { readonly kind: 'classifier'; readonly labels: number };
   /** Dropout after attention and MLP (BERT's 0.1) keeps a 1-byte mask per element; Llama has none. */
   readonly dropout: boolean;
+  /** RMSNorm that upcasts its input to fp32 (Llama, T5) rather than LayerNorm. */
+  readonly rmsNorm?: boolean;
+  /** Encoder-decoder (T5): `layers` is the encoder's count, this the decoder's (each with a cross-attention). */
+  readonly decoderLayers?: number;
+  /** One fused query-key-value linear (BLOOM's query_key_value). */
+  readonly fusedQkv?: boolean;
+  /** Attention that transformers implements only eagerly (T5's position bias, BLOOM's ALiBi): the probabilities are kept. */
+  readonly eagerOnly?: boolean;
+  /** Module names as T5 gives them (q, k, v, o, wi_0, wi_1, wo). */
+  readonly t5Names?: boolean;
+  /** A LayerNorm right after the embeddings (BLOOM's word_embeddings_layernorm). */
+  readonly embeddingNorm?: boolean;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -40,9 +54,11 @@ export interface ParameterTensor {
   readonly kind: 'linear' | 'embedding' | 'vector';
   /** Repeated once per layer. */
   readonly perLayer: boolean;
+  /** Repeated once per decoder layer of an encoder-decoder. */
+  readonly decoder?: boolean;
 }
 
-export type AdapterMethod = 'lora' | 'other';
+export type AdapterMethod = 'lora' | 'ia3' | 'other';
 
 export interface FineTuningAdapter {
   readonly method: AdapterMethod;
@@ -52,6 +68,16 @@ export interface FineTuningAdapter {
   readonly dora?: boolean;
   /** For methods whose parameters are not computed here (IA3, prompt tuning...): how many there are. */
   readonly trainableParams?: number;
+  /** IA3's feedforward modules (scaled on their input); undefined: PEFT's default for the architecture. */
+  readonly feedforwardModules?: string | readonly string[];
+}
+
+/** PEFT's IA3 defaults (TRANSFORMERS_MODELS_TO_IA3_TARGET_MODULES_MAPPING and its feedforward twin), by the architecture's names. */
+export function ia3Defaults(shape: TransformerShape): { readonly targets: readonly string[]; readonly feedforward: readonly string[] } {
+  if (shape.t5Names) return { targets: ['k', 'v', 'wo'], feedforward: ['wo'] };
+  if (shape.fusedQkv) return { targets: ['query_key_value', 'dense_4h_to_h'], feedforward: ['dense_4h_to_h'] };
+  if (shape.bias && shape.positions > 0) return { targets: ['key', 'value', 'output.dense'], feedforward: ['output.dense'] };
+  return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
 }
 
 export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
@@ -67,7 +93,7 @@ export interface FineTuningJob {
   readonly doubleQuant?: boolean;
   /** The dtype the forward computes in: 2 (bf16/fp16, as weights or under autocast) or 4 (fp32). */
   readonly computeBytes: 2 | 4;
-  /** Autocast over fp32 weights: it keeps a 16-bit copy of each weight it casts until the backward used it. */
+  /** Autocast (bf16/fp16 mixed precision): over fp32 weights it keeps a 16-bit copy of each weight it casts until the backward used it, and the residual stream is fp32. */
   readonly autocast?: boolean;
   readonly optimizer: OptimizerState;
   /** bitsandbytes' paged optimizers: their state is in managed memory the torch allocator does not see. */
@@ -87,6 +113,24 @@ export interface FineTuningJob {
   readonly chunkedLoss?: number;
   /** The CUDA context's bytes when the measurement's source states them; else CUDA_CONTEXT_BYTES. */
   readonly contextBytes?: number;
+  /** Encoder-decoder: tokens per sample on the decoder's side (the labels'); `seq` is the encoder's. */
+  readonly targetSeq?: number;
+  /** Bytes of the adapter's weights: 4 for PEFT (autocast_adapter_dtype keeps them fp32), the model's 2 for torchtune. */
+  readonly adapterBytes?: 2 | 4;
+  /** `attn_implementation="flash_attention_2"`: grouped keys and values are not expanded to every head. */
+  readonly flashAttention?: boolean;
+  /** False where the loop drops the model's outputs before the backward (the Trainer, torchtune); a loop that keeps `outputs` keeps the logits. */
+  readonly logitsHeld?: boolean;
+  /** The model's forward returns its logits upcast to fp32 (torchtune's TransformerDecoder, transformers' Llama before 4.45): held logits take 4 bytes. */
+  readonly logitsFp32?: boolean;
+  /** The allocator's reserve as a share of what each step allocates and frees; RESERVE_SHARE unless given (calibration). */
+  readonly reserveShare?: number;
+  /** torch.compile of the model (TrainingArguments(torch_compile=True), torchtune's compile: True): fused pointwise chains keep less (savedActivations.ts). */
+  readonly compiled?: boolean;
+  /** PEFT's lora_dropout > 0: a dropped-out copy of each adapted module's input. */
+  readonly adapterDropout?: boolean;
+  /** `zero_grad()` that zeroes the gradients in place (torch before 2.0, set_to_none=False): they live through the forward. */
+  readonly gradientsZeroedInPlace?: boolean;
 }
 
 export interface FineTuningEstimate {
@@ -102,7 +146,7 @@ export interface FineTuningEstimate {
   readonly context: number;
   /** Short-lived buffers: autocast's weight copies, the optimizer step's temporaries, one layer recomputed and the backward's working set. */
   readonly transient: number;
-  /** What the forward and backward allocate and free each step (activations, the layer recomputed, the backward's working set, logits), without autocast's copies: what sharding (sharding.ts) leaves per GPU as it is. */
+  /** What the forward and backward allocate and free each step (activations, the layer recomputed, the backward's working set, a dequantized weight, logits), without autocast's copies: what sharding (sharding.ts) leaves per GPU as it is. */
   readonly stepWorking: number;
   /** Autocast's 16-bit copies of the weights, kept from the forward to the backward. */
   readonly autocastCopies: number;
@@ -114,6 +158,8 @@ export interface FineTuningEstimate {
   readonly reserved: number;
   /** What the driver shows: reserved, paged optimizer state and the CUDA context. */
   readonly driver: number;
+  /** FITTED_MARGIN of the driver's figure: what the estimate adds for what the physical model does not count. */
+  readonly fittedMargin: number;
   readonly trainableParams: number;
   readonly totalParams: number;
   readonly notes: readonly string[];
@@ -129,6 +175,16 @@ export const CUDA_CONTEXT_BYTES = 0.8 * GiB;
  * allocates and frees (activations, logits, temporaries), so the reserve is a share of those.
  */
 export const RESERVE_SHARE = 0.1;
+/** Bytes per logit the loss holds at the start of the backward: log-softmax's fp32 output, its gradient and its input's. */
+const LOSS_BYTES = 12;
+/**
+ * The fitted margin the estimate adds on top of the physical model (docs/fine-tuning.md): what the
+ * model does not count (library versions that keep more, allocator behaviour, load-time peaks).
+ * Fitted by `npm run evaluate:llm` on the published measurements at their 80th percentile (an
+ * estimate under a figure costs four times one over it), leave one source out for the error it
+ * reports; the value is the fit on all of them.
+ */
+export const FITTED_MARGIN = 0.115;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
@@ -136,32 +192,45 @@ const MIN_8BIT_SIZE = 4096;
 /** PEFT's default LoRA targets when target_modules is not given (its table for Llama-style and BERT models): query and value. */
 const DEFAULT_TARGETS = ['q_proj', 'v_proj', 'query', 'value'];
 
-/** Every parameter tensor, named as transformers names them in Llama-style and BERT-style models. */
+/** Every parameter tensor, named as transformers names them in Llama-style models (BERT, BLOOM and T5 names are aliases). */
 export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   const { hidden: h, heads, kvHeads, headDim, intermediate: i, vocab } = shape;
   const q = heads * headDim;
   const kv = kvHeads * headDim;
   const tensors: ParameterTensor[] = [{ name: 'embed_tokens', rows: vocab, cols: h, kind: 'embedding', perLayer: false }];
   if (shape.positions > 0) tensors.push({ name: 'position_embeddings', rows: shape.positions, cols: h, kind: 'embedding', perLayer: false });
-  const linear = (name: string, inFeatures: number, out: number) => {
-    tensors.push({ name, rows: out, cols: inFeatures, kind: 'linear', perLayer: true });
-    if (shape.bias) tensors.push({ name: `${name}.bias`, rows: out, cols: 1, kind: 'vector', perLayer: true });
+  // A norm's weight (and LayerNorm's bias): `h` (or 2h) elements.
+  const normSize = h * (shape.bias ? 2 : 1);
+  const layer = (decoder: boolean) => {
+    const linear = (name: string, inFeatures: number, out: number) => {
+      tensors.push({ name, rows: out, cols: inFeatures, kind: 'linear', perLayer: true, ...(decoder ? { decoder } : {}) });
+      if (shape.bias) tensors.push({ name: `${name}.bias`, rows: out, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
+    };
+    const attention = () => {
+      if (shape.fusedQkv) linear('qkv_proj', h, q + 2 * kv);
+      else {
+        linear('q_proj', h, q);
+        linear('k_proj', h, kv);
+        linear('v_proj', h, kv);
+      }
+      linear('o_proj', q, h);
+    };
+    attention();
+    // The decoder's cross-attention has the same projections (PEFT's names match both).
+    if (decoder) attention();
+    if (shape.gatedMlp) linear('gate_proj', h, i);
+    linear('up_proj', h, i);
+    linear('down_proj', i, h);
+    // Two norms per layer, three with a cross-attention.
+    tensors.push({ name: 'norms', rows: (decoder ? 3 : 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
-  linear('q_proj', h, q);
-  linear('k_proj', h, kv);
-  linear('v_proj', h, kv);
-  linear('o_proj', q, h);
-  if (shape.gatedMlp) {
-    linear('gate_proj', h, i);
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
-  } else {
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
-  }
-  // Two norms per layer (weight, and a bias for LayerNorm), one at the end.
-  tensors.push({ name: 'norms', rows: 2 * h * (shape.bias ? 2 : 1), cols: 1, kind: 'vector', perLayer: true });
-  tensors.push({ name: 'norm', rows: h * (shape.bias ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
+  layer(false);
+  if (shape.decoderLayers) {
+    layer(true);
+    // T5's relative position bias: buckets x heads, in the first layer of each stack; a norm per stack (T5's final norms, BART's embedding norms).
+    if (shape.t5Names) tensors.push({ name: 'relative_attention_bias', rows: 2 * 32 * heads, cols: 1, kind: 'vector', perLayer: false });
+    tensors.push({ name: 'norm', rows: 2 * normSize, cols: 1, kind: 'vector', perLayer: false });
+  } else tensors.push({ name: 'norm', rows: normSize * (shape.embeddingNorm ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
   if (shape.head.kind === 'lm') {
     if (!shape.tiedEmbeddings) tensors.push({ name: 'lm_head', rows: vocab, cols: h, kind: 'linear', perLayer: false });
   } else {
@@ -171,56 +240,43 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   return tensors;
 }
 
-const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * (t.perLayer ? shape.layers : 1);
+/** How many times a tensor is in the model: once, once per layer, or once per decoder layer. */
+const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1);
+const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * repeats(shape, t);
 
-/** The names PEFT and transformers give the same projections in BERT-style models. */
+/** The names PEFT and transformers give the same projections in BERT-, BLOOM- and GPT-style models. */
 const ALIASES: Readonly<Record<string, readonly string[]>> = {
-  q_proj: ['q_proj', 'query', 'q', 'wq'],
-  k_proj: ['k_proj', 'key', 'k', 'wk'],
-  v_proj: ['v_proj', 'value', 'v', 'wv'],
-  o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo'],
+  q_proj: ['q_proj', 'query', 'q', 'wq', 'q_lin'],
+  k_proj: ['k_proj', 'key', 'k', 'wk', 'k_lin'],
+  v_proj: ['v_proj', 'value', 'v', 'wv', 'v_lin'],
+  qkv_proj: ['qkv_proj', 'query_key_value', 'c_attn', 'Wqkv'],
+  // GPT-2 names both its attention's and its MLP's output projection c_proj: PEFT's "c_proj" adapts both.
+  o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo', 'out_lin', 'c_proj'],
   gate_proj: ['gate_proj', 'w1'],
-  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3'],
-  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2'],
+  up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h', 'lin1', 'c_fc', 'fc_in'],
+  down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h', 'lin2', 'c_proj', 'fc_out'],
   lm_head: ['lm_head', 'output'],
 };
+/** T5's names: `wo` is the MLP's output there, not the attention's. */
+const T5_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  q_proj: ['q'], k_proj: ['k'], v_proj: ['v'], o_proj: ['o'], gate_proj: ['wi_0'], up_proj: ['wi_1', 'wi'], down_proj: ['wo'], lm_head: ['lm_head'],
+};
+/** PEFT's default targets when target_modules is not given (its TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): the query and value; BLOOM's fused projection. */
+const defaultTargets = (shape: TransformerShape): readonly string[] => (shape.t5Names ? ['q', 'v'] : shape.fusedQkv ? ['query_key_value', 'c_attn'] : [...DEFAULT_TARGETS, 'q_lin', 'v_lin']);
 
 /** The linear layers a LoRA config targets: named ones, or every linear but the output head for "all-linear". */
 export function loraTargets(shape: TransformerShape, targets: FineTuningAdapter['targetModules']): ParameterTensor[] {
   const linears = parameterTensors(shape).filter((t) => t.kind === 'linear');
   if (targets === 'all-linear') return linears.filter((t) => t.perLayer);
-  const names = targets === undefined ? DEFAULT_TARGETS : typeof targets === 'string' ? [targets] : targets;
-  return linears.filter((t) => (ALIASES[t.name] ?? [t.name]).some((alias) => names.includes(alias)));
+  const names = targets === undefined ? defaultTargets(shape) : typeof targets === 'string' ? [targets] : targets;
+  const aliases = shape.t5Names ? T5_ALIASES : ALIASES;
+  return linears.filter((t) => (aliases[t.name] ?? [t.name]).some((alias) => names.includes(alias)));
 }
 
 /** LoRA's A (rank x in) and B (out x rank) per targeted linear, and DoRA's magnitude vector (out). */
 export function loraParams(shape: TransformerShape, adapter: FineTuningAdapter): number {
   const rank = adapter.rank ?? 8;
-  return loraTargets(shape, adapter.targetModules).reduce((sum, t) => sum + (rank * (t.rows + t.cols) + (adapter.dora ? t.rows : 0)) * (t.perLayer ? shape.layers : 1), 0);
-}
-
-/**
- * Bytes per token and layer the backward needs, in elements of the compute dtype: the norms'
- * inputs, the inputs of the linears that need them, the queries, keys and values the attention
- * kernel keeps, its output, the MLP's intermediate tensors, and dropout's 1-byte masks.
- */
-export function activationBytesPerTokenLayer(shape: TransformerShape, computeBytes: number, eager: boolean, seq: number, autocast = false): number {
-  const { hidden: h, intermediate: i } = shape;
-  const q = shape.heads * shape.headDim;
-  const kv = shape.kvHeads * shape.headDim;
-  // Autocast runs the norms in fp32: their inputs (the residual stream) and outputs are kept in 4 bytes, and each linear keeps its own 16-bit cast of the output.
-  const norm = autocast ? 4 : computeBytes;
-  // Attention block: norm input and output, q, k, v, the kernel's output (o_proj's input); MLP block: norm input and output, then gate, up, act(gate) and their product (gated) or fc1's output and the activation's.
-  let bytes = 2 * h * norm + (q + 2 * kv + q) * computeBytes + 2 * h * norm + (shape.gatedMlp ? 4 * i : 2 * i) * computeBytes;
-  if (autocast) bytes += 2 * h * computeBytes;
-  if (eager) {
-    // Eager attention keeps its probabilities: softmax's fp32 output, dropout's mask and fp32 output, and the 16-bit copy the next matmul is given.
-    const probabilities = 4 + (shape.dropout ? 1 + 4 : 0) + (computeBytes === 2 ? 2 : 0);
-    bytes += shape.heads * seq * probabilities;
-  }
-  // Dropout after attention and after the MLP: a 1-byte mask each.
-  if (shape.dropout) bytes += 2 * h;
-  return bytes;
+  return loraTargets(shape, adapter.targetModules).reduce((sum, t) => sum + (rank * (t.rows + t.cols) + (adapter.dora ? t.rows : 0)) * repeats(shape, t), 0);
 }
 
 const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols: number }, paramBytes: number): number => {
@@ -245,6 +301,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const { shape } = job;
   const batch = Math.max(1, Math.round(job.batch));
   const seq = Math.max(1, Math.round(job.seq));
+  const targetSeq = shape.decoderLayers ? Math.max(1, Math.round(job.targetSeq ?? seq)) : 0;
   const tokens = batch * seq;
   const tensors = parameterTensors(shape);
   const totalParams = tensors.reduce((sum, t) => sum + count(shape, t), 0);
@@ -254,14 +311,16 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
 
   // Frozen base weights: bitsandbytes quantizes the decoder's linear layers only; embeddings, norms and the output head stay in the load dtype (fp32 after prepare_model_for_kbit_training).
   let baseWeights = 0;
+  let largestLinear = 0;
   const full = job.adapter === undefined;
   if (!full) {
     for (const t of tensors) {
       const n = count(shape, t);
       const quantized = job.weightBits < 16 && t.kind === 'linear' && t.perLayer;
+      if (quantized) largestLinear = Math.max(largestLinear, t.rows * t.cols);
       if (quantized && job.weightBits === 4) baseWeights += n * (0.5 + (job.doubleQuant ? FOUR_BIT_CONSTANTS.double : FOUR_BIT_CONSTANTS.single));
       // LLM.int8: one byte per weight and an fp32 scale per output row.
-      else if (quantized) baseWeights += n + t.rows * 4 * shape.layers;
+      else if (quantized) baseWeights += n + t.rows * 4 * repeats(shape, t);
       else baseWeights += n * (job.kbitPrepared && job.weightBits < 16 ? 4 : storedBytes);
     }
   }
@@ -272,72 +331,101 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   let gradients: number;
   let optimizerState = 0;
   let paramBytes: number;
+  const adapterBytes = job.adapterBytes ?? 4;
   if (full) {
     if (job.weightBits < 16) notes.push('Full fine-tuning of a quantized model is not possible; the weights are counted at 16 bits.');
     paramBytes = job.weightBits === 32 ? 4 : 2;
     trainableParams = totalParams;
     trainableWeights = totalParams * paramBytes;
     gradients = trainableWeights;
-    for (const t of tensors) optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * (t.perLayer ? shape.layers : 1);
+    for (const t of tensors) optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * repeats(shape, t);
   } else {
-    paramBytes = 4;
+    paramBytes = adapterBytes;
     const adapter = job.adapter;
     if (adapter.method === 'lora') {
       trainableParams = loraParams(shape, adapter);
       if (loraTargets(shape, adapter.targetModules).length === 0) notes.push(`None of the target modules ${JSON.stringify(adapter.targetModules)} is a linear layer of this architecture; the adapter is counted empty.`);
       for (const t of loraTargets(shape, adapter.targetModules)) {
         const rank = adapter.rank ?? 8;
-        const times = t.perLayer ? shape.layers : 1;
-        optimizerState += (optimizerBytes(job.optimizer, { rows: rank, cols: t.cols }, 4) + optimizerBytes(job.optimizer, { rows: t.rows, cols: rank }, 4)) * times;
-        if (adapter.dora) optimizerState += optimizerBytes(job.optimizer, { rows: t.rows, cols: 1 }, 4) * times;
+        const times = repeats(shape, t);
+        optimizerState += (optimizerBytes(job.optimizer, { rows: rank, cols: t.cols }, paramBytes) + optimizerBytes(job.optimizer, { rows: t.rows, cols: rank }, paramBytes)) * times;
+        if (adapter.dora) optimizerState += optimizerBytes(job.optimizer, { rows: t.rows, cols: 1 }, paramBytes) * times;
       }
     } else {
       trainableParams = adapter.trainableParams ?? 0;
       if (adapter.trainableParams === undefined) notes.push('The adapter\'s parameter count is unknown; it is counted as none.');
-      optimizerState = optimizerBytes(job.optimizer, { rows: trainableParams, cols: 1 }, 4);
+      optimizerState = optimizerBytes(job.optimizer, { rows: trainableParams, cols: 1 }, paramBytes);
     }
     trainableWeights = trainableParams * paramBytes;
     gradients = trainableWeights;
   }
   const pagedOptimizerState = job.paged ? optimizerState : 0;
 
-  // Activations: every layer's saved tensors, or with checkpointing each layer's input plus one layer recomputed in the backward.
-  const perLayer = activationBytesPerTokenLayer(shape, e, job.eagerAttention ?? false, seq, job.autocast ?? false) * tokens;
-  const layerInput = shape.hidden * e * tokens;
+  // Activations: what autograd keeps per layer (savedActivations.ts), or with checkpointing each layer's input plus one layer recomputed in the backward.
+  const ia3 = !full && job.adapter.method === 'ia3';
+  const adapted = new Set(!full && !ia3 && (job.adapter.method === 'lora' || job.adapter.targetModules !== undefined) ? loraTargets(shape, job.adapter.targetModules).filter((t) => t.perLayer).map((t) => t.name) : []);
+  let scaled: LayerActivationOptions['scaled'];
+  if (ia3) {
+    const defaults = ia3Defaults(shape);
+    const perLayerNames = (targets: string | readonly string[]) => new Set(loraTargets(shape, targets).filter((t) => t.perLayer).map((t) => t.name));
+    const inputs = perLayerNames(job.adapter.feedforwardModules ?? (job.adapter.targetModules === undefined ? defaults.feedforward : []));
+    scaled = { inputs, outputs: new Set([...perLayerNames(job.adapter.targetModules ?? defaults.targets)].filter((name) => !inputs.has(name))) };
+  }
+  // The residual stream is fp32 under autocast over fp32 weights and after prepare_model_for_kbit_training (fp32 embeddings and norms: bitsandbytes casts each linear's output back to its input's dtype).
+  const residualBytes: 2 | 4 = (job.autocast && job.weightBits === 32) || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
+  const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
+  const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
+  const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
+  const layerInput = shape.hidden * residualBytes * tokens;
   let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;
+  let recomputed = job.checkpointing ? perLayer : 0;
+  if (shape.decoderLayers) {
+    // The decoder's layers over the target tokens: self-attention over the target, cross-attention over the encoder's output.
+    const targetTokens = batch * targetSeq;
+    const cross = crossAttentionBytes(shape, options, seq);
+    const decoderLayer = (savedBytesPerTokenLayer(shape, { ...options, seq: targetSeq }) + cross.perTarget) * targetTokens + cross.perSource * tokens;
+    activations += job.checkpointing ? shape.decoderLayers * shape.hidden * residualBytes * targetTokens : shape.decoderLayers * decoderLayer;
+    // The encoder's output, read by every cross-attention.
+    activations += layerInput;
+    if (job.checkpointing) recomputed = Math.max(recomputed, decoderLayer);
+  }
   // The embeddings' output and the final norm's input and output.
   activations += 3 * layerInput;
   if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
-  const recomputed = job.checkpointing ? perLayer : 0;
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
-  const largest = Math.max(job.eagerAttention ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
+  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
   const backwardWorkspace = 2 * largest * tokens;
+  // bitsandbytes dequantizes each quantized weight to the compute dtype for its matmul, forward and backward: one layer's largest at a time.
+  const dequantized = 2 * largestLinear * e;
 
-  // Logits: the head's output in the compute dtype, the loss's fp32 copy and log-softmax (transformers upcasts before cross-entropy); a classifier's are negligible.
+  // Logits (docs/fine-tuning.md): the loss upcasts them to fp32 and keeps log-softmax's fp32 output; its backward
+  // makes the gradient of that output and of its input (12 bytes an element at the start of the backward). A loop
+  // that keeps the model's `outputs` through the backward keeps the logits too; the Trainer and torchtune drop them.
   let logits = 0;
   if (shape.head.kind === 'lm') {
-    const elements = tokens * shape.vocab;
-    const chunk = job.chunkedLoss && job.chunkedLoss > 1 ? 1 / job.chunkedLoss : 1;
-    logits = elements * e + elements * chunk * (e === 4 ? 4 : 8);
+    const elements = batch * (shape.decoderLayers ? targetSeq : seq) * shape.vocab;
+    const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
+    logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
-  const autocastCopies = job.autocast && full ? totalParams * 2 : 0;
+  const autocastCopies = job.autocast && full && job.weightBits === 32 ? totalParams * 2 : 0;
   const stepTemporary = job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0;
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);
-  // Gradients are all alive at the optimizer step; with accumulation they are also alive through the next forward. optimizer_in_bwd frees each as it is applied.
+  // Gradients are all alive at the optimizer step; with accumulation, or with zero_grad(set_to_none=False), also through the next forward. optimizer_in_bwd frees each as it is applied.
   const heldGradients = job.optimizerInBackward ? 0 : gradients;
-  const forwardGradients = (job.accumulation ?? 1) > 1 ? heldGradients : 0;
-  const forwardPeak = persistent + forwardGradients + activations + recomputed + backwardWorkspace + logits + autocastCopies;
+  const forwardGradients = (job.accumulation ?? 1) > 1 || job.gradientsZeroedInPlace ? heldGradients : 0;
+  const working = recomputed + backwardWorkspace + dequantized;
+  const forwardPeak = persistent + forwardGradients + activations + working + logits + autocastCopies;
   const stepPeak = persistent + heldGradients + stepTemporary;
   const allocated = Math.max(forwardPeak, stepPeak);
-  const transient = autocastCopies + Math.max(recomputed + backwardWorkspace, stepTemporary);
-  const reserved = allocated + RESERVE_SHARE * (activations + recomputed + backwardWorkspace + logits + autocastCopies);
+  const transient = autocastCopies + Math.max(working, stepTemporary);
+  const reserved = allocated + (job.reserveShare ?? RESERVE_SHARE) * (activations + working + logits + autocastCopies);
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;
   const driver = reserved + pagedOptimizerState + context;
-  const stepWorking = activations + recomputed + backwardWorkspace + logits;
-  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, trainableParams, totalParams, notes };
+  const stepWorking = activations + working + logits;
+  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
 }
 
 const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
@@ -350,25 +438,59 @@ const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|
  */
 export function shapeFromConfig(modelType: string, config: Readonly<Record<string, unknown>>, head: TransformerShape['head']): TransformerShape | string {
   const num = (name: string): number | undefined => (typeof config[name] === 'number' ? (config[name]) : undefined);
-  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model');
-  const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers');
-  const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads');
+  // DistilBERT's and BART's names for the same values.
+  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model') ?? num('dim');
+  const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers') ?? num('n_layers') ?? num('encoder_layers');
+  const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads') ?? num('n_heads') ?? num('encoder_attention_heads');
   const vocab = num('vocab_size');
   if (!hidden || !layers || !heads || !vocab) return `config of ${modelType} without hidden size, layers, heads or vocabulary`;
+  // Shapes this model does not describe: ALBERT shares one layer's weights across its layers; ELECTRA's small models and generators embed in fewer dimensions than their hidden size.
+  if (modelType === 'albert') return 'ALBERT shares its layers, which the fine-tuning model does not count';
+  if (num('embedding_size') !== undefined && num('embedding_size') !== hidden) return `${modelType} with embeddings of ${num('embedding_size')} for a hidden size of ${hidden}, which the fine-tuning model does not count`;
+  if (/^(t5|mt5|umt5)$/.test(modelType)) {
+    // T5: an encoder and a decoder stack, no biases, RMSNorm, d_kv per head (not d_model / heads), a gated MLP for "gated-gelu", dropout 0.1; transformers' T5Attention is eager only (its position bias).
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: num('d_kv') ?? hidden / heads, intermediate: num('d_ff') ?? 4 * hidden, vocab,
+      tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: typeof config.feed_forward_proj === 'string' && config.feed_forward_proj.startsWith('gated'), bias: false, positions: 0, head,
+      dropout: (num('dropout_rate') ?? 0.1) > 0, rmsNorm: true, decoderLayers: num('num_decoder_layers') ?? layers, eagerOnly: true, t5Names: true,
+    };
+  }
+  if (modelType === 'bloom') {
+    // BLOOM: one fused query_key_value linear with biases, LayerNorm (and one after the embeddings), a 4h GELU MLP, tied head; ALiBi attention is eager only.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true, positions: 0, head,
+      dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true, embeddingNorm: true,
+    };
+  }
+  if (modelType === 'bart') {
+    // BART: an encoder and a decoder stack with biases and LayerNorm, learned positions (offset by 2) on both sides, a tied head, dropout 0.1.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('encoder_ffn_dim') ?? 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true,
+      positions: 2 * ((num('max_position_embeddings') ?? 1024) + 2), head, dropout: (num('dropout') ?? 0.1) > 0, decoderLayers: num('decoder_layers') ?? layers,
+    };
+  }
   const bert = /^(bert|roberta|xlm-roberta|electra|deberta|distilbert)$/.test(modelType);
+  // GPT-2, GPT-Neo and OPT: biases, LayerNorm, learned positions (OPT's offset by 2), a tied head; GPT-2's query, key and value are one Conv1D (c_attn).
+  const gpt = /^(gpt2|gpt_neo|opt)$/.test(modelType);
+  const learnedPositions = bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : gpt ? (num('n_positions') ?? num('max_position_embeddings') ?? 1024) + (modelType === 'opt' ? 2 : 0) : 0;
+  const dropoutRate = num('hidden_dropout_prob') ?? num('resid_pdrop') ?? num('resid_dropout') ?? num('dropout') ?? (modelType === 'gpt2' ? 0.1 : 0);
+  // Gemma ties its head to the embeddings unless told otherwise; other gated (Llama-style) decoders do not.
+  const tiedByDefault = !GATED.test(modelType) || /^gemma/.test(modelType);
   return {
     hidden,
     layers,
     heads,
     kvHeads: num('num_key_value_heads') ?? heads,
     headDim: num('head_dim') ?? hidden / heads,
-    intermediate: num('intermediate_size') ?? num('n_inner') ?? 4 * hidden,
+    intermediate: num('intermediate_size') ?? num('n_inner') ?? num('ffn_dim') ?? num('hidden_dim') ?? 4 * hidden,
     vocab,
-    tiedEmbeddings: typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : !GATED.test(modelType),
+    tiedEmbeddings: typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : tiedByDefault,
     gatedMlp: GATED.test(modelType),
-    bias: bert || config.attention_bias === true,
-    positions: bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : 0,
+    bias: bert || gpt || config.attention_bias === true,
+    positions: learnedPositions,
     head,
-    dropout: bert || (num('hidden_dropout_prob') ?? 0) > 0,
+    dropout: bert || dropoutRate > 0,
+    rmsNorm: GATED.test(modelType),
+    ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
   };
 }

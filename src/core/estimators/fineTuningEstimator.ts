@@ -4,6 +4,7 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
@@ -28,32 +29,52 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const weightBits: FineTuningJob['weightBits'] = quantization ? quantization.bits : dtype === 'bf16' || dtype === 'fp16' ? 16 : 32;
   const precision = setup.precision?.value ?? 'fp32';
   const mixed = precision === 'bf16-mixed' || precision === 'fp16-mixed';
-  const computeBytes = mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16' ? 2 : 4;
+  // prepare_model_for_kbit_training makes the embeddings and norms fp32, and bitsandbytes returns each quantized linear's output in its input's dtype: without autocast the whole forward is fp32.
+  const kbitFp32 = weightBits < 16 && setup.kbitPrepared !== undefined && !mixed;
+  const computeBytes = !kbitFp32 && (mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16') ? 2 : 4;
   const name = setup.optimizerName?.value ?? '';
   const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : /^sgd/.test(name) || setup.optimizer?.value === 'sgd' || setup.optimizer?.value === 'sgd-momentum' ? 'sgd' : 'adamw';
   let fineTuningAdapter: FineTuningAdapter | undefined;
+  // Prompt tuning prepends its virtual tokens to every sample.
+  let extraTokens = 0;
   if (adapter) {
     if (adapter.method === 'lora' || adapter.method === 'adalora') {
       fineTuningAdapter = { method: 'lora', ...(adapter.rank === undefined ? {} : { rank: adapter.rank }), ...(adapter.targetModules === undefined ? {} : { targetModules: adapter.targetModules }), dora: adapter.dora };
       if (adapter.rank === undefined) notes.push("The adapter's rank is not readable; PEFT's default 8 is assumed.");
     } else {
-      fineTuningAdapter = { method: 'other' };
-      notes.push(`The ${adapter.method} adapter's parameters are not counted (only LoRA's are); they are few, so the estimate is close.`);
+      const counted = peftParams(shape, adapter);
+      if ('unknown' in counted) {
+        fineTuningAdapter = { method: 'other' };
+        notes.push(`The adapter's parameters are not counted: ${counted.unknown}; they are few, so the estimate is close.`);
+      } else {
+        fineTuningAdapter = adapter.method === 'ia3'
+          ? { method: 'ia3', trainableParams: counted.params, ...(adapter.targetModules === undefined ? {} : { targetModules: adapter.targetModules }), ...(adapter.feedforwardModules === undefined ? {} : { feedforwardModules: adapter.feedforwardModules }) }
+          : { method: 'other', trainableParams: counted.params };
+        extraTokens = counted.extraTokens;
+      }
     }
   }
+  if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
-    seq,
+    seq: seq + extraTokens,
     ...(fineTuningAdapter ? { adapter: fineTuningAdapter } : {}),
     weightBits,
     doubleQuant: quantization?.doubleQuant ?? false,
     computeBytes,
-    autocast: mixed && weightBits === 32,
+    // The Trainer's bf16=True, accelerate's and Lightning's mixed precision autocast whatever the weights' dtype.
+    autocast: mixed,
     optimizer,
     paged: /paged/.test(name),
     checkpointing: setup.gradientCheckpointing?.value ?? false,
     // transformers' default is SDPA where the model supports it; "eager" keeps the probabilities.
     eagerAttention: setup.attentionImplementation?.value === 'eager',
+    flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),
+    compiled: setup.compiled?.value === true,
+    adapterDropout: (adapter?.dropout ?? 0) > 0,
+    // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()`; the Trainer does not.
+    logitsHeld: setup.hfTrainer === undefined,
+    ...(shape.decoderLayers && setup.targetSequenceLength ? { targetSeq: setup.targetSequenceLength.value } : {}),
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };
@@ -70,13 +91,15 @@ export function fineTuningBreakdown(estimate: FineTuningEstimate): MemoryBreakdo
     gradientsMiB: mib(estimate.gradients),
     optimizerMiB: mib(estimate.optimizerState),
     activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.gradients - estimate.optimizerState),
-    overheadMiB: mib(estimate.context),
+    // The CUDA context and the fitted margin (FITTED_MARGIN, fitted on published measurements).
+    overheadMiB: mib(estimate.context + estimate.fittedMargin),
   };
 }
 
 /**
  * The fine-tuning model (fineTuning.ts) as an estimator: for a pretrained Transformer fine-tuned
- * with an adapter or loaded quantized or in 16 bits, the driver's figure of its physical model.
+ * with an adapter or loaded quantized or in 16 bits, the driver's figure of its physical model and
+ * the margin fitted on published measurements (not the verdict's safety margin).
  */
 export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
   id: 'fineTuning',
@@ -93,10 +116,13 @@ export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
     const estimate = at(job.batchSize);
     return {
       method: 'fineTuning',
-      pointMiB: estimate.driver / BYTES_PER_MIB,
+      pointMiB: (estimate.driver + estimate.fittedMargin) / BYTES_PER_MIB,
       range: null,
       warnings: [...spec.notes, ...estimate.notes],
-      memoryAt: (batchSize) => at(batchSize).driver / BYTES_PER_MIB,
+      memoryAt: (batchSize) => {
+        const other = at(batchSize);
+        return (other.driver + other.fittedMargin) / BYTES_PER_MIB;
+      },
       detail: fineTuningBreakdown(estimate),
     };
   },

@@ -7,7 +7,7 @@
  * micro-batch, so activations and logits are not divided. Nothing here is fitted.
  */
 import { BYTES_PER_MIB } from '../format/units';
-import { estimateFineTuning, parameterTensors, RESERVE_SHARE, type FineTuningEstimate, type FineTuningJob } from './fineTuning';
+import { estimateFineTuning, parameterTensors, RESERVE_SHARE, FITTED_MARGIN, type FineTuningEstimate, type FineTuningJob } from './fineTuning';
 
 export type ShardingKind = 'ddp' | 'fsdp' | 'zero';
 
@@ -180,6 +180,8 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
     allocated,
     reserved,
     driver,
+    // The fitted margin on this GPU's own figure, not the single GPU's it was built from.
+    fittedMargin: FITTED_MARGIN * driver,
     gpus: n,
     shardGroup: group,
     gathered,
@@ -191,7 +193,10 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
 /** The GPU counts the per-GPU table shows. */
 export const PER_GPU_COUNTS = [1, 2, 4, 8] as const;
 
-/** Per-GPU driver's figure at 1, 2, 4 and 8 GPUs, MiB. */
+/** Per-GPU driver's figure with the fitted margin (as the estimate states it) at 1, 2, 4 and 8 GPUs, MiB. */
 export function perGpuTable(job: FineTuningJob, plan: ShardingPlan): { gpus: number; driverMiB: number }[] {
-  return PER_GPU_COUNTS.map((gpus) => ({ gpus, driverMiB: Math.round(estimateSharded(job, plan, gpus).driver / BYTES_PER_MIB) }));
+  return PER_GPU_COUNTS.map((gpus) => {
+    const estimate = estimateSharded(job, plan, gpus);
+    return { gpus, driverMiB: Math.round((estimate.driver + estimate.fittedMargin) / BYTES_PER_MIB) };
+  });
 }

@@ -35,7 +35,7 @@ describe('fineTuningSetup', () => {
       assert.equal(line(setup.quantization), 17);
       assert.equal(setup.weightDtype?.value, 'bf16');
       assert.equal(line(setup.weightDtype), 24);
-      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'], dora: false, applied: true });
+      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'], dora: false, applied: true, dropout: 0.05, taskType: 'CAUSAL_LM' });
       assert.equal(setup.optimizerName?.value, 'paged_adamw_32bit');
       assert.equal(setup.optimizer?.value, 'adamw');
       assert.equal(setup.precision?.value, 'bf16-mixed');
@@ -43,17 +43,89 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.batchSize?.value, 4);
       assert.equal(setup.sequenceLength?.value, 1024);
       assert.equal(setup.kbitPrepared?.value.checkpointing, true);
+      assert.equal(setup.hfTrainer?.value, 'Trainer');
     });
 
     it("reads TRL's SFTConfig: max_seq_length over the model's maximum, an adapter applied by SFTTrainer(peft_config=...), all-linear targets", async () => {
       const setup = await setupOf(llm('sft_trainer_lora.py'));
       assert.equal(setup.sequenceLength?.value, 2048);
-      assert.equal(setup.sequenceLength?.origin, 'SFTConfig(max_seq_length=2048)');
+      assert.equal(setup.sequenceLength?.origin, 'SFTConfig(max_seq_length=2048, packing=True): every sample packed to 2048 tokens');
       assert.equal(setup.adapter?.value.targetModules, 'all-linear');
       assert.equal(setup.adapter?.value.rank, 16);
       assert.equal(setup.adapter?.value.applied, true);
       assert.equal(setup.quantization, undefined);
       assert.equal(setup.gradientAccumulation?.value, 8);
+    });
+
+    it("reads the issue's script: the tokenizer's max_length inside the lambda datasets.map runs, PEFT's default targets, 4-bit fp4", async () => {
+      const setup = await setupOf(llm('issue20_qlora_13b.py'));
+      assert.equal(setup.sequenceLength?.value, 1024);
+      assert.equal(line(setup.sequenceLength), 28);
+      assert.match(setup.sequenceLength?.origin ?? '', /DataCollatorForLanguageModeling pads each batch to its longest \(the estimate takes 1024\)/);
+      assert.equal(setup.batchSize?.value, 4);
+      assert.deepEqual(setup.quantization?.value, { bits: 4, quantType: 'fp4', doubleQuant: false });
+      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 8, dora: false, applied: true, taskType: 'CAUSAL_LM' });
+      assert.equal(setup.optimizerName?.value, 'paged_adamw_32bit');
+      assert.equal(setup.precision?.value, 'bf16-mixed');
+      assert.equal(setup.gradientCheckpointing?.value, true);
+    });
+
+    it("reads prompt tuning's virtual tokens, padding=\"max_length\" as every sample that long, accelerate's mixed precision", async () => {
+      const setup = await setupOf(llm('prompt_tuning_bloom.py'));
+      assert.equal(setup.adapter?.value.method, 'prompttuning');
+      assert.equal(setup.adapter?.value.virtualTokens, 8);
+      assert.equal(setup.sequenceLength?.value, 64);
+      assert.equal(setup.sequenceLength?.origin, 'tokenizer(max_length=64, padding="max_length"): every sample 64 tokens');
+      assert.equal(setup.precision?.value, 'bf16-mixed');
+      assert.equal(setup.precision?.origin, 'Accelerator(mixed_precision="bf16")');
+    });
+
+    it("reads IA3 on a sequence-to-sequence task and DataCollatorForSeq2Seq's padding", async () => {
+      const setup = await setupOf(llm('ia3_seq2seq.py'));
+      assert.equal(setup.adapter?.value.method, 'ia3');
+      assert.equal(setup.adapter?.value.taskType, 'SEQ_2_SEQ_LM');
+      assert.equal(setup.sequenceLength?.value, 256);
+      assert.match(setup.sequenceLength?.origin ?? '', /DataCollatorForSeq2Seq/);
+      assert.equal(setup.targetSequenceLength?.value, 8);
+    });
+
+    it("tells the labels' tokenizer call from the inputs', whichever comes first", async () => {
+      const setup = await setupOf(
+        script(
+          '',
+          [
+            'from transformers import AutoTokenizer',
+            'tokenizer = AutoTokenizer.from_pretrained("t5-base")',
+            'TARGET_LEN = 64',
+            'def preprocess(batch):',
+            '    labels = tokenizer(batch["summary"], max_length=TARGET_LEN, truncation=True)',
+            '    inputs = tokenizer(batch["document"], max_length=512, truncation=True)',
+            '    inputs["labels"] = labels["input_ids"]',
+            '    return inputs',
+          ].join('\n'),
+        ),
+      );
+      assert.equal(setup.sequenceLength?.value, 512);
+      assert.equal(setup.targetSequenceLength?.value, 64);
+      assert.equal(setup.targetSequenceLength?.origin, 'labels tokenized with max_length=64');
+    });
+
+    it("takes TRL's default length when an SFT script gives none, and reads torch_compile, lora_dropout and flash-attention", async () => {
+      const setup = await setupOf(llm('sft_default_length.py'));
+      assert.equal(setup.sequenceLength?.value, 1024);
+      assert.match(setup.sequenceLength?.origin ?? '', /TRL's default max_length=1024 \(an upper bound/);
+      assert.equal(setup.compiled?.value, true);
+      assert.equal(setup.compiled?.origin, 'SFTConfig(torch_compile=True)');
+      assert.equal(setup.adapter?.value.dropout, 0.05);
+      assert.equal(setup.attentionImplementation?.value, 'flash_attention_2');
+    });
+
+    it("reads Lightning's precision and the adapter a LightningModule builds", async () => {
+      const setup = await setupOf(llm('lightning_lora.py'));
+      assert.equal(setup.precision?.value, 'bf16-mixed');
+      assert.equal(setup.precision?.origin, 'Trainer(precision="bf16-mixed")');
+      assert.equal(setup.adapter?.value.rank, 16);
+      assert.deepEqual(setup.adapter?.value.targetModules, ['q_proj', 'v_proj']);
     });
 
     it('reads a full fine-tune: no adapter, bf16 weights, adamw_8bit by name, gradient_checkpointing_enable()', async () => {
@@ -67,10 +139,11 @@ describe('fineTuningSetup', () => {
 
     it('reads a plain PyTorch loop over get_peft_model: the adapter and torch.optim.AdamW, no Trainer optimizer name', async () => {
       const setup = await setupOf(llm('peft_torch_loop.py'));
-      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 32, alpha: 64, targetModules: ['q_proj', 'v_proj'], dora: false, applied: true });
+      assert.deepEqual(setup.adapter?.value, { method: 'lora', rank: 32, alpha: 64, targetModules: ['q_proj', 'v_proj'], dora: false, applied: true, dropout: 0.1, taskType: 'CAUSAL_LM' });
       assert.equal(setup.optimizer?.value, 'adamw');
       assert.equal(setup.optimizerName, undefined);
       assert.equal(setup.batchSize?.value, 2);
+      assert.equal(setup.hfTrainer, undefined);
     });
 
     it('reads load_in_8bit=True on from_pretrained, DoRA, and the checkpointing prepare_model_for_kbit_training turns on', async () => {

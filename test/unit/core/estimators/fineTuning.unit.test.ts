@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
-import { CUDA_CONTEXT_BYTES, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
 
@@ -104,8 +104,10 @@ describe('fineTuning estimator', () => {
     const double = estimateFineTuning(qlora({ checkpointing: false, batch: 8 }));
     assert.ok(Math.abs(double.activations / base.activations - 2) < 0.01);
     assert.ok(Math.abs(double.logits / base.logits - 2) < 1e-9);
-    // Logits: bf16 output, then the loss's fp32 copy and log-softmax: 10 bytes per token and vocabulary entry.
-    assert.equal(base.logits, 4 * 1024 * 32000 * 10);
+    // Logits: the bf16 output a loop keeps in `outputs`, then at the start of the backward log-softmax's fp32 output, its gradient and its input's: 14 bytes per token and vocabulary entry.
+    assert.equal(base.logits, 4 * 1024 * 32000 * 14);
+    // The Trainer drops the outputs before the backward.
+    assert.equal(estimateFineTuning(qlora({ checkpointing: false, logitsHeld: false })).logits, 4 * 1024 * 32000 * 12);
     const eager = estimateFineTuning(qlora({ checkpointing: false, eagerAttention: true }));
     const eagerLong = estimateFineTuning(qlora({ checkpointing: false, eagerAttention: true, seq: 2048, batch: 2 }));
     assert.ok(eager.activations > base.activations);
@@ -136,6 +138,60 @@ describe('fineTuning estimator', () => {
     assert.ok(q.driver > 8 * GiB);
     const full = estimateFineTuning(qlora({ shape, adapter: undefined, weightBits: 16, paged: false }));
     assert.ok(full.driver > 80 * GiB);
+  });
+
+  it("counts every catalog checkpoint's published parameters within 0.1% (or declines the shape: ALBERT's shared layers, ELECTRA's narrow embeddings)", () => {
+    // OPT-350m projects its 512-wide embeddings to 1024 (word_embed_proj_dim), which the shape does not count.
+    const known = new Set(['facebook/opt-350m']);
+    let checked = 0;
+    for (const checkpoint of CHECKPOINTS) {
+      if (!checkpoint.published || known.has(checkpoint.name) || !/(ForCausalLM|^\w+Model)$/.test(checkpoint.published.className)) continue;
+      const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
+      if (typeof shape === 'string') {
+        assert.match(shape, /ALBERT|embeddings of|without hidden size/, checkpoint.name);
+        continue;
+      }
+      // A base model (BertModel, BloomModel...) has no head; a tied head adds nothing, an untied one is the published class's own.
+      const published = checkpoint.published.params - (checkpoint.published.plus ?? 0);
+      const error = Math.abs(total(shape) - published) / published;
+      // DeBERTa's relative position embeddings and Phi's and Qwen's biases are not counted (under 0.4%).
+      assert.ok(error < (/deberta|phi|qwen/.test(checkpoint.modelType) ? 0.004 : 0.001), `${checkpoint.name}: ${total(shape)} vs ${published}`);
+      checked++;
+    }
+    assert.ok(checked >= 20, String(checked));
+  });
+
+  it('counts T5 (encoder-decoder), mT5 and BLOOM as transformers builds them, with PEFT\'s default targets for each', () => {
+    // The published totals of T0_3B (T5 v1.1 XL), mt0-xxl and bloom-7b1.
+    assert.equal(total(shapeOf('bigscience/T0_3B')), 2849757184);
+    assert.equal(total(shapeOf('bigscience/mt0-xxl')), 12921057280);
+    assert.equal(total(shapeOf('bigscience/bloomz-7b1')), 7069016064);
+    const t0 = shapeOf('bigscience/T0_3B');
+    // PEFT's default for T5 is q and v, in the encoder's self-attention and the decoder's self- and cross-attention: 24 + 2 x 24 of each.
+    const targets = loraTargets(t0, undefined);
+    assert.deepEqual([...new Set(targets.map((t) => t.name))], ['q_proj', 'v_proj']);
+    assert.equal(loraParams(t0, { method: 'lora', rank: 8 }), 8 * (2048 + 2048) * 2 * (24 + 48));
+    // BLOOM's default is its fused query_key_value.
+    const bloom = shapeOf('bigscience/bloomz-7b1');
+    assert.equal(loraParams(bloom, { method: 'lora', rank: 8 }), 8 * (4096 + 3 * 4096) * 30);
+  });
+
+  it('estimates an encoder-decoder from both stacks: a longer target holds more, the logits follow the target', () => {
+    const shape = shapeOf('bigscience/T0_3B');
+    const job: FineTuningJob = { shape, batch: 8, seq: 128, targetSeq: 8, adapter: { method: 'lora', rank: 8 }, weightBits: 32, computeBytes: 4, optimizer: 'adamw', checkpointing: false };
+    const short = estimateFineTuning(job);
+    const long = estimateFineTuning({ ...job, targetSeq: 64 });
+    assert.ok(long.activations > short.activations);
+    assert.equal(short.logits, 8 * 8 * 32128 * (4 + 12));
+    // T5 attention is eager: the probabilities grow with the source length squared.
+    const doubled = estimateFineTuning({ ...job, seq: 256 });
+    assert.ok(doubled.activations > 2 * short.activations - 3 * 8 * 128 * 2048 * 4);
+  });
+
+  it('adds a fitted margin on top of the driver\'s figure', () => {
+    const estimate = estimateFineTuning(qlora());
+    assert.ok(Math.abs(estimate.fittedMargin - FITTED_MARGIN * estimate.driver) < 1);
+    assert.ok(FITTED_MARGIN > 0 && FITTED_MARGIN < 0.3);
   });
 
   it('gives notes, not exceptions, for what it cannot count', () => {

@@ -41,6 +41,17 @@ describe('fineTuningEstimator', () => {
     assert.ok(b.optimizerMiB > 0.95 * b.weightsMiB && b.optimizerMiB < 1.1 * b.weightsMiB);
   });
 
+  it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {
+    const [ia3] = (await estimate(llm('ia3_seq2seq.py'))).models;
+    assert.equal(ia3!.memory.method, 'fineTuning');
+    assert.ok(!ia3!.notes.some((n) => /not counted|unknown/.test(n.message)), ia3!.notes.map((n) => n.message).join(' | '));
+    const [prompt] = (await estimate(llm('prompt_tuning_bloom.py'))).models;
+    assert.equal(prompt!.memory.method, 'fineTuning');
+    assert.ok(!prompt!.notes.some((n) => /not counted|unknown/.test(n.message)), prompt!.notes.map((n) => n.message).join(' | '));
+    // mT0-xxl in fp32 (no torch_dtype) is about 48 GiB of weights alone: IA3 does not make it fit 40 GB.
+    assert.ok(ia3!.memory.estimateMiB! > 48 * GiB);
+  });
+
   it('leaves a script that trains a catalog model from scratch to the other estimators', async () => {
     const source = [
       'import torch',

@@ -35,7 +35,56 @@ describe('fineTuningSpec', () => {
     assert.match(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.notes.join(' '), /fp32 is assumed/);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.job.weightBits, 32);
     assert.match(fineTuningSpec(setup({ quantization: at({ bits: 8 as const, doubleQuant: false }) }), architecture, 512)!.notes.join(' '), /cannot be fully fine-tuned/);
-    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'ia3', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
+    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'oft', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
+    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /num_virtual_tokens/);
+  });
+
+  it('counts IA3, prompt and prefix tuning as PEFT builds them; prompt tuning lengthens every sample', () => {
+    const bf16 = { weightDtype: at('bf16' as const) };
+    // IA3's defaults for Llama: a vector on k_proj's and v_proj's outputs (4096 each) and on down_proj's input (11008), in 32 layers.
+    const ia3 = fineTuningSpec(setup({ adapter: at({ method: 'ia3', dora: false, applied: true }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(ia3.job.adapter, { method: 'ia3', trainableParams: 32 * (4096 + 4096 + 11008) });
+    assert.deepEqual(ia3.notes, []);
+    const prompt = fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true, virtualTokens: 20 }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(prompt.job.adapter, { method: 'other', trainableParams: 20 * 4096 });
+    assert.equal(prompt.job.seq, 532);
+    // Prefix tuning: a key and a value per layer and virtual token; with a projection, an embedding and a two-layer MLP.
+    const prefix = fineTuningSpec(setup({ adapter: at({ method: 'prefixtuning', dora: false, applied: true, virtualTokens: 30 }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(prefix.job.adapter, { method: 'other', trainableParams: 30 * 32 * 2 * 4096 });
+    assert.equal(prefix.job.seq, 512);
+    const projected = fineTuningSpec(setup({ adapter: at({ method: 'prefixtuning', dora: false, applied: true, virtualTokens: 30, prefixProjection: { hidden: 512 } }), ...bf16 }), architecture, 512)!;
+    assert.deepEqual(projected.job.adapter, { method: 'other', trainableParams: 30 * 4096 + 4097 * 512 + 513 * 32 * 2 * 4096 });
+  });
+
+  it('drops the logits before the backward under a Trainer, keeps them in a hand-written loop', () => {
+    assert.equal(fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), hfTrainer: at('Trainer') }), architecture, 512)!.job.logitsHeld, false);
+    assert.equal(fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const) }), architecture, 512)!.job.logitsHeld, true);
+  });
+
+  it("gives an encoder-decoder the labels' length on the decoder's side, and says when it has none", () => {
+    const t5 = findCheckpoint('bigscience/T0_3B')!;
+    const seq2seq = { hfConfig: { modelType: t5.modelType, className: 'T5ForConditionalGeneration', config: t5.config } } as unknown as CatalogArchitecture;
+    const withLabels = fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), targetSequenceLength: at(16) }), seq2seq, 256)!;
+    assert.equal(withLabels.job.targetSeq, 16);
+    assert.equal(withLabels.job.seq, 256);
+    const without = fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const) }), seq2seq, 256)!;
+    assert.equal(without.job.targetSeq, undefined);
+    assert.match(without.notes.join(' '), /decoder's length is taken as the encoder's \(256 tokens\)/);
+  });
+
+  it('computes in fp32 after prepare_model_for_kbit_training without mixed precision, in 16 bits with it', () => {
+    const quantized = { adapter: lora, quantization: at({ bits: 4 as const, quantType: 'nf4' as const, doubleQuant: true }), weightDtype: at('bf16' as const), kbitPrepared: at({ checkpointing: true }) };
+    assert.equal(fineTuningSpec(setup(quantized), architecture, 512)!.job.computeBytes, 4);
+    const mixed = fineTuningSpec(setup({ ...quantized, precision: at('bf16-mixed' as const) }), architecture, 512)!;
+    assert.equal(mixed.job.computeBytes, 2);
+    assert.equal(mixed.job.autocast, true);
+  });
+
+  it('passes lora_dropout, torch.compile and flash-attention on to the job', () => {
+    const spec = fineTuningSpec(setup({ adapter: at({ ...lora.value, dropout: 0.05 }), weightDtype: at('bf16' as const), compiled: at(true), attentionImplementation: at('flash_attention_2') }), architecture, 512)!;
+    assert.equal(spec.job.adapterDropout, true);
+    assert.equal(spec.job.compiled, true);
+    assert.equal(spec.job.flashAttention, true);
   });
 
   it('is no job without a transformers architecture, a sequence, or any sign of fine-tuning (or an adapter never applied)', () => {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { measureKind, median, parseCsv, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { checkpointOf, gpuGiB, measureKind, shapeKey, median, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
@@ -39,8 +39,52 @@ describe('evaluateFineTuning', () => {
     assert.ok('skip' in sharded && /several GPUs/.test(sharded.skip));
     const noSeq = rowToJob(row({ model: 'Llama-2-7B', method: 'LoRA (q,v)', lora_rank: '8', num_gpus: '1', batch_per_gpu: '2' }));
     assert.ok('skip' in noSeq && /sequence length/.test(noSeq.skip));
-    const unknown = rowToJob(row({ model: 'bigscience/T0_3B', method: 'full', num_gpus: '1' }));
+    const unknown = rowToJob(row({ model: 'acme/unknown-7b', method: 'full', num_gpus: '1' }));
     assert.ok('skip' in unknown && /catalog/.test(unknown.skip));
+  });
+
+  it('fills what a row leaves out from the documented defaults of the tool it comes from, and says so', () => {
+    const bloomz = rowToJob(row({ source: 'huggingface/peft README (GPU memory)', model: 'bigscience/bloomz-7b1', method: 'LoRA (PEFT, plain PyTorch)', num_gpus: '1', measured_gb: '32', measure_kind: 'reported "GB GPU"' }));
+    assert.ok('job' in bloomz);
+    assert.equal(bloomz.job.batch, 8);
+    assert.equal(bloomz.job.seq, 64);
+    assert.equal(bloomz.job.weightBits, 32);
+    assert.equal(bloomz.job.adapterDropout, true);
+    assert.match(bloomz.documented ?? '', /peft_lora_clm_accelerate_ds_zero3_offload\.py/);
+    // T0's example pads to the longest tweet of each batch: no length to use.
+    const t0 = rowToJob(row({ source: 'huggingface/peft README (GPU memory)', model: 'bigscience/T0_3B', method: 'LoRA (PEFT, plain PyTorch)', num_gpus: '1', measured_gb: '14.4' }));
+    assert.ok('skip' in t0 && /sequence length/.test(t0.skip));
+    // A published out-of-memory run is checked at one token when its length is not published.
+    const oom = rowToJob(row({ source: 'huggingface/peft README (GPU memory)', model: 'bigscience/mt0-xxl', method: 'full', num_gpus: '1', measure_kind: 'OOM (no number)' }));
+    assert.ok('job' in oom && oom.job.seq === 1);
+    assert.equal(gpuGiB('A100 80GB'), 80);
+    assert.equal(gpuGiB('not stated'), undefined);
+  });
+
+  it('carries torch.compile through a source\'s cumulative techniques and reads "no torch.compile" as off', () => {
+    const carried = {};
+    const base = { source: 't', model: 'meta-llama/Llama-3.2-3B', method: 'full', quant: 'none', grad_ckpt: 'off', optimizer: 'AdamW', precision: 'bf16', batch_per_gpu: '2', seq_len: '4096', num_gpus: '1', measured_gb: '50' };
+    const compiled = rowToJob(row({ ...base, notes: 'technique "+ Compile"; techniques applied cumulatively; packed + torch.compile' }), carried);
+    const next = rowToJob(row({ ...base, notes: 'technique "+ Chunked Cross Entropy"; techniques applied cumulatively' }), carried);
+    assert.ok('job' in compiled && compiled.job.compiled && 'job' in next && next.job.compiled);
+    const off = rowToJob(row({ ...base, notes: 'no torch.compile' }));
+    assert.ok('job' in off && !off.job.compiled);
+  });
+
+  it('costs an estimate under the figure four times one over it at the 0.8 quantile', () => {
+    assert.ok(Math.abs(pinball([0.1], 0.8) - 0.08) < 1e-12);
+    assert.ok(Math.abs(pinball([-0.1], 0.8) - 0.02) < 1e-12);
+  });
+
+  it('finds the catalog checkpoint for the names sources write: organisation, case, -hf/-chat/-instruct and version tags aside', () => {
+    assert.equal(checkpointOf('Mistral-7B')?.name, 'mistralai/Mistral-7B-v0.1');
+    assert.equal(checkpointOf('mistralai/Mistral-7B-Instruct-v0.2')?.name, 'mistralai/Mistral-7B-v0.1');
+    assert.equal(checkpointOf('Llama-2-13b-chat-hf')?.name, 'meta-llama/Llama-2-13b-hf');
+    assert.equal(checkpointOf('facebook/OPT-125M')?.name, 'facebook/opt-125m');
+    assert.equal(checkpointOf('gemma-2b-it')?.name, 'google/gemma-2b');
+    // Two checkpoints would share the key: none is chosen.
+    assert.equal(checkpointOf('acme/unknown-7b'), undefined);
+    assert.equal(shapeKey('Qwen/Qwen2.5-7B-Instruct'), 'qwen257b');
   });
 
   it('takes the median of an even and an odd list', () => {

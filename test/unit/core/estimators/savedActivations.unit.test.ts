@@ -1,0 +1,91 @@
+import * as assert from 'node:assert/strict';
+import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions, type LayerShape } from '../../../../src/core/estimators/savedActivations';
+
+/** Llama-3.2-3B's layer: 24 heads of 128, 8 key-value heads, a 8192 SwiGLU, RMSNorm. */
+const llama: LayerShape = { hidden: 3072, heads: 24, kvHeads: 8, headDim: 128, intermediate: 8192, gatedMlp: true, dropout: false, rmsNorm: true };
+/** BERT-large's layer: 16 heads of 64, a 4096 GELU MLP, LayerNorm, dropout 0.1. */
+const bert: LayerShape = { hidden: 1024, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, gatedMlp: false, dropout: true };
+
+const bf16 = (over: Partial<LayerActivationOptions> = {}): LayerActivationOptions => ({
+  computeBytes: 2,
+  residualBytes: 2,
+  autocast: false,
+  full: false,
+  adapted: new Set<string>(),
+  adapterBytes: 4,
+  attention: 'sdpa',
+  seq: 768,
+  ...over,
+});
+
+describe('saved activations', () => {
+  it('keeps no input of a frozen linear, and a trainable one\'s once however many linears read it', () => {
+    const frozen = savedBytesPerTokenLayer(llama, bf16());
+    const full = savedBytesPerTokenLayer(llama, bf16({ full: true }));
+    // Full fine-tuning adds the two norms' normalized copies and outputs (4 x 2h), o_proj's input (2q) and down_proj's input (2i).
+    assert.equal(full - frozen, 4 * 2 * 3072 + 2 * 3072 + 2 * 8192);
+  });
+
+  it('keeps PEFT\'s fp32 cast of the input once per adapted module, torchtune\'s bf16 input once for all', () => {
+    const frozen = savedBytesPerTokenLayer(llama, bf16());
+    const peft = savedBytesPerTokenLayer(llama, bf16({ adapted: new Set(['q_proj', 'v_proj']) }));
+    assert.equal(peft - frozen, 2 * 4 * 3072);
+    const torchtune = savedBytesPerTokenLayer(llama, bf16({ adapted: new Set(['q_proj', 'v_proj']), adapterBytes: 2 }));
+    assert.equal(torchtune - frozen, 2 * 3072);
+    // lora_dropout: each adapted module keeps dropout's fp32 output and its 1-byte mask.
+    const dropout = savedBytesPerTokenLayer(llama, bf16({ adapted: new Set(['q_proj', 'v_proj']), adapterDropout: true }));
+    assert.equal(dropout - frozen, 2 * 5 * 3072);
+  });
+
+  it("keeps autocast's 16-bit cast of PEFT's fp32 copy per adapted module over bf16 weights (not the fp32 copy)", () => {
+    const adapted = new Set(['q_proj', 'v_proj']);
+    const frozen = savedBytesPerTokenLayer(llama, bf16({ autocast: true }));
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, autocast: true })) - frozen, 2 * 2 * 3072);
+    // torchtune's bf16 adapter shares the bf16 input under autocast too.
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, autocast: true, adapterBytes: 2 })) - frozen, 2 * 3072);
+  });
+
+  it('counts SDPA\'s grouped keys and values expanded to every head, flash-attention\'s as they are', () => {
+    const sdpa = savedBytesPerTokenLayer(llama, bf16());
+    const flash = savedBytesPerTokenLayer(llama, bf16({ attention: 'flash' }));
+    assert.equal(sdpa - flash, 2 * 2 * (3072 - 1024));
+  });
+
+  it('keeps eager attention\'s probabilities: softmax\'s fp32 output, dropout\'s mask and fp32 output (BERT in fp32)', () => {
+    const options = bf16({ computeBytes: 4, residualBytes: 4, full: true, attention: 'eager', seq: 512 });
+    const at512 = savedBytesPerTokenLayer(bert, options);
+    const at256 = savedBytesPerTokenLayer(bert, { ...options, seq: 256 });
+    assert.equal(at512 - at256, 16 * 256 * 9);
+  });
+
+  it('gives each linear its own 16-bit cast of an fp32 input under autocast', () => {
+    const plain = savedBytesPerTokenLayer(bert, bf16({ full: true, residualBytes: 2 }));
+    const autocast = savedBytesPerTokenLayer(bert, bf16({ full: true, residualBytes: 4, autocast: true }));
+    // q, k, v and fc1 each keep a 2-byte copy (4 x 2h instead of 2 x 2h shared); the norms keep fp32 inputs (2 x 4h instead of 2 x 2h).
+    assert.equal(autocast - plain, (4 * 2 - 2 * 2) * 1024 + 2 * (4 - 2) * 1024);
+  });
+
+  it('keeps less under torch.compile, more with DoRA', () => {
+    const adapted = new Set(['q_proj', 'v_proj']);
+    const eager = savedBytesPerTokenLayer(llama, bf16({ adapted }));
+    assert.ok(savedBytesPerTokenLayer(llama, bf16({ adapted, compiled: true })) < eager);
+    // DoRA keeps the base output and the adapter's output in fp32 per adapted module: 8 bytes x (q + kv).
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ adapted, dora: true })) - eager, 8 * (3072 + 1024));
+  });
+
+  it("keeps IA3's scaled outputs (k, v) and its feedforward module's input (down_proj's)", () => {
+    const frozen = savedBytesPerTokenLayer(llama, bf16());
+    const ia3 = savedBytesPerTokenLayer(llama, bf16({ scaled: { outputs: new Set(['k_proj', 'v_proj']), inputs: new Set(['down_proj']) } }));
+    assert.equal(ia3 - frozen, 2 * (1024 + 1024) + 2 * 8192);
+  });
+
+  it('counts a cross-attention per target token over the source and per source token for its keys and values', () => {
+    const t5: LayerShape = { hidden: 2048, heads: 32, kvHeads: 32, headDim: 64, intermediate: 5120, gatedMlp: true, dropout: true, rmsNorm: true };
+    const options = bf16({ computeBytes: 4, residualBytes: 4, attention: 'eager', adapted: new Set(['q_proj', 'v_proj']) });
+    const short = crossAttentionBytes(t5, options, 64);
+    const long = crossAttentionBytes(t5, options, 128);
+    assert.equal(long.perTarget - short.perTarget, 32 * 64 * 9);
+    // Keys and values (2 x 4q) and v's input, which the fp32 adapter shares with the fp32 encoder output.
+    assert.equal(short.perSource, 2 * 4 * 2048 + 4 * 2048);
+  });
+});
