@@ -500,6 +500,8 @@ class _Run:
 
     def __init__(self, spec: Dict[str, Any], steps: int, tmp: str, user_dirs: Tuple[str, ...] = ()) -> None:
         self.recorder = Recorder()
+        self.assumed = _assumed(spec)
+        self.applied: set = set()  # where the assumed values went in (argparse options, constants)
         self.user_dirs = user_dirs  # the user's frames on a stack: the ones under these (the script's folder, the project)
         self.spec = spec
         self.steps = steps
@@ -746,6 +748,7 @@ def _patch_torch() -> None:
     torch.Tensor.tolist = tolist  # type: ignore[method-assign]
     torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
     _patch_value_dependent_ops()
+    _patch_argparse()
     _patch_datasets()
     _patch_distributed()
     _patch_writes()
@@ -932,6 +935,119 @@ def _patch_datasets() -> None:
         pass
 
 
+def _normal(name: str) -> str:
+    """A name as the static analysis matches it (src/core/analysis/config/configSources.ts)."""
+    return name.strip().lower().replace("-", "_")
+
+
+def _assumed(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """The values the user assumes (`--set NAME=VALUE`), by normalised name; dotted config-key paths are left out."""
+    values = spec.get("assume") or {}
+    return {_normal(name): value for name, value in values.items() if isinstance(name, str) and "." not in name and isinstance(value, (int, float, str, bool))}
+
+
+def _as_text(value: Any) -> str:
+    """A value as an environment variable holds it, as the static analysis reads it (JavaScript's String())."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _like(value: Any, default: Any) -> Any:
+    """The assumed value in the type of what it replaces (an int option stays an int, a str one a str)."""
+    if isinstance(default, bool) or default is None:
+        return value
+    try:
+        if isinstance(default, int) and isinstance(value, (int, float)) and float(value).is_integer():
+            return int(value)
+        if isinstance(default, float) and isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(default, str) and not isinstance(value, str):
+            return _as_text(value)
+    except (TypeError, ValueError):
+        pass
+    return value
+
+
+@contextlib.contextmanager
+def _assumed_environment(assumed: Dict[str, Any]) -> Iterator[None]:
+    """Each assumed name as an environment variable too (as given and upper-case: BATCH_SIZE),
+    as the static analysis reads `os.environ["BATCH_SIZE"]` under `--set batch_size=...`."""
+    saved = dict(os.environ)
+    try:
+        for name, value in assumed.items():
+            for variable in {name, name.upper()}:
+                os.environ[variable] = _as_text(value)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _patch_argparse() -> None:
+    """Assumed values replace what argparse parsed, by dest: they win over the command line, as in the static analysis."""
+    import argparse as argparse_module
+    original = argparse_module.ArgumentParser.parse_known_args
+
+    def parse_known_args(self: Any, args: Any = None, namespace: Any = None) -> Any:
+        parsed, rest = original(self, args, namespace)
+        run = _CURRENT["run"]
+        if run is not None:
+            for dest in list(vars(parsed)):
+                if _normal(dest) in run.assumed:
+                    setattr(parsed, dest, _like(run.assumed[_normal(dest)], getattr(parsed, dest)))
+                    run.applied.add(f"argparse option {dest}")
+        return parsed, rest
+
+    argparse_module.ArgumentParser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def _script_code(script: str, assumed: Dict[str, Any], applied: set) -> Any:
+    """The script compiled with assumed values in place of its own literal settings: top-level
+    constants (`BATCH_SIZE = 256`, also inside `if __name__ == "__main__":`) and dataclass field
+    defaults, where the static analysis replaces them. None when nothing is replaced (the script
+    then runs as runpy reads it)."""
+    import ast
+    with open(script, "rb") as handle:
+        source = handle.read()
+    try:
+        tree = ast.parse(source, script)
+    except SyntaxError:
+        return None
+    replaced = []
+
+    def literal(node: Any) -> bool:
+        return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant))
+
+    def replace(statement: Any, where: str) -> None:
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else statement.target if isinstance(statement, ast.AnnAssign) else None
+        if not isinstance(target, ast.Name) or statement.value is None or not literal(statement.value) or _normal(target.id) not in assumed:
+            return
+        default = ast.literal_eval(statement.value)
+        statement.value = ast.copy_location(ast.Constant(_like(assumed[_normal(target.id)], default)), statement.value)
+        replaced.append(f"{where}{target.id}")
+
+    def visit(body: Sequence[Any]) -> None:
+        for statement in body:
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                replace(statement, "constant ")
+            elif isinstance(statement, ast.If):
+                visit(statement.body)
+                visit(statement.orelse)
+            elif isinstance(statement, ast.ClassDef) and any("dataclass" in ast.dump(d) for d in statement.decorator_list):
+                for field in statement.body:
+                    if isinstance(field, ast.AnnAssign):
+                        replace(field, f"dataclass field {statement.name}.")
+
+    visit(tree.body)
+    if not replaced:
+        return None
+    applied.update(replaced)
+    return compile(tree, script, "exec")
+
+
 def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, Any]:
     """One dry run of `script`, in `tmp` (its working folder, the only place it may write)."""
     started = time.time()
@@ -957,9 +1073,13 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
+    code = _script_code(script, state.assumed, state.applied) if state.assumed else None
     try:
-        with device_mode, trace_mode:
-            runpy.run_path(script, run_name="__main__")
+        with _assumed_environment(state.assumed), device_mode, trace_mode:
+            if code is None:
+                runpy.run_path(script, run_name="__main__")
+            else:
+                runpy._run_module_code(code, None, "__main__", pkg_name="", script_name=script)  # type: ignore[attr-defined]
         result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
@@ -976,6 +1096,9 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         sys.path[:], sys.argv[:] = saved[0], saved[1]
         os.chdir(saved[2])
     result["ok"] = result["error"] is None
+    if state.assumed:
+        where = ", ".join(sorted(state.applied)) or "nothing the script read through argparse, a constant or a dataclass field"
+        result["notes"].append(f"assumed values: set as environment variables; replaced {where}")
     result["steps"] = state.completed_steps()
     result["cudnn"] = state.recorder.cudnn
     result["convolutions"] = state.recorder.convolutions

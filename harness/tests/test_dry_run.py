@@ -437,3 +437,34 @@ def test_no_false_alarm_on_a_torchvision_resnet_step(tmp_path: Path) -> None:
     """, {"tensors": [{"shape": [3, 32, 32], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
     assert result["ok"], result.get("error")
     assert result["steps"] == 3
+
+
+def test_assumed_values_reach_argparse_constants_dataclass_fields_and_the_environment(tmp_path: Path) -> None:
+    # `--set` as the static analysis applies it: names matched regardless of case and -/_; an
+    # argparse value wins over the command line; a config key's dotted path is not applied.
+    result = dry_run(tmp_path, """
+        import argparse, os, sys
+        from dataclasses import dataclass
+        import torch
+
+        WIDTH = 64
+
+        @dataclass
+        class Config:
+            depth: int = 1
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch-size", type=int, default=8)
+        args = parser.parse_args()
+        if __name__ == "__main__":
+            LR = 0.1
+            seen = (WIDTH, Config().depth, args.batch_size, os.environ.get("HIDDEN_UNITS"), LR)
+            assert seen == (128, 3, 32, "4096", 0.5), seen
+            model = torch.nn.Linear(WIDTH, 8).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+            for step in range(5):
+                model(torch.randn(args.batch_size, WIDTH).cuda()).sum().backward()
+                optimizer.step()
+    """, {**SPEC, "argv": ["--batch-size", "16"], "assume": {"width": 128, "DEPTH": 3, "batch-size": 32, "hidden_units": 4096, "lr": 0.5, "model.n_layer": 2}})
+    assert result["ok"], result.get("error")
+    assert result["notes"] == ["assumed values: set as environment variables; replaced argparse option batch_size, constant LR, constant WIDTH, dataclass field Config.depth"]

@@ -23,6 +23,7 @@ export function dryRunJson(result: DryRunResult, staticMiB: number | null, gpu: 
     seconds: figure.seconds,
     torch: result.torchVersion ?? null,
     breakdown: figure.breakdown,
+    notes: result.notes ?? [],
     differencePercent: staticMiB === null || staticMiB === 0 ? null : Math.round(((figure.predictedMiB - staticMiB) / staticMiB) * 1000) / 10,
   };
 }
@@ -38,6 +39,7 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
   ];
   const range = dryRunRangeOnGpu(figure.predictedMiB, estimate.gpu);
   if (range) lines.push(`  ${dryRunRangeText(range, estimate.gpu.name)}`);
+  for (const note of result.notes ?? []) lines.push(`  ${note}`);
   for (const model of estimate.models) {
     const staticMiB = model.memory.estimateMiB;
     if (staticMiB === null || staticMiB === 0) continue;

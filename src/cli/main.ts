@@ -100,6 +100,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
           python: args.python,
           spec: dryRunSpecFor(modelFedByLoader(estimate), {
             argv: args.scriptArguments,
+            assume: args.assume,
             ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
             ...(estimate.project ? { root: estimate.project.root } : args.root === undefined ? {} : { root: path.resolve(args.root) }),
           }),

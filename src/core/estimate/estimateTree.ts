@@ -191,7 +191,8 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   };
   const { batchSize, optimizer, precision } = setup;
   const list: Assumption[] = [];
-  if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null });
+  // What it replaces stays in the origin: the dry run gives the script the same size under that name.
+  if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: batchSize ? `given by the user, in place of ${batchSize.origin} (${batchSize.value})` : 'given by the user', line: null });
   else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, ...line(batchSize) });
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
   list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
