@@ -51,16 +51,13 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
 }
 
 /**
- * A batch size asked for (`--batch-size`) under the name the analysis found the script's under
- * (`constant BATCH_SIZE`, `--batch-size default`): a loop that makes its own batches
+ * A batch size asked for (`--batch-size`) under the name the script keeps its own in (the
+ * assumption's `key`: `BATCH_SIZE`, an argparse dest): a loop that makes its own batches
  * (`torch.randn(batch_size, ...)`) then runs with it too, not only a DataLoader's.
  */
 function batchSizeByName(model: ModelEstimate | undefined, batchSize: number | undefined): Record<string, AssumedValue> {
-  if (batchSize === undefined) return {};
-  const origin = model?.assumptions.find((a) => a.name === 'batchSize')?.origin ?? '';
-  // The origin of a size given with --batch-size names the one it replaces (estimateTree.ts).
-  const name = /(?:^|in place of )constant ([A-Za-z_]\w*)(?: \(\d+\))?$/.exec(origin)?.[1] ?? /(?:^|in place of )--([\w-]+) default(?: \(\d+\))?$/.exec(origin)?.[1]?.replace(/-/g, '_');
-  return name ? { [name]: batchSize } : {};
+  const key = batchSize === undefined ? undefined : model?.assumptions.find((a) => a.name === 'batchSize')?.key;
+  return key === undefined || batchSize === undefined ? {} : { [key]: batchSize };
 }
 
 /** Where an input shape came from when the script made the tensor itself rather than a loader giving it. */
