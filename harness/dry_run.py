@@ -50,6 +50,12 @@ class DryRunRefused(PermissionError):
     pass
 
 
+class DeviceMismatch(BaseException):
+    """An op the real run would stop at: it mixes GPU tensors with ones the script left on the CPU.
+    A BaseException, as a real run's error would end the script even inside `except Exception`
+    around a step, and a dry run that carried on would report a figure for a script that cannot run."""
+
+
 def _is_cuda(device: Any) -> bool:
     import torch
     if isinstance(device, torch.device):
@@ -75,7 +81,7 @@ class Recorder:
         self.events: List[List[int]] = []
         self.phase = 1  # forward until a backward or an optimizer step says otherwise
         self._next_id = 1
-        # storage key -> (id, gpu?, number of live tensors on it)
+        # storage key -> (id, gpu?, number of live tensors on it, made on the CPU by a factory?)
         self._live: Dict[int, List[int]] = {}
         self.cudnn = False
         # Per convolution that would run on the GPU: where in the trace, and its shapes (the
@@ -94,7 +100,16 @@ class Recorder:
         entry = self._live.get(key) if key is not None else None
         return bool(entry and entry[1])
 
-    def saw(self, tensor: Any, gpu: bool) -> None:
+    def is_cpu_made(self, tensor: Any) -> bool:
+        """Made on the CPU by a factory (`torch.zeros(...)`, a layer's `torch.empty` weight, a
+        loader's batch) and never moved: what a real run keeps on the CPU for certain. Results of
+        ops on CPU tensors are left out: a meta run cannot tell them from copies (`.cpu()`) and
+        tables made of real values, which scripts legitimately keep beside GPU tensors."""
+        key = self._key(tensor)
+        entry = self._live.get(key) if key is not None else None
+        return bool(entry and not entry[1] and entry[3])
+
+    def saw(self, tensor: Any, gpu: bool, cpu_made: bool = False) -> None:
         """`tensor` came out of an op: a new storage is born (on the GPU or not); a view adds a reference."""
         key = self._key(tensor)
         if key is None:
@@ -103,12 +118,22 @@ class Recorder:
         if entry is None:
             ident = self._next_id
             self._next_id += 1
-            entry = [ident, 1 if gpu else 0, 0]
+            entry = [ident, 1 if gpu else 0, 0, 1 if cpu_made and not gpu else 0]
             self._live[key] = entry
             if gpu:
                 self.events.append([ident, int(tensor.storage().nbytes()), self.phase])
         entry[2] += 1
         weakref.finalize(tensor, self._released, key, entry[0])
+
+    def adopt(self, alias: Any, tensor: Any) -> None:
+        """`alias` shares `tensor`'s storage without an op the modes see (`nn.Parameter(tensor)`):
+        the storage lives on with it after `tensor`, the temporary, is gone."""
+        key = self._key(tensor)
+        entry = self._live.get(key) if key is not None else None
+        if entry is None:
+            return
+        entry[2] += 1
+        weakref.finalize(alias, self._released, key, entry[0])
 
     def move_to_gpu(self, tensor: Any) -> None:
         """A storage the script made on the CPU goes to the GPU in place (meta tensors need no copy)."""
@@ -236,7 +261,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 recorder.move_to_gpu(tensor)
                 return tensor
             if name == "cpu":
-                return args[0]
+                return _cpu_copy(recorder, state, args[0])
             if name == "to":
                 moved = [a for a in args[1:] if _is_cuda(a) or _is_cpu(a) or isinstance(a, torch.Tensor)]
                 if moved:
@@ -262,7 +287,9 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             state["target"] = target if target is not None else previous
             try:
                 try:
-                    return func(*args, **kwargs)
+                    result = func(*args, **kwargs)
+                    # On meta, `.to("cpu")` of a GPU tensor would be the GPU tensor itself.
+                    return _cpu_copy(recorder, state, result) if name == "to" and target == "cpu" else result
                 except RuntimeError as error:
                     # Real CPU values (indices, small tables) met meta tensors: they go to meta too.
                     if "meta" not in str(error) or "cpu" not in str(error).lower():
@@ -283,6 +310,8 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 recorder.cudnn = True
                 _record_convolution(recorder, name, args, _autocast_dtype())
             inputs = [a for a in _flat(args) + _flat(list(kwargs.values())) if isinstance(a, torch.Tensor)]
+            if name not in _CROSS_DEVICE_OPS:
+                _check_devices(recorder, name, inputs)
             dtype = _autocast_dtype()
             if dtype is not None and name in _AUTOCAST_OPS:
                 args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args)
@@ -291,10 +320,90 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             gpu = target == "cuda" if target is not None else any(recorder.is_gpu(t) for t in inputs)
             for tensor in _flat(out if isinstance(out, (tuple, list)) else [out]):
                 if isinstance(tensor, torch.Tensor):
-                    recorder.saw(tensor, gpu)
+                    recorder.saw(tensor, gpu, cpu_made=not inputs and tensor.is_meta)
             return out
 
     return DeviceToMeta(), TraceStorages()
+
+
+def _cpu_copy(recorder: Recorder, state: Dict[str, Any], tensor: Any) -> Any:
+    """`.cpu()` of a GPU tensor: a CPU copy, as on a real GPU (metrics compare it with CPU tensors)."""
+    import torch
+    if not (isinstance(tensor, torch.Tensor) and tensor.is_meta and recorder.is_gpu(tensor)):
+        return tensor
+    previous = state["target"]
+    state["target"] = "cpu"
+    try:
+        return tensor.clone()
+    finally:
+        state["target"] = previous
+
+
+#: Ops a real GPU run accepts across devices: copies, and advanced indexing by CPU indices or masks.
+_CROSS_DEVICE_OPS = {"copy_", "_copy_from", "_copy_from_and_resize", "_to_copy", "to", "index", "index_put", "index_put_", "_index_put_impl_", "lift_fresh", "lift_fresh_copy", "set_", "_has_compatible_shallow_copy_type", "_local_scalar_dense", "detach", "alias"}
+
+
+def _check_devices(recorder: Recorder, name: str, inputs: Sequence[Any]) -> None:
+    """Stops the run at an op whose inputs mix GPU tensors with tensors the script made on the CPU
+    and never moved: there a GPU run stops with "Expected all tensors to be on the same device".
+    Real CPU tensors (the index tables the dry run keeps real) and 0-dim ones are left out, as
+    CUDA ops take CPU scalars."""
+    gpu = [t for t in inputs if recorder.is_gpu(t)]
+    if not gpu:
+        return
+    cpu = [t for t in inputs if t.is_meta and t.dim() > 0 and recorder.is_cpu_made(t)]
+    if not cpu:
+        return
+    raise DeviceMismatch(_mismatch_message(recorder, name, gpu, cpu))
+
+
+def _mismatch_message(recorder: Recorder, name: str, gpu: Sequence[Any], cpu: Sequence[Any]) -> str:
+    """Which tensors are where, in the script's words, and the line it happened at."""
+    import gc
+    import torch.nn as nn
+    weights = set()
+    for candidate in gc.get_objects():
+        if isinstance(candidate, nn.Module):
+            for tensor in list(candidate.parameters(recurse=False)) + list(candidate.buffers(recurse=False)):
+                key = recorder._key(tensor)
+                if key is not None:
+                    weights.add(key)
+    cpu_weights = any(recorder._key(t) in weights for t in cpu)
+    gpu_weights = any(recorder._key(t) in weights for t in gpu)
+    largest = lambda tensors: max(tensors, key=lambda t: t.numel())  # noqa: E731 (a weight, not its bias)
+    shapes = f"{tuple(largest(cpu).shape)} on the CPU, {tuple(largest(gpu).shape)} on the GPU"
+    if cpu_weights and not gpu_weights:
+        what, fix = "the model's weights are on the CPU but its input is on the GPU", "move the model with .to(device)"
+    elif gpu_weights and not cpu_weights:
+        what, fix = "the batch is on the CPU but the model's weights are on the GPU", "move the batch with .to(device)"
+    elif cpu_weights:
+        what, fix = "some of the model's weights are on the CPU and some on the GPU", "move the whole model with .to(device) after building it"
+    else:
+        what, fix = "a tensor made on the CPU meets one on the GPU", "make it with device=... or move it with .to(device)"
+    return f"{what} (aten.{name}: {shapes}; {_user_frames()}): a GPU run stops here with a device mismatch; {fix}"
+
+
+def _user_frames() -> str:
+    """The script's own lines on the stack: the innermost, and the outermost of the script when it differs."""
+    run = _CURRENT["run"]
+    roots = run.user_dirs if run is not None else ()
+    here = os.path.abspath(__file__)
+
+    def users(filename: str) -> bool:
+        path = os.path.abspath(filename)
+        return not filename.startswith("<") and path != here and "-packages" + os.sep not in path and any(path.startswith(root + os.sep) for root in roots)
+
+    frames = [f for f in traceback.extract_stack() if users(f.filename)]
+    if not frames:
+        return "in a library the script calls"
+
+    def at(frame: Any) -> str:
+        code = (frame.line or "").strip()
+        place = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+        return f"{code[:80]} at {place}" if code else place
+
+    inner, outer = frames[-1], frames[0]
+    return at(inner) if inner is outer or (inner.filename, inner.lineno) == (outer.filename, outer.lineno) else f"{at(inner)}, from {at(outer)}"
 
 
 def _fused_dropout(recorder: Recorder, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
@@ -389,8 +498,11 @@ def _flat(values: Any) -> List[Any]:
 class _Run:
     """What the patched torch reports to: the run in progress (one at a time per process)."""
 
-    def __init__(self, spec: Dict[str, Any], steps: int, tmp: str) -> None:
+    def __init__(self, spec: Dict[str, Any], steps: int, tmp: str, user_dirs: Tuple[str, ...] = ()) -> None:
         self.recorder = Recorder()
+        self.assumed = _assumed(spec)
+        self.applied: set = set()  # where the assumed values went in (argparse options, constants)
+        self.user_dirs = user_dirs  # the user's frames on a stack: the ones under these (the script's folder, the project)
         self.spec = spec
         self.steps = steps
         self.batches = 0
@@ -557,6 +669,16 @@ def _patch_torch() -> None:
                 recorder.phase = 1 if phase == 3 else before
         return wrapped
 
+    original_parameter_new = torch.nn.Parameter.__new__
+
+    def parameter_new(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
+        parameter = original_parameter_new(cls, data, requires_grad)
+        run = _CURRENT["run"]
+        if run is not None and isinstance(data, torch.Tensor):
+            run.recorder.adopt(parameter, data)
+        return parameter
+
+    torch.nn.Parameter.__new__ = staticmethod(parameter_new)  # type: ignore[assignment]
     torch.Tensor.backward = in_phase(2, original_backward)  # type: ignore[method-assign]
     torch.autograd.backward = in_phase(2, original_autograd_backward)  # type: ignore[assignment]
 
@@ -626,6 +748,7 @@ def _patch_torch() -> None:
     torch.Tensor.tolist = tolist  # type: ignore[method-assign]
     torch.save = lambda *a, **k: None  # checkpoints are not written  # type: ignore[assignment]
     _patch_value_dependent_ops()
+    _patch_argparse()
     _patch_datasets()
     _patch_distributed()
     _patch_writes()
@@ -812,6 +935,119 @@ def _patch_datasets() -> None:
         pass
 
 
+def _normal(name: str) -> str:
+    """A name as the static analysis matches it (src/core/analysis/config/configSources.ts)."""
+    return name.strip().lower().replace("-", "_")
+
+
+def _assumed(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """The values the user assumes (`--set NAME=VALUE`), by normalised name; dotted config-key paths are left out."""
+    values = spec.get("assume") or {}
+    return {_normal(name): value for name, value in values.items() if isinstance(name, str) and "." not in name and isinstance(value, (int, float, str, bool))}
+
+
+def _as_text(value: Any) -> str:
+    """A value as an environment variable holds it, as the static analysis reads it (JavaScript's String())."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _like(value: Any, default: Any) -> Any:
+    """The assumed value in the type of what it replaces (an int option stays an int, a str one a str)."""
+    if isinstance(default, bool) or default is None:
+        return value
+    try:
+        if isinstance(default, int) and isinstance(value, (int, float)) and float(value).is_integer():
+            return int(value)
+        if isinstance(default, float) and isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(default, str) and not isinstance(value, str):
+            return _as_text(value)
+    except (TypeError, ValueError):
+        pass
+    return value
+
+
+@contextlib.contextmanager
+def _assumed_environment(assumed: Dict[str, Any]) -> Iterator[None]:
+    """Each assumed name as an environment variable too (as given and upper-case: BATCH_SIZE),
+    as the static analysis reads `os.environ["BATCH_SIZE"]` under `--set batch_size=...`."""
+    saved = dict(os.environ)
+    try:
+        for name, value in assumed.items():
+            for variable in {name, name.upper()}:
+                os.environ[variable] = _as_text(value)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _patch_argparse() -> None:
+    """Assumed values replace what argparse parsed, by dest: they win over the command line, as in the static analysis."""
+    import argparse as argparse_module
+    original = argparse_module.ArgumentParser.parse_known_args
+
+    def parse_known_args(self: Any, args: Any = None, namespace: Any = None) -> Any:
+        parsed, rest = original(self, args, namespace)
+        run = _CURRENT["run"]
+        if run is not None:
+            for dest in list(vars(parsed)):
+                if _normal(dest) in run.assumed:
+                    setattr(parsed, dest, _like(run.assumed[_normal(dest)], getattr(parsed, dest)))
+                    run.applied.add(f"argparse option {dest}")
+        return parsed, rest
+
+    argparse_module.ArgumentParser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def _script_code(script: str, assumed: Dict[str, Any], applied: set) -> Any:
+    """The script compiled with assumed values in place of its own literal settings: top-level
+    constants (`BATCH_SIZE = 256`, also inside `if __name__ == "__main__":`) and dataclass field
+    defaults, where the static analysis replaces them. None when nothing is replaced (the script
+    then runs as runpy reads it)."""
+    import ast
+    with open(script, "rb") as handle:
+        source = handle.read()
+    try:
+        tree = ast.parse(source, script)
+    except SyntaxError:
+        return None
+    replaced = []
+
+    def literal(node: Any) -> bool:
+        return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant))
+
+    def replace(statement: Any, where: str) -> None:
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else statement.target if isinstance(statement, ast.AnnAssign) else None
+        if not isinstance(target, ast.Name) or statement.value is None or not literal(statement.value) or _normal(target.id) not in assumed:
+            return
+        default = ast.literal_eval(statement.value)
+        statement.value = ast.copy_location(ast.Constant(_like(assumed[_normal(target.id)], default)), statement.value)
+        replaced.append(f"{where}{target.id}")
+
+    def visit(body: Sequence[Any]) -> None:
+        for statement in body:
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                replace(statement, "constant ")
+            elif isinstance(statement, ast.If):
+                visit(statement.body)
+                visit(statement.orelse)
+            elif isinstance(statement, ast.ClassDef) and any("dataclass" in ast.dump(d) for d in statement.decorator_list):
+                for field in statement.body:
+                    if isinstance(field, ast.AnnAssign):
+                        replace(field, f"dataclass field {statement.name}.")
+
+    visit(tree.body)
+    if not replaced:
+        return None
+    applied.update(replaced)
+    return compile(tree, script, "exec")
+
+
 def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, Any]:
     """One dry run of `script`, in `tmp` (its working folder, the only place it may write)."""
     started = time.time()
@@ -823,12 +1059,12 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         return result
     result["torch"] = torch.__version__
     _patch_torch()
-    state = _Run(spec, steps, tmp)
     script_dir = os.path.dirname(os.path.abspath(script))
     saved = (list(sys.path), list(sys.argv), os.getcwd())
     # Run from the project as its user does: relative reads (configs/x.yaml) find their files,
     # and the project's packages import (a src/ layout as an editable install would).
     root = os.path.abspath(spec.get("root") or script_dir)
+    state = _Run(spec, steps, tmp, (script_dir, root))
     sys.path[:0] = [p for p in (script_dir, root, os.path.join(root, "src")) if os.path.isdir(p)]
     sys.argv = [script, *spec.get("argv", [])]
     os.chdir(root)
@@ -837,12 +1073,18 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
+    code = _script_code(script, state.assumed, state.applied) if state.assumed else None
     try:
-        with device_mode, trace_mode:
-            runpy.run_path(script, run_name="__main__")
+        with _assumed_environment(state.assumed), device_mode, trace_mode:
+            if code is None:
+                runpy.run_path(script, run_name="__main__")
+            else:
+                runpy._run_module_code(code, None, "__main__", pkg_name="", script_name=script)  # type: ignore[attr-defined]
         result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
+    except DeviceMismatch as error:
+        result["error"] = str(error)
     except SystemExit as error:
         result["error"] = None if state.completed_steps() > 0 else f"the script exited ({error.code}) before its training loop took a batch or an optimizer step"
     except BaseException as error:  # the user's code: anything may come out of it
@@ -854,6 +1096,9 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         sys.path[:], sys.argv[:] = saved[0], saved[1]
         os.chdir(saved[2])
     result["ok"] = result["error"] is None
+    if state.assumed:
+        where = ", ".join(sorted(state.applied)) or "nothing the script read through argparse, a constant or a dataclass field"
+        result["notes"].append(f"assumed values: set as environment variables; replaced {where}")
     result["steps"] = state.completed_steps()
     result["cudnn"] = state.recorder.cudnn
     result["convolutions"] = state.recorder.convolutions

@@ -336,3 +336,135 @@ def test_dropout_keeps_cudas_one_byte_mask_and_mish_backward_no_temporaries(tmp_
     # Mish keeps its input; its backward makes just the gradient, like ReLU's.
     # (Its composite form on meta made eight temporaries of the activation's size.)
     assert abs(peak_with("nn.Mish()") - peak_with("nn.ReLU()")) < activation // 16
+
+
+def test_a_model_left_on_the_cpu_with_batches_on_the_gpu_stops_with_the_line(tmp_path: Path) -> None:
+    # The shape of test/fixtures/workspace/train_mlp.py: a GPU run stops at the first layer with
+    # "Expected all tensors to be on the same device"; the dry run must not report a figure.
+    result = dry_run(tmp_path, """
+        import torch
+        from torch import nn
+        model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(10):
+            x = torch.randn(16, 64, device="cuda")
+            y = torch.randint(0, 10, (16,), device="cuda")
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+    """)
+    assert not result["ok"]
+    assert result["error"].startswith("the model's weights are on the CPU but its input is on the GPU")
+    assert "loss = nn.functional.cross_entropy(model(x), y) at train.py:9" in result["error"]
+    assert result["error"].endswith("a GPU run stops here with a device mismatch; move the model with .to(device)")
+
+
+def test_a_batch_left_on_the_cpu_with_the_model_on_the_gpu_stops_in_the_scripts_own_forward(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(784, 10)
+
+            def forward(self, x):
+                return self.fc(x.flatten(1))
+
+        model = Net().to("cuda")
+        optimizer = torch.optim.Adam(model.parameters())
+        try:  # a GPU run's error is not one the script's own `except Exception` keeps going after
+            for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+                nn.functional.cross_entropy(model(x), y.cuda()).backward()
+                optimizer.step()
+        except Exception:
+            pass
+    """)
+    assert not result["ok"]
+    assert result["error"].startswith("the batch is on the CPU but the model's weights are on the GPU (aten.addmm: (8, 784) on the CPU")
+    assert "return self.fc(x.flatten(1)) at train.py:11, from nn.functional.cross_entropy(model(x), y.cuda()).backward() at train.py:17" in result["error"]
+    assert "move the batch with .to(device)" in result["error"]
+
+
+def test_no_false_alarm_for_cpu_metrics_scalars_index_tables_or_indexing_by_cpu_tensors(tmp_path: Path) -> None:
+    # What real GPU runs do beside GPU tensors: compare a `.cpu()` copy with the CPU labels, add
+    # 0-dim CPU tensors, index with CPU indices, keep a CPU history, copy CPU values in.
+    result = dry_run(tmp_path, """
+        import torch
+        from torch import nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        history = torch.zeros(1000)
+        table = torch.arange(10)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=32):
+            out = model(x.cuda())
+            loss = nn.functional.cross_entropy(out, y.cuda()) + torch.zeros(()) * 0
+            rows = torch.randint(0, 32, (4,))
+            picked = out[rows]
+            out.detach()[rows] = torch.zeros(4, 10)
+            shifted = out + table.cuda()
+            loss.backward()
+            optimizer.step()
+            correct = (out.argmax(1).cpu() == y).sum()
+            history[0] = loss.detach().to("cpu")
+            history += torch.ones(1000)
+    """)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+
+
+def test_no_false_alarm_on_a_torchvision_resnet_step(tmp_path: Path) -> None:
+    pytest.importorskip("torchvision")
+    result = dry_run(tmp_path, """
+        import torch
+        import torchvision
+        device = torch.device("cuda")
+        model = torchvision.models.resnet18(num_classes=10).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=10)
+        criterion = torch.nn.CrossEntropyLoss()
+        loader = torch.utils.data.DataLoader(torchvision.datasets.CIFAR10("data", download=True), batch_size=16)
+        for images, labels in loader:
+            images, labels = images.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+            with torch.autocast("cuda"):
+                loss = criterion(model(images), labels)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+    """, {"tensors": [{"shape": [3, 32, 32], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+
+
+def test_assumed_values_reach_argparse_constants_dataclass_fields_and_the_environment(tmp_path: Path) -> None:
+    # `--set` as the static analysis applies it: names matched regardless of case and -/_; an
+    # argparse value wins over the command line; a config key's dotted path is not applied.
+    result = dry_run(tmp_path, """
+        import argparse, os, sys
+        from dataclasses import dataclass
+        import torch
+
+        WIDTH = 64
+
+        @dataclass
+        class Config:
+            depth: int = 1
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch-size", type=int, default=8)
+        args = parser.parse_args()
+        if __name__ == "__main__":
+            LR = 0.1
+            seen = (WIDTH, Config().depth, args.batch_size, os.environ.get("HIDDEN_UNITS"), LR)
+            assert seen == (128, 3, 32, "4096", 0.5), seen
+            model = torch.nn.Linear(WIDTH, 8).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+            for step in range(5):
+                model(torch.randn(args.batch_size, WIDTH).cuda()).sum().backward()
+                optimizer.step()
+    """, {**SPEC, "argv": ["--batch-size", "16"], "assume": {"width": 128, "DEPTH": 3, "batch-size": 32, "hidden_units": 4096, "lr": 0.5, "model.n_layer": 2}})
+    assert result["ok"], result.get("error")
+    assert result["notes"] == ["assumed values: set as environment variables; replaced argparse option batch_size, constant LR, constant WIDTH, dataclass field Config.depth"]

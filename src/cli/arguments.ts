@@ -82,7 +82,12 @@ Options:
   --dry-run             also run the script's model and training step on the CPU
                         (PyTorch's meta device: no GPU, no data, no network, nothing
                         written outside a temporary folder) and replay its allocations
-                        through the caching allocator: a second, independent figure
+                        through the caching allocator: a second, independent figure.
+                        --batch-size replaces the loader's batch (and the constant or
+                        argparse option the script reads its batch size from); --set
+                        values become environment variables and replace argparse
+                        options, literal top-level constants and dataclass defaults
+                        (not config-file keys); -- SCRIPT ARGS are its sys.argv
   --python PATH         the Python (with torch) the dry run uses (default python3)
   --steps N             training steps the dry run takes (default 3)
   --timeout S           seconds the dry run may take before it is stopped (default 120)

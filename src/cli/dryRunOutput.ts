@@ -1,15 +1,21 @@
 import type { DryRunResult } from '../core/dryRun/dryRunProcess';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
 import { formatMiB } from '../core/format/units';
-import { DRY_RUN_DIFFERENCE_NOTE } from '../core/display/dryRunText';
+import { DRY_RUN_DIFFERENCE_NOTE, dryRunRangeText } from '../core/display/dryRunText';
+import { dryRunRangeOnGpu } from '../core/dryRun/dryRunRange';
 
-/** The dry run as the JSON gives it per model: the figure, or why there is none. */
-export function dryRunJson(result: DryRunResult, staticMiB: number | null): Record<string, unknown> {
+/**
+ * The dry run as the JSON gives it per model: the figure, or why there is none. `rangeMiB` is
+ * null on the GPU the CUDA context was measured on, else the figure's range on `gpu` and why.
+ */
+export function dryRunJson(result: DryRunResult, staticMiB: number | null, gpu: { readonly id: string; readonly name: string }): Record<string, unknown> {
   if (!result.ok) return { error: result.error };
   const { figure } = result;
+  const range = dryRunRangeOnGpu(figure.predictedMiB, gpu);
   return {
     scope: 'script',
     predictedMiB: figure.predictedMiB,
+    rangeMiB: range ? { low: range.lowMiB, high: range.highMiB, reason: range.reason } : null,
     peakReservedMiB: figure.peakReservedMiB,
     peakAllocatedMiB: figure.peakAllocatedMiB,
     peakPhase: figure.peakPhase,
@@ -17,6 +23,7 @@ export function dryRunJson(result: DryRunResult, staticMiB: number | null): Reco
     seconds: figure.seconds,
     torch: result.torchVersion ?? null,
     breakdown: figure.breakdown,
+    notes: result.notes ?? [],
     differencePercent: staticMiB === null || staticMiB === 0 ? null : Math.round(((figure.predictedMiB - staticMiB) / staticMiB) * 1000) / 10,
   };
 }
@@ -30,6 +37,9 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
     `dry run (CPU, PyTorch ${result.torchVersion ?? '?'} on the meta device, ${figure.steps} step${figure.steps === 1 ? '' : 's'}, ${figure.seconds.toFixed(1)} s): ${formatMiB(figure.predictedMiB)} for the whole script`,
     `  peak reserved ${formatMiB(figure.peakReservedMiB)}, peak allocated ${formatMiB(figure.peakAllocatedMiB)} (in ${figure.peakPhase}), CUDA context ${formatMiB(figure.breakdown.contextMiB)}`,
   ];
+  const range = dryRunRangeOnGpu(figure.predictedMiB, estimate.gpu);
+  if (range) lines.push(`  ${dryRunRangeText(range, estimate.gpu.name)}`);
+  for (const note of result.notes ?? []) lines.push(`  ${note}`);
   for (const model of estimate.models) {
     const staticMiB = model.memory.estimateMiB;
     if (staticMiB === null || staticMiB === 0) continue;

@@ -42,7 +42,7 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
               script: document.uri.fsPath,
               harnessParent: extensionUri.fsPath,
               python: python.path,
-              spec: dryRunSpecFor(trained, estimate.project ? { root: estimate.project.root } : {}),
+              spec: dryRunSpecFor(trained, { assume: settings.settings.assume, ...(estimate.project ? { root: estimate.project.root } : {}) }),
               steps: settings.settings.dryRun.steps,
               timeoutMs: settings.settings.dryRun.timeoutSeconds * 1000,
               signal: abort.signal,
@@ -53,7 +53,7 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
         },
       );
       results.set(document, { result, version: document.version, python: python.path });
-      const summary = dryRunSummary(result, trained?.memory.estimateMiB ?? null);
+      const summary = dryRunSummary(result, trained?.memory.estimateMiB ?? null, estimate.gpu);
       logger.info(summary);
       if (result.ok) void vscode.window.showInformationMessage(`GPU Estimator: ${summary}`);
       else if (result.error !== 'the dry run was cancelled') void vscode.window.showWarningMessage(`GPU Estimator: ${summary} (Python: ${python.path}, from ${python.source})`);

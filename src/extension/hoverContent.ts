@@ -13,7 +13,7 @@ export function hoverMarkdown(estimate: FileEstimate, model: ModelEstimate, docu
   let text = hoverText(estimate, model, documentUri.toString(), (path) => documentUri.with({ path: vscode.Uri.file(path).path }).toString());
   if (dryRun) {
     const stale = dryRun.run.version !== dryRun.documentVersion ? ' (before your later edits)' : '';
-    text += `\n\n---\n\n${escapeMarkdown(dryRunSummary(dryRun.run.result, model.memory.estimateMiB))}${stale}`;
+    text += `\n\n---\n\n${escapeMarkdown(dryRunSummary(dryRun.run.result, model.memory.estimateMiB, estimate.gpu))}${stale}`;
     if (dryRun.run.result.ok) text += `\n\n_${escapeMarkdown(DRY_RUN_DIFFERENCE_NOTE)}_`;
   }
   const md = new vscode.MarkdownString(text);

@@ -1,18 +1,26 @@
 import type { DryRunResult } from '../dryRun/dryRunProcess';
+import { dryRunRangeOnGpu, type DryRunRange } from '../dryRun/dryRunRange';
 import type { EstimatorReading, FileEstimate } from '../estimate/fileEstimate';
 import { formatMiB } from '../format/units';
 
 /**
  * The dry run beside the static estimate, in one line of Markdown-safe text:
- * `Dry run on CPU: 2.3 GiB (peak in backward, 3 steps); static estimate 3.7 GiB, dry run -38%`.
+ * `Dry run on CPU: 2.3 GiB (peak in backward, 3 steps); static estimate 3.7 GiB, dry run -38%`,
+ * with the figure's range on the estimate's GPU when that is not the one the context was measured on.
  */
-export function dryRunSummary(result: DryRunResult, staticMiB: number | null): string {
+export function dryRunSummary(result: DryRunResult, staticMiB: number | null, gpu?: { readonly id: string; readonly name: string }): string {
   if (!result.ok) return `Dry run on CPU: not done: ${result.error}`;
   const { figure } = result;
-  const base = `Dry run on CPU: ${formatMiB(figure.predictedMiB)} (peak reserved ${formatMiB(figure.peakReservedMiB)} + CUDA context ${formatMiB(figure.breakdown.contextMiB)}; live tensors peak in ${figure.peakPhase}; ${figure.steps} step${figure.steps === 1 ? '' : 's'})`;
+  const range = gpu ? dryRunRangeOnGpu(figure.predictedMiB, gpu) : null;
+  const base = `Dry run on CPU: ${formatMiB(figure.predictedMiB)} (peak reserved ${formatMiB(figure.peakReservedMiB)} + CUDA context ${formatMiB(figure.breakdown.contextMiB)}; live tensors peak in ${figure.peakPhase}; ${figure.steps} step${figure.steps === 1 ? '' : 's'})${range && gpu ? `; ${dryRunRangeText(range, gpu.name)}` : ''}`;
   if (staticMiB === null || staticMiB <= 0) return base;
   const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
   return `${base}; static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(0)}%`;
+}
+
+/** `on the H100 80GB 9.1 GiB to 10.5 GiB: its CUDA context was measured on ...`. */
+export function dryRunRangeText(range: DryRunRange, gpuName: string): string {
+  return `on the ${gpuName} ${formatMiB(range.lowMiB)} to ${formatMiB(range.highMiB)}: ${range.reason}`;
 }
 
 /** Why the two figures differ, in the words a user reads under them. */
@@ -26,6 +34,7 @@ export const DRY_RUN_DIFFERENCE_NOTE =
  */
 export function withDryRunReading(estimate: FileEstimate, result: DryRunResult, stale: boolean): FileEstimate {
   if (!result.ok) return estimate;
+  const range = dryRunRangeOnGpu(result.figure.predictedMiB, estimate.gpu);
   const reading: EstimatorReading = {
     estimator: 'dry-run',
     label: `Dry run on CPU${stale ? ' (before later edits)' : ''}`,
@@ -33,8 +42,8 @@ export function withDryRunReading(estimate: FileEstimate, result: DryRunResult, 
     attribution: 'CPU dry run',
     role: 'comparison',
     estimateMiB: Math.round(result.figure.predictedMiB),
-    lowMiB: null,
-    highMiB: null,
+    lowMiB: range ? Math.round(range.lowMiB) : null,
+    highMiB: range ? Math.round(range.highMiB) : null,
   };
   return { ...estimate, models: estimate.models.map((model) => ({ ...model, estimates: [...model.estimates.filter((r) => r.estimator !== 'dry-run'), reading] })) };
 }

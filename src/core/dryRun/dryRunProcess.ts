@@ -24,7 +24,10 @@ export interface DryRunRequest {
   readonly runner?: ProcessRunner;
 }
 
-export type DryRunResult = { readonly ok: true; readonly figure: DryRunFigure; readonly torchVersion: string | undefined } | { readonly ok: false; readonly error: string };
+export type DryRunResult =
+  /** `notes`: what the harness says about the run (where the assumed values went in). */
+  | { readonly ok: true; readonly figure: DryRunFigure; readonly torchVersion: string | undefined; readonly notes?: readonly string[] }
+  | { readonly ok: false; readonly error: string };
 
 export const DEFAULT_DRY_RUN_STEPS = 3;
 export const DEFAULT_DRY_RUN_TIMEOUT_MS = 120_000;
@@ -60,7 +63,7 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
       return { ok: false, error: `${error.message}${last ? ` (${last})` : ''}` };
     }
     if (!trace.ok) return { ok: false, error: trace.error ?? 'the script did not reach its training step' };
-    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion };
+    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion, notes: trace.notes };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

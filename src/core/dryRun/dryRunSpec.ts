@@ -2,6 +2,7 @@
  * What the dry run's fake data loader yields, from the static estimate: one batch of the model's
  * input shape (token ids when the model starts with an embedding) and class labels.
  */
+import type { AssumedValue } from '../analysis/config/assumedValues';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 
 export interface DryRunTensorSpec {
@@ -17,6 +18,13 @@ export interface DryRunSpec {
   readonly batchSize?: number;
   /** The script's command-line arguments. */
   readonly argv: readonly string[];
+  /**
+   * The values the user assumes (`--set`, `gpuEstimator.assume`). The harness sets each as an
+   * environment variable (as given and upper-case), and replaces, matching names as the static
+   * analysis does (case and `-`/`_` aside), argparse options after parsing, literal top-level
+   * constants and dataclass field defaults. Config-file keys (dotted or not) are not applied.
+   */
+  readonly assume?: Readonly<Record<string, AssumedValue>>;
   /** The project root: the script runs from there, with it (and its src/) importable. */
   readonly root?: string;
 }
@@ -24,14 +32,32 @@ export interface DryRunSpec {
 /** Tokens stand in for a sequence model's input when the analysis found none. */
 const DEFAULT_SEQUENCE = 128;
 
-export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string } = {}): DryRunSpec {
+export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string; assume?: Readonly<Record<string, AssumedValue>> } = {}): DryRunSpec {
   const first = model?.layerTable.rows[0]?.type ?? '';
   const tokens = /(^|\.)Embedding(Bag)?$/.test(first);
   const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [DEFAULT_SEQUENCE] : [1];
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
   // Language models are trained on next tokens of the same length; classifiers on one label per sample.
   const labels: DryRunTensorSpec = tokens ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
-  return { tensors: [input, labels], argv: [...(options.argv ?? [])], ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }), ...(options.root === undefined ? {} : { root: options.root }) };
+  // --batch-size wins over a --set of the same name, as it does over the loader's batch.
+  const assume = { ...options.assume, ...batchSizeByName(model, options.batchSize) };
+  return {
+    tensors: [input, labels],
+    argv: [...(options.argv ?? [])],
+    ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+    ...(options.root === undefined ? {} : { root: options.root }),
+    ...(Object.keys(assume).length === 0 ? {} : { assume }),
+  };
+}
+
+/**
+ * A batch size asked for (`--batch-size`) under the name the script keeps its own in (the
+ * assumption's `key`: `BATCH_SIZE`, an argparse dest): a loop that makes its own batches
+ * (`torch.randn(batch_size, ...)`) then runs with it too, not only a DataLoader's.
+ */
+function batchSizeByName(model: ModelEstimate | undefined, batchSize: number | undefined): Record<string, AssumedValue> {
+  const key = batchSize === undefined ? undefined : model?.assumptions.find((a) => a.name === 'batchSize')?.key;
+  return key === undefined || batchSize === undefined ? {} : { [key]: batchSize };
 }
 
 /** Where an input shape came from when the script made the tensor itself rather than a loader giving it. */

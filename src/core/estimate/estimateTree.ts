@@ -183,6 +183,11 @@ function architectureOf(root: ModuleObject): ArchitectureRef | null {
   return { library, name, className, source };
 }
 
+/** `BATCH_SIZE` from `constant BATCH_SIZE`, `batch_size` from `--batch-size default` (the origins trainingSetup.ts gives a batch size read under a name). */
+function batchSizeName(origin: string): string | undefined {
+  return /^constant ([A-Za-z_]\w*)$/.exec(origin)?.[1] ?? /^--([\w-]+) default$/.exec(origin)?.[1]?.replace(/-/g, '_');
+}
+
 function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string): Assumption[] {
   // A value read in an imported module (the optimizer its method makes) says which file its line is in.
   const line = (found: Sourced<unknown> | undefined): { line: number | null; file?: string } => {
@@ -191,7 +196,11 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   };
   const { batchSize, optimizer, precision } = setup;
   const list: Assumption[] = [];
-  if (override !== undefined) list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null });
+  if (override !== undefined) {
+    // The name the script keeps the size it replaces under: the dry run gives the script the same size there.
+    const key = batchSize ? batchSizeName(batchSize.origin) : undefined;
+    list.push({ name: 'batchSize', value: String(override), origin: 'given by the user', line: null, ...(key === undefined ? {} : { key }) });
+  }
   else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, ...line(batchSize) });
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
   list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });

@@ -2,7 +2,8 @@ import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeSharding, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
-import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
+import { DRY_RUN_DIFFERENCE_NOTE, dryRunRangeText } from '../../core/display/dryRunText';
+import { dryRunRangeOnGpu } from '../../core/dryRun/dryRunRange';
 import { describeLongestSequence, describeRemedies, remedyTable, sentence } from '../../core/display/fineTuningText';
 import { chartData, estimatorComparison, EXPORT_FORMATS, largestBatchHeading, largestBatchOf, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
 import type { MemoryCurve } from '../../core/estimate/outlook';
@@ -123,7 +124,7 @@ function whatFitsSection(estimate: FileEstimate, model: ModelEstimate): string {
   ${table}`;
 }
 
-function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
+function estimatorSection(data: ModelChartData, model: ModelEstimate, gpu: FileEstimate['gpu']): string {
   const estimators = data.estimators ?? estimatorComparison(model);
   const rows = estimators.map((row) => `<tr><th scope="row">${row.label}</th><td class="num">${mibOrNa(row.estimateMiB)}</td><td class="num">${range(row.lowMiB, row.highMiB)}</td></tr>`).join('');
   const label = `Estimators compared: ${estimators.map((row) => `${row.label} ${mibOrNa(row.estimateMiB)}${range(row.lowMiB, row.highMiB) && ` (range ${range(row.lowMiB, row.highMiB)})`}`).join(', ')}.`;
@@ -131,16 +132,18 @@ function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
   ${chartDiv(data, 'estimators', label)}` : ''}
   <table class="compare"><caption>Estimators</caption>
     <thead><tr><th scope="col">Estimator</th><th scope="col">Estimate</th><th scope="col">Range</th></tr></thead><tbody>${rows}</tbody></table>
-  <p class="muted">${escapeHtml(describeLearned(model))}</p>${dryRunParagraph(model)}`;
+  <p class="muted">${escapeHtml(describeLearned(model))}</p>${dryRunParagraph(model, gpu)}`;
 }
 
-/** Under the estimators: how the dry run's figure compares with the estimate, and why they differ. */
-function dryRunParagraph(model: ModelEstimate): string {
+/** Under the estimators: how the dry run's figure compares with the estimate, why they differ, and why it is a range off the measured GPU. */
+function dryRunParagraph(model: ModelEstimate, gpu: FileEstimate['gpu']): string {
   const dryRun = model.estimates.find((reading) => reading.estimator === 'dry-run')?.estimateMiB;
   const estimate = model.memory.estimateMiB;
   if (dryRun === undefined || dryRun === null) return '';
   const difference = estimate ? ` The dry run is ${((dryRun - estimate) / estimate) * 100 >= 0 ? '+' : ''}${(((dryRun - estimate) / estimate) * 100).toFixed(0)}% against the estimate (${mibOrNa(estimate)}).` : '';
-  return `\n  <p class="muted">${escapeHtml(`${difference.trim()} ${DRY_RUN_DIFFERENCE_NOTE}`.trim())}</p>`;
+  const range = dryRunRangeOnGpu(dryRun, gpu);
+  const why = range ? ` Its range: ${dryRunRangeText(range, gpu.name)}.` : '';
+  return `\n  <p class="muted">${escapeHtml(`${difference.trim()}${why} ${DRY_RUN_DIFFERENCE_NOTE}`.trim())}</p>`;
 }
 
 function modelSection(estimate: FileEstimate, model: ModelEstimate, index: number, safetyMargin: number, data: ModelChartData): string {
@@ -157,7 +160,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   <h2 id="${headingId}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
   <div class="actions">${exportButtons(index, model.name)}</div>
-  ${estimatorSection(data, model)}
+  ${estimatorSection(data, model, estimate.gpu)}
   ${whatFitsSection(estimate, model)}
   ${breakdownSection(data)}
   ${shardingSection(model)}

@@ -203,6 +203,10 @@ describe('report page', () => {
     assert.match(html, /The dry run is \+20% against the estimate/);
     assert.equal(chartJson(html)[0]!.estimators!.at(-1)!.estimator, 'dry-run');
     assert.match(reportHtml(reported(withDryRunReading(file, ok, true)), page), /Dry run on CPU \(before later edits\)/);
+    // Off the A100 40GB its CUDA context was measured on, the figure has a range, and the report says why.
+    assert.doesNotMatch(html, /Its range/);
+    const onH100 = reportHtml(reported(withDryRunReading({ ...file, gpu: { id: 'h100-80gb', name: 'H100 80GB', memoryMiB: 81559 } }, ok, false)), page);
+    assert.match(onH100, /Its range: on the H100 80GB [\d.]+ GiB to [\d.]+ GiB: its CUDA context was measured on the A100 40GB/);
     const failed = reportHtml(reported(withDryRunReading(file, { ok: false, error: 'no Python at x' }, false)), page);
     assert.doesNotMatch(failed, /Dry run on CPU/);
   });

@@ -69,11 +69,20 @@ describe('dry run process', () => {
 
 describe('dry run spec', () => {
   it('gives an image model float batches of its input shape with class labels, a token model ids and next-token labels', () => {
-    const model = (type: string, inputShape: number[] | null) => ({ inputShape, layerTable: { rows: [{ type }] } }) as unknown as Parameters<typeof dryRunSpecFor>[0];
+    const model = (type: string, inputShape: number[] | null) => ({ inputShape, layerTable: { rows: [{ type }] }, assumptions: [] }) as unknown as Parameters<typeof dryRunSpecFor>[0];
     assert.deepEqual(dryRunSpecFor(model('Conv2d', [3, 32, 32])).tensors, [{ shape: [3, 32, 32], dtype: 'float32' }, { shape: [], dtype: 'int64' }]);
     assert.deepEqual(dryRunSpecFor(model('Embedding', [256])).tensors, [{ shape: [256], dtype: 'int64' }, { shape: [256], dtype: 'int64' }]);
     assert.equal(dryRunSpecFor(model('Linear', [784]), { batchSize: 512 }).batchSize, 512);
     assert.equal(dryRunSpecFor(undefined).tensors.length, 2);
+  });
+
+  it('passes the assumed values, and a --batch-size under the name the script keeps its batch size in, which wins over a --set of it', () => {
+    const model = (key?: string) => ({ inputShape: [784], layerTable: { rows: [{ type: 'Linear' }] }, assumptions: [{ name: 'batchSize', value: '64', origin: 'given by the user', line: null, ...(key ? { key } : {}) }] }) as unknown as Parameters<typeof dryRunSpecFor>[0];
+    assert.equal(dryRunSpecFor(model('BATCH_SIZE')).assume, undefined);
+    assert.deepEqual(dryRunSpecFor(model('BATCH_SIZE'), { assume: { lr: 0.1 } }).assume, { lr: 0.1 });
+    assert.deepEqual(dryRunSpecFor(model('BATCH_SIZE'), { batchSize: 64, assume: { BATCH_SIZE: 8 } }).assume, { BATCH_SIZE: 64 });
+    // A DataLoader's batch size is replaced in the loader (spec.batchSize), not by a name.
+    assert.equal(dryRunSpecFor(model(), { batchSize: 64 }).assume, undefined);
   });
 
   it("shapes the fake batches like the input of the model the loader feeds: a GAN's discriminator, not its generator fed noise", () => {

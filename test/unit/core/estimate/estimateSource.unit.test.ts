@@ -41,6 +41,16 @@ describe('estimateSource', () => {
     assert.equal(pastMax.risk, 'oom');
   });
 
+  it('keeps, under a batch size given by the user, the name the script read its own under (the dry run sets it there)', async () => {
+    const constant = 'import torch\nfrom torch import nn\nBATCH_SIZE = 32\nmodel = nn.Linear(64, 10).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n    x = torch.randn(BATCH_SIZE, 64).cuda()\n    model(x).sum().backward()\n    opt.step()\n';
+    const option = constant.replace('BATCH_SIZE = 32\n', 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--batch-size", type=int, default=32)\nargs = p.parse_args()\n').replace('randn(BATCH_SIZE', 'randn(args.batch_size');
+    const batch = async (source: string, batchSize?: number) => (await estimate(source, batchSize === undefined ? {} : { batchSize })).models[0]!.assumptions.find((a) => a.name === 'batchSize')!;
+    assert.equal((await batch(constant)).key, undefined);
+    assert.deepEqual(await batch(constant, 128), { name: 'batchSize', value: '128', origin: 'given by the user', line: null, key: 'BATCH_SIZE' });
+    assert.equal((await batch(option, 128)).key, 'batch_size');
+    assert.equal((await batch(fixture('cnn_cifar'), 128)).key, undefined);
+  });
+
   it('calls an estimate within the safety margin tight', async () => {
     const t4 = findGpuProfile('t4-16gb')!;
     const max = (await estimate(fixture('cnn_cifar'), { gpu: t4 })).models[0]!.maxBatchSize!;
