@@ -74,8 +74,14 @@ async function analyse(sources: readonly LabelSource[], cache: string, steps: nu
 async function trace(prepared: readonly Prepared[], python: string, steps: number, workers: number): Promise<void> {
   const toTrace = prepared.filter((p) => !existsSync(p.cacheFile));
   console.log(`${prepared.length - toTrace.length} traces cached, ${toTrace.length} to trace with ${python}`);
+  // A realworld project gets a process of its own: projects name their packages alike (`models`,
+  // `data`), and a process keeps the first one it imported.
   const chunks: Prepared[][] = [];
-  for (let i = 0; i < toTrace.length; i += JOBS_PER_PROCESS) chunks.push(toTrace.slice(i, i + JOBS_PER_PROCESS));
+  const projects = new Map<string, Prepared[]>();
+  for (const p of toTrace.filter((p) => p.source.root)) projects.set(p.source.family, [...(projects.get(p.source.family) ?? []), p]);
+  chunks.push(...projects.values());
+  const scripts = toTrace.filter((p) => !p.source.root);
+  for (let i = 0; i < scripts.length; i += JOBS_PER_PROCESS) chunks.push(scripts.slice(i, i + JOBS_PER_PROCESS));
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < chunks.length) {
