@@ -13,12 +13,17 @@ const MIB = 1024 * 1024;
 const SOURCE = { key: 'k', model: 'labeller/test', family: 'labeller-test', group: 'test' };
 const gptSource = () => readFileSync(path.join(REPO_ROOT, 'scripts', 'labeller', 'sources', 'gpt_decoder.py'), 'utf8');
 
+/** The value, or the test fails with the reason the labeller gave instead. */
+function value<T>(result: T | string): T {
+  if (typeof result === 'string') assert.fail(result);
+  return result;
+}
+
+/** The reason the labeller gave, or '' when it gave a value. */
+const reason = (result: unknown): string => (typeof result === 'string' ? result : '');
+
 async function gptJob(argv: readonly string[] = []): Promise<TrainingJob> {
-  const model = labelledModel(await estimate(gptSource(), { scriptArguments: argv }));
-  assert.ok(typeof model !== 'string', String(model));
-  const job = jobOf(model);
-  assert.ok(typeof job !== 'string', String(job));
-  return job;
+  return value(jobOf(value(labelledModel(await estimate(gptSource(), { scriptArguments: argv })))));
 }
 
 describe('dry-run labelled rows', () => {
@@ -36,8 +41,7 @@ describe('dry-run labelled rows', () => {
     // and gets a segment of its own (2 MiB rounding): 38 MiB reserved. No convolution ran, so the
     // context without cuDNN (1,440 MiB): 1,478 MiB.
     const trace = parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events: [[1, 3 * MIB, 1], [2, 18 * MIB, 2], [-1], [-2]], cudnn: false, seconds: 0.1 }));
-    const label = dryRunLabel(SOURCE, job, trace);
-    assert.ok(typeof label !== 'string', String(label));
+    const label = value(dryRunLabel(SOURCE, job, trace));
     assert.equal(label.labelMiB, 1478);
     assert.deepEqual(label.features, realModelFeatures(job).vector);
     const row = dryRunRow(label);
@@ -55,9 +59,9 @@ describe('dry-run labelled rows', () => {
   it('give no row for a failed dry run or a label that would fill the A100', async () => {
     const job = await gptJob();
     const failed = parseDryRunOutput(JSON.stringify({ ok: false, error: "FileNotFoundError: 'data/x.pt'", events: [] }));
-    assert.match(String(dryRunLabel(SOURCE, job, failed)), /FileNotFoundError/);
+    assert.match(reason(dryRunLabel(SOURCE, job, failed)), /FileNotFoundError/);
     const huge = parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events: [[1, (LABEL_CEILING_MIB + 100) * MIB, 1]], seconds: 1 }));
-    assert.match(String(dryRunLabel(SOURCE, job, huge)), /would fill/);
+    assert.match(reason(dryRunLabel(SOURCE, job, huge)), /would fill/);
   });
 
   it("take the script's one trained model; two trained models share one peak and give none", async () => {
@@ -75,8 +79,8 @@ for step in range(100):
     loss_g = -D(fake).mean()
     opt_g.zero_grad(); loss_g.backward(); opt_g.step()
 `;
-    assert.match(String(labelledModel(await estimate(gan))), /2 trained models/);
-    assert.match(String(labelledModel(await estimate('x = 1\n'))), /no model/);
+    assert.match(reason(labelledModel(await estimate(gan))), /2 trained models/);
+    assert.match(reason(labelledModel(await estimate('x = 1\n'))), /no model/);
     const job = await gptJob(['--batch-size', '4', '--block-size', '128']);
     assert.equal(job.batchSize, 4);
     assert.equal(job.optimizer, 'adamw');
