@@ -252,6 +252,12 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                     result = func(*args, **kwargs)
                     recorder.move_to_gpu(result)
                     return result
+            if name == "dropout":
+                fused = _fused_dropout(recorder, args, kwargs)
+                if fused is not None:
+                    return fused
+            if name == "mish" and args and isinstance(args[0], torch.Tensor) and recorder.is_gpu(args[0]) and not kwargs.get("inplace", args[1] if len(args) > 1 else False):
+                return _fused_mish().apply(args[0])
             previous = state["target"]
             state["target"] = target if target is not None else previous
             try:
@@ -291,6 +297,47 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
     return DeviceToMeta(), TraceStorages()
 
 
+def _fused_dropout(recorder: Recorder, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    """Dropout as CUDA runs it: on a GPU tensor, in training and not in place, ATen takes the fused
+    kernel (native_dropout), which keeps a 1-byte mask for the backward; the CPU path the meta
+    device would take keeps a 4-byte noise tensor instead, a third more than the activation itself."""
+    import torch
+    names = ("input", "p", "training", "inplace")
+    given = dict(zip(names, args))
+    given.update({k: v for k, v in kwargs.items() if k in names})
+    tensor, p = given.get("input"), given.get("p", 0.5)
+    training, inplace = given.get("training", True), given.get("inplace", False)
+    if not isinstance(tensor, torch.Tensor) or not recorder.is_gpu(tensor) or not training or inplace or not isinstance(p, (int, float)) or not 0 < p < 1 or tensor.numel() == 0 or not tensor.dtype.is_floating_point:
+        return None
+    return torch.native_dropout(tensor, float(p), True)[0]
+
+
+_FUSED_MISH: Any = None
+
+
+def _fused_mish() -> Any:
+    """Mish as CUDA runs it. Its backward has a CUDA kernel but only a composite form elsewhere,
+    which on meta makes eight temporaries of the input's size (softplus, tanh, sigmoid, products)
+    and would raise the backward's peak; CUDA's makes just the gradient."""
+    global _FUSED_MISH
+    if _FUSED_MISH is None:
+        import torch
+
+        class FusedMish(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_backward(x)
+                return torch.ops.aten.mish(x)
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return torch.empty_like(x)  # meta: the shape is all there is
+
+        _FUSED_MISH = FusedMish
+    return _FUSED_MISH
+
+
 def _record_convolution(recorder: Recorder, name: str, args: Sequence[Any], autocast: Any) -> None:
     """A 2-d convolution on the GPU, forward (aten.convolution) or backward (convolution_backward)."""
     import torch
@@ -299,7 +346,8 @@ def _record_convolution(recorder: Recorder, name: str, args: Sequence[Any], auto
         return
     try:
         x, weight = (args[1], args[2]) if backward else (args[0], args[1])
-        stride, transposed, groups = (args[5], args[7], args[9]) if backward else (args[3], args[6], args[8])
+        # convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask)
+        stride, transposed, groups = (args[4], args[7], args[9]) if backward else (args[3], args[6], args[8])
         if transposed or x.dim() != 4 or not (recorder.is_gpu(x) or recorder.is_gpu(weight)):
             return
         dtype = autocast if autocast is not None and not backward and x.dtype.is_floating_point else x.dtype

@@ -214,6 +214,10 @@ def test_convolutions_run_backward_on_meta_and_mark_cudnn(tmp_path: Path) -> Non
     assert result["cudnn"] is True
     # The input batch reaches the GPU: 16 x 3 x 32 x 32 floats.
     assert 16 * 3 * 32 * 32 * 4 in [event[1] for event in result["events"] if len(event) == 3]
+    # Each call's shapes, forward and backward alike: [at, phase, backward, n, c, h, w, out,
+    # kh, kw, stride h, stride w, groups, element bytes].
+    calls = {call[2]: call[3:] for call in result["convolutions"]}
+    assert calls[0] == calls[1] == [16, 3, 32, 32, 8, 3, 3, 1, 1, 1, 4]
 
 
 def test_batches_take_the_shape_of_an_in_memory_dataset_and_loaders_can_be_subclassed(tmp_path: Path) -> None:
@@ -305,3 +309,30 @@ def test_a_tensors_device_is_where_the_real_run_keeps_it(tmp_path: Path) -> None
     """)
     assert result["ok"], result.get("error")
     assert 1000 * 1000 * 4 in [event[1] for event in result["events"] if len(event) == 3]
+
+
+def test_dropout_keeps_cudas_one_byte_mask_and_mish_backward_no_temporaries(tmp_path: Path) -> None:
+    def peak_with(layer: str) -> int:
+        result = dry_run(tmp_path, f"""
+            import torch
+            import torch.nn as nn
+            model = nn.Sequential(nn.Linear(1024, 1024), {layer}, nn.Linear(1024, 10)).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loader = torch.utils.data.DataLoader(None, batch_size=4096)
+            for x, y in loader:
+                loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """, {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+        assert result["ok"], result.get("error")
+        return live_peak(result["events"])
+
+    activation = 4096 * 1024 * 4
+    identity = peak_with("nn.Identity()")
+    # The dropout's output takes the place of the first layer's, which nothing else keeps: what it
+    # adds is its bool mask, 1 B per element (the CPU path's float noise would be 4 B).
+    assert peak_with("nn.Dropout(0.1)") - identity == activation // 4
+    # Mish keeps its input; its backward makes just the gradient, like ReLU's.
+    # (Its composite form on meta made eight temporaries of the activation's size.)
+    assert abs(peak_with("nn.Mish()") - peak_with("nn.ReLU()")) < activation // 16

@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
+import { isShardedRow, shardedTable } from './shardedRows';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from '../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
@@ -82,7 +83,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean } = {}): Con
   const notes = row.notes ?? '';
   const quant = row.quant ?? '';
   const group = /^full/i.test(method) ? 'full' : /qlora/i.test(method) || /nf4/i.test(quant) ? 'QLoRA' : /^LoRA/i.test(method) ? 'LoRA' : 'other PEFT';
-  if (Number(row.num_gpus) > 1 || /DeepSpeed|FSDP|offload \(params/i.test(method)) return { skip: 'several GPUs or sharding (issue 20, part 3)', group };
+  if (isShardedRow(row)) return { skip: 'several GPUs or sharding (issue 20, part 3)', group };
   const checkpoint = checkpointOf(row.model ?? '');
   if (!checkpoint) return { skip: `no architecture for ${row.model} in the catalog`, group };
   const batch = firstInteger(row.batch_per_gpu);
@@ -214,6 +215,8 @@ function main(): void {
   lines.push(`all | | ${all.rows} | ${all.errors.length} | ${(median(all.errors) * 100).toFixed(1)}% | ${all.under}/${all.errors.length} |`);
   if (trainSteps.length) lines.push(`\nMetaMathQA rows against the 99th percentile of reserved memory over training steps (published beside the whole run's peak): ${trainSteps.length} rows, median abs. error ${(median(trainSteps.map((t) => t.error)) * 100).toFixed(1)}%, under the figure ${trainSteps.filter((t) => t.under).length}/${trainSteps.length}`);
   console.log(lines.join('\n'));
+  // The several-GPU rows (shardedRows.ts), per GPU, in a table of their own.
+  console.log(`\nSeveral GPUs (DDP, FSDP, DeepSpeed ZeRO), per GPU:\n\n${shardedTable(rows, sourceName, details).join('\n')}`);
   if (args.includes('--rows')) console.log(`\n${details.join('\n')}`);
 }
 

@@ -11,6 +11,8 @@ export interface CliArguments {
   readonly files: readonly string[];
   readonly gpu?: string;
   readonly batchSize?: number;
+  /** --gpus N: the GPUs a data-parallel or sharded fine-tuning job runs on, over the count its launch command or config says. */
+  readonly gpus?: number;
   readonly json: boolean;
   readonly failOnOom: boolean;
   readonly safetyMarginPercent: number;
@@ -42,7 +44,7 @@ export interface CliArguments {
 
 export class UsageError extends Error {}
 
-export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--set NAME=VALUE ...] [--json] [--fail-on-oom] [-- SCRIPT ARGS...]
+export const USAGE = `Usage: gpu-estimate FILE.py [--gpu ID] [--batch-size N] [--gpus N] [--set NAME=VALUE ...] [--json] [--fail-on-oom] [-- SCRIPT ARGS...]
                     [--dry-run [--python PATH] [--steps N] [--timeout S]]
        gpu-estimate colocate A.py B.py [C.py ...] [--gpu ID] [--json] [--fail-on-oom]
 
@@ -52,6 +54,9 @@ colocate: whether the scripts' training jobs fit on one GPU together, each in it
 Options:
   --gpu ID              GPU profile to check against (default a100-40gb; see --list-gpus)
   --batch-size N        use this batch size instead of the one in the script
+  --gpus N              GPUs a DDP, FSDP or DeepSpeed fine-tuning job runs on, instead of
+                        the count its launch command or accelerate config gives; the
+                        estimate is then per GPU (several GPUs and no strategy: DDP)
   --set NAME=VALUE      assume VALUE for what the script reads under NAME: an argparse
                         option (batch_size), an environment variable (BATCH_SIZE), a
                         config file key (model.n_layer or n_layer), a top-level constant,
@@ -88,6 +93,9 @@ Options:
 Exit codes: 0 done, 2 bad input, 3 does not fit (only with --fail-on-oom),
 141 the reader of the output closed it early (e.g. | head -1).`;
 
+/** More GPUs than this in one data-parallel job is beyond what is estimated per GPU here. */
+export const MAX_GPUS = 4096;
+
 /** More scripts than this on one GPU is not a collocation question anyone asks. */
 export const MAX_COLOCATED = 16;
 
@@ -109,6 +117,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
       options: {
         gpu: { type: 'string' },
         'batch-size': { type: 'string' },
+        gpus: { type: 'string' },
         'safety-margin': { type: 'string' },
         'execution-provider': { type: 'string' },
         models: { type: 'string' },
@@ -136,6 +145,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     if (positionals.length < 2) throw new UsageError(`colocate needs two or more scripts, got ${positionals.length}`);
     if (positionals.length > MAX_COLOCATED) throw new UsageError(`colocate takes at most ${MAX_COLOCATED} scripts, got ${positionals.length}`);
     if (values['batch-size'] !== undefined) throw new UsageError('--batch-size does not apply to colocate: each script keeps its own');
+    if (values.gpus !== undefined) throw new UsageError('--gpus does not apply to colocate: the scripts share one GPU');
     if (values.slurm) throw new UsageError('--slurm applies to one script, not to colocate');
   } else if (positionals.length > 1) throw new UsageError(`expected one file, got ${positionals.length}: ${positionals.join(' ')} (several scripts on one GPU: gpu-estimate colocate ...)`);
   if (values['gpu-types'] !== undefined && !values.slurm) throw new UsageError('--gpu-types applies only with --slurm');
@@ -149,6 +159,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     files: positionals,
     gpu: values.gpu,
     batchSize: values['batch-size'] === undefined ? undefined : positiveInteger('--batch-size', values['batch-size']),
+    ...(values.gpus === undefined ? {} : { gpus: boundedInteger('--gpus', values.gpus, 1, MAX_GPUS) }),
     json: values.json ?? false,
     failOnOom: values['fail-on-oom'] ?? false,
     safetyMarginPercent: values['safety-margin'] === undefined ? 10 : percentage(values['safety-margin']),

@@ -1,5 +1,6 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeArchitecture, describeAssumption, describeAssumptionValue, breakdownSource, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings } from '../core/display/describe';
+import { describeArchitecture, describeAssumption, describeAssumptionValue, breakdownSource, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings, describeSharding } from '../core/display/describe';
+import { describeLongestSequence, describeRemedies } from '../core/display/fineTuningText';
 import { ESTIMATORS } from '../core/estimate/estimators';
 import type { Assumption, FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
 import { warningsOf } from '../core/estimate/notes';
@@ -48,7 +49,9 @@ export function humanOutput(estimate: FileEstimate): string {
     const architecture = describeArchitecture(model);
     if (architecture) out.push(`  architecture: ${architecture}, ${model.architecture!.source}`);
     const breakdown = describeBreakdown(model);
-    if (breakdown) out.push(`  breakdown (${breakdownSource(model)}): ${breakdown}`);
+    if (breakdown) out.push(`  breakdown (${breakdownSource(model)}${model.memory.sharding ? ', per GPU' : ''}): ${breakdown}`);
+    const sharding = describeSharding(model);
+    if (sharding) out.push(`  several GPUs: ${sharding}`);
     const configured = (a: (typeof model.assumptions)[number]) => a.name === 'config' || a.name === 'dataDerived';
     out.push(`  assumptions: ${model.assumptions.filter((a) => !configured(a)).map(describeAssumption).join('; ')}`);
     const read = model.assumptions.filter(configured);
@@ -56,6 +59,10 @@ export function humanOutput(estimate: FileEstimate): string {
     const method = describeMethod(model);
     out.push(`  ${model.memory.estimateMiB === null ? 'no estimate.' : `estimated by the ${method}.`} ${describeLearned(model)}`);
     if (model.memory.estimateMiB !== null) out.push(`  estimators: ${describeReadings(model)}`);
+    if (model.fineTuning) {
+      const remedies = describeRemedies(model.fineTuning, model.risk);
+      out.push(`  ${describeLongestSequence(model.fineTuning)}`, ...(remedies ? [`  ${remedies}`] : []));
+    }
     for (const warning of warningsOf(model)) out.push(`  warning: ${warning}`);
   }
   const footnotes = ESTIMATORS.flatMap((estimator) => (estimator.footnote && comparisons.some((c) => c.id === estimator.id) ? [estimator.footnote] : []));

@@ -85,7 +85,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
       stdout.write(args.json ? `${JSON.stringify(collocation, null, 2)}\n` : `${collocationOutput(collocation)}\n`);
       return args.failOnOom && collocation.fits === false ? EXIT_OOM : EXIT_OK;
     }
-    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin, assume: args.assume, scriptArguments: args.scriptArguments } });
+    const estimate = await pipeline.estimate({ ...sources[0]!, options: { gpu, batchSize: args.batchSize, safetyMargin, assume: args.assume, scriptArguments: args.scriptArguments, ...(args.gpus === undefined ? {} : { gpus: args.gpus }) } });
     if (args.slurm) {
       const types = clusterTypes ?? GPU_PROFILES.map((profile) => ({ type: profile.id, profile }));
       const placement = pipeline.place(estimate, types.map((t) => t.profile), safetyMargin);

@@ -54,8 +54,8 @@ export class EstimationService implements vscode.Disposable {
   /** `gpu`: another GPU than the configured one (the report's "Change GPU"); such estimates are not cached. */
   estimate(document: vscode.TextDocument, gpu: GpuProfile = this.settings.settings.gpu): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { safetyMargin, executionProvider, assume, assumeProblems } = this.settings.settings;
-    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}:${JSON.stringify(assume)}`;
+    const { safetyMargin, executionProvider, assume, assumeProblems, gpuCount } = this.settings.settings;
+    const settingsKey = `${gpu.id}:${safetyMargin}:${executionProvider}:${this.userModelsDir() ?? ''}:${this.modelsGeneration}:${JSON.stringify(assume)}:${gpuCount}`;
     const problems = assumeProblems.join('; ');
     if (problems && problems !== this.loggedAssumeProblems) this.logger.error(problems);
     this.loggedAssumeProblems = problems;
@@ -66,11 +66,11 @@ export class EstimationService implements vscode.Disposable {
 
   private async estimateNow(document: vscode.TextDocument, gpu: GpuProfile, settingsKey: string): Promise<FileEstimate> {
     const key = document.uri.toString();
-    const { safetyMargin, assume } = this.settings.settings;
+    const { safetyMargin, assume, gpuCount } = this.settings.settings;
     const pipeline = await this.currentPipeline();
     // A saved script's imports of its project's own modules are followed (read through the workspace).
     const project = document.uri.scheme === 'file' ? { files: this.projectFiles, path: document.uri.fsPath } : undefined;
-    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin, assume }, document: key, ...(project ? { project } : {}) });
+    const estimate = await pipeline.estimate({ file: vscode.workspace.asRelativePath(document.uri), source: document.getText(), options: { gpu, safetyMargin, assume, ...(gpuCount > 0 ? { gpus: gpuCount } : {}) }, document: key, ...(project ? { project } : {}) });
     if (gpu.id === this.settings.settings.gpu.id) {
       this.cache.set(key, { version: document.version, settingsKey, estimate });
       this.projectWatch.track(key, estimate.project?.files);

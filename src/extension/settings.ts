@@ -12,6 +12,8 @@ export interface Settings {
   readonly gpu: GpuProfile;
   /** 0..1 */
   readonly safetyMargin: number;
+  /** gpuEstimator.gpuCount: GPUs of a data-parallel fine-tuning job, 0 for the count the script's launch gives. */
+  readonly gpuCount: number;
   readonly hoverEnabled: boolean;
   readonly statusBarEnabled: boolean;
   readonly codeLensEnabled: boolean;
@@ -62,6 +64,7 @@ export function readSettings(): Settings {
   return {
     gpu: findGpuProfile(String(get('gpu'))) ?? defaultGpuProfile(),
     safetyMargin: Number.isFinite(margin) ? Math.min(Math.max(margin, 0), 50) / 100 : SETTING_DEFAULTS.safetyMarginPercent / 100,
+    gpuCount: gpuCountOf(get('gpuCount')),
     hoverEnabled: get('hover.enabled') !== false,
     statusBarEnabled: get('statusBar.enabled') !== false,
     codeLensEnabled: get('codeLens.enabled') !== false,
@@ -111,4 +114,10 @@ export class SettingsStore implements vscode.Disposable {
     this.subscription.dispose();
     this.changed.dispose();
   }
+}
+
+/** A whole number of GPUs from 0 (read from the script) to 4096; anything else is 0. */
+function gpuCountOf(value: unknown): number {
+  const count = Number(value);
+  return Number.isInteger(count) && count >= 0 && count <= 4096 ? count : 0;
 }

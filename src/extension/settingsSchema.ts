@@ -8,6 +8,8 @@ import { DEFAULT_GPU_ID } from '../core/gpus/gpuProfiles';
 export interface SettingValues {
   readonly gpu: string;
   readonly safetyMarginPercent: number;
+  /** GPUs a DDP, FSDP or DeepSpeed fine-tuning job runs on; 0: the count its launch command or config gives (else 1). The CLI's --gpus. */
+  readonly gpuCount: number;
   readonly 'hover.enabled': boolean;
   readonly 'statusBar.enabled': boolean;
   readonly 'codeLens.enabled': boolean;
@@ -33,6 +35,7 @@ export interface SettingValues {
 export const SETTING_DEFAULTS: SettingValues = {
   gpu: DEFAULT_GPU_ID,
   safetyMarginPercent: 10,
+  gpuCount: 0,
   'hover.enabled': true,
   'statusBar.enabled': true,
   'codeLens.enabled': true,

@@ -208,9 +208,12 @@ function curveChart(container: HTMLElement, data: ModelChartData, t: Theme): uPl
       columns.push(curve.points.map((p) => (p.estimate ? value(p.estimate) : null)));
     };
     line(name, 2, (e) => e.estimateMiB);
-    line(`${name} range, high`, 0, (e) => e.highMiB);
-    line(`${name} range, low`, 0, (e) => e.lowMiB);
-    bands.push({ series: [series.length - 2, series.length - 1], fill: withAlpha(t.orange, 0.22) });
+    // A point estimate (the fine-tuning model) has no range to shade.
+    if (curve.ranged !== false) {
+      line(`${name} range, high`, 0, (e) => e.highMiB);
+      line(`${name} range, low`, 0, (e) => e.lowMiB);
+      bands.push({ series: [series.length - 2, series.length - 1], fill: withAlpha(t.orange, 0.22) });
+    }
   }
   series.push(
     { label: `${data.gpuName} memory`, stroke: t.red, width: 1.5, dash: [6, 4], points: { show: false }, value: (_u, v) => mib(v) },

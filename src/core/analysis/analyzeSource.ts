@@ -18,7 +18,8 @@ import { ProjectModules, projectUnchanged, type ParseModule } from './projectMod
 import type { InterpreterPlace } from './interpreter/evaluator';
 import { ConfigSources, type AssumedValue, type ConfigReading } from './config/configSources';
 import { hydraArguments } from './interpreter/configCalls';
-import { dirnameOf, relativeTo } from '../project/projectFiles';
+import { dirnameOf, isInside, joinPath, normalizePath, relativeTo } from '../project/projectFiles';
+import { readDistributed, type LaunchFiles } from './shardingSetup';
 import { classAttribute } from './interpreter/classes';
 import { callersFirst } from './callersFirst';
 import { loaderCallOf } from './interpreter/calls';
@@ -184,15 +185,40 @@ export function analyzeSource(
   const loaderNames = new Map<CallEvent, string>();
   for (const { call, name } of byOrder(found.flatMap((group) => group.loaderNames))) if (!loaderNames.has(call)) loaderNames.set(call, name);
   const own = modelSetups(models, events, root, trainingLoops, argumentNodes, loaderNames);
+  const distributed = readDistributed(events, modules && launchFilesOf(modules, project));
+  shown.push(...distributed.notes.map((message) => ({ severity: 'warning' as const, message })));
+  // The launch scripts and configs read for it are consulted files too: an edit to one re-estimates.
+  if (cache?.project && modules) cache.project = { key: projectKey, consulted: new Map([...cache.project.consulted, ...modules.consulted]) };
   return {
     models: models.map((model) => (own.has(model) ? { ...model, setup: own.get(model)! } : model)),
     context: { imports, scope, budget },
-    setup: findTrainingSetup(root, events, scope, argumentNodes, imports),
+    setup: findTrainingSetup(root, events, scope, argumentNodes, imports, distributed),
     trainingLoops,
     configReadings: readings,
     notes: shown,
     hasSyntaxErrors: root.hasError,
     ...(cache?.project || modules ? { projectFiles: filesRead(cache?.project?.consulted ?? modules!.consulted) } : {}),
+  };
+}
+
+/**
+ * The files a launch command or a DeepSpeed/accelerate config may be in, relative to the script's
+ * folder, then the project root. Read only for scripts that use a library that runs on several
+ * GPUs, so that a plain script does not look for launch scripts on every edit.
+ */
+function launchFilesOf(modules: ProjectModules, project: ProjectContext): LaunchFiles {
+  const path = project.source.path;
+  return {
+    scriptName: path.slice(path.lastIndexOf('/') + 1),
+    read(relative) {
+      for (const dir of new Set([dirnameOf(path), project.source.root])) {
+        const file = normalizePath(joinPath(dir, relative));
+        if (!isInside(file, project.source.root)) continue;
+        const text = modules.readFile(file);
+        if (text !== undefined) return { shown: relativeTo(file, project.source.root), text };
+      }
+      return undefined;
+    },
   };
 }
 

@@ -109,6 +109,33 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
+  /** How the job is spread over several GPUs (shardingSetup.ts): DDP, FSDP or DeepSpeed ZeRO, from the script, its configs or its launch command. */
+  readonly distributed?: Sourced<DistributedSetup>;
+  /** How many GPUs the job runs on (`torchrun --nproc_per_node`, accelerate's `num_processes`, Lightning's `devices`). */
+  readonly gpuCount?: Sourced<number>;
+}
+
+/**
+ * A data-parallel strategy as ZeRO counts what it partitions: stage 0 nothing (DDP, FSDP NO_SHARD),
+ * 1 the optimizer state, 2 also gradients (SHARD_GRAD_OP), 3 also parameters (FULL_SHARD).
+ */
+export interface DistributedSetup {
+  readonly kind: 'ddp' | 'fsdp' | 'zero';
+  readonly stage: 0 | 1 | 2 | 3;
+  /** FSDP HYBRID_SHARD: sharded within a node, replicated across nodes. */
+  readonly hybrid?: boolean;
+  readonly offloadOptimizer?: boolean;
+  readonly offloadParams?: boolean;
+  /** DDP(gradient_as_bucket_view=True). */
+  readonly bucketView?: boolean;
+  /** DeepSpeed's reduce_bucket_size and stage3_prefetch_bucket_size in elements; 'auto' (the HF integration fills them from the hidden size). */
+  readonly reduceBucket?: number | 'auto';
+  readonly prefetchBucket?: number | 'auto';
+  readonly overlapComm?: boolean;
+  /** GPUs per node, when the launch says (Lightning's devices with num_nodes, torchrun's nproc_per_node). */
+  readonly gpusPerNode?: number;
+  /** The project file the strategy was read from when it is not the script (an accelerate config, a launch script), as shown. */
+  readonly file?: string;
 }
 
 /** A loop that runs training steps (trainingLoops.ts), with the names it mentions, to tell which model it trains. */

@@ -3,6 +3,7 @@ import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, fram
 import type { ImportTable } from './imports';
 import { adapter, attentionImplementation, frameworkSequenceLength, kbitPrepared, optimizerName, quantization, weightDtype } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
+import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
@@ -54,7 +55,7 @@ const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf(
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
  * script makes (recorded while it was followed) and its module-level names.
  */
-export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable): TrainingSetup {
+export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable, distributed: DistributedReading = {}): TrainingSetup {
   const batchSize = frameworkBatchSize(events, (call, keyword) => originNode(call, keyword, argumentNodes)) ?? dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
   const tensors = exampleTensors(events, batchSize?.value);
   const inputs = [...tensors, ...datasetShapes(events)];
@@ -87,6 +88,8 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
+      ...(distributed.distributed ? { distributed: sourced(distributed.distributed) } : {}),
+      ...(distributed.gpuCount ? { gpuCount: sourced(distributed.gpuCount) } : {}),
     };
   }
 }

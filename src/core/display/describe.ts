@@ -4,7 +4,23 @@ import type { Assumption, EstimatorReading, FileEstimate, ModelEstimate } from '
 /** Words shared by the CLI table, the hover and the status bar, so they never disagree. */
 
 export function describeEstimate(model: ModelEstimate): string {
-  return model.memory.estimateMiB === null ? 'no estimate' : `~${formatMiB(model.memory.estimateMiB)}`;
+  if (model.memory.estimateMiB === null) return 'no estimate';
+  return `~${formatMiB(model.memory.estimateMiB)}${model.memory.sharding ? ` per GPU (${model.memory.sharding.gpus})` : ''}`;
+}
+
+const gpusText = (n: number) => `${n} GPU${n === 1 ? '' : 's'}`;
+
+/**
+ * A fine-tuning job on several GPUs: the strategy and count the per-GPU estimate is for, where
+ * each was read, and the per-GPU figure at 1, 2, 4 and 8 GPUs. Undefined for a single-GPU job.
+ */
+export function describeSharding(model: Pick<ModelEstimate, 'memory'>): string | undefined {
+  const sharding = model.memory.sharding;
+  if (!sharding) return undefined;
+  const where = sharding.line === null ? sharding.origin : `${sharding.origin}, line ${sharding.line}`;
+  const table = sharding.perGpu.map((row) => `${gpusText(row.gpus)} ${formatMiB(row.driverMiB)}`).join(', ');
+  const host = sharding.hostMiB > 0 ? `; ${formatMiB(sharding.hostMiB)} offloaded to host memory per process` : '';
+  return `${sharding.strategy} on ${gpusText(sharding.gpus)} (${sharding.gpusOrigin}), from ${where}; per GPU at ${table}${host}`;
 }
 
 export function describeVerdict(model: ModelEstimate, gpuName: string): string {

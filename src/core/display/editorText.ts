@@ -1,6 +1,7 @@
 import { formatMiB } from '../format/units';
 import { comparisonReadings, describeEstimate, describeMethod, describeVerdict } from './describe';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
+import { describeRemedy, fittingRemedies } from './fineTuningText';
 
 /**
  * The short texts the editor shows beside the hover: the CodeLens title above a model, the
@@ -73,10 +74,12 @@ export function riskProblems(estimate: FileEstimate): RiskProblem[] {
     if (model.risk !== 'oom' && model.risk !== 'tight') continue;
     const batch = model.assumptions.find((a) => a.name === 'batchSize');
     const fits = model.maxBatchSize === null ? '' : model.maxBatchSize > 0 ? `; the largest batch that fits is ${model.maxBatchSize}` : '; no batch size fits';
+    // A fine-tune: the change with the smallest estimate that makes it fit (the hover lists more).
+    const remedy = model.fineTuning ? fittingRemedies(model.fineTuning, model.risk)[0] : undefined;
     problems.push({
       line: (batch?.file === undefined ? batch?.line : undefined) ?? model.line,
       severity: model.risk === 'oom' ? 'error' : 'warning',
-      message: `${model.name}: ${describeEstimate(model)} with batch size ${batch?.value ?? model.batchSize ?? '?'}: ${describeVerdict(model, estimate.gpu.name)}${fits}`,
+      message: `${model.name}: ${describeEstimate(model)} with batch size ${batch?.value ?? model.batchSize ?? '?'}: ${describeVerdict(model, estimate.gpu.name)}${fits}${remedy ? `; fits with ${describeRemedy(remedy)}` : ''}`,
     });
   }
   return problems;

@@ -4,7 +4,7 @@ import {
   describeAssumptionValue,
   describeBin,
   comparisonReadings,
-  breakdownSource, describeBreakdown,
+  breakdownSource, describeBreakdown, describeSharding,
   describeEstimate,
   describeMethod,
   describeNoEnsemble,
@@ -15,6 +15,7 @@ import {
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import { joinPath } from '../project/projectFiles';
+import { fineTuningLines } from './fineTuningText';
 
 const VERDICT_ICONS = { fits: '$(pass)', tight: '$(warning)', oom: '$(error)' } as const;
 
@@ -45,9 +46,12 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   parts.push(`${model.risk ? `${VERDICT_ICONS[model.risk]} ` : ''}${escape(describeVerdict(model, estimate.gpu.name))} (${formatMiB(estimate.gpu.memoryMiB)})`);
   if (model.maxBatchSize !== null) parts.push(`; largest batch that fits: ${model.maxBatchSize}`);
   parts.push('\n\n');
+  if (model.fineTuning) parts.push(fineTuningLines(model.fineTuning, model.risk).map((text) => `${escape(text)}\n\n`).join(''));
   parts.push(`Utilization: ${describeUtilization(model)}\n\n`);
   const breakdown = describeBreakdown(model);
-  if (breakdown) parts.push(`Breakdown (${breakdownSource(model)}): ${breakdown}\n\n`);
+  if (breakdown) parts.push(`Breakdown (${breakdownSource(model)}${model.memory.sharding ? ', per GPU' : ''}): ${breakdown}\n\n`);
+  const sharding = describeSharding(model);
+  if (sharding) parts.push(`Several GPUs: ${escape(sharding)}\n\n`);
   parts.push('Assumptions:\n');
   for (const assumption of model.assumptions) {
     parts.push(`- ${escape(describeAssumptionValue(assumption))} (${escape(assumption.origin)}${assumption.line === null ? '' : `, ${lineOf(assumption.file, assumption.line)}`})\n`);

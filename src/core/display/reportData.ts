@@ -10,7 +10,8 @@ import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import type { GpuComparisonRow, MemoryCurve, ModelOutlook } from '../estimate/outlook';
 import { formatCount, formatMiB } from '../format/units';
-import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeVerdict } from './describe';
+import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeSharding, describeVerdict } from './describe';
+import { describeLongestSequence, remedyTable, sentence } from './fineTuningText';
 
 /** What a report shows: the estimate of a file and, model by model, its outlook. */
 export interface ReportedEstimate {
@@ -72,6 +73,10 @@ export function chartData(estimate: FileEstimate, model: ModelEstimate, outlook:
   };
 }
 
+/** The GPU table's largest batch: the fine-tuning model's for a fine-tune it estimates, else the analytical model's. */
+export const largestBatchOf = (row: GpuComparisonRow): number => row.fineTuningMaxBatch ?? row.analyticalMaxBatch;
+export const largestBatchHeading = (rows: readonly GpuComparisonRow[]): string => `Largest batch (${rows.some((row) => row.fineTuningMaxBatch !== undefined) ? 'fine-tuning model' : 'analytical'})`;
+
 /** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
 function csvField(value: string | number | null): string {
   const text = value === null ? '' : String(value);
@@ -112,10 +117,23 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
     lines.push('', `## Memory breakdown (${breakdownSource(model)})`, '', '| Part | Memory |', '| --- | ---: |');
     for (const part of BREAKDOWN_PARTS) lines.push(`| ${part.label} | ${formatMiB(breakdown[part.key])} |`);
   }
+  const { sharding } = model.memory;
+  if (sharding) {
+    lines.push('', '## Several GPUs', '', md(describeSharding(model) ?? ''), '', '| GPUs | Per GPU |', '| ---: | ---: |');
+    for (const row of sharding.perGpu) lines.push(`| ${row.gpus} | ${formatMiB(row.driverMiB)} |`);
+  }
   const { gpus } = outlook;
   if (gpus.length) {
-    lines.push('', '## GPUs', '', '| GPU | Memory | Verdict | Largest batch (analytical) |', '| --- | ---: | --- | ---: |');
-    for (const row of gpus) lines.push(`| ${md(row.name)}${row.current ? ' (selected)' : ''} | ${formatMiB(row.memoryMiB)} | ${row.risk} | ${row.analyticalMaxBatch} |`);
+    lines.push('', '## GPUs', '', `| GPU | Memory | Verdict | ${largestBatchHeading(gpus)} |`, '| --- | ---: | --- | ---: |');
+    for (const row of gpus) lines.push(`| ${md(row.name)}${row.current ? ' (selected)' : ''} | ${formatMiB(row.memoryMiB)} | ${row.risk} | ${largestBatchOf(row)} |`);
+  }
+  if (model.fineTuning) {
+    lines.push('', '## What fits', '', `- ${md(sentence(describeLongestSequence(model.fineTuning)))}`);
+    const rows = remedyTable(model.fineTuning);
+    if (rows.length) {
+      lines.push('', `| Change | Estimate | On ${md(estimate.gpu.name)} | Same training |`, '| --- | ---: | --- | --- |');
+      for (const row of rows) lines.push(`| ${md(row.change)} | ${row.estimate} | ${row.verdict} | ${row.sameTraining} |`);
+    }
   }
   lines.push('', '## Assumptions', '', ...model.assumptions.map((a) => `- ${md(describeAssumption(a))}`));
   const warnings = warningsOf(model);

@@ -104,7 +104,9 @@ function parseConvolutions(value: unknown, events: number): ConvolutionCall[] {
   for (const entry of value.slice(0, MAX_EVENTS)) {
     if (!Array.isArray(entry) || entry.length !== 14 || !entry.every((v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) continue;
     const [at, phase, backward, n, c, h, w, o, kh, kw, sh, sw, groups, element] = entry as number[];
-    if (at! > events || phase! >= DRY_RUN_PHASES.length || groups! < 1 || element! < 1 || element! > 8) continue;
+    if (at! > events || phase! >= DRY_RUN_PHASES.length || groups! < 1 || element! < 1 || element! > 8 || sh! < 1 || sw! < 1) continue;
+    // A shape no GPU could hold is not a convolution the script ran: no workspace for it.
+    if (n! * Math.max(c!, o!) * h! * w! * element! > MAX_TENSOR_BYTES) continue;
     out.push({ at: at!, phase: DRY_RUN_PHASES[phase!]!, backward: backward === 1, input: [n!, c!, h!, w!], outChannels: o!, kernel: [kh!, kw!], stride: [sh!, sw!], groups: groups!, elementBytes: element! });
   }
   return out;

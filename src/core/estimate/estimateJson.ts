@@ -8,7 +8,7 @@
 import type { AnalysisNote } from '../analysis/modelDescription';
 import type { LayerTable } from '../layerTable/layerTable';
 import { ESTIMATORS } from './estimators';
-import type { FileEstimate, ModelEstimate } from './fileEstimate';
+import type { FileEstimate, FineTuningOutlook, ModelEstimate, RemedyKind, Risk } from './fileEstimate';
 import { warningsOf } from './notes';
 
 type Shared = Pick<
@@ -35,6 +35,8 @@ type Shared = Pick<
 >;
 
 export type ModelEstimateJson = Shared & {
+  /** For a fine-tune the fine-tuning model estimates: the longest sequence that fits at the script's batch and the changes that make it fit, MiB rounded as `memory` is. */
+  readonly fineTuning?: FineTuningJson;
   /** The Horus formula as published, for comparison; null without a batch size. Other comparison estimators add their own keys here. */
   readonly horusMiB: number | null;
   readonly [comparisonKey: `${string}MiB`]: number | null;
@@ -46,6 +48,23 @@ export type ModelEstimateJson = Shared & {
 
 export interface FileEstimateJson extends Omit<FileEstimate, 'models'> {
   readonly models: readonly ModelEstimateJson[];
+}
+
+export interface FineTuningJson {
+  readonly batch: number;
+  readonly sequence: number;
+  readonly longestSequence: { readonly tokens: number; readonly modelMaximum: number | null; readonly modelMaximumFits: boolean; readonly driverMiB: number | null };
+  readonly remedies: readonly { readonly change: string; readonly changes: readonly RemedyKind[]; readonly driverMiB: number; readonly fits: boolean; readonly risk: Risk; readonly sameTraining: boolean }[];
+}
+
+function fineTuningJson(outlook: FineTuningOutlook): FineTuningJson {
+  const { longestSequence: longest } = outlook;
+  return {
+    batch: outlook.batch,
+    sequence: outlook.seq,
+    longestSequence: { tokens: longest.tokens, modelMaximum: longest.modelMaximum, modelMaximumFits: longest.modelMaximumFits, driverMiB: longest.driverMiB === null ? null : Math.round(longest.driverMiB) },
+    remedies: outlook.remedies.map((r) => ({ change: r.change, changes: r.changes, driverMiB: Math.round(r.driverMiB), fits: r.fits, risk: r.risk, sameTraining: r.sameTraining })),
+  };
 }
 
 export function estimateJson(estimate: FileEstimate): FileEstimateJson {
@@ -78,6 +97,7 @@ function modelJson(model: ModelEstimate): ModelEstimateJson {
     fits: model.fits,
     risk: model.risk,
     maxBatchSize: model.maxBatchSize,
+    ...(model.fineTuning ? { fineTuning: fineTuningJson(model.fineTuning) } : {}),
     assumptions: model.assumptions,
     layerTable: model.layerTable,
     warnings: warningsOf(model),

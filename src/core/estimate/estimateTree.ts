@@ -11,6 +11,7 @@ import { setupOf } from '../analysis/modelSetup';
 import type { MemoryBreakdown } from '../estimators/analytical';
 import { analyticalEstimator } from '../estimators/analyticalEstimator';
 import { fineTuningEstimator, fineTuningSpec } from '../estimators/fineTuningEstimator';
+import { shardingSummary } from '../estimators/shardedFineTuning';
 import { modelFamily, type ModelFamily } from '../estimators/family';
 import type { TrainingJob } from '../estimators/trainingJob';
 import type { GpuProfile } from '../gpus/gpuProfiles';
@@ -22,6 +23,8 @@ import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
+import { fineTuningOutlook } from './fineTuningRemedies';
+import { modelMaximumPosition } from './longestSequence';
 import { relativeTo } from '../project/projectFiles';
 import type { AssumedValue } from '../analysis/config/configSources';
 
@@ -35,6 +38,8 @@ export interface EstimateOptions {
   readonly assume?: Readonly<Record<string, AssumedValue>>;
   /** The arguments the script is run with (the CLI's words after `--`): `sys.argv[1:]`, LightningCLI's `--config`. None by default. */
   readonly scriptArguments?: readonly string[];
+  /** GPUs a sharded or data-parallel fine-tuning job runs on (the CLI's --gpus, the gpuEstimator.gpuCount setting), over the count the script's launch says. */
+  readonly gpus?: number;
 }
 
 /**
@@ -94,13 +99,14 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
   if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
-  if (setup.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
 
   const family = modelFamily(table);
   // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
   const catalogPart = model.root.catalog ?? model.root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
   const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
-  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens);
+  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus);
+  // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
+  if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}) }, family, options.gpu);
   const chosen = theEstimate(results);
   // The breakdown is the analytical model's, or the fine-tuning model's when that is the estimate.
@@ -109,6 +115,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   for (const message of estimate?.warnings ?? []) warn(message);
   const estimateMiB = estimate ? Math.round(estimate.pointMiB) : null;
   const memoryMiB = options.gpu.memoryMiB;
+  // What people ask next of a fine-tune (the longest sequence, the change that makes it fit), where the fine-tuning model is the estimate.
+  const whatIf = fineTuning && batchSize !== null && chosen?.estimator === fineTuningEstimator ? fineTuningOutlook({ ...fineTuning.job, batch: batchSize }, memoryMiB, options.safetyMargin, modelMaximumPosition(catalogPart?.architecture.hfConfig?.config), fineTuning.sharding) : undefined;
   return {
     name: model.name,
     line: model.range.startLine + 1,
@@ -132,6 +140,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
       bin: null,
       method: estimate ? (estimate.method as MemoryEstimate['method']) : null,
       breakdown: analytical?.detail ?? null,
+      ...(fineTuning?.sharding && batchSize !== null && chosen?.estimator === fineTuningEstimator ? { sharding: shardingSummary(fineTuning.job, fineTuning.sharding, batchSize) } : {}),
     },
     estimates: readingsOf(results, family),
     utilization: { smact: null, smocc: null, drama: null },
@@ -140,6 +149,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     fits: estimate ? fits(estimate.pointMiB, memoryMiB) : null,
     risk: estimate ? riskOf(estimate.pointMiB, memoryMiB, options.safetyMargin) : null,
     maxBatchSize,
+    ...(whatIf ? { fineTuning: whatIf } : {}),
     assumptions: [...assumptions(options.batchSize, setup, inputShape, shown), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
@@ -156,7 +166,7 @@ const analysed = new WeakMap<LayerTable, Map<string, { results: EstimatorResults
 function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, family: ModelFamily, gpu: GpuProfile): { results: EstimatorResults; maxBatchSize: number | null } {
   let byJob = analysed.get(table);
   if (!byJob) analysed.set(table, (byJob = new Map<string, { results: EstimatorResults; maxBatchSize: number | null }>()));
-  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture, setup.fineTuning?.job]);
+  const key = JSON.stringify([setup.batchSize, setup.optimizer, setup.precision, family, gpu.id, gpu.memoryMiB, gpu.architecture, setup.fineTuning?.job, setup.fineTuning?.sharding]);
   const known = byJob.get(key);
   if (known) return known;
   const results = runAnalysisEstimators({ job: { table, ...setup }, family, gpu });

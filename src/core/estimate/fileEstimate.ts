@@ -1,7 +1,10 @@
 import type { AnalysisNote, OptimizerKind, Precision } from '../analysis/modelDescription';
 import type { MemoryBreakdown } from '../estimators/analytical';
 import type { ModelFamily } from '../estimators/family';
+import type { FineTuningJob } from '../estimators/fineTuning';
+import type { ShardingSpec } from '../estimators/shardedFineTuning';
 import type { LayerTable } from '../layerTable/layerTable';
+import type { ShardingSummary } from '../estimators/shardedFineTuning';
 
 /**
  * The estimate of one file: what the editor presents, and (through estimateJson.ts, which keeps
@@ -34,6 +37,8 @@ export interface MemoryEstimate {
   readonly breakdown: MemoryBreakdown | null;
   /** How the ensemble ran, when it did (see src/core/estimators/learned.ts). */
   readonly ensemble?: EnsembleRun;
+  /** A fine-tuning job on several GPUs: `estimateMiB` is per GPU, for `sharding.gpus` of them (shardedFineTuning.ts). */
+  readonly sharding?: ShardingSummary;
 }
 
 export interface EnsembleRun {
@@ -113,6 +118,8 @@ export interface ModelEstimate {
   readonly risk: Risk | null;
   /** Largest batch size whose estimate fits the GPU; null without an estimate. */
   readonly maxBatchSize: number | null;
+  /** For a fine-tune the fine-tuning model estimates: the longest sequence that fits and the changes that make it fit (fineTuningRemedies.ts). */
+  readonly fineTuning?: FineTuningOutlook;
   readonly assumptions: readonly Assumption[];
   readonly layerTable: LayerTable;
   /** What the estimate could not see or had to assume, with the source range each is about (zero-based) where it has one; notes.ts words them. */
@@ -140,4 +147,52 @@ export interface EstimatorReading {
   readonly estimateMiB: number | null;
   readonly lowMiB: number | null;
   readonly highMiB: number | null;
+}
+
+/* What fits a fine-tune (fineTuningRemedies.ts, longestSequence.ts work it out). */
+
+export type RemedyKind = 'checkpointing' | 'sdpa' | 'accumulation' | 'lora' | 'fourBit' | 'optimizer8bit' | 'shorterSequence';
+
+export interface Remedy {
+  /** The change, or the two changes of a pair, in the order they were applied. */
+  readonly changes: readonly RemedyKind[];
+  /** What to change, in words: `gradient checkpointing`, `batch 2 x 4 accumulation`. */
+  readonly change: string;
+  /** The estimate with the change (MiB, the driver's figure, as the estimate states it). */
+  readonly driverMiB: number;
+  readonly fits: boolean;
+  readonly risk: Risk;
+  /** The training computes the same updates (up to rounding): checkpointing, SDPA, accumulation. */
+  readonly sameTraining: boolean;
+}
+
+/** What the fine-tuning estimate says beyond the script's own set-up, on the chosen GPU. */
+export interface FineTuningOutlook {
+  /** The job as estimated (the script's batch): the report works out its memory at other batch sizes and on other GPUs. */
+  readonly job: FineTuningJob;
+  /** Several GPUs: how the job is sharded; every figure of the outlook is then per GPU. */
+  readonly sharding?: ShardingSpec;
+  /** The job's estimate at the script's batch and sequence (MiB, the driver's figure). */
+  readonly driverMiB: number;
+  readonly gpuMiB: number;
+  readonly batch: number;
+  readonly seq: number;
+  readonly longestSequence: LongestSequence;
+  /**
+   * Empty when the job fits comfortably (risk `fits`, nothing to change). Otherwise every single
+   * change that applies to the job, and, when none of them fits outside the safety margin, the
+   * pairs that fit; smallest estimate first.
+   */
+  readonly remedies: readonly Remedy[];
+}
+
+export interface LongestSequence {
+  /** The longest length that fits (tokens); 0 when not even 64 tokens fit. */
+  readonly tokens: number;
+  /** The model's maximum position (config.json's max_position_embeddings); null when its config gives none. */
+  readonly modelMaximum: number | null;
+  /** The model's maximum itself fits: no longer sequence is possible, whatever the memory. */
+  readonly modelMaximumFits: boolean;
+  /** The job's estimate at `tokens` (MiB, the driver's figure); null when nothing fits. */
+  readonly driverMiB: number | null;
 }

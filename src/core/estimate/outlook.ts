@@ -8,7 +8,8 @@ import { analyticalEstimate } from '../estimators/analytical';
 import { batchGrid, curveReach } from '../estimators/learned';
 import { rangeOnGpu, realModelPrediction } from '../estimators/realModel';
 import { findGpuProfile, GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
-import type { FileEstimate, ModelEstimate, Risk } from './fileEstimate';
+import type { FileEstimate, FineTuningOutlook, ModelEstimate, Risk } from './fileEstimate';
+import { jobDriverMiB } from './longestSequence';
 import { largestFittingBatch, riskOf } from './verdict';
 
 /** One model's outlook, in the order of the estimate's models. */
@@ -52,6 +53,8 @@ export interface MemoryCurve {
   readonly maxBatchSize: number | null;
   /** Who the band and the point are from (`CNN ensemble`, `real-model estimator`); null when the estimate is the analytical curve itself. */
   readonly estimator: string | null;
+  /** The estimate's points carry a range (its low and high); false for the fine-tuning model, a point estimate (its low and high are the point). */
+  readonly ranged: boolean;
   /** The estimate at the script's batch size, where it is not the analytical model's. */
   readonly estimatePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
 }
@@ -63,10 +66,12 @@ export function analyticalCurve(model: ModelEstimate): (batchSize: number) => nu
 
 /**
  * The model's estimate at any batch size, agreeing with the estimate at the script's batch: the
- * real-model estimator's own replay where it is the estimate, else the analytical model's curve
+ * fine-tuning model's own figure for a fine-tune it estimates, the real-model estimator's own
+ * replay where it is the estimate, else the analytical model's curve
  * scaled once to the estimate (the ensemble's correction is near constant over batch sizes).
  */
 export function estimateCurve(model: ModelEstimate): (batchSize: number) => number {
+  if (model.fineTuning) return fineTuningCurve(model.fineTuning);
   const at =
     model.memory.method === 'real-model'
       ? (batchSize: number) => realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).pointMiB
@@ -76,9 +81,14 @@ export function estimateCurve(model: ModelEstimate): (batchSize: number) => numb
   return (batchSize) => at(batchSize) * scale;
 }
 
+/** A fine-tune's estimate at any batch size: the fine-tuning model on its job (MiB, the driver's figure, per GPU for a sharded job). */
+function fineTuningCurve(outlook: FineTuningOutlook): (batchSize: number) => number {
+  return (batchSize) => jobDriverMiB({ ...outlook.job, batch: batchSize }, outlook.sharding);
+}
+
 /**
  * The estimate by batch size, where it is not the analytical model's: the trained ensemble's grid
- * as the estimate carries it, or the real-model estimator worked out on the same geometric grid
+ * as the estimate carries it, or the real-model estimator or the fine-tuning model worked out on the same geometric grid
  * (each up to the first point at or past `limit`, so the band spans the curve), and, exactly as
  * the estimate states it, the script's batch.
  */
@@ -90,6 +100,15 @@ function estimateByBatch(model: ModelEstimate, limit: number, gpu: GpuProfile | 
       byBatch.set(p.batchSize, { estimateMiB: p.estimateMiB, lowMiB: p.lowMiB, highMiB: p.highMiB });
       if (p.batchSize >= limit) break;
     }
+  } else if (memory.method === 'fineTuning' && model.fineTuning) {
+    // A point estimate: no range, low and high are the point (MemoryCurve.ranged).
+    const at = fineTuningCurve(model.fineTuning);
+    for (const batchSize of [...batchGrid(), ...(model.batchSize === null ? [] : [model.batchSize])].sort((a, b) => a - b)) {
+      const mib = batchSize === model.batchSize && memory.estimateMiB !== null ? memory.estimateMiB : Math.round(at(batchSize));
+      byBatch.set(batchSize, { estimateMiB: mib, lowMiB: mib, highMiB: mib });
+      if (batchSize >= limit) break;
+    }
+    return byBatch;
   } else if (memory.method === 'real-model') {
     for (const batchSize of batchGrid()) {
       const at = realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision });
@@ -135,7 +154,7 @@ export function memoryCurve(model: ModelEstimate, gpuMiB: number, gpu?: GpuProfi
       ? { batchSize: model.batchSize, estimateMiB: memory.estimateMiB, lowMiB: memory.lowMiB, highMiB: memory.highMiB }
       : null;
   const estimator = banded ? (model.estimates.find((reading) => reading.role === 'estimate')?.attribution ?? null) : null;
-  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, estimator, estimatePoint };
+  return { points, gpuMiB, batchSize: model.batchSize, analyticalMaxBatch, maxBatchSize: model.maxBatchSize, estimator, ranged: banded && memory.method !== 'fineTuning', estimatePoint };
 }
 
 export interface GpuComparisonRow {
@@ -147,6 +166,8 @@ export interface GpuComparisonRow {
   readonly risk: Risk;
   /** Largest batch whose analytical estimate fits this GPU. */
   readonly analyticalMaxBatch: number;
+  /** For a fine-tune the fine-tuning model estimates: the largest batch whose estimate fits this GPU (the analytical model counts every parameter as trained). */
+  readonly fineTuningMaxBatch?: number;
   /** The GPU the estimate was made for. */
   readonly current: boolean;
 }
@@ -165,6 +186,7 @@ export function gpuComparison(model: ModelEstimate, currentGpuId: string, safety
       headroomMiB: gpu.memoryMiB - estimateMiB,
       risk: riskOf(estimateMiB, gpu.memoryMiB, safetyMargin),
       analyticalMaxBatch: model.layerTable.rows.length ? largestFittingBatch(at, gpu.memoryMiB) : 0,
+      ...(model.fineTuning ? { fineTuningMaxBatch: largestFittingBatch(fineTuningCurve(model.fineTuning), gpu.memoryMiB) } : {}),
       current: gpu.id === currentGpuId,
     }));
 }

@@ -102,6 +102,12 @@ export interface FineTuningEstimate {
   readonly context: number;
   /** Short-lived buffers: autocast's weight copies, the optimizer step's temporaries, one layer recomputed and the backward's working set. */
   readonly transient: number;
+  /** What the forward and backward allocate and free each step (activations, the layer recomputed, the backward's working set, logits), without autocast's copies: what sharding (sharding.ts) leaves per GPU as it is. */
+  readonly stepWorking: number;
+  /** Autocast's 16-bit copies of the weights, kept from the forward to the backward. */
+  readonly autocastCopies: number;
+  /** The optimizer step's temporary (torch's foreach AdamW: about one state's size). */
+  readonly stepTemporary: number;
   /** Peak of the tensors the torch allocator holds (`torch.cuda.max_memory_allocated`). */
   readonly allocated: number;
   /** Peak the allocator has reserved (`max_memory_reserved`): allocated plus its reserve. */
@@ -330,7 +336,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const reserved = allocated + RESERVE_SHARE * (activations + recomputed + backwardWorkspace + logits + autocastCopies);
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;
   const driver = reserved + pagedOptimizerState + context;
-  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, allocated, reserved, driver, trainableParams, totalParams, notes };
+  const stepWorking = activations + recomputed + backwardWorkspace + logits;
+  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, trainableParams, totalParams, notes };
 }
 
 const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;

@@ -4,6 +4,7 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -12,7 +13,7 @@ import type { TrainingJob } from './trainingJob';
  * for every other model (the other estimators then decide). `seq` is the tokens per sample the
  * layer table was built for.
  */
-export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined): TrainingJob['fineTuning'] {
+export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined, gpus?: number): TrainingJob['fineTuning'] {
   const hf = architecture?.hfConfig;
   const adapter = setup.adapter?.value.applied ? setup.adapter.value : undefined;
   if (!hf || seq === undefined || !(adapter || setup.quantization || setup.weightDtype)) return undefined;
@@ -56,7 +57,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
   };
-  return { job, notes };
+  // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
+  const sharding = shardingSpec(setup, shape, gpus, notes);
+  return { job, notes, ...(sharding ? { sharding } : {}) };
 }
 
 /** The fine-tuning estimate as the parts the estimate's breakdown shows. */
@@ -85,7 +88,8 @@ export const fineTuningEstimator: Estimator<MemoryBreakdown> = {
   estimate({ job }) {
     const spec = job.fineTuning;
     if (!spec) return null;
-    const at = (batch: number) => estimateFineTuning({ ...spec.job, batch });
+    const { sharding } = spec;
+    const at = (batch: number) => (sharding ? estimateShardedAt(spec.job, sharding, batch) : estimateFineTuning({ ...spec.job, batch }));
     const estimate = at(job.batchSize);
     return {
       method: 'fineTuning',

@@ -1,9 +1,10 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeVerdict } from '../../core/display/describe';
+import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeSharding, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
 import { DRY_RUN_DIFFERENCE_NOTE } from '../../core/display/dryRunText';
-import { chartData, estimatorComparison, EXPORT_FORMATS, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
+import { describeLongestSequence, describeRemedies, remedyTable, sentence } from '../../core/display/fineTuningText';
+import { chartData, estimatorComparison, EXPORT_FORMATS, largestBatchHeading, largestBatchOf, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
 import type { MemoryCurve } from '../../core/estimate/outlook';
 
 /** Everything the page may load, decided by the panel that hosts it. */
@@ -51,6 +52,16 @@ function breakdownSection(data: ModelChartData): string {
   <table class="breakdown"><caption>Memory breakdown</caption><thead><tr><th scope="col">Part</th><th scope="col">Memory</th><th scope="col">Share</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/** A fine-tuning job on several GPUs: the strategy and count the per-GPU estimate is for, and the per-GPU table. */
+function shardingSection(model: ModelEstimate): string {
+  const sharding = model.memory.sharding;
+  if (!sharding) return '';
+  const rows = sharding.perGpu.map((row) => `<tr><td class="num">${row.gpus}</td><td class="num">${formatMiB(row.driverMiB)}</td></tr>`).join('');
+  return `<h3>Several GPUs</h3>
+  <p class="muted">${escapeHtml(describeSharding(model) ?? '')}</p>
+  <table class="sharding"><caption>Memory per GPU (${escapeHtml(sharding.strategy)})</caption><thead><tr><th scope="col">GPUs</th><th scope="col">Per GPU</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function capitalized(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -59,15 +70,16 @@ function curveSection(data: ModelChartData, curve: MemoryCurve | null): string {
   if (!curve) return '';
   const fit = curve.maxBatchSize ?? curve.analyticalMaxBatch;
   const band = curve.points.some((p) => p.estimate);
-  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ` and the ${curve.estimator ?? 'estimate'}, its range shaded` : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
+  const shaded = band && curve.ranged;
+  const label = `Peak memory versus batch size, from batch ${curve.points[0]!.batchSize} to ${curve.points[curve.points.length - 1]!.batchSize}, by the analytical model${band ? ` and the ${curve.estimator ?? 'estimate'}${shaded ? ', its range shaded' : ''}` : ''}; ${data.gpuName} has ${formatMiB(curve.gpuMiB)}; the largest batch that fits is ${fit}.`;
   const marks = (b: number): string => [b === curve.batchSize ? 'script' : '', b === curve.analyticalMaxBatch ? 'largest that fits (analytical)' : '', b === curve.maxBatchSize && b !== curve.analyticalMaxBatch ? 'largest that fits' : ''].filter(Boolean).join(', ');
-  const estimateCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.estimate ? formatMiB(p.estimate.estimateMiB) : ''}</td><td class="num">${p.estimate ? range(p.estimate.lowMiB, p.estimate.highMiB) : ''}</td>` : '');
+  const estimateCells = (p: MemoryCurve['points'][number]): string => (band ? `<td class="num">${p.estimate ? formatMiB(p.estimate.estimateMiB) : ''}</td>${shaded ? `<td class="num">${p.estimate ? range(p.estimate.lowMiB, p.estimate.highMiB) : ''}</td>` : ''}` : '');
   const rows = curve.points.map((p) => `<tr><td class="num">${p.batchSize}</td><td class="num">${formatMiB(p.analyticalMiB)}</td>${estimateCells(p)}<td>${p.analyticalMiB > curve.gpuMiB ? 'over' : 'fits'}</td><td>${marks(p.batchSize)}</td></tr>`).join('');
   const who = escapeHtml(curve.estimator ?? 'estimate');
   const point = curve.estimatePoint ? `; ${who} at batch ${curve.estimatePoint.batchSize}: ${formatMiB(curve.estimatePoint.estimateMiB)}` : '';
-  const estimateHeads = band ? `<th scope="col">${capitalized(who)}</th><th scope="col">${capitalized(who)} range</th>` : '';
+  const estimateHeads = band ? `<th scope="col">${capitalized(who)}</th>${shaded ? `<th scope="col">${capitalized(who)} range</th>` : ''}` : '';
   return `<h3>Memory vs batch size</h3>
-  <p class="muted">Analytical model${band ? `, and the ${who} with its range shaded` : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${point}.</p>
+  <p class="muted">Analytical model${band ? `, and the ${who}${shaded ? ' with its range shaded' : ''}` : ''}; ${escapeHtml(data.gpuName)} limit ${formatMiB(curve.gpuMiB)}; largest batch that fits: ${fit}${curve.maxBatchSize !== null && curve.maxBatchSize !== curve.analyticalMaxBatch ? ` (analytical model: ${curve.analyticalMaxBatch})` : ''}${point}.</p>
   ${chartDiv(data, 'curve', label)}
   <details><summary>Curve data (${curve.points.length} batch sizes)</summary>
   <table class="curve"><caption>Peak memory by batch size (analytical model${band ? ` and ${who}` : ''})</caption><thead><tr><th scope="col">Batch size</th><th scope="col">Peak memory</th>${estimateHeads}<th scope="col">${escapeHtml(data.gpuName)} (analytical)</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table></details>`;
@@ -85,13 +97,30 @@ function gpuSection(data: ModelChartData, model: ModelEstimate, safetyMargin: nu
     .map(
       (row) =>
         `<tr class="risk-${row.risk}${row.current ? ' current' : ''}"><th scope="row">${escapeHtml(row.name)}${row.current ? ' <span class="muted">(selected)</span>' : ''}</th><td class="num">${formatMiB(row.memoryMiB)}</td>` +
-        `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${row.analyticalMaxBatch}</td></tr>`,
+        `<td class="num">${row.headroomMiB >= 0 ? formatMiB(row.headroomMiB) : `−${formatMiB(-row.headroomMiB)}`}</td><td><span class="badge badge-${row.risk}">${row.risk}</span></td><td class="num">${largestBatchOf(row)}</td></tr>`,
     )
     .join('');
   return `<h3>GPU comparison</h3>
   ${chartDiv(data, 'gpus', label)}
   <table class="gpus"><caption>GPU comparison (estimate ${escapeHtml(describeEstimate(model))}, safety margin ${Math.round(safetyMargin * 100)}%)</caption>
-  <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">Largest batch (analytical)</th></tr></thead><tbody>${body}</tbody></table>`;
+  <thead><tr><th scope="col">GPU</th><th scope="col">Memory</th><th scope="col">Headroom</th><th scope="col">Verdict</th><th scope="col">${largestBatchHeading(rows)}</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
+/** For a fine-tune: the longest sequence that fits, and every change tried with its estimate (fineTuningRemedies.ts). */
+function whatFitsSection(estimate: FileEstimate, model: ModelEstimate): string {
+  const outlook = model.fineTuning;
+  if (!outlook) return '';
+  const remedies = describeRemedies(outlook, model.risk);
+  const rows = remedyTable(outlook)
+    .map((row) => `<tr class="risk-${row.risk}"><th scope="row">${escapeHtml(row.change)}</th><td class="num">${row.estimate}</td><td><span class="badge badge-${row.risk}">${escapeHtml(row.verdict)}</span></td><td>${row.sameTraining}</td></tr>`)
+    .join('');
+  const table = rows
+    ? `<table class="remedies"><caption>Changes tried, smallest estimate first</caption>
+  <thead><tr><th scope="col">Change</th><th scope="col">Estimate</th><th scope="col">On ${escapeHtml(estimate.gpu.name)}</th><th scope="col">Same training</th></tr></thead><tbody>${rows}</tbody></table>`
+    : '';
+  return `<h3>What fits</h3>
+  <p>${escapeHtml(sentence(describeLongestSequence(outlook)))}.${remedies ? ` ${escapeHtml(sentence(remedies))}.` : ''}</p>
+  ${table}`;
 }
 
 function estimatorSection(data: ModelChartData, model: ModelEstimate): string {
@@ -129,7 +158,9 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
   <div class="actions">${exportButtons(index, model.name)}</div>
   ${estimatorSection(data, model)}
+  ${whatFitsSection(estimate, model)}
   ${breakdownSection(data)}
+  ${shardingSection(model)}
   ${curveSection(data, data.curve)}
   ${gpuSection(data, model, safetyMargin)}
   <h3>Assumptions</h3><ul>${model.assumptions.map((a) => `<li>${escapeHtml(describeAssumption(a))}</li>`).join('')}</ul>

@@ -243,4 +243,27 @@ describe('GPU Estimator in a real VS Code', () => {
     // Markdown-escaped: `train\_mlp.py` renders as train_mlp.py.
     assert.match(shown.document.getText(), /\| train\\_mlp\.py \| model \| [\d.]+ GiB \| 256 \|/);
   });
+
+  it('says in the hover what makes a fine-tune fit: a full fine-tune of a 7B model on the A100 40GB', async () => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension);
+    // The extension runs from the repository (extensionDevelopmentPath), so its fixtures are beside it.
+    const fixture = vscode.Uri.joinPath(extension.extensionUri, 'test', 'fixtures', 'llm', 'full_finetune_7b_eager.py');
+    const content = new TextDecoder().decode(await vscode.workspace.fs.readFile(fixture));
+    const document = await vscode.workspace.openTextDocument({ language: 'python', content });
+    await vscode.window.showTextDocument(document);
+    try {
+      const model = new vscode.Position(11, 2); // `model = AutoModelForCausalLM.from_pretrained(...)`, line 12
+      const markdown = await poll(
+        async () => hoverMarkdown(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', document.uri, model)),
+        (text) => text.includes('Fits with:'),
+        30000,
+      );
+      for (const expected of ['does not fit A100 40GB', 'Not even 64 tokens per sequence fit at batch 4', 'Fits with: gradient checkpointing + QLoRA (4-bit NF4 and LoRA r=8): ']) {
+        assert.ok(markdown.includes(expected), `hover lacks ${JSON.stringify(expected)}:\n${markdown || '(no hover)'}`);
+      }
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    }
+  });
 });

@@ -12,6 +12,14 @@ describe('parseCliArguments', () => {
     assert.throws(() => parseCliArguments(['colocate', 'a.py', 'b.py', '--', 'fit']), usageError(/script arguments after -- apply to one script/));
   });
 
+  it('takes --gpus N, a whole number from 1 to 4096, for one script only', () => {
+    assert.equal(parseCliArguments(['x.py', '--gpus', '8']).gpus, 8);
+    assert.equal(parseCliArguments(['x.py']).gpus, undefined);
+    assert.throws(() => parseCliArguments(['x.py', '--gpus', '0']), usageError(/--gpus needs a whole number from 1 to 4096, got "0"/));
+    assert.throws(() => parseCliArguments(['x.py', '--gpus=2.5']), usageError(/--gpus needs a whole number/));
+    assert.throws(() => parseCliArguments(['colocate', 'a.py', 'b.py', '--gpus', '2']), usageError(/--gpus does not apply to colocate/));
+  });
+
   it('takes a batch size in plain decimal digits, exactly', () => {
     assert.equal(parseCliArguments(['x.py', '--batch-size', '12']).batchSize, 12);
     assert.equal(parseCliArguments(['x.py', '--batch-size', '9007199254740991']).batchSize, Number.MAX_SAFE_INTEGER);

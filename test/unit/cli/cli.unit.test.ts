@@ -76,6 +76,19 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     assert.equal(run('examples/mlp_mnist.py', '--fail-on-oom').code, 0);
   });
 
+  it('says what fits a fine-tune: the longest sequence and the changes that make it fit, in text and in --json', () => {
+    const script = 'test/fixtures/llm/full_finetune_7b_eager.py';
+    const text = run(script, '--gpu', 'rtx4090-24gb');
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /\n {2}not even 64 tokens per sequence fit at batch 4\n {2}fits with: gradient checkpointing \+ QLoRA \(4-bit NF4 and LoRA r=8\): \d+\.\d GiB, changes the training;/);
+    const json = run(script, '--gpu', 'rtx4090-24gb', '--batch-size', '1', '--json');
+    const [model] = (JSON.parse(json.stdout) as FileEstimate).models as unknown as { fits: boolean; fineTuning: { batch: number; remedies: { changes: string[]; fits: boolean; driverMiB: number }[] } }[];
+    assert.equal(model!.fits, false);
+    assert.equal(model!.fineTuning.batch, 1);
+    assert.deepEqual(model!.fineTuning.remedies.filter((r) => r.fits).map((r) => r.changes), [['fourBit']]);
+    assert.ok(model!.fineTuning.remedies[0]!.driverMiB < 24564);
+  });
+
   describe('bad input: exit 2 and one clear line, never a stack trace', () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'gpu-estimate-'));
     const binary = path.join(scratch, 'weights.py');

@@ -164,6 +164,35 @@ describe('report page', () => {
     assert.doesNotMatch(bundle, /\b(import\(|importScripts|fetch\()/, 'loads nothing at run time');
   });
 
+  it('shows what fits a fine-tune: the longest sequence and a table of every change tried, and nothing of the kind for other models', async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'full_finetune_7b_eager.py'), 'utf8');
+    const result = await estimate(source, { gpu: GPU_PROFILES.find((gpu) => gpu.id === 'rtx4090-24gb')! });
+    const html = reportHtml(reported(result), page);
+    assert.match(html, /<h3>What fits<\/h3>\s*<p>Not even 64 tokens per sequence fit at batch 4\. Fits with: gradient checkpointing \+ QLoRA \(4-bit NF4 and LoRA r=8\): 9\.5 GiB, changes the training;/);
+    const rows = [...html.matchAll(/<tr class="risk-(\w+)"><th scope="row">([^<]*)<\/th><td class="num">([^<]*)<\/td>.*?<td>(yes|no)<\/td><\/tr>/g)].map((m) => [m[2], m[3], m[1], m[4]]);
+    assert.equal(rows.length, result.models[0]!.fineTuning!.remedies.length);
+    assert.deepEqual(rows[0], ['gradient checkpointing + QLoRA (4-bit NF4 and LoRA r=8)', '9.5 GiB', 'fits', 'no']);
+    assert.ok(rows.some((row) => row.join() === 'gradient checkpointing,64.0 GiB,oom,yes'), JSON.stringify(rows));
+    assert.doesNotMatch(reportHtml(reported(await estimate(fixture('cnn_cifar'))), page), /What fits/);
+  });
+
+  it("draws a fine-tune's memory curve by the fine-tuning model, a point estimate with no range to shade", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'qlora_trainer.py'), 'utf8');
+    const result = await estimate(source, { gpu: GPU_PROFILES.find((gpu) => gpu.id === 'rtx4090-24gb')! });
+    const model = result.models[0]!;
+    const curve = memoryCurve(model, result.gpu.memoryMiB)!;
+    assert.equal(curve.estimator, 'fine-tuning model');
+    assert.equal(curve.ranged, false);
+    const at = (batch: number) => curve.points.find((p) => p.batchSize === batch)?.estimate;
+    assert.equal(at(model.batchSize!)?.estimateMiB, model.memory.estimateMiB);
+    const over = curve.points.find((p) => p.estimate && p.batchSize > model.maxBatchSize!);
+    assert.ok(over && over.estimate!.estimateMiB > result.gpu.memoryMiB, 'the curve reaches past the largest batch that fits');
+    assert.ok(curve.points.every((p) => !p.estimate || p.batchSize > model.maxBatchSize! || p.estimate.estimateMiB <= result.gpu.memoryMiB), 'every batch up to the largest that fits is under the limit');
+    const html = reportHtml(reported(result), page);
+    assert.match(html, /Analytical model, and the fine-tuning model; RTX 4090 24GB limit/);
+    assert.doesNotMatch(html, /range shaded|Fine-tuning model range/);
+  });
+
   it('shows a dry run beside the estimators, with the difference and why they differ; a failed one adds nothing', async () => {
     const file = await estimate(fixture('cnn_cifar'));
     const estimateMiB = file.models[0]!.memory.estimateMiB!;

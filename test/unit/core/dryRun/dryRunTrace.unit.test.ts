@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
-import { convolutionKind, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
+import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
 import { FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
@@ -77,19 +77,27 @@ describe('dry run replay', () => {
     assert.equal(convolutionKind(trace.convolutions[0]!), 'spatial');
     const without = replayDryRun(trace);
     const withWorkspace = replayDryRun(trace, workspaceWith(FITTED_WORKSPACE));
-    // Input and output share one 20 MiB segment; the workspace (the input's size, 4 MiB) fits in its rest.
+    // Input and output share one 20 MiB segment; the workspace (the input's size and twice the
+    // output's, 12 MiB) fills its rest exactly.
     assert.equal(without.peakReservedMiB, 20);
     assert.equal(withWorkspace.peakReservedMiB, 20);
-    assert.equal(withWorkspace.peakAllocatedMiB, 12);
+    assert.equal(withWorkspace.peakAllocatedMiB, 20);
     // Four times the input's size: the 16 MiB workspace takes the segment's rest, so the output
     // needs a segment of its own while it is held.
-    const larger = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { forward: 4, backward: 4 } }));
+    const larger = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { input: 4, output: 0 } }));
     assert.equal(larger.peakReservedMiB, 40);
     assert.equal(larger.peakAllocatedMiB, 24);
   });
 
+  it('sizes the output by the stride: a strided 1x1 convolution writes a quarter of its input', () => {
+    const trace = parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], convolutions: [[0, 1, 1, 2, 64, 32, 32, 64, 1, 1, 2, 2, 1, 2]] }));
+    assert.equal(inputBytes(trace.convolutions[0]!), 2 * 64 * 32 * 32 * 2);
+    assert.equal(outputBytes(trace.convolutions[0]!), (2 * 64 * 32 * 32 * 2) / 4);
+  });
+
   it('leaves out convolution records that do not make sense', () => {
-    const bad = [[99, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4], [0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 4], [0, 1, 0, 'x'], [0, 9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4]];
+    // Past the events, no groups, not numbers, an unknown phase, a stride of 0, a shape no GPU holds.
+    const bad = [[99, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4], [0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 4], [0, 1, 0, 'x'], [0, 9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4], [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 4], [0, 1, 0, 2 ** 20, 2 ** 20, 2 ** 10, 2 ** 10, 1, 1, 1, 1, 1, 1, 4]];
     assert.equal(parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], convolutions: bad })).convolutions.length, 0);
   });
 });

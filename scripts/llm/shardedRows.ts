@@ -1,0 +1,84 @@
+/**
+ * The several-GPU rows of ../shared/data/published-llm/measurements.csv (DDP, FSDP, DeepSpeed
+ * ZeRO; issue 20 part 3) against the per-GPU estimate (src/core/estimators/sharding.ts). Each row
+ * is read as a single-GPU job by evaluateFineTuning.ts's rowToJob (its method without the strategy
+ * words), and its strategy and GPU count from the method and the notes. The table is printed after
+ * the single-GPU one by `npm run evaluate:llm`; nothing here is fitted.
+ */
+import { estimateSharded, describePlan, type ShardingPlan } from '../../src/core/estimators/sharding';
+import { estimateFor, median, rowToJob, type Conversion, type Row } from './evaluateFineTuning';
+
+const GiB = 1024 ** 3;
+
+/** Whether a row runs on several GPUs or with a sharding strategy (the rows the single-GPU table leaves out). */
+export function isShardedRow(row: Row): boolean {
+  return Number(row.num_gpus) > 1 || /DeepSpeed|FSDP|offload \(params/i.test(row.method ?? '');
+}
+
+/** The strategy a row's method and notes name: `+ DeepSpeed ZeRO-3 (no offload)`, `+ FSDP full shard + CPU param offload`, `(FSDP)`, `fsdp_cpu_offload=True`. */
+export function planOfRow(row: Row): ShardingPlan {
+  const text = `${row.method ?? ''} ${row.optimizer ?? ''} ${row.notes ?? ''}`;
+  const zero = /ZeRO-(\d)/i.exec(text);
+  // "CPU offload (params+optimizer)", "CPU param offload", fsdp_cpu_offload=True: FSDP's CPUOffload moves parameters, gradients and the step to the host; "(no offload)" says none.
+  const offload = /CPU (param )?offload|cpu_offload=True/i.test(text) && !/no (CPU )?offload/i.test(text);
+  if (zero) {
+    const stage = Math.min(3, Number(zero[1])) as ShardingPlan['stage'];
+    const both = /params\+optimizer/i.test(text);
+    return { kind: 'zero', stage, ...(offload ? { offloadOptimizer: true } : {}), ...(offload && (both || /param/i.test(text)) && stage === 3 ? { offloadParams: true } : {}), overlapComm: stage === 3 };
+  }
+  if (/FSDP|shard/i.test(text)) return { kind: 'fsdp', stage: /shard_grad_op/i.test(text) ? 2 : 3, ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) };
+  return { kind: 'ddp', stage: 0 };
+}
+
+/** The row's method without the strategy words, so rowToJob reads the adapter and precision as on one GPU. */
+export function singleGpuMethod(method: string): string {
+  return method
+    .replace(/\s*\+\s*(DeepSpeed|FSDP).*$/i, '')
+    .replace(/\s*\([^)]*FSDP[^)]*\)/i, '')
+    .trim();
+}
+
+export type ShardedConversion = { conversion: Conversion; plan: ShardingPlan; gpus: number };
+
+export function shardedRowToJob(row: Row): ShardedConversion {
+  const single: Row = { ...row, method: singleGpuMethod(row.method ?? ''), num_gpus: '1' };
+  const conversion = rowToJob(single);
+  return { conversion, plan: planOfRow(row), gpus: Math.max(1, Number(row.num_gpus) || 1) };
+}
+
+/** The several-GPU table: per source and strategy, rows estimated, median absolute error, rows under the figure, and why the others were not estimated. */
+export function shardedTable(rows: readonly Row[], sourceName: (source: string) => string, details: string[]): string[] {
+  const groups = new Map<string, { rows: number; errors: number[]; under: number; skips: Map<string, number> }>();
+  for (const row of rows.filter(isShardedRow)) {
+    const { conversion, plan, gpus } = shardedRowToJob(row);
+    const key = `${sourceName(row.source ?? '')} | ${conversion.group}, ${describePlan(plan)}`;
+    const group = groups.get(key) ?? { rows: 0, errors: [], under: 0, skips: new Map<string, number>() };
+    groups.set(key, group);
+    group.rows++;
+    const measured = Number(row.measured_gb);
+    const skip = 'skip' in conversion ? conversion.skip : !row.measured_gb || !Number.isFinite(measured) ? 'out of memory, no figure' : undefined;
+    if (skip !== undefined || 'skip' in conversion) {
+      group.skips.set(skip!, (group.skips.get(skip!) ?? 0) + 1);
+      continue;
+    }
+    const estimate = estimateSharded(conversion.job, plan, gpus);
+    const predicted = estimateFor(estimate, conversion.kind) / GiB;
+    const error = (predicted - measured) / measured;
+    group.errors.push(Math.abs(error));
+    if (predicted < measured) group.under++;
+    details.push(`${key} | ${row.model} ${row.method} b${conversion.job.batch} s${conversion.job.seq} on ${gpus} ${conversion.kind}: measured ${measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
+  }
+  const lines = ['source | method, strategy | rows | estimated | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---'];
+  const all = { rows: 0, errors: [] as number[], under: 0 };
+  for (const [key, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+    const [source, method] = key.split(' | ');
+    const n = group.errors.length;
+    const skips = [...group.skips].map(([why, count]) => `${count} ${why}`).join('; ');
+    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
+    all.rows += group.rows;
+    all.errors.push(...group.errors);
+    all.under += group.under;
+  }
+  lines.push(`all several-GPU rows | | ${all.rows} | ${all.errors.length} | ${all.errors.length ? `${(median(all.errors) * 100).toFixed(1)}%` : '-'} | ${all.under}/${all.errors.length} |`);
+  return lines;
+}
