@@ -10,7 +10,7 @@
  *   npm run label:dry-run -- [--python PATH] [--jobs N] [--steps N] [--cache DIR] [--only REGEX]
  *
  * Traces are cached in .cache/dry-run-labels, keyed by the script's text, its arguments, the fake
- * batch and the steps: a second run only replays them (a few seconds).
+ * batch, the steps and harness/dry_run.py's text: a second run only replays them (a few seconds).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,6 +46,8 @@ async function analyse(sources: readonly LabelSource[], cache: string, steps: nu
   const pipeline = new EstimationPipeline(parser, { modelsDir: path.join(ROOT, 'models'), executionProvider: 'cpu' });
   const gpu = findGpuProfile('a100-40gb')!;
   const prepared: Prepared[] = [];
+  // A trace is the harness's as much as the script's: a fix there (dropout's mask, a meta kernel) traces again.
+  const harness = readFileSync(path.join(ROOT, 'harness', 'dry_run.py'), 'utf8');
   try {
     for (const source of sources) {
       const text = readFileSync(source.script, 'utf8');
@@ -62,7 +64,7 @@ async function analyse(sources: readonly LabelSource[], cache: string, steps: nu
         continue;
       }
       const spec = dryRunSpecFor(modelFedByLoader(estimate), { argv: source.argv, ...(source.batchSize === undefined ? {} : { batchSize: source.batchSize }), root: estimate.project?.root ?? source.root ?? path.dirname(source.script) });
-      const hash = createHash('sha1').update(JSON.stringify([text, spec, steps])).digest('hex').slice(0, 12);
+      const hash = createHash('sha1').update(JSON.stringify([text, spec, steps, harness])).digest('hex').slice(0, 12);
       prepared.push({ source, job, spec, cacheFile: path.join(cache, `${source.key}-${hash}.json`) });
     }
   } finally {
