@@ -58,7 +58,12 @@ META_COLUMNS = 10  # model .. horus_mib; the features follow
 
 
 def load(optimizer: str) -> Dict[str, object]:
-    with open(SAMPLES / f"samples-{optimizer}.csv", newline="") as handle:
+    return load_csv(SAMPLES / f"samples-{optimizer}.csv")
+
+
+def load_csv(path: Path) -> Dict[str, object]:
+    """A samples file of scripts/realModel/sampleRows.ts's schema: feature rows and their metadata."""
+    with open(path, newline="") as handle:
         rows = list(csv.reader(handle))
     header, body = rows[0], rows[1:]
     column = {name: i for i, name in enumerate(header)}
