@@ -21,6 +21,7 @@ const PEFT_CONFIG = /^peft(\.\w+)*\.(LoraConfig|LoHaConfig|LoKrConfig|AdaLoraCon
 const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;
+const LIGHTNING_TRAINER = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?)?\.Trainer$/;
 const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -172,9 +173,13 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
 }
 
-/** `Trainer(...)`, `Seq2SeqTrainer(...)` or a TRL trainer: its training step computes the loss and lets the outputs go before the backward. */
+/**
+ * `Trainer(...)`, `Seq2SeqTrainer(...)`, a TRL trainer or Lightning's `Trainer`: its training step computes
+ * the loss and lets the outputs go before the backward (Lightning calls backward on what training_step
+ * returns, when that method's locals are gone).
+ */
 export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
-  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified));
+  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
   return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
 }
 
