@@ -87,6 +87,12 @@ export interface AdapterSetup {
   readonly prefixProjection?: { readonly hidden?: number };
   /** The task: SEQ_2_SEQ_LM doubles prompt and prefix tuning's virtual tokens (encoder and decoder). */
   readonly taskType?: string;
+  /**
+   * The keywords that size OFT, BOFT and LoKr adapters as written (`oft_block_size`, `block_share`,
+   * `boft_block_size`, `boft_block_num`, `boft_n_butterfly_factor`, `decompose_both`, `decompose_factor`):
+   * a number or boolean, or null when written but not readable.
+   */
+  readonly shapeOptions?: Readonly<Record<string, number | boolean | null>>;
 }
 
 export interface TrainingSetup {
