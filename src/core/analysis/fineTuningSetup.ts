@@ -17,11 +17,17 @@ import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './mode
 
 const FROM_PRETRAINED = /^transformers(\.\w+)*\.(AutoModel\w*|\w+For\w+|\w+Model)\.from_pretrained$/;
 const BNB_CONFIG = /^transformers(\.\w+)*\.BitsAndBytesConfig$/;
-const PEFT_CONFIG = /^peft(\.\w+)*\.(LoraConfig|LoHaConfig|LoKrConfig|AdaLoraConfig|IA3Config|PromptTuningConfig|PrefixTuningConfig|VeraConfig|OFTConfig|LNTuningConfig)$/;
+const PEFT_CONFIG = /^peft(\.\w+)*\.(LoraConfig|LoHaConfig|LoKrConfig|AdaLoraConfig|IA3Config|PromptTuningConfig|PrefixTuningConfig|VeraConfig|OFTConfig|BOFTConfig|LNTuningConfig)$/;
 const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;
+const LIGHTNING_TRAINER = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?)?\.Trainer$/;
 const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
+
+/** PEFT's default `r` by method (AdaLoRA's `init_r`); OFT's default is 0, sizing by `oft_block_size` instead. */
+const DEFAULT_RANK: Readonly<Record<string, number>> = { lora: 8, adalora: 12, loha: 8, lokr: 8, vera: 256 };
+/** Keywords that size OFT, BOFT and LoKr adapters (peftParams.ts). */
+const SHAPE_OPTIONS = ['oft_block_size', 'block_share', 'boft_block_size', 'boft_block_num', 'boft_n_butterfly_factor', 'decompose_both', 'decompose_factor'];
 
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
@@ -86,9 +92,15 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
   const call = configs[0]!;
   const kind = simpleName(call.qualified).replace(/Config$/, '');
   const method = kind === 'Lora' ? 'lora' : kind === 'AdaLora' ? 'adalora' : kind.toLowerCase();
-  // PEFT's default rank is 8 when `r` is not written; a rank written but not readable stays unknown.
-  const written = argumentNode(call, 'r') !== call.node;
-  const rank = positive(call.kwargs.get('r')) ?? (!written && (method === 'lora' || method === 'adalora') ? 8 : undefined);
+  // PEFT's default rank when `r` is not written (8; VeRA's 256; OFT sizes by block instead); a rank written but not readable stays unknown.
+  // AdaLoRA ignores `r`: its matrices are built at `init_r` (12 by default) and pruned by masking, not shrunk.
+  const rankKeyword = method === 'adalora' ? 'init_r' : 'r';
+  const written = argumentNode(call, rankKeyword) !== call.node;
+  const rank = positive(call.kwargs.get(rankKeyword)) ?? (written ? undefined : DEFAULT_RANK[method]);
+  const shapeOptions = Object.fromEntries(SHAPE_OPTIONS.filter((name) => argumentNode(call, name) !== call.node).map((name) => {
+    const value = call.kwargs.get(name);
+    return [name, typeof value === 'number' || typeof value === 'boolean' ? value : null];
+  }));
   const alpha = positive(call.kwargs.get('lora_alpha'));
   const targetModules = moduleNames(call.kwargs.get('target_modules'));
   const dora = call.kwargs.get('use_dora') === true;
@@ -100,7 +112,7 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
   const task = taskTypeOf(call.kwargs.get('task_type'));
   const isLora = method === 'lora' || method === 'adalora';
   const parts = [
-    ...(isLora || rank !== undefined ? [`r=${rank ?? '?'}`] : []),
+    ...(isLora || rank !== undefined ? [`${rankKeyword}=${rank ?? '?'}`] : []),
     ...(alpha === undefined ? [] : [`lora_alpha=${alpha}`]),
     ...(targetModules === undefined ? [] : [`target_modules=${typeof targetModules === 'string' ? JSON.stringify(targetModules) : `[${targetModules.join(', ')}]`}`]),
     ...(dora ? ['use_dora=True'] : []),
@@ -120,6 +132,7 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
     ...(feedforward === undefined ? {} : { feedforwardModules: feedforward }),
     ...(projection ? { prefixProjection: projection } : {}),
     ...(task === undefined ? {} : { taskType: task }),
+    ...(Object.keys(shapeOptions).length > 0 ? { shapeOptions } : {}),
   };
   return { value, node: call.node, origin: `${simpleName(call.qualified)}(${parts.join(', ')})` };
 }
@@ -172,9 +185,13 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
 }
 
-/** `Trainer(...)`, `Seq2SeqTrainer(...)` or a TRL trainer: its training step computes the loss and lets the outputs go before the backward. */
+/**
+ * `Trainer(...)`, `Seq2SeqTrainer(...)`, a TRL trainer or Lightning's `Trainer`: its training step computes
+ * the loss and lets the outputs go before the backward (Lightning calls backward on what training_step
+ * returns, when that method's locals are gone).
+ */
 export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
-  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified));
+  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
   return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
 }
 

@@ -87,6 +87,12 @@ export interface AdapterSetup {
   readonly prefixProjection?: { readonly hidden?: number };
   /** The task: SEQ_2_SEQ_LM doubles prompt and prefix tuning's virtual tokens (encoder and decoder). */
   readonly taskType?: string;
+  /**
+   * The keywords that size OFT, BOFT and LoKr adapters as written (`oft_block_size`, `block_share`,
+   * `boft_block_size`, `boft_block_num`, `boft_n_butterfly_factor`, `decompose_both`, `decompose_factor`):
+   * a number or boolean, or null when written but not readable.
+   */
+  readonly shapeOptions?: Readonly<Record<string, number | boolean | null>>;
 }
 
 export interface TrainingSetup {
@@ -119,7 +125,7 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
-  /** A Hugging Face or TRL Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
+  /** A Hugging Face, TRL or Lightning Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
   readonly hfTrainer?: Sourced<string>;
   /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
   readonly targetSequenceLength?: Sourced<number>;

@@ -2,7 +2,7 @@ import type { SyntaxNode } from '../parsing/syntax';
 import { readConfigText, isConfigMap, formatOfPath, type ConfigNode } from './config/configText';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, mappingOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
-import type { DistributedSetup, Found } from './modelDescription';
+import type { DistributedSetup, Found, Precision } from './modelDescription';
 
 /**
  * How a training job is spread over several GPUs and on how many, read from what its author wrote:
@@ -35,6 +35,7 @@ const FSDP = /^torch\.distributed\.fsdp(\.fully_sharded_data_parallel)?\.FullySh
 const FSDP2 = /^torch\.distributed(\._composable)?\.fsdp(\.\w+)*\.fully_shard$/;
 const CPU_OFFLOAD = /^torch\.distributed\.fsdp(\.\w+)*\.CPUOffload$/;
 const ACCELERATE_PLUGIN = /^accelerate(\.\w+)*\.(DeepSpeedPlugin|FullyShardedDataParallelPlugin)$/;
+const ACCELERATOR = /^accelerate(\.accelerator)?\.Accelerator$/;
 const DEEPSPEED_INITIALIZE = /^deepspeed\.initialize$/;
 const MULTI_GPU_LIBRARIES = /^(transformers|peft|trl|accelerate|deepspeed|lightning|pytorch_lightning|torch\.distributed|torch\.nn\.parallel)\./;
 
@@ -132,13 +133,14 @@ export function deepSpeedConfig(data: Plain | undefined): DistributedSetup | und
 }
 
 /** An accelerate config (`accelerate config` YAML): its distributed type, FSDP or DeepSpeed settings, and process count. */
-export function accelerateConfig(data: Plain | undefined, read: (path: string) => Plain | undefined): { setup?: DistributedSetup; gpus?: number; gpusPerNode?: number } {
+export function accelerateConfig(data: Plain | undefined, read: (path: string) => Plain | undefined): { setup?: DistributedSetup; gpus?: number; gpusPerNode?: number; mixedPrecision?: AccelerateMixedPrecision } {
   const type = scalarText(field(data, 'distributed_type')).toUpperCase();
   const processes = field(data, 'num_processes');
   const machines = field(data, 'num_machines');
   const gpus = typeof processes === 'number' && processes > 0 ? processes : undefined;
   const perNode = gpus && typeof machines === 'number' && machines > 1 ? gpus / machines : undefined;
-  const counts = { ...(gpus ? { gpus } : {}), ...(perNode ? { gpusPerNode: perNode } : {}) };
+  const mixedPrecision = mixedPrecisionOf(scalarText(field(data, 'mixed_precision')));
+  const counts = { ...(gpus ? { gpus } : {}), ...(perNode ? { gpusPerNode: perNode } : {}), ...(mixedPrecision ? { mixedPrecision } : {}) };
   if (type === 'FSDP') {
     const fsdp = field(data, 'fsdp_config');
     const strategy = field(fsdp, 'fsdp_sharding_strategy');
@@ -158,6 +160,14 @@ export function accelerateConfig(data: Plain | undefined, read: (path: string) =
   return counts;
 }
 
+/** accelerate's `mixed_precision` as a config or `--mixed_precision` writes it: "no", "fp16", "bf16" (fp8 is not modelled). */
+export type AccelerateMixedPrecision = 'no' | 'fp16' | 'bf16';
+
+function mixedPrecisionOf(text: string | undefined): AccelerateMixedPrecision | undefined {
+  const value = text?.toLowerCase();
+  return value === 'no' || value === 'fp16' || value === 'bf16' ? value : undefined;
+}
+
 // ------------------------------------------------------------------ launch commands
 
 export interface LaunchCommand {
@@ -166,6 +176,8 @@ export interface LaunchCommand {
   readonly configFile?: string;
   readonly deepSpeedFile?: string;
   readonly setup?: DistributedSetup;
+  /** `accelerate launch --mixed_precision bf16`: over the config file's. */
+  readonly mixedPrecision?: AccelerateMixedPrecision;
   /** The command as written (shortened), for the origin. */
   readonly text: string;
 }
@@ -205,7 +217,9 @@ export function launchCommand(text: string, scriptName: string): LaunchCommand |
         const stage = (count(option(command, 'zero_stage')) ?? 2) as DistributedSetup['stage'];
         setup = { kind: 'zero', stage: stage > 3 ? 2 : stage, offloadOptimizer: option(command, 'offload_optimizer_device') === 'cpu', offloadParams: option(command, 'offload_param_device') === 'cpu' };
       } else if (/\s--multi_gpu\b/.test(command)) setup = { kind: 'ddp', stage: 0 };
-      return { ...(processes ? { gpus: processes, ...(machines > 1 ? { gpusPerNode: processes / machines } : {}) } : {}), ...(configFile ? { configFile } : {}), ...(setup ? { setup } : {}), ...withFile, text: shown };
+      // The launcher's options come before the script's name; the script's own arguments are not its.
+      const mixedPrecision = mixedPrecisionOf(option(command.slice(0, command.indexOf(scriptName)), 'mixed_precision', 'mixed-precision'));
+      return { ...(processes ? { gpus: processes, ...(machines > 1 ? { gpusPerNode: processes / machines } : {}) } : {}), ...(configFile ? { configFile } : {}), ...(setup ? { setup } : {}), ...(mixedPrecision ? { mixedPrecision } : {}), ...withFile, text: shown };
     }
     if (/(^|\s)deepspeed\s/.test(command)) {
       const gpus = count(option(command, 'num_gpus', 'num-gpus'));
@@ -221,6 +235,8 @@ export function launchCommand(text: string, scriptName: string): LaunchCommand |
 export interface DistributedReading {
   readonly distributed?: Found<DistributedSetup>;
   readonly gpuCount?: Found<number>;
+  /** The mixed precision `accelerate launch` gives an `Accelerator()` built without `mixed_precision=`: its flag, else the project's config it reads. */
+  readonly launchPrecision?: Found<Precision>;
 }
 
 /** `devices=4` (or a list of 4), with `num_nodes=2`: 8 GPUs. */
@@ -320,6 +336,7 @@ export function readDistributed(events: readonly CallEvent[], files: LaunchFiles
   let distributed = scriptStrategy(events, files, notes);
   let gpuCount: Found<number> | undefined;
   let gpusPerNode: number | undefined;
+  let launchPrecision: Found<Precision> | undefined;
   for (const call of events) {
     if (!LIGHTNING.test(call.qualified)) continue;
     const devices = lightningDevices(call);
@@ -355,8 +372,25 @@ export function readDistributed(events: readonly CallEvent[], files: LaunchFiles
       gpuCount = { value: accelerate.gpus, node: anchor, origin: `num_processes in ${yamlFile!.shown}` };
       gpusPerNode = accelerate.gpusPerNode;
     }
+    launchPrecision = acceleratePrecision(events, command, where, accelerate?.mixedPrecision, yamlFile?.shown);
     if (!distributed && gpuCount && gpuCount.value > 1) distributed = { value: { kind: 'ddp', stage: 0, ...(where ? { file: where } : {}) }, node: anchor, origin: `${gpuCount.origin}: one replica per process (DDP)` };
   }
   if (distributed && gpusPerNode && distributed.value.gpusPerNode === undefined) distributed = { ...distributed, value: { ...distributed.value, gpusPerNode } };
-  return { ...(distributed ? { distributed } : {}), ...(gpuCount ? { gpuCount } : {}), notes };
+  return { ...(distributed ? { distributed } : {}), ...(gpuCount ? { gpuCount } : {}), ...(launchPrecision ? { launchPrecision } : {}), notes };
+}
+
+/**
+ * `Accelerator()` without `mixed_precision=` takes it from the environment `accelerate launch` sets:
+ * the launch line's `--mixed_precision`, else the `mixed_precision` of the config it passes (or the
+ * project's accelerate config when the launch names none). accelerate's default config in the
+ * user's home is not the project's and is not read.
+ */
+function acceleratePrecision(events: readonly CallEvent[], command: LaunchCommand | undefined, where: string, fromConfig: AccelerateMixedPrecision | undefined, configShown: string | undefined): Found<Precision> | undefined {
+  const accelerator = events.find((call) => ACCELERATOR.test(call.qualified));
+  if (!accelerator || accelerator.kwargs.has('mixed_precision')) return undefined;
+  const launched = command && /\baccelerate\s+launch\b/.test(command.text) ? command : undefined;
+  const value = launched?.mixedPrecision ?? fromConfig;
+  if (!value) return undefined;
+  const origin = launched?.mixedPrecision ? `${launched.text} (${where})` : `mixed_precision: ${value} in ${configShown ?? 'the accelerate config'}`;
+  return { value: value === 'bf16' ? 'bf16-mixed' : value === 'fp16' ? 'fp16-mixed' : 'fp32', node: accelerator.node, origin: `Accelerator() under accelerate launch: ${origin}` };
 }

@@ -77,7 +77,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       sequenceLength: sourced(frameworkSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
-      precision: sourced(frameworkPrecision(events) ?? precision(root, events)),
+      precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? kbitCheckpointing(events)),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)') ?? trainerCompile(events)),
       gradientAccumulation: sourced(frameworkAccumulation(events)),

@@ -102,7 +102,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
 
   const family = modelFamily(table);
   // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
-  const catalogPart = model.root.catalog ?? model.root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
+  const catalogPart = model.root.catalog ?? model.root.wholeCatalogModule()?.catalog;
   const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
   const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
@@ -177,7 +177,7 @@ function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, fami
 }
 
 function architectureOf(root: ModuleObject): ArchitectureRef | null {
-  const part = root.catalog ?? root.namedModules().find(([, module]) => module.catalog?.path === '')?.[1].catalog;
+  const part = root.catalog ?? root.wholeCatalogModule()?.catalog;
   if (!part) return null;
   const { library, name, className, source } = part.architecture;
   return { library, name, className, source };

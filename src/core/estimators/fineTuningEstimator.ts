@@ -4,7 +4,7 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
-import { peftParams } from './peftParams';
+import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
@@ -39,10 +39,13 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   let extraTokens = 0;
   if (adapter) {
     if (adapter.method === 'lora' || adapter.method === 'adalora') {
-      fineTuningAdapter = { method: 'lora', ...(adapter.rank === undefined ? {} : { rank: adapter.rank }), ...(adapter.targetModules === undefined ? {} : { targetModules: adapter.targetModules }), dora: adapter.dora };
-      if (adapter.rank === undefined) notes.push("The adapter's rank is not readable; PEFT's default 8 is assumed.");
+      // AdaLoRA runs as LoRA does (its singular values, r per linear, are left out of the job), at its initial rank, on its own default targets.
+      const targetModules = adapter.targetModules ?? (adapter.method === 'adalora' ? adaloraDefaults(shape, hf.modelType) : undefined);
+      const rank = adapter.rank ?? (adapter.method === 'adalora' ? ADALORA_INIT_R : undefined);
+      fineTuningAdapter = { method: 'lora', ...(rank === undefined ? {} : { rank }), ...(targetModules === undefined ? {} : { targetModules }), dora: adapter.dora };
+      if (adapter.rank === undefined) notes.push(adapter.method === 'adalora' ? `AdaLoRA's init_r is not readable; PEFT's default ${ADALORA_INIT_R} is assumed.` : "The adapter's rank is not readable; PEFT's default 8 is assumed.");
     } else {
-      const counted = peftParams(shape, adapter);
+      const counted = peftParams(shape, adapter, hf.modelType);
       if ('unknown' in counted) {
         fineTuningAdapter = { method: 'other' };
         notes.push(`The adapter's parameters are not counted: ${counted.unknown}; they are few, so the estimate is close.`);

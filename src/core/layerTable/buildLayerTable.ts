@@ -59,7 +59,8 @@ type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean
 
 function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCandidate[] {
   const candidates: InputCandidate[] = [...setup.inputCandidates];
-  const architecture = model.root.catalog?.architecture;
+  // A pretrained model held whole by the script's module (a LightningModule's `self.model`) takes the same samples.
+  const architecture = model.root.catalog?.architecture ?? heldPretrained(model.root)?.catalog?.architecture;
   if (architecture) {
     const image = setup.imageSize?.value;
     const sequence = setup.sequenceLength?.value;
@@ -94,6 +95,11 @@ function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCa
   return candidates;
 }
 
+/** The pretrained model a module of the script holds whole, when its forward is not where the model is called (a LightningModule's training_step). */
+function heldPretrained(root: ModuleObject): ModuleObject | undefined {
+  return root.kind === 'user' && root.classValue && !firstLayer(root) ? root.wholeCatalogModule() : undefined;
+}
+
 function hasSequenceLayers(root: ModuleObject): boolean {
   const layers = root.kind === 'layer' ? [root] : root.namedModules().map(([, m]) => m);
   return layers.some((m) => m.layer && /^(LSTM|GRU|RNN|Transformer.*|MultiheadAttention)$/.test(m.className));
@@ -118,7 +124,12 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
       const arity = Math.max(forwardArity(model.root, interpreter), sources.value.length, model.invocationArity ?? 0);
       const full = (sample: readonly number[]): TensorShape => (sources.seqFirst ? [sample[0]!, BATCH, ...sample.slice(1)] : batched([...sample]));
       const values = Array.from({ length: arity }, (_, i) => tensor(full(sources.value[i] ?? input.value)));
-      interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
+      // A module holding a pretrained model whose forward is not followed (a LightningModule calls it in training_step, often with `**batch`): the held model runs on the sample.
+      const held = heldPretrained(model.root);
+      const ownForward = !held || kindOf(interpreter.classAttribute(model.root.classValue!, 'forward')) === 'function';
+      if (held && !ownForward) interpreter.callValue({ kind: 'module', module: held }, [values[0]!], new Map(), model.node);
+      else interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
+      if (held && ownForward && recorder.calls.length === 0) interpreter.callValue({ kind: 'module', module: held }, [values[0]!], new Map(), model.node);
     } catch (error) {
       if (!(error instanceof BudgetExceeded)) throw error;
       notes.push({ severity: 'warning', message: `${model.name}: forward() takes too long to follow (${error.message}).`, range: model.range });

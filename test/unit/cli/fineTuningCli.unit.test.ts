@@ -28,3 +28,46 @@ describe('gpu-estimate on the fine-tuning script of issue 20 (the built CLI, as 
     assert.equal(model.fits, true);
   });
 });
+
+describe('gpu-estimate on a pretrained model built inside a LightningModule (the built CLI, as a process)', () => {
+  const run = (script: string): FileEstimate['models'][number] => {
+    const result = spawnSync(process.execPath, [CLI, script, '--json', '--gpu', 'a100-40gb'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 0, result.stderr);
+    const [model] = (JSON.parse(result.stdout) as FileEstimate).models;
+    assert.ok(model);
+    return model;
+  };
+
+  it('estimates a LoRA fine-tune loaded in configure_model as the fine-tune it is: 1.24B parameters, 8 x 1024 tokens, checkpointing, bf16-mixed', () => {
+    const model = run('test/fixtures/llm/lightning/lora_single_gpu.py');
+    // Llama-3.2-1B's published count, found through `self.model = get_peft_model(base, config)` in configure_model.
+    assert.equal(model.params, 1235814400);
+    assert.equal(model.architecture?.name, 'meta-llama/Llama-3.2-1B');
+    assert.equal(model.batchSize, 8);
+    assert.deepEqual(model.inputShape, [1024]);
+    assert.equal(model.precision, 'bf16-mixed');
+    assert.equal(model.gradientCheckpointing, true);
+    const value = (name: string) => model.assumptions.find((a) => a.name === name)?.value;
+    assert.equal(value('adapter'), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj');
+    assert.equal(value('weightDtype'), 'bf16');
+    assert.equal(value('gradientAccumulation'), '4 micro-batches per optimizer step');
+    assert.equal(model.memory.method, 'fineTuning');
+    // 2.3 GiB of bf16 weights, checkpointed layer inputs and, the largest part, 12 B per token and vocabulary entry of the loss over 128256 entries (12 GiB for 8 x 1024 tokens).
+    assert.ok(model.memory.estimateMiB! > 15 * 1024 && model.memory.estimateMiB! < 25 * 1024, String(model.memory.estimateMiB));
+    assert.ok(!model.notes.some((n) => /no forward\(\)|input shape unknown/.test(n.message)), JSON.stringify(model.notes));
+  });
+
+  it("estimates the Lightning DeepSpeed fixture per GPU: ZeRO-2 with the optimizer offloaded, on Trainer(devices=4)", () => {
+    const model = run('test/fixtures/llm/multigpu/lightning_deepspeed/train.py');
+    assert.equal(model.params, 1235814400);
+    assert.deepEqual(model.inputShape, [2048]);
+    assert.equal(model.memory.method, 'fineTuning');
+    const sharding = model.memory.sharding;
+    assert.ok(sharding);
+    assert.equal(sharding.strategy, 'DeepSpeed ZeRO-2, optimizer state offloaded to the CPU');
+    assert.equal(sharding.gpus, 4);
+    // The optimizer's share on the host: its fp32 master copy, two Adam moments and fp32 gradients (16 B per parameter, about 18 GiB) over 4 processes.
+    assert.ok(sharding.hostMiB > 3 * 1024 && sharding.hostMiB < 5 * 1024, String(sharding.hostMiB));
+    assert.ok(!model.notes.some((n) => /one unsharded replica/.test(n.message)), JSON.stringify(model.notes));
+  });
+});

@@ -26,6 +26,9 @@ import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 const loaderCalls = new WeakMap<object, CallEvent>();
 
 /** The `DataLoader(...)` call that made a loader value, if it is one. */
+/** `get_peft_model(model, config)`, `prepare_model_for_kbit_training(model)`, `PeftModel.from_pretrained(model, path)`. */
+const PEFT_WRAPS_MODEL = /^peft(\.\w+)*\.(get_peft_model|prepare_model_for_kbit_training|PeftModel\.from_pretrained|PeftModelFor\w+\.from_pretrained)$/;
+
 export function loaderCallOf(value: PyValue): CallEvent | undefined {
   return typeof value === 'object' && value !== null ? loaderCalls.get(value) : undefined;
 }
@@ -294,6 +297,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (isYacsClass(name)) return newNode(args[0] ?? kwargs.get('init_dict'));
   const framework = frameworkObject(name, kwargs);
   if (framework) return framework;
+  // PEFT wraps the model it is given: its layers are the model's (the adapter is read from the config, fineTuningSetup.ts).
+  if (PEFT_WRAPS_MODEL.test(name) && asModule(args[0] ?? kwargs.get('model'))) return (args[0] ?? kwargs.get('model'))!;
   const catalog = catalogCall(name, args, kwargs);
   if (catalog) return catalogValue(interp, catalog, node);
   return callTensorFunction(interp, name, args, kwargs, node);

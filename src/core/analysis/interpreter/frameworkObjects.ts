@@ -35,6 +35,10 @@ export function frameworkMethod(self: InstanceValue, method: string, args: PyVal
   if (self.className === 'lightning.Trainer' && method === 'fit') {
     const model = kwargs.get('model') ?? args[0];
     const data = kwargs.get('datamodule') ?? kwargs.get('train_dataloaders') ?? args[1];
+    // Lightning builds the layers a module makes in its configure_model hook (a pretrained model loaded there for FSDP or DeepSpeed) before training.
+    const modelClass = asModule(model)?.classValue;
+    const configure = modelClass && classAttribute(modelClass, 'configure_model');
+    if (kindOf(configure) === 'function') run(configure as FunctionValue, model!);
     for (const holder of [data, model]) {
       const classValue = asModule(holder)?.classValue ?? (kindOf(holder) === 'instance' ? (holder as InstanceValue).classValue : undefined);
       const loaders = classValue && classAttribute(classValue, 'train_dataloader');

@@ -235,6 +235,15 @@ export class ModuleObject {
     return this.cached.modules;
   }
 
+  /**
+   * The standard architecture this module is, or the first one it holds whole: a pretrained model
+   * kept in a wrapper (`self.model = AutoModelForCausalLM.from_pretrained(...)` in a LightningModule).
+   */
+  wholeCatalogModule(): ModuleObject | undefined {
+    if (this.catalog) return this.catalog.path === '' ? this : undefined;
+    return this.namedModules().find(([, module]) => module.catalog?.path === '')?.[1];
+  }
+
   private collect(prefix: string, seen: Set<number>): [string, ModuleObject][] {
     const result: [string, ModuleObject][] = [];
     for (const [name, child] of this.children) {

@@ -177,6 +177,24 @@ describe('fineTuningSetup', () => {
       assert.equal(defaults.adapter?.value.targetModules, undefined);
     });
 
+    it("reads AdaLoRA's init_r (not r, which AdaLoRA ignores), the ranks other methods default to, and the keywords that size OFT, BOFT and LoKr", async () => {
+      const peft = (config: string) => setupOf(script('', `from peft import AdaLoraConfig, OFTConfig, BOFTConfig, LoKrConfig, VeraConfig, LoHaConfig\nmodel = get_peft_model(model, ${config})`));
+      const adalora = await peft('AdaLoraConfig(r=4, init_r=16, target_r=4, total_step=1000)');
+      assert.equal(adalora.adapter?.value.method, 'adalora');
+      assert.equal(adalora.adapter?.value.rank, 16);
+      assert.match(adalora.adapter?.origin ?? '', /AdaLoraConfig\(init_r=16/);
+      assert.equal((await peft('AdaLoraConfig(total_step=1000)')).adapter?.value.rank, 12);
+      assert.equal((await peft('VeraConfig()')).adapter?.value.rank, 256);
+      assert.equal((await peft('LoHaConfig(target_modules=["q_proj"])')).adapter?.value.rank, 8);
+      const oft = await peft('OFTConfig(r=4, oft_block_size=0, block_share=True)');
+      assert.equal(oft.adapter?.value.rank, 4);
+      assert.deepEqual(oft.adapter?.value.shapeOptions, { oft_block_size: 0, block_share: true });
+      // OFT sizes by block when r is not written (PEFT's r defaults to 0).
+      assert.equal((await peft('OFTConfig()')).adapter?.value.rank, undefined);
+      assert.deepEqual((await peft('BOFTConfig(boft_block_size=8, boft_n_butterfly_factor=2)')).adapter?.value.shapeOptions, { boft_block_size: 8, boft_n_butterfly_factor: 2 });
+      assert.deepEqual((await peft('LoKrConfig(r=16, decompose_both=True, decompose_factor=mylib.factor())')).adapter?.value.shapeOptions, { decompose_both: true, decompose_factor: null });
+    });
+
     it('says when a LoRA config is built but never applied', async () => {
       const setup = await setupOf(script('', 'cfg = LoraConfig(r=4)'));
       assert.equal(setup.adapter?.value.applied, false);

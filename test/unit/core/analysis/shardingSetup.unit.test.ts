@@ -10,9 +10,9 @@ import { realParser, REPO_ROOT } from '../../fixtures';
 
 const MULTIGPU = path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'multigpu');
 
-/** Analyses `train.py` of a fixture folder as the project `/p` (its other files beside it). */
+/** Analyses `train.py` of a fixture folder (under multigpu/, or a path) as the project `/p` (its other files beside it). */
 async function analyseProject(folder: string, extra: Record<string, string> = {}): Promise<SourceAnalysis> {
-  const dir = path.join(MULTIGPU, folder);
+  const dir = path.isAbsolute(folder) ? folder : path.join(MULTIGPU, folder);
   const entries: Record<string, string> = Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(path.join(dir, name), 'utf8')]));
   Object.assign(entries, extra);
   const files = new MemoryProjectFiles(Object.entries(entries).map(([name, text]) => [`/p/${name}`, text]));
@@ -79,6 +79,37 @@ describe('shardingSetup', () => {
     });
   });
 
+  describe("accelerate's mixed precision for an Accelerator() that leaves it to the launcher", () => {
+    const ACCELERATE = path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'accelerate_config');
+
+    it('reads mixed_precision: bf16 from the config the launch line in launch.sh passes', async () => {
+      const { setup } = await analyseProject(ACCELERATE);
+      assert.equal(setup.precision?.value, 'bf16-mixed');
+      assert.equal(setup.precision?.origin, 'Accelerator() under accelerate launch: mixed_precision: bf16 in accelerate_config.yaml');
+      assert.equal((setup.precision?.range.startLine ?? -1) + 1, 20);
+      // A single process: no strategy, no count above one.
+      assert.equal(setup.distributed, undefined);
+    });
+
+    it("takes the launch line's --mixed_precision over the config's, a README's launch line too, and the project's config when no launch names one", async () => {
+      const launchedFp16 = await analyseProject(ACCELERATE, { 'launch.sh': 'accelerate launch --config_file accelerate_config.yaml --mixed_precision fp16 train.py\n' });
+      assert.equal(launchedFp16.setup.precision?.value, 'fp16-mixed');
+      assert.match(launchedFp16.setup.precision?.origin ?? '', /--mixed_precision fp16 train\.py \(launch\.sh\)/);
+      const readme = await analyseProject(ACCELERATE, { 'launch.sh': '', 'README.md': '# Train\n\n```\naccelerate launch --config_file configs/single.yaml train.py\n```\n', 'configs/single.yaml': 'mixed_precision: fp16\nnum_processes: 1\n' });
+      assert.equal(readme.setup.precision?.value, 'fp16-mixed');
+      const noLaunch = await analyseProject(ACCELERATE, { 'launch.sh': '' });
+      assert.equal(noLaunch.setup.precision?.origin, 'Accelerator() under accelerate launch: mixed_precision: bf16 in accelerate_config.yaml');
+    });
+
+    it("keeps the script's Accelerator(mixed_precision=...) and reads nothing without a project config", async () => {
+      const source = readFileSync(path.join(ACCELERATE, 'train.py'), 'utf8');
+      const written = await analyseProject(ACCELERATE, { 'train.py': source.replace('Accelerator(gradient_accumulation_steps=8)', 'Accelerator(gradient_accumulation_steps=8, mixed_precision="no")') });
+      assert.equal(written.setup.precision, undefined);
+      // accelerate's default config lives in the user's home, not in the project: the precision stays unknown (fp32).
+      assert.equal((await analyseScript(source)).setup.precision, undefined);
+    });
+  });
+
   describe('in the script', () => {
     const fsdp = (args: string) => `import torch
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, CPUOffload
@@ -136,6 +167,13 @@ trainer = L.Trainer(devices=8, num_nodes=2, strategy=DeepSpeedStrategy(stage=3, 
       assert.deepEqual(deepSpeedConfig({ zero_optimization: { stage: 2, cpu_offload: true } }), { kind: 'zero', stage: 2, offloadOptimizer: true, offloadParams: false, overlapComm: false });
       assert.deepEqual(deepSpeedConfig({ zero_optimization: { stage: 1, offload_param: { device: 'cpu' } } }), { kind: 'zero', stage: 1, offloadOptimizer: false, offloadParams: false, overlapComm: false });
       assert.deepEqual(deepSpeedConfig({ train_batch_size: 16 }), { kind: 'zero', stage: 0 });
+    });
+
+    it("reads accelerate's mixed_precision from its config and --mixed_precision from the launch line, before the script's name only", () => {
+      assert.deepEqual(accelerateConfig({ distributed_type: 'NO', mixed_precision: 'bf16', num_processes: 1 }, () => undefined), { gpus: 1, mixedPrecision: 'bf16' });
+      assert.equal(accelerateConfig({ mixed_precision: 'fp8' }, () => undefined).mixedPrecision, undefined);
+      assert.equal(launchCommand('accelerate launch --mixed_precision=fp16 --num_processes 2 train.py', 'train.py')?.mixedPrecision, 'fp16');
+      assert.equal(launchCommand('accelerate launch train.py --mixed_precision bf16', 'train.py')?.mixedPrecision, undefined);
     });
 
     it("reads accelerate's DeepSpeed and multi-GPU configs with several machines", () => {

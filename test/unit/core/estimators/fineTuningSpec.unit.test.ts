@@ -35,8 +35,26 @@ describe('fineTuningSpec', () => {
     assert.match(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.notes.join(' '), /fp32 is assumed/);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, 512)!.job.weightBits, 32);
     assert.match(fineTuningSpec(setup({ quantization: at({ bits: 8 as const, doubleQuant: false }) }), architecture, 512)!.notes.join(' '), /cannot be fully fine-tuned/);
-    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'oft', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
+    assert.match(fineTuningSpec(setup({ adapter: at({ method: 'lntuning', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /not counted/);
     assert.match(fineTuningSpec(setup({ adapter: at({ method: 'prompttuning', dora: false, applied: true }), weightDtype: at('bf16' as const) }), architecture, 512)!.notes.join(' '), /num_virtual_tokens/);
+  });
+
+  it("counts LoHa, VeRA and OFT on Llama-2-7B's default targets, and runs AdaLoRA as LoRA at its initial rank", () => {
+    const bf16 = { weightDtype: at('bf16' as const) };
+    const other = (method: string, extra = {}) => fineTuningSpec(setup({ adapter: at({ method, dora: false, applied: true, ...extra }), ...bf16 }), architecture, 512)!;
+    // q_proj and v_proj (4096 -> 4096) in 32 layers. LoHa r=8: 2 x 8 x 8192 each.
+    assert.deepEqual(other('loha', { rank: 8 }).job.adapter, { method: 'other', trainableParams: 32 * 2 * (2 * 8 * 8192) });
+    // VeRA r=256: 4096 + 256 each.
+    assert.deepEqual(other('vera', { rank: 256 }).job.adapter, { method: 'other', trainableParams: 32 * 2 * (4096 + 256) });
+    // OFT's default block of 32: 128 blocks of 496 each.
+    assert.deepEqual(other('oft').job.adapter, { method: 'other', trainableParams: 32 * 2 * 128 * 496 });
+    assert.deepEqual(other('oft').notes, []);
+    const adalora = other('adalora', { rank: 12 });
+    assert.deepEqual(adalora.job.adapter, { method: 'lora', rank: 12, dora: false });
+    // Its init_r unreadable: AdaLoRA's default 12, said in a note.
+    const unread = other('adalora');
+    assert.equal(unread.job.adapter?.rank, 12);
+    assert.match(unread.notes.join(' '), /init_r is not readable; PEFT's default 12/);
   });
 
   it('counts IA3, prompt and prefix tuning as PEFT builds them; prompt tuning lengthens every sample', () => {
