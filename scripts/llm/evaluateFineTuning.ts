@@ -104,6 +104,8 @@ interface DocumentedDefault {
   readonly rank?: number;
   readonly targets?: readonly string[];
   readonly adapterDropout?: boolean;
+  /** Activation checkpointing as the tool's config sets it, for a row whose `grad_ckpt` is empty or "not stated". */
+  readonly checkpointing?: boolean;
   /** The script loads the weights without torch_dtype and trains without mixed precision: fp32. */
   readonly fp32?: boolean;
   readonly cite: string;
@@ -114,6 +116,7 @@ export const DOCUMENTED_DEFAULTS: readonly DocumentedDefault[] = [
   { source: /peft README/, model: /T0_3B|mt0-xxl/, method: /./, batch: 8, rank: 8, adapterDropout: true, fp32: true, cite: 'huggingface/peft examples/conditional_generation/peft_lora_seq2seq_accelerate_ds_zero3_offload.py: batch_size = 8, LoraConfig(r=8, lora_dropout=0.1), fp32 (no torch_dtype, no mixed precision); its inputs are padded to the longest tweet of each batch, a length it does not give' },
   { source: /torchtune docs tutorials/, model: /Llama-2-7B/, method: /./, seq: 512, cite: 'pytorch/torchtune torchtune/datasets/_alpaca.py: alpaca_dataset(max_seq_len=512), unpacked batches padded to their longest sample' },
   { source: /torchtune docs tutorials/, model: /Llama-3-8B/, method: /./, batch: 2, seq: 512, rank: 8, targets: LLAMA_ALL, cite: 'pytorch/torchtune recipes/configs/llama3/8B_lora_single_device.yaml: batch_size 2, lora_rank 8, q_proj, v_proj, output_proj and the MLP; alpaca_dataset(max_seq_len=512)' },
+  { source: /torchtune README \(May 2024/, model: /Llama-2-70B/, method: /^full/, checkpointing: true, cite: 'pytorch/torchtune recipes/configs/llama2/7B_full.yaml and 13B_full.yaml, the configs of full_finetune_distributed (no 70B full config was published): enable_activation_checkpointing: True' },
   { source: /Optimization flags/, model: /Llama-3\.2-3B/, method: /LoRA/, rank: 64, targets: LLAMA_ALL, cite: 'pytorch/torchtune recipes/configs/llama3_2/3B_lora_single_device.yaml and 3B_qlora_single_device.yaml: lora_rank 64, q_proj, v_proj, output_proj and the MLP' },
 ];
 
@@ -175,6 +178,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const optimizerText = row.optimizer ?? '';
   const optimizer: OptimizerState = /8bit/i.test(optimizerText) ? 'adamw-8bit' : /adafactor/i.test(optimizerText) ? 'adafactor' : /^\s*sgd\b(?!.*momentum)/i.test(optimizerText) ? 'sgd' : 'adamw';
   const ckpt = row.grad_ckpt ?? '';
+  // "not stated" (or nothing) is read as off unless the tool's config of the time sets it and can be cited.
+  const ckptStated = ckpt.trim() !== '' && !/not stated/i.test(ckpt);
+  const checkpointing = ckptStated || fallback?.checkpointing === undefined ? /^on/.test(ckpt) : ((documented = fallback.cite), fallback.checkpointing);
   if (/chunked/i.test(notes)) carried.chunkedLoss = true;
   if (/\+ compile|packed \+ torch\.compile/i.test(notes)) carried.compiled = true;
   if (!/cumulativ/i.test(notes)) {
@@ -198,7 +204,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     autocast,
     optimizer,
     paged: /paged/i.test(optimizerText),
-    checkpointing: /^on/.test(ckpt),
+    checkpointing,
     // Transformers before 4.36 had only eager attention; the sources of that era say so in their path.
     eagerAttention: /v4\.2x/.test(row.url_or_repo_path ?? ''),
     // "flash-attn 2" in the notes: grouped keys and values are not expanded.

@@ -50,11 +50,11 @@ export function shardedRowToJob(row: Row): ShardedConversion {
 
 /** The several-GPU table: per source and strategy, rows estimated, median absolute error, rows under the figure, and why the others were not estimated. */
 export function shardedTable(rows: readonly Row[], sourceName: (source: string) => string, details: string[]): string[] {
-  const groups = new Map<string, { rows: number; errors: number[]; under: number; skips: Map<string, number> }>();
+  const groups = new Map<string, { rows: number; errors: number[]; under: number; documented: number; skips: Map<string, number> }>();
   for (const row of rows.filter(isShardedRow)) {
     const { conversion, plan, gpus } = shardedRowToJob(row);
     const key = `${sourceName(row.source ?? '')} | ${conversion.group}, ${describePlan(plan)}`;
-    const group = groups.get(key) ?? { rows: 0, errors: [], under: 0, skips: new Map<string, number>() };
+    const group = groups.get(key) ?? { rows: 0, errors: [], under: 0, documented: 0, skips: new Map<string, number>() };
     groups.set(key, group);
     group.rows++;
     const measured = Number(row.measured_gb);
@@ -69,19 +69,21 @@ export function shardedTable(rows: readonly Row[], sourceName: (source: string) 
     const error = (predicted - measured) / measured;
     group.errors.push(Math.abs(error));
     if (predicted < measured) group.under++;
-    details.push(`${key} | ${row.model} ${row.method} b${conversion.job.batch} s${conversion.job.seq} on ${gpus} ${conversion.kind}: measured ${measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
+    if (conversion.documented) group.documented++;
+    details.push(`${key} | ${row.model} ${row.method} b${conversion.job.batch} s${conversion.job.seq} on ${gpus} ${conversion.kind}${conversion.documented ? ' (documented default)' : ''}: measured ${measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
   }
-  const lines = ['source | method, strategy | rows | estimated | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---'];
-  const all = { rows: 0, errors: [] as number[], under: 0 };
+  const lines = ['source | method, strategy | rows | estimated | with a documented default | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---'];
+  const all = { rows: 0, errors: [] as number[], under: 0, documented: 0 };
   for (const [key, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     const [source, method] = key.split(' | ');
     const n = group.errors.length;
     const skips = [...group.skips].map(([why, count]) => `${count} ${why}`).join('; ');
-    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
+    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${group.documented} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
     all.rows += group.rows;
     all.errors.push(...group.errors);
     all.under += group.under;
+    all.documented += group.documented;
   }
-  lines.push(`all several-GPU rows | | ${all.rows} | ${all.errors.length} | ${all.errors.length ? `${(median(all.errors) * 100).toFixed(1)}%` : '-'} | ${all.under}/${all.errors.length} |`);
+  lines.push(`all several-GPU rows | | ${all.rows} | ${all.errors.length} | ${all.documented} | ${all.errors.length ? `${(median(all.errors) * 100).toFixed(1)}%` : '-'} | ${all.under}/${all.errors.length} |`);
   return lines;
 }

@@ -170,7 +170,7 @@ export function frameworkSequenceLength(events: readonly CallEvent[]): Found<num
     for (const keyword of ['max_seq_length', 'max_length']) {
       const value = positive(call.kwargs.get(keyword));
       if (value === undefined || !Number.isInteger(value)) continue;
-      const how = packed ? `, packing=True): every sample packed to ${value} tokens` : `): batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value})`;
+      const how = packed ? `, packing=True): every sample packed to ${value} tokens` : `): batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value}: the figure is for a batch that long; batches of shorter samples hold less)`;
       return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value}${how}` };
     }
   }
@@ -182,7 +182,7 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   const trl = events.find((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified));
   if (!trl) return undefined;
   const packed = events.some((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified) && call.kwargs.get('packing') === true);
-  return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
+  return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (the estimate takes it: batches are padded to their longest sample, so the figure is for a batch that long; batches of shorter samples hold less)'}` };
 }
 
 /**

@@ -315,7 +315,7 @@ function tokenizerLengthOrigin(length: number, padding: PyValue | undefined, eve
   if (padding === 'max_length') return `tokenizer(max_length=${length}, padding="max_length"): every sample ${length} tokens`;
   const collator = events.find((call) => /(^|\.)(DataCollatorWithPadding|DataCollatorForSeq2Seq|DataCollatorForLanguageModeling)$/.test(call.qualified));
   const padder = collator ? simpleName(collator.qualified) : padding === true || padding === 'longest' ? 'padding="longest"' : 'the collator';
-  return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length})`;
+  return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length}: the figure is for a batch as long as the longest sample can be; batches of shorter samples hold less)`;
 }
 
 function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {

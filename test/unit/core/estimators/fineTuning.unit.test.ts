@@ -176,6 +176,17 @@ describe('fineTuning estimator', () => {
     assert.equal(loraParams(bloom, { method: 'lora', rank: 8 }), 8 * (4096 + 3 * 4096) * 30);
   });
 
+  it('counts Llama 3.1 70B and 405B within 0.5% of their published sizes (70.6B, 405.9B)', () => {
+    // Hand-written from the published config.json files (checkpoints.json); the published sizes are the model cards' and the measurements' params_b.
+    for (const [name, published] of [['meta-llama/Llama-3.1-70B', 70.6e9], ['Llama-3.1-405B', 405.9e9]] as const) {
+      const params = total(shapeOf(name));
+      assert.ok(Math.abs(params - published) / published < 0.005, `${name}: ${params}`);
+    }
+    // Untied 128,256-entry embedding and head, grouped keys and values (8 heads of 128), SwiGLU: summed by hand.
+    assert.equal(total(shapeOf('meta-llama/Llama-3.1-70B')), 70553706496);
+    assert.equal(total(shapeOf('meta-llama/Llama-3.1-405B')), 405853388800);
+  });
+
   it('estimates an encoder-decoder from both stacks: a longer target holds more, the logits follow the target', () => {
     const shape = shapeOf('bigscience/T0_3B');
     const job: FineTuningJob = { shape, batch: 8, seq: 128, targetSeq: 8, adapter: { method: 'lora', rank: 8 }, weightBits: 32, computeBytes: 4, optimizer: 'adamw', checkpointing: false };

@@ -20,6 +20,24 @@ describe('evaluateFineTuning', () => {
     assert.equal(measureKind('peak memory (type not stated)'), 'unstated');
   });
 
+  it('reads checkpointing the row leaves "not stated" from the tool\'s cited config, and only there', () => {
+    const may = { source: 'pytorch/torchtune README (May 2024 table)', model: 'Llama-2-70B', method: 'full', optimizer: 'bnb PagedAdamW', precision: 'bf16', batch_per_gpu: '4', seq_len: '4096', num_gpus: '1', measured_gb: '70.4' };
+    const notStated = rowToJob(row({ ...may, grad_ckpt: 'not stated' }));
+    assert.ok('job' in notStated && notStated.job.checkpointing);
+    assert.match(('job' in notStated && notStated.documented) || '', /enable_activation_checkpointing: True/);
+    // A stated value wins over the config's default.
+    const off = rowToJob(row({ ...may, grad_ckpt: 'off' }));
+    assert.ok('job' in off && !off.job.checkpointing && off.documented === undefined);
+    // Another source's unstated checkpointing stays off, with no citation.
+    const other = rowToJob(row({ ...may, source: 'some blog', grad_ckpt: 'not stated' }));
+    assert.ok('job' in other && !other.job.checkpointing && other.documented === undefined);
+  });
+
+  it('finds Llama 3.1 70B and 405B in the catalog', () => {
+    assert.equal(checkpointOf('Llama-3.1-70B')?.name, 'meta-llama/Llama-3.1-70B');
+    assert.equal(checkpointOf('Llama-3.1-405B')?.name, 'meta-llama/Llama-3.1-405B');
+  });
+
   it('reads LoRA targets from the notes and the method', () => {
     assert.deepEqual(targetsOf('LoRA', 'targets q_proj,v_proj; trainable'), ['q_proj', 'v_proj']);
     assert.deepEqual(targetsOf('LoRA (q,v)', ''), ['q_proj', 'v_proj']);
