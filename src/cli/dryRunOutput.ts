@@ -24,6 +24,7 @@ export function dryRunJson(result: DryRunResult, staticMiB: number | null, gpu: 
     torch: result.torchVersion ?? null,
     breakdown: figure.breakdown,
     notes: result.notes ?? [],
+    caveats: result.caveats ?? [],
     differencePercent: staticMiB === null || staticMiB === 0 ? null : Math.round(((figure.predictedMiB - staticMiB) / staticMiB) * 1000) / 10,
   };
 }
@@ -40,6 +41,7 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
   const range = dryRunRangeOnGpu(figure.predictedMiB, estimate.gpu);
   if (range) lines.push(`  ${dryRunRangeText(range, estimate.gpu.name)}`);
   for (const note of result.notes ?? []) lines.push(`  ${note}`);
+  for (const caveat of result.caveats ?? []) lines.push(`  ${caveat}`);
   for (const model of estimate.models) {
     const staticMiB = model.memory.estimateMiB;
     if (staticMiB === null || staticMiB === 0) continue;

@@ -13,9 +13,10 @@ export function dryRunSummary(result: DryRunResult, staticMiB: number | null, gp
   const { figure } = result;
   const range = gpu ? dryRunRangeOnGpu(figure.predictedMiB, gpu) : null;
   const base = `Dry run on CPU: ${formatMiB(figure.predictedMiB)} (peak reserved ${formatMiB(figure.peakReservedMiB)} + CUDA context ${formatMiB(figure.breakdown.contextMiB)}; live tensors peak in ${figure.peakPhase}; ${figure.steps} step${figure.steps === 1 ? '' : 's'})${range && gpu ? `; ${dryRunRangeText(range, gpu.name)}` : ''}`;
-  if (staticMiB === null || staticMiB <= 0) return base;
-  const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
-  return `${base}; static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(0)}%`;
+  const caveats = (result.caveats ?? []).map((caveat) => ` ${caveat}`).join('');
+  const difference = staticMiB === null || staticMiB <= 0 ? null : ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
+  const summary = difference === null ? base : `${base}; static estimate ${formatMiB(staticMiB!)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(0)}%`;
+  return caveats ? `${summary}.${caveats}` : summary;
 }
 
 /** `on the H100 80GB 9.1 GiB to 10.5 GiB: its CUDA context was measured on ...`. */
