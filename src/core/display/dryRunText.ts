@@ -45,6 +45,7 @@ export function withDryRunReading(estimate: FileEstimate, result: DryRunResult, 
     estimateMiB: Math.round(result.figure.predictedMiB),
     lowMiB: range ? Math.round(range.lowMiB) : null,
     highMiB: range ? Math.round(range.highMiB) : null,
+    ...(result.caveats?.length ? { caveats: result.caveats } : {}),
   };
   return { ...estimate, models: estimate.models.map((model) => ({ ...model, estimates: [...model.estimates.filter((r) => r.estimator !== 'dry-run'), reading] })) };
 }

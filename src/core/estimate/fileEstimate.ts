@@ -150,6 +150,8 @@ export interface EstimatorReading {
   readonly estimateMiB: number | null;
   readonly lowMiB: number | null;
   readonly highMiB: number | null;
+  /** Where its figure may fall short, in words (the dry run's cudnnCaveats). */
+  readonly caveats?: readonly string[];
 }
 
 /* What fits a fine-tune (fineTuningRemedies.ts, longestSequence.ts work it out). */

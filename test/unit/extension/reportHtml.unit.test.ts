@@ -207,6 +207,10 @@ describe('report page', () => {
     assert.doesNotMatch(html, /Its range/);
     const onH100 = reportHtml(reported(withDryRunReading({ ...file, gpu: { id: 'h100-80gb', name: 'H100 80GB', memoryMiB: 81559 } }, ok, false)), page);
     assert.match(onH100, /Its range: on the H100 80GB [\d.]+ GiB to [\d.]+ GiB: its CUDA context was measured on the A100 40GB/);
+    // Where the figure may fall short, the report says so under it.
+    assert.doesNotMatch(html, /Grouped or depthwise/);
+    const caveat = 'Grouped or depthwise convolutions at batch 8: leave headroom.';
+    assert.match(reportHtml(reported(withDryRunReading(file, { ...ok, caveats: [caveat] }, false)), page), /Grouped or depthwise convolutions at batch 8: leave headroom\. The dry run ran/);
     const failed = reportHtml(reported(withDryRunReading(file, { ok: false, error: 'no Python at x' }, false)), page);
     assert.doesNotMatch(failed, /Dry run on CPU/);
   });
