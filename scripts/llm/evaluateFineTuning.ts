@@ -15,6 +15,7 @@ import { CHECKPOINTS, findCheckpoint } from '../../src/core/catalog/hf/checkpoin
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { isShardedRow, shardedTable } from './shardedRows';
 import { FITTED_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from '../../src/core/estimators/fineTuning';
+import { median } from '../evaluation/statistics';
 
 const GiB = 1024 ** 3;
 
@@ -232,13 +233,6 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
 /** The estimate the measurement measured; an unstated kind is compared with the reserved peak (between allocated and the driver's). */
 export function estimateFor(estimate: FineTuningEstimate, kind: MeasureKind): number {
   return kind === 'allocated' ? estimate.allocated : kind === 'driver' ? estimate.driver : estimate.reserved;
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The source's short name: the text before its first parenthesis or comma. */

@@ -8,7 +8,8 @@
  */
 import { FITTED_MARGIN } from '../../src/core/estimators/fineTuning';
 import { estimateSharded, describePlan, type ShardingPlan } from '../../src/core/estimators/sharding';
-import { estimateFor, median, rowToJob, type Conversion, type Row } from './evaluateFineTuning';
+import { median } from '../evaluation/statistics';
+import { estimateFor, rowToJob, type Conversion, type Row } from './evaluateFineTuning';
 
 const GiB = 1024 ** 3;
 

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { checkpointOf, gpuGiB, measureKind, shapeKey, median, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { median } from '../../../../scripts/evaluation/statistics';
+import { checkpointOf, gpuGiB, measureKind, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
