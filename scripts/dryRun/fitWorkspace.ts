@@ -16,7 +16,7 @@ import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRunTrace';
 import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
 import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
-import { REPO, syntheticCases, timmCases } from './dryRunCases';
+import { errorStats, REPO, syntheticCases, timmCases } from './dryRunCases';
 const GRID = [0, 0.25, 0.5, 1, 1.5, 2];
 /** What an under-estimate by more than 10% costs against a point of median error. */
 const UNDER_WEIGHT = 2;
@@ -29,10 +29,7 @@ interface Case {
 
 function score(cases: readonly Case[], coefficients: WorkspaceCoefficients): { median: number; under: number; loss: number } {
   const workspace = workspaceWith(coefficients);
-  const errors = cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB);
-  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
-  const under = errors.filter((e) => e < -0.1).length / Math.max(1, errors.length);
+  const { median, under } = errorStats(cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB));
   return { median, under, loss: median + UNDER_WEIGHT * under };
 }
 
@@ -84,8 +81,8 @@ function main(): void {
     for (const c of cases.filter((c) => fold(c.model) === side)) outOfFold.push({ case: c, error: (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB });
     console.log(`fold ${side} held out: fitted ${JSON.stringify(coefficients)}`);
   }
-  const sorted = outOfFold.map((o) => Math.abs(o.error)).sort((a, b) => a - b);
-  console.log(`2-fold grouped CV: median ${((sorted[Math.floor((sorted.length - 1) / 2)] ?? 0) * 100).toFixed(1)}%, under by >10% ${((outOfFold.filter((o) => o.error < -0.1).length / outOfFold.length) * 100).toFixed(1)}%`);
+  const crossValidated = errorStats(outOfFold.map((o) => o.error));
+  console.log(`2-fold grouped CV: median ${(crossValidated.median * 100).toFixed(1)}%, under by >10% ${(crossValidated.under * 100).toFixed(1)}%`);
   const all = fit(cases);
   const fitted = score(cases, all);
   console.log(`fitted on all: ${JSON.stringify(all)}: median ${(fitted.median * 100).toFixed(1)}%, under ${(fitted.under * 100).toFixed(1)}%`);
