@@ -1,11 +1,13 @@
 /**
  * Fits the cuDNN workspace rule (src/core/dryRun/convolutionWorkspace.ts) on the dry-run traces
- * of the published A100 timm runs that `npm run evaluate:dry-run` keeps in its cache: coordinate
+ * that `npm run evaluate:dry-run -- --every 6 --synthetic-every 10` keeps in its cache (the same
+ * sample, --timm-every and --synthetic-every, whatever else the cache holds, so that the fit can
+ * be repeated): coordinate
  * search over a grid of shares per kind of convolution, scored by 2-fold cross-validation with
  * each model on one side only, then fitted on all. Prints the coefficients to put in
  * src/core/dryRun/cudnnWorkspace.ts and the out-of-fold figures.
  *
- *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--every K] [--runs all|timm|synthetic]
+ *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--timm-every K] [--synthetic-every K] [--every K] [--runs all|timm|synthetic]
  *
  * Each try replays every run (about 0.1 s a run on this machine), so --every K fits on every K-th.
  */
@@ -58,11 +60,11 @@ function fit(cases: readonly Case[]): WorkspaceCoefficients {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
-  // Every run whose trace the evaluation cached (timm and the synthetic CNNs: convolutions).
+  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, 'timm-every': { type: 'string', default: '6' }, 'synthetic-every': { type: 'string', default: '10' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
+  // The evaluation's sample whose traces are cached (timm and the synthetic CNNs: convolutions).
   const cases: Case[] = [];
   const wanted = { all: ['timm', 'synthetic'], timm: ['timm'], synthetic: ['synthetic'] }[values.runs as 'all' | 'timm' | 'synthetic'] ?? ['timm', 'synthetic'];
-  const candidates = [...(wanted.includes('timm') ? timmCases(1) : []), ...(wanted.includes('synthetic') ? syntheticCases(1, values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
+  const candidates = [...(wanted.includes('timm') ? timmCases(Number(values['timm-every'])) : []), ...(wanted.includes('synthetic') ? syntheticCases(Number(values['synthetic-every']), values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
   for (const c of candidates.filter((_, i) => i % Number(values.every) === 0)) {
     const file = path.join(values.cache, `${c.key}-steps${values.steps}.json`);
     if (!existsSync(file)) continue;

@@ -5,7 +5,7 @@ import type { DryRunTrace } from './dryRunTrace';
 export const NO_WORKSPACE: WorkspaceCoefficients = { spatial: { input: 0, output: 0 }, pointwise: { input: 0, output: 0 }, grouped: { input: 0, output: 0 } };
 
 /**
- * Fitted by scripts/dryRun/fitWorkspace.ts (2026-11-26, `--every 2`: 317 traced A100 runs of 169
+ * Fitted by scripts/dryRun/fitWorkspace.ts (2026-11-26, `--every 2` of the evaluation's sample: 317 traced A100 runs of 169
  * models, timm and GPUMemNet's CNNs): a spatial convolution's workspace is its input's size plus
  * twice its output's, as an FFT or non-fused Winograd algorithm holds transformed copies of them;
  * 1x1 and grouped ones get none that raises the peak. In 2-fold cross-validation with each model on
