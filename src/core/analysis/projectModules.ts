@@ -184,6 +184,8 @@ export class ProjectModules implements ProjectImports {
       if (KNOWN_LIBRARIES.has(head)) return undefined;
       module = this.onSearchPath(head);
       if (!module) return undefined;
+      // `import lightning` beside a plain folder `lightning/`: Python takes the installed package over a namespace package.
+      if (!module.file && COMMON_MODULES.has(head)) return undefined;
     }
     let value: PyValue = this.load(module);
     for (const [i, part] of parts.slice(1).entries()) {

@@ -26,6 +26,9 @@ describe('gpu-estimate on the fine-tuning script of issue 20 (the built CLI, as 
     // About 7 GiB of 4-bit weights, checkpointed activations of 4 x 1024 tokens and the logits: between 10 and 20 GiB, so it fits a 24 GB card.
     assert.ok(model.memory.estimateMiB! > 10 * 1024 && model.memory.estimateMiB! < 20 * 1024, String(model.memory.estimateMiB));
     assert.equal(model.fits, true);
+    // `tokenizer.pad_token = tokenizer.eos_token` and `DataCollatorForLanguageModeling(tokenizer, mlm=False)` are ordinary lines, not warnings.
+    assert.deepEqual(report.warnings, []);
+    assert.ok(!model.notes.some((n) => /pad_token|DataCollator/.test(n.message)), JSON.stringify(model.notes));
   });
 });
 
@@ -55,6 +58,15 @@ describe('gpu-estimate on a pretrained model built inside a LightningModule (the
     // 2.3 GiB of bf16 weights, checkpointed layer inputs and, the largest part, 12 B per token and vocabulary entry of the loss over 128256 entries (12 GiB for 8 x 1024 tokens).
     assert.ok(model.memory.estimateMiB! > 15 * 1024 && model.memory.estimateMiB! < 25 * 1024, String(model.memory.estimateMiB));
     assert.ok(!model.notes.some((n) => /no forward\(\)|input shape unknown/.test(n.message)), JSON.stringify(model.notes));
+  });
+
+  it('estimates a LightningModule that loads the model in __init__, in a folder beside a plain `lightning/` folder (the library, not that folder)', () => {
+    const model = run('test/fixtures/llm/lightning_lora.py');
+    assert.equal(model.params, 1235814400);
+    assert.equal(model.batchSize, 4);
+    assert.equal(model.precision, 'bf16-mixed');
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, v_proj');
   });
 
   it("estimates the Lightning DeepSpeed fixture per GPU: ZeRO-2 with the optimizer offloaded, on Trainer(devices=4)", () => {
