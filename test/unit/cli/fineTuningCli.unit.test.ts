@@ -83,3 +83,44 @@ describe('gpu-estimate on a pretrained model built inside a LightningModule (the
     assert.ok(!model.notes.some((n) => /one unsharded replica/.test(n.message)), JSON.stringify(model.notes));
   });
 });
+
+describe('gpu-estimate on models the fine-tuning libraries load themselves (the built CLI, as a process)', () => {
+  const run = (script: string): FileEstimate => {
+    const result = spawnSync(process.execPath, [CLI, script, '--json', '--gpu', 'rtx4090-24gb'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout) as FileEstimate;
+  };
+  const value = (model: FileEstimate['models'][number], name: string) => model.assumptions.find((a) => a.name === name)?.value;
+
+  it("reads Unsloth's notebook set-up: Llama 3 8B in 4 bits, LoRA r=16 on every projection, offloaded checkpointing, 16-bit mixed precision", () => {
+    const report = run('test/fixtures/llm/unsloth_qlora.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'meta-llama/Meta-Llama-3-8B');
+    assert.equal(model.params, 8030261248);
+    assert.equal(model.batchSize, 2);
+    assert.deepEqual(model.inputShape, [2048]);
+    assert.equal(model.precision, 'bf16-mixed');
+    assert.equal(model.gradientCheckpointing, true);
+    assert.equal(value(model, 'quantization'), '4-bit nf4 double-quantized');
+    assert.equal(value(model, 'adapter'), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj');
+    assert.equal(value(model, 'weightDtype'), 'bf16');
+    assert.equal(model.memory.method, 'fineTuning');
+    // 5.5 GiB of NF4 weights (the embeddings and the head stay 16-bit) and, the largest part, 12 B per token and vocabulary entry of the loss (4096 x 128256: 5.9 GiB); the checkpointed layers' inputs are on the CPU.
+    assert.ok(model.memory.estimateMiB! > 12 * 1024 && model.memory.estimateMiB! < 20 * 1024, String(model.memory.estimateMiB));
+    assert.ok(report.warnings.some((w) => /Unsloth's own kernels .* upper bound/.test(w)), JSON.stringify(report.warnings));
+  });
+
+  it('reads TRL\'s quick start given a hub id: the trainer loads Qwen2.5-1.5B and applies the LoRA config it is given', () => {
+    const report = run('test/fixtures/llm/sft_model_id.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'Qwen/Qwen2.5-1.5B');
+    assert.equal(model.batchSize, 4);
+    assert.deepEqual(model.inputShape, [1024]);
+    assert.equal(value(model, 'adapter'), 'lora rank 32 on all-linear');
+    assert.equal(value(model, 'weightDtype'), 'bf16');
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.deepEqual(report.warnings, []);
+  });
+});

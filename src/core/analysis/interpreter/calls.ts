@@ -12,6 +12,7 @@ import { hydraCall } from './hydraInstantiate';
 import { isLightningCli, lightningCli } from './lightningCli';
 import { isYacsClass, isYacsNode, newNode, yacsMethod } from './yacsConfig';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
+import { fineTuningLibraryCall } from './fineTuningLibraries';
 import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -299,6 +300,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (framework) return framework;
   // PEFT wraps the model it is given: its layers are the model's (the adapter is read from the config, fineTuningSetup.ts).
   if (PEFT_WRAPS_MODEL.test(name) && asModule(args[0] ?? kwargs.get('model'))) return (args[0] ?? kwargs.get('model'))!;
+  const library = fineTuningLibraryCall(interp, name, args, kwargs, node);
+  if (library !== undefined) return library;
   const catalog = catalogCall(name, args, kwargs);
   if (catalog) return catalogValue(interp, catalog, node);
   return callTensorFunction(interp, name, args, kwargs, node);
