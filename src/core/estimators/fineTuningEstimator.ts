@@ -24,10 +24,12 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const notes: string[] = [];
   const quantization = adapter ? setup.quantization?.value : undefined;
   if (setup.quantization && !adapter) notes.push('The weights are quantized but no adapter is applied: a quantized model cannot be fully fine-tuned; its weights are counted at 16 bits.');
-  const dtype = setup.weightDtype?.value;
+  const precision = setup.precision?.value ?? 'fp32';
+  // A 16-bit "true" precision (Lightning's "bf16-true", `model.half()`, `model.to(torch.bfloat16)`) casts the weights themselves.
+  const trueHalf = precision === 'bf16' || precision === 'fp16';
+  const dtype = setup.weightDtype?.value ?? (trueHalf ? precision : undefined);
   if (!dtype && !quantization) notes.push("The weights' dtype is not given (from_pretrained(torch_dtype=...)): fp32 is assumed, transformers 4's default (transformers 5 loads the checkpoint's dtype).");
   const weightBits: FineTuningJob['weightBits'] = quantization ? quantization.bits : dtype === 'bf16' || dtype === 'fp16' ? 16 : 32;
-  const precision = setup.precision?.value ?? 'fp32';
   const mixed = precision === 'bf16-mixed' || precision === 'fp16-mixed';
   // prepare_model_for_kbit_training makes the embeddings and norms fp32, and bitsandbytes returns each quantized linear's output in its input's dtype: without autocast the whole forward is fp32.
   const kbitFp32 = weightBits < 16 && setup.kbitPrepared !== undefined && !mixed;

@@ -69,6 +69,19 @@ describe('gpu-estimate on a pretrained model built inside a LightningModule (the
     assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, v_proj');
   });
 
+  it('estimates a Lightning Fabric loop in bf16-true precision with the weights in bf16 (Fabric casts them), not fp32', () => {
+    const model = run('test/fixtures/llm/fabric_lora.py');
+    assert.equal(model.architecture?.name, 'TinyLlama/TinyLlama-1.1B-Chat-v1.0');
+    assert.equal(model.batchSize, 8);
+    assert.deepEqual(model.inputShape, [512]);
+    assert.equal(model.precision, 'bf16');
+    assert.equal(model.memory.method, 'fineTuning');
+    // 1.1B parameters at 2 bytes: about 2 GiB of weights (4 GiB if they were taken as fp32).
+    const weights = model.memory.breakdown?.weightsMiB ?? 0;
+    assert.ok(weights > 1900 && weights < 2300, String(weights));
+    assert.ok(!model.notes.some((n) => /fp32 is assumed/.test(n.message)), JSON.stringify(model.notes));
+  });
+
   it("estimates the Lightning DeepSpeed fixture per GPU: ZeRO-2 with the optimizer offloaded, on Trainer(devices=4)", () => {
     const model = run('test/fixtures/llm/multigpu/lightning_deepspeed/train.py');
     assert.equal(model.params, 1235814400);
