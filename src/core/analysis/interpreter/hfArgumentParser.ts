@@ -71,7 +71,7 @@ export function hfArgumentParserMethod(interp: Evaluator, parser: InstanceValue,
     }
   } else {
     const source = method === 'parse_dict' ? (kwargs.get('args') ?? args[0]) : interp.config?.load(kwargs.get('json_file') ?? kwargs.get('yaml_file') ?? args[0] ?? null, method === 'parse_json_file' ? 'json' : 'yaml', node);
-    options = kindOf(source) === 'dict' ? new Map([...(source as DictValue).entries].filter(([key]) => typeof key === 'string') as [string, PyValue][]) : new Map();
+    options = kindOf(source) === 'dict' ? new Map<string, PyValue>((source as DictValue).entries) : new Map<string, PyValue>();
   }
   const types = (parser.attrs.get(TYPES) as PyValue[] | undefined) ?? [];
   // Each option goes to the script's dataclass that declares the field; the rest to the library's.
