@@ -70,7 +70,7 @@ export function hfArgumentParserMethod(interp: Evaluator, parser: InstanceValue,
       else interp.config?.commandLineValue(name, value, node);
     }
   } else {
-    const source = method === 'parse_dict' ? (kwargs.get('args') ?? args[0]) : interp.config?.load(kwargs.get('json_file') ?? kwargs.get('yaml_file') ?? args[0] ?? null, method === 'parse_json_file' ? 'json' : 'yaml', node);
+    const source = method === 'parse_dict' ? (kwargs.get('args') ?? args[0]) : interp.config?.load(kwargs.get('json_file') ?? kwargs.get('yaml_file') ?? args[0] ?? null, 'by-name', node);
     options = kindOf(source) === 'dict' ? new Map<string, PyValue>((source as DictValue).entries) : new Map<string, PyValue>();
   }
   const types = (parser.attrs.get(TYPES) as PyValue[] | undefined) ?? [];

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { commandLineOptions } from '../../../../../src/core/analysis/interpreter/hfArgumentParser';
 import { estimateSource } from '../../../../../src/core/estimate/incrementalEstimator';
 import { defaultGpuProfile } from '../../../../../src/core/gpus/gpuProfiles';
+import { ParsedModules } from '../../../../../src/core/project/parsedModules';
+import { MemoryProjectFiles } from '../../../../../src/core/project/projectFiles';
 import { realParser, REPO_ROOT } from '../../../fixtures';
 
 const SCRIPT = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'clm_argument_parser.py'), 'utf8');
@@ -40,6 +42,30 @@ describe("transformers' HfArgumentParser (hfArgumentParser.ts)", () => {
   it('a value the user sets (--set, gpuEstimator.assume) wins over the default and the command line', async () => {
     const found = await estimate(SCRIPT, ['--model_name_or_path', 'gpt2-large', '--output_dir', 'out'], { model_name_or_path: 'gpt2-medium' });
     assert.equal(found.models[0]?.architecture?.name, 'gpt2-medium');
+  });
+
+  it('parse_json_file reads the project\'s JSON file of arguments', async () => {
+    const source = [
+      'from dataclasses import dataclass, field',
+      'from typing import Optional',
+      'from transformers import AutoModelForCausalLM, HfArgumentParser, TrainingArguments',
+      '@dataclass',
+      'class ModelArguments:',
+      '    model_name_or_path: Optional[str] = field(default=None)',
+      'model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_json_file(json_file="args.json")',
+      'model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, torch_dtype="bfloat16")',
+    ].join('\n');
+    const files = new MemoryProjectFiles([
+      ['/p/train.py', source],
+      ['/p/args.json', '{"model_name_or_path": "gpt2-medium", "per_device_train_batch_size": 6, "bf16": true, "output_dir": "out"}'],
+    ]);
+    const parsed = new ParsedModules(await realParser());
+    const found = estimateSource('train.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 }, { source: { files, path: '/p/train.py', root: '/p' }, parse: (p, text) => parsed.parse(p, text) });
+    const [model] = found.models;
+    assert.ok(model, JSON.stringify(found.warnings));
+    assert.equal(model.architecture?.name, 'gpt2-medium');
+    assert.equal(model.batchSize, 6);
+    assert.equal(model.precision, 'bf16-mixed');
   });
 
   it('parse_dict and a single dataclass type; TrainingArguments defaults (batch 8) when nothing sets the batch', async () => {
