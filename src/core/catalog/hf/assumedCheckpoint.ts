@@ -16,12 +16,18 @@ const NOT_DECODER = /(^|[^a-z])(t5|mt5|t0|bert|bart|mbart|deberta|electra|robert
 /** Mixture-of-experts names: another estimator's work. */
 const MIXTURE = /(\d+x\d+(\.\d+)?[bm])|(^|[^a-z])moe([^a-z]|$)|mixtral|-a\d+(\.\d+)?b([^a-z0-9]|$)/;
 
-/** Family words and the catalog model type whose members give the proportions; anything else takes Llama's. */
-const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly modelType: string; readonly label: string }> = [
-  { word: /mistral|zephyr|nemo|openhermes/, modelType: 'mistral', label: 'Mistral' },
-  { word: /qwen/, modelType: 'qwen2', label: 'Qwen2' },
-  { word: /gemma/, modelType: 'gemma', label: 'Gemma' },
-  { word: /llama|vicuna|alpaca|wizardlm|yi-|tinyllama|smollm|guanaco|orca/, modelType: 'llama', label: 'Llama' },
+/**
+ * Family words and the catalog members whose proportions (and vocabulary, which dominates the
+ * logits of small models) they keep, most specific first; a name with none takes every Llama.
+ */
+const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp; readonly modelType: string; readonly label: string }> = [
+  { word: /mistral|zephyr|nemo|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
+  { word: /qwen/, members: /./, modelType: 'qwen2', label: 'Qwen2' },
+  { word: /gemma/, members: /./, modelType: 'gemma', label: 'Gemma' },
+  { word: /llama-?3(?!\d)/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
+  { word: /llama-?2(?!\d)|codellama|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|codellama|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
+  { word: /smollm/, members: /smollm/i, modelType: 'llama', label: 'SmolLM' },
+  { word: /(^|[^a-z])yi-/, members: /yi-/i, modelType: 'llama', label: 'Yi' },
 ];
 
 /** Families people fine-tune whose own architecture the assumed shape does not follow (a Llama-style decoder of their size stands in). */
@@ -82,15 +88,15 @@ export function scaledConfig(reference: Checkpoint, params: number): Record<stri
 }
 
 /** The catalog members that give a family its proportions (Llama-style types only: their config's fields are the ones scaled). */
-function membersOf(modelType: string): Checkpoint[] {
-  return CHECKPOINTS.filter((c) => c.modelType === modelType && isLlamaStyle(c.modelType));
+function membersOf(modelType: string, members: RegExp): Checkpoint[] {
+  return CHECKPOINTS.filter((c) => c.modelType === modelType && isLlamaStyle(c.modelType) && members.test(c.name));
 }
 
-/** The member nearest in size to `params` (by the ratio of counts), leaving out `except` (to measure the fallback on a catalogued model). */
-export function nearestMember(modelType: string, params: number, except?: string): Checkpoint | undefined {
+/** The member nearest in size to `params` (by the ratio of counts), leaving out the names in `except` (to measure the fallback on catalogued models). */
+export function nearestMember(modelType: string, members: RegExp, params: number, except: readonly string[] = []): Checkpoint | undefined {
   let best: { checkpoint: Checkpoint; distance: number } | undefined;
-  for (const checkpoint of membersOf(modelType)) {
-    if (checkpoint.name === except) continue;
+  for (const checkpoint of membersOf(modelType, members)) {
+    if (except.includes(checkpoint.name)) continue;
     const distance = Math.abs(Math.log(llamaStyleParams(checkpoint.modelType, checkpoint.config) / params));
     if (!best || distance < best.distance) best = { checkpoint, distance };
   }
@@ -102,9 +108,9 @@ const formatCount = (params: number) => (params >= 1e9 ? `${Number((params / 1e9
 /**
  * A checkpoint for a name the catalog does not know, with its shape assumed from the name (or
  * from `params` where the caller knows the count), and the note that says so; or why there is
- * none. `except` leaves one catalog member out of the references (the fallback's own evaluation).
+ * none. `except` leaves catalog members out of the references (the fallback's own evaluation).
  */
-export function assumedCheckpoint(name: string, options: { readonly params?: number; readonly except?: string } = {}): (Checkpoint & { readonly assumed: string }) | { readonly declined: string } {
+export function assumedCheckpoint(name: string, options: { readonly params?: number; readonly except?: readonly string[] } = {}): (Checkpoint & { readonly assumed: string }) | { readonly declined: string } {
   const lower = name.toLowerCase();
   const size = sizeFromName(name);
   if (size && 'declined' in size) return size;
@@ -112,7 +118,8 @@ export function assumedCheckpoint(name: string, options: { readonly params?: num
   const params = options.params ?? size?.params;
   if (params === undefined || !(params > 0)) return { declined: `'${name}' carries no size (such as -7b or 1.5B) to assume a shape from` };
   const family = FAMILIES.find((f) => f.word.test(lower));
-  const reference = nearestMember(family?.modelType ?? 'llama', params, options.except);
+  // A family with no member left (the fallback's evaluation leaves some out) takes every member of its type.
+  const reference = (family && nearestMember(family.modelType, family.members, params, options.except)) ?? nearestMember(family?.modelType ?? 'llama', /./, params, options.except);
   if (!reference) return { declined: `no catalog member to take the proportions of for '${name}'` };
   const config = scaledConfig(reference, params);
   const other = family ? undefined : OTHER_DECODERS.exec(lower)?.[0];
