@@ -187,6 +187,19 @@ describe('fineTuning estimator', () => {
     assert.equal(total(shapeOf('meta-llama/Llama-3.1-405B')), 405853388800);
   });
 
+  it('counts the added checkpoints without a published exact count as their same-shape siblings, and OPT at its paper\'s sizes', () => {
+    // Llama-3-70B is Llama-3.1-70B's shape; Mistral-7B v0.2 is v0.1's (the catalog's layer table checks the published counts of the others).
+    assert.equal(total(shapeOf('meta-llama/Meta-Llama-3-70B')), total(shapeOf('meta-llama/Llama-3.1-70B')));
+    assert.equal(total(shapeOf('mistralai/Mistral-7B-Instruct-v0.2')), 7_241_732_096);
+    // OPT's Table 1 (Zhang et al. 2022) sizes 1.3B to 66B; ffn 4 x hidden, learned positions of 2048 + 2.
+    for (const [name, size] of [['facebook/opt-1.3b', 1.3e9], ['facebook/opt-2.7b', 2.7e9], ['facebook/opt-6.7b', 6.7e9], ['facebook/opt-13b', 13e9], ['facebook/opt-30b', 30e9], ['facebook/opt-66b', 66e9]] as const) {
+      const params = total(shapeOf(name));
+      assert.ok(Math.abs(params - size) / size < 0.02, `${name}: ${params}`);
+    }
+    // The one OPT count published exactly (DeepSpeed-Chat's OPT-1.3b actor: '[pre-lora] num params: 1315758080').
+    assert.equal(total(shapeOf('facebook/opt-1.3b')), 1_315_758_080);
+  });
+
   it('estimates an encoder-decoder from both stacks: a longer target holds more, the logits follow the target', () => {
     const shape = shapeOf('bigscience/T0_3B');
     const job: FineTuningJob = { shape, batch: 8, seq: 128, targetSeq: 8, adapter: { method: 'lora', rank: 8 }, weightBits: 32, computeBytes: 4, optimizer: 'adamw', checkpointing: false };
