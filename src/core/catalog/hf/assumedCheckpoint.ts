@@ -48,7 +48,7 @@ export function sizeFromName(name: string): { readonly params: number; readonly 
 
 /** Parameters of a Llama-style config (embeddings, attention with its biases where the type has them, gated MLP, norms, an untied head). */
 export function llamaStyleParams(modelType: string, config: Readonly<Record<string, ConfigValue | undefined>>): number {
-  const n = (key: string) => (typeof config[key] === 'number' ? (config[key] as number) : 0);
+  const n = (key: string) => (typeof config[key] === 'number' ? config[key] : 0);
   const h = n('hidden_size');
   const heads = n('num_attention_heads');
   const kvHeads = n('num_key_value_heads') || heads;
