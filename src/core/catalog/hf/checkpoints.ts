@@ -24,6 +24,8 @@ export interface Checkpoint {
     readonly plus?: number;
     readonly source: string;
   };
+  /** Set on a checkpoint the catalog does not know, whose shape is assumed from its name (assumedCheckpoint.ts): the note that says so. */
+  readonly assumed?: string;
 }
 
 export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyArray<Record<string, unknown>>).map((entry) => ({
