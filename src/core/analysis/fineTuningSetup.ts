@@ -43,6 +43,7 @@ function dtypeOf(value: PyValue | undefined): WeightDtype | undefined {
   if (/(^|\.)(bfloat16|bf16)$/.test(name)) return 'bf16';
   if (/(^|\.)(float16|half|fp16)$/.test(name)) return 'fp16';
   if (/(^|\.)(float32|float|fp32)$/.test(name)) return 'fp32';
+  if (name === 'auto') return 'auto';
   return undefined;
 }
 
@@ -59,7 +60,7 @@ export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | 
     if (!FROM_PRETRAINED.test(call.qualified)) continue;
     for (const keyword of ['torch_dtype', 'dtype']) {
       const value = dtypeOf(call.kwargs.get(keyword));
-      if (value) return { value, node: argumentNode(call, keyword), origin: `from_pretrained(${keyword}=${value === 'bf16' ? 'torch.bfloat16' : value === 'fp16' ? 'torch.float16' : 'torch.float32'})` };
+      if (value) return { value, node: argumentNode(call, keyword), origin: `from_pretrained(${keyword}=${value === 'bf16' ? 'torch.bfloat16' : value === 'fp16' ? 'torch.float16' : value === 'auto' ? '"auto"' : 'torch.float32'})` };
     }
   }
   return undefined;
@@ -68,7 +69,7 @@ export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | 
 /**
  * A TRL trainer given a hub id loads the model itself with its config's `model_init_kwargs`
  * (`SFTConfig(model_init_kwargs={"torch_dtype": torch.bfloat16})`); without a dtype there, recent
- * TRL passes dtype="auto", the checkpoint's own dtype: bf16 for the decoders people fine-tune today.
+ * TRL passes dtype="auto", the checkpoint's own dtype.
  */
 function trainerLoadedDtype(events: readonly CallEvent[], trainer: CallEvent): Found<WeightDtype> {
   for (const call of events) {
@@ -80,7 +81,7 @@ function trainerLoadedDtype(events: readonly CallEvent[], trainer: CallEvent): F
       if (value) return { value, node: argumentNode(call, 'model_init_kwargs'), origin: `${simpleName(call.qualified)}(model_init_kwargs={"${keyword}": ${value}})` };
     }
   }
-  return { value: 'bf16', node: trainer.node, origin: `${simpleName(trainer.qualified)}(model="..."): TRL loads the checkpoint in its own dtype (dtype="auto"), taken as bf16` };
+  return { value: 'auto', node: trainer.node, origin: `${simpleName(trainer.qualified)}(model="..."): TRL loads the checkpoint in its own dtype (dtype="auto")` };
 }
 
 /** `from_pretrained(..., attn_implementation="eager" | "sdpa" | "flash_attention_2")`. */

@@ -58,7 +58,8 @@ export interface ModelSetup {
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'fp16' | 'bf16';
 /** The dtype a pretrained model's weights are loaded in (`from_pretrained(torch_dtype=...)`). */
-export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
+/** `auto`: the checkpoint's own dtype (`torch_dtype="auto"`, TRL's default for a hub id). */
+export type WeightDtype = 'fp32' | 'bf16' | 'fp16' | 'auto';
 
 /** bitsandbytes quantization of the frozen base weights. */
 export interface QuantizationSetup {

@@ -8,6 +8,9 @@ import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
+/** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
+const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
+
 /**
  * The fine-tuning job of a transformers text model the catalog knows (from_pretrained, or built from
  * its config): with a PEFT adapter, quantized or 16-bit weights, or fully in fp32 as the Trainer's
@@ -29,7 +32,10 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const precision = setup.precision?.value ?? 'fp32';
   // A 16-bit "true" precision (Lightning's "bf16-true", `model.half()`, `model.to(torch.bfloat16)`) casts the weights themselves.
   const trueHalf = precision === 'bf16' || precision === 'fp16';
-  const dtype = setup.weightDtype?.value ?? (trueHalf ? precision : undefined);
+  const written = setup.weightDtype?.value ?? (trueHalf ? precision : undefined);
+  // "auto" loads the checkpoint's own dtype: the decoders published since Llama in 16 bits, the older families (BERT, GPT-2, T5) in fp32.
+  const dtype = written === 'auto' ? (SIXTEEN_BIT_CHECKPOINTS.test(hf.modelType) ? 'bf16' : 'fp32') : written;
+  if (written === 'auto') notes.push(`The weights load in the checkpoint's own dtype ("auto"): ${dtype === 'bf16' ? '16 bits' : 'fp32'}, as ${hf.modelType} checkpoints are published.`);
   if (!dtype && !quantization) notes.push("The weights' dtype is not given (from_pretrained(torch_dtype=...)): fp32 is assumed, transformers 4's default (transformers 5 loads the checkpoint's dtype).");
   const weightBits: FineTuningJob['weightBits'] = quantization ? quantization.bits : dtype === 'bf16' || dtype === 'fp16' ? 16 : 32;
   const mixed = precision === 'bf16-mixed' || precision === 'fp16-mixed';

@@ -105,6 +105,15 @@ describe('fineTuningSpec', () => {
     assert.equal(spec.job.flashAttention, true);
   });
 
+  it('"auto" loads the checkpoint\'s own dtype: 16 bits for a Llama, fp32 for BERT, each with a note', () => {
+    const auto = fineTuningSpec(setup({ weightDtype: at('auto' as const) }), architecture, 512);
+    assert.equal(auto?.job.weightBits, 16);
+    assert.ok(auto?.notes.some((n) => /own dtype \("auto"\): 16 bits, as llama checkpoints/.test(n)));
+    const bert = findCheckpoint('bert-base-uncased')!;
+    const bertArchitecture = { hfConfig: { modelType: bert.modelType, className: 'BertForSequenceClassification', config: bert.config } } as unknown as CatalogArchitecture;
+    assert.equal(fineTuningSpec(setup({ weightDtype: at('auto' as const) }), bertArchitecture, 128)?.job.weightBits, 32);
+  });
+
   it('is no job without a transformers architecture or a sequence; with no adapter applied, a full fine-tune in the dtype the weights are loaded in', () => {
     assert.equal(fineTuningSpec(setup({ adapter: lora }), undefined, 512), undefined);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, undefined), undefined);
