@@ -1,7 +1,7 @@
 """The sparse mixture-of-experts block of transformers 4 (MixtralSparseMoeBlock, and Qwen2-MoE's with
 its shared expert), written out here by hand from its forward, measured with PyTorch's saved-tensor
 hooks (harness/saved_activations.py) against the bytes per token the fine-tuning estimator counts
-for it (src/core/estimators/moe.ts). Both sides read test/vectors/moe/sparse-moe-block.json:
+for it (src/core/estimators/moeActivations.ts). Both sides read test/vectors/moe/sparse-moe-block.json:
 test/unit/core/estimators/moe.unit.test.ts checks the TypeScript figure is the stored one, this
 test that PyTorch keeps that figure."""
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _block(case: Dict[str, Any]) -> nn.Module:
 
 
 def _lora_rank_outputs(case: Dict[str, Any]) -> int:
-    """Bytes per token of what moe.ts leaves out, as the dense layers' count does: each adapted
+    """Bytes per token of what moeActivations.ts leaves out, as the dense layers' count does: each adapted
     module's A output (rank fp32 values), which B keeps, per token slot that goes through it."""
     shape, adapted = case["shape"], set(case["options"]["adapted"])
     if case["options"]["full"] or not adapted:

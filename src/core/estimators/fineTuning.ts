@@ -1,5 +1,6 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
-import { moeBlockBytesPerToken, moeFromConfig, moeLinears, type MoeShape } from './moe';
+import { moeFromConfig, moeLinears, type MoeShape } from './moe';
+import { moeBlockBytesPerToken } from './moeActivations';
 
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors

@@ -21,7 +21,7 @@ export interface LayerShape {
   readonly dropout: boolean;
   /** RMSNorm that upcasts to fp32 and casts back before its weight (Llama, T5): a 16-bit copy of the normalized tensor on top of the fp32 one. */
   readonly rmsNorm?: boolean;
-  /** A mixture-of-experts block takes the dense MLP's place: its bytes are moe.ts's moeBlockBytesPerToken. */
+  /** A mixture-of-experts block takes the dense MLP's place: its bytes are moeActivations.ts's moeBlockBytesPerToken. */
   readonly moe?: MoeShape;
 }
 
