@@ -88,3 +88,9 @@ export function moeLinears(hidden: number, moe: MoeShape): MoeTensor[] {
   }
   return tensors;
 }
+
+/** What the estimate says about a mixture of experts, beside its figure. */
+export function moeNote(moe: MoeShape): string {
+  const shared = moe.sharedIntermediate ? ' and a shared expert' : '';
+  return `Mixture of experts: ${moe.experts} experts per layer${shared}, each token routed to ${moe.topK}. Every expert is held (and quantized with the rest); the activations are those of the ${moe.topK} experts each token goes through, as transformers 4's per-expert linears keep them. The experts shard as any other parameters (expert parallelism is not modelled).`;
+}

@@ -139,6 +139,7 @@ describe('QLoRA on Mixtral-8x7B (test/fixtures/llm/qlora_mixtral_sft.py), worked
     assert.ok(model);
     assert.equal(model.memory.method, 'fineTuning');
     assert.equal(model.params, 46_702_792_704);
+    assert.ok(model.notes.some((n) => /Mixture of experts: 8 experts per layer, each token routed to 2/.test(n.message)), model.notes.map((n) => n.message).join(' | '));
     assert.ok(Math.abs(model.memory.estimateMiB! - handMiB) < 1, `${model.memory.estimateMiB} vs ${handMiB}`);
     assert.ok(base > 23 * GiB && base < 24 * GiB, String(base / GiB));
     // A dense model of the same 46.7B counted without its experts' routing would keep 8 MLPs per token; the recomputed layer holds 2.

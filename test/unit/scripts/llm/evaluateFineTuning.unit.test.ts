@@ -101,6 +101,11 @@ describe('evaluateFineTuning', () => {
     assert.equal(checkpointOf('Llama-2-13b-chat-hf')?.name, 'meta-llama/Llama-2-13b-hf');
     assert.equal(checkpointOf('facebook/OPT-125M')?.name, 'facebook/opt-125m');
     assert.equal(checkpointOf('gemma-2b-it')?.name, 'google/gemma-2b');
+    // The mixtures of experts (moe.ts).
+    assert.equal(checkpointOf('Mixtral-8x7B')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('mistralai/Mixtral-8x7B-Instruct-v0.1')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('Mixtral-8x22B-v0.1')?.name, 'mistral-community/Mixtral-8x22B-v0.1');
+    assert.equal(checkpointOf('Qwen1.5-MoE-A2.7B')?.name, 'Qwen/Qwen1.5-MoE-A2.7B-Chat');
     // Two checkpoints would share the key: none is chosen.
     assert.equal(checkpointOf('acme/unknown-7b'), undefined);
     assert.equal(shapeKey('Qwen/Qwen2.5-7B-Instruct'), 'qwen257b');
