@@ -110,6 +110,8 @@ export interface TrainingSetup {
   readonly optimizer?: Sourced<OptimizerKind>;
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;
+  /** Checkpointed layers' saved inputs moved to the CPU (Unsloth's "unsloth" checkpointing): the GPU holds about one layer's. */
+  readonly activationOffload?: Sourced<boolean>;
   readonly compiled?: Sourced<boolean>;
   /** Micro-batches per optimizer step, when more than one (frameworkSetup.ts); one step's memory is that of one micro-batch. */
   readonly gradientAccumulation?: Sourced<number>;

@@ -50,6 +50,8 @@ export interface TransformerShape {
   readonly qkvBias?: boolean;
   /** Mixture of experts (moe.ts): every layer's MLP is routed experts (and a shared one) instead of one dense MLP. */
   readonly moe?: MoeShape;
+  /** Attention and MLP side by side on the layer's input (Falcon), behind one shared norm or two (savedActivations.ts). */
+  readonly parallelNorms?: 1 | 2;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -233,8 +235,8 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
       linear('up_proj', h, i);
       linear('down_proj', i, h);
     }
-    // Two norms per layer, three with a cross-attention.
-    tensors.push({ name: 'norms', rows: (decoder ? 3 : 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
+    // Two norms per layer, three with a cross-attention; a parallel block's one or two.
+    tensors.push({ name: 'norms', rows: (decoder ? 3 : shape.parallelNorms ?? 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
   layer(false);
   if (shape.decoderLayers) {
@@ -476,6 +478,21 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     return {
       hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true, positions: 0, head,
       dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true, embeddingNorm: true,
+    };
+  }
+  if (modelType === 'falcon') {
+    // Falcon: one fused query_key_value (multi-query: one key-value head; the new decoder architecture of
+    // Falcon-40B: num_kv_heads), a 4h GELU MLP, LayerNorm, a tied head. parallel_attn (Falcon-7B/40B):
+    // attention and MLP side by side behind one norm, or ln_attn and ln_mlp in the new architecture;
+    // without it (falcon-rw-1b) one after the other. ALiBi (falcon-rw) is eager only.
+    const newArchitecture = config.new_decoder_architecture === true;
+    const kvHeads = newArchitecture ? (num('num_kv_heads') ?? heads) : config.multi_query !== false ? 1 : heads;
+    const parallel = newArchitecture || config.parallel_attn !== false;
+    const norms: 1 | 2 = newArchitecture && (num('num_ln_in_parallel_attn') ?? 2) === 2 ? 2 : 1;
+    return {
+      hidden, layers, heads, kvHeads, headDim: hidden / heads, intermediate: num('ffn_hidden_size') ?? 4 * hidden, vocab, tiedEmbeddings: config.tie_word_embeddings !== false,
+      gatedMlp: false, bias: config.bias === true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true,
+      ...(config.alibi === true ? { eagerOnly: true } : {}), ...(parallel ? { parallelNorms: norms } : {}),
     };
   }
   if (modelType === 'bart') {

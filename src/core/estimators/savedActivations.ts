@@ -23,6 +23,14 @@ export interface LayerShape {
   readonly rmsNorm?: boolean;
   /** A mixture-of-experts block takes the dense MLP's place: its bytes are moeActivations.ts's moeBlockBytesPerToken. */
   readonly moe?: MoeShape;
+  /**
+   * Attention and MLP read the layer's input side by side and their outputs are summed (Falcon's
+   * parallel_attn, GPT-NeoX's parallel residual): through one norm (Falcon-7B) or two (Falcon-40B's
+   * ln_attn and ln_mlp). Undefined: one after the other, each behind its own norm.
+   */
+  readonly parallelNorms?: 1 | 2;
+  /** One fused query-key-value linear (BLOOM's and Falcon's query_key_value, GPT-2's c_attn): PEFT adapts it as one module. */
+  readonly fusedQkv?: boolean;
 }
 
 export interface LayerActivationOptions {
@@ -95,16 +103,22 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // kernel recomputes it from the input and its saved mean and rstd).
   const normInput = o.compiled ? o.residualBytes : shape.rmsNorm ? 4 : o.residualBytes;
   const normalized = o.full && shape.rmsNorm && !o.compiled ? e : 0;
-  bytes += 2 * (normInput + normalized) * h;
+  // A parallel block's norms read the same tensor, kept once (checked with saved_tensors_hooks on a tiny
+  // Falcon-style block in torch 1.13: one saved storage of the layer input for ln_attn and ln_mlp).
+  const norms = shape.parallelNorms ?? 2;
+  bytes += (shape.parallelNorms ? 1 : 2) * normInput * h + norms * normalized * h;
 
   // The linears' inputs: the first norm's output (q, k, v), the attention's output made contiguous
   // (o_proj), the second norm's output (gate and up, or fc1) and the MLP's hidden tensor (down).
-  bytes += linearInputs(h, o.residualBytes, ['q_proj', 'k_proj', 'v_proj'], o);
+  // A fused query-key-value linear (BLOOM, Falcon, GPT-2's c_attn) is one consumer, qkv_proj. Behind one
+  // shared norm the attention's and the MLP's first linears read the same tensor (kept once: the same check).
+  const attentionIn = shape.fusedQkv ? ['qkv_proj'] : ['q_proj', 'k_proj', 'v_proj'];
+  // A mixture of experts' block reads the second norm's output itself (moeActivations.ts).
+  const mlpIn = shape.moe ? [] : shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
+  if (shape.parallelNorms === 1) bytes += linearInputs(h, o.residualBytes, [...attentionIn, ...mlpIn], o);
+  else bytes += linearInputs(h, o.residualBytes, attentionIn, o) + linearInputs(h, o.residualBytes, mlpIn, o);
   bytes += linearInputs(q, e, ['o_proj'], o);
-  if (!shape.moe) {
-    bytes += linearInputs(h, o.residualBytes, shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'], o);
-    bytes += linearInputs(i, e, ['down_proj'], o);
-  }
+  if (!shape.moe) bytes += linearInputs(i, e, ['down_proj'], o);
 
   // Attention. SDPA keeps the rotated queries, the keys and values and its output; transformers and
   // torchtune expand grouped keys and values to every head first (repeat_kv), flash-attention 2

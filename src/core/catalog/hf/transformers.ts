@@ -15,6 +15,7 @@ import {
   type CatalogOptions,
   type CatalogTable,
 } from '../catalog';
+import { assumedCheckpoint } from './assumedCheckpoint';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
 import { ConfigBuilder, SCHEMAS, formatValue, num, type HfConfig, type ModelType } from './configs';
 import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
@@ -227,6 +228,11 @@ function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
   let checkpoint: Checkpoint | undefined;
   if (request.checkpoint !== undefined) {
     checkpoint = findCheckpoint(request.checkpoint);
+    // A decoder the catalog does not know: a shape assumed from its name's size tag and family, with a note saying so.
+    if (!checkpoint) {
+      const assumed = assumedCheckpoint(request.checkpoint);
+      if (!('declined' in assumed)) checkpoint = assumed;
+    }
     if (!checkpoint) {
       const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
       const suggestions = closest(request.checkpoint, names);
@@ -293,6 +299,7 @@ function resolveConfig(request: TransformersRequest, resolved: Resolved): { conf
     const message = builder.set(key, value, 'the config');
     if (message) return miss(message);
   }
+  if (resolved.checkpoint?.assumed) notes.push(resolved.checkpoint.assumed);
   const kwargs: Record<string, boolean> = { ...(spec.kwargs ?? {}) };
   const options = request.options ?? {};
   for (const [key, value] of Object.entries(options)) {
@@ -386,7 +393,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
   const name = modelName(request, resolved);
   const source =
     `transformers ${TRANSFORMERS_VERSION} modeling code; ` +
-    (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
+    (resolved.checkpoint ? (resolved.checkpoint.assumed ? `a shape ${resolved.checkpoint.source}` : `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})`) : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
   const defaultShape = typeSpec.defaultShape(config, className);
   const isImage = (spec.input ?? typeSpec.input) === 'image';
 

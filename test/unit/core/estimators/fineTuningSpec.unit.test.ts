@@ -105,10 +105,15 @@ describe('fineTuningSpec', () => {
     assert.equal(spec.job.flashAttention, true);
   });
 
-  it('is no job without a transformers architecture, a sequence, or any sign of fine-tuning (or an adapter never applied)', () => {
+  it('is no job without a transformers architecture or a sequence; with no adapter applied, a full fine-tune in the dtype the weights are loaded in', () => {
     assert.equal(fineTuningSpec(setup({ adapter: lora }), undefined, 512), undefined);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, undefined), undefined);
-    assert.equal(fineTuningSpec(setup({}), architecture, 512), undefined);
-    assert.equal(fineTuningSpec(setup({ adapter: at({ ...lora.value, applied: false }) }), architecture, 512), undefined);
+    for (const plain of [setup({}), setup({ adapter: at({ ...lora.value, applied: false }) })]) {
+      const spec = fineTuningSpec(plain, architecture, 512);
+      assert.ok(spec);
+      assert.equal(spec.job.adapter, undefined);
+      assert.equal(spec.job.weightBits, 32);
+      assert.ok(spec.notes.some((n) => /fp32 is assumed/.test(n)));
+    }
   });
 });
