@@ -1,4 +1,6 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
+import { moeFromConfig, moeLinears, type MoeShape } from './moe';
+import { moeBlockBytesPerToken } from './moeActivations';
 
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors
@@ -44,6 +46,10 @@ export interface TransformerShape {
   readonly t5Names?: boolean;
   /** A LayerNorm right after the embeddings (BLOOM's word_embeddings_layernorm). */
   readonly embeddingNorm?: boolean;
+  /** Biases on the query, key and value projections only (Qwen2-MoE's attention). */
+  readonly qkvBias?: boolean;
+  /** Mixture of experts (moe.ts): every layer's MLP is routed experts (and a shared one) instead of one dense MLP. */
+  readonly moe?: MoeShape;
   /** Attention and MLP side by side on the layer's input (Falcon), behind one shared norm or two (savedActivations.ts). */
   readonly parallelNorms?: 1 | 2;
 }
@@ -58,6 +64,8 @@ export interface ParameterTensor {
   readonly perLayer: boolean;
   /** Repeated once per decoder layer of an encoder-decoder. */
   readonly decoder?: boolean;
+  /** One per expert of a mixture-of-experts layer: this many per layer. */
+  readonly experts?: number;
 }
 
 export type AdapterMethod = 'lora' | 'ia3' | 'other';
@@ -215,14 +223,18 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
         linear('k_proj', h, kv);
         linear('v_proj', h, kv);
       }
+      if (shape.qkvBias && !shape.bias) tensors.push({ name: 'qkv_proj.bias', rows: q + 2 * kv, cols: 1, kind: 'vector', perLayer: true });
       linear('o_proj', q, h);
     };
     attention();
     // The decoder's cross-attention has the same projections (PEFT's names match both).
     if (decoder) attention();
-    if (shape.gatedMlp) linear('gate_proj', h, i);
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
+    if (shape.moe) for (const t of moeLinears(h, shape.moe)) tensors.push({ ...t, kind: 'linear', perLayer: true });
+    else {
+      if (shape.gatedMlp) linear('gate_proj', h, i);
+      linear('up_proj', h, i);
+      linear('down_proj', i, h);
+    }
     // Two norms per layer, three with a cross-attention; a parallel block's one or two.
     tensors.push({ name: 'norms', rows: (decoder ? 3 : shape.parallelNorms ?? 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
@@ -242,8 +254,8 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   return tensors;
 }
 
-/** How many times a tensor is in the model: once, once per layer, or once per decoder layer. */
-const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1);
+/** How many times a tensor is in the model: once, once per layer (and expert), or once per decoder layer. */
+export const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1) * (t.experts ?? 1);
 const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * repeats(shape, t);
 
 /** The names PEFT and transformers give the same projections in BERT-, BLOOM- and GPT-style models. */
@@ -258,6 +270,8 @@ const ALIASES: Readonly<Record<string, readonly string[]>> = {
   up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h', 'lin1', 'c_fc', 'fc_in'],
   down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h', 'lin2', 'c_proj', 'fc_out'],
   lm_head: ['lm_head', 'output'],
+  // A mixture of experts' router is the block's `gate` (Mixtral, Qwen-MoE).
+  router: ['router', 'gate'],
 };
 /** T5's names: `wo` is the MLP's output there, not the attention's. */
 const T5_ALIASES: Readonly<Record<string, readonly string[]>> = {
@@ -377,7 +391,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const residualBytes: 2 | 4 = (job.autocast && job.weightBits === 32) || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
   const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
   const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
-  const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
+  const perLayer = (savedBytesPerTokenLayer(shape, options) + (shape.moe ? moeBlockBytesPerToken(shape.hidden, shape.moe, options) : 0)) * tokens;
   const layerInput = shape.hidden * residualBytes * tokens;
   let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;
   let recomputed = job.checkpointing ? perLayer : 0;
@@ -395,7 +409,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   activations += 3 * layerInput;
   if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
-  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
+  // A mixture of experts' largest is one expert's intermediate over at most every token (or the shared expert's).
+  const intermediate = shape.moe ? Math.max(shape.moe.expertIntermediate, shape.moe.sharedIntermediate ?? 0) : shape.intermediate;
+  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, intermediate * e, shape.hidden * 4);
   const backwardWorkspace = 2 * largest * tokens;
   // bitsandbytes dequantizes each quantized weight to the compute dtype for its matmul, forward and backward: one layer's largest at a time.
   const dequantized = 2 * largestLinear * e;
@@ -430,7 +446,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
 }
 
-const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
+const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
 
 /**
  * The shape of a catalog checkpoint's config.json (transformers' field names, with their defaults
@@ -493,6 +509,8 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
   const dropoutRate = num('hidden_dropout_prob') ?? num('resid_pdrop') ?? num('resid_dropout') ?? num('dropout') ?? (modelType === 'gpt2' ? 0.1 : 0);
   // Gemma ties its head to the embeddings unless told otherwise; other gated (Llama-style) decoders do not.
   const tiedByDefault = !GATED.test(modelType) || /^gemma/.test(modelType);
+  const moe = moeFromConfig(modelType, config);
+  if (typeof moe === 'string') return moe;
   return {
     hidden,
     layers,
@@ -509,5 +527,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     dropout: bert || dropoutRate > 0,
     rmsNorm: GATED.test(modelType),
     ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
+    ...(modelType === 'qwen2_moe' ? { qkvBias: true } : {}),
+    ...(moe ? { moe } : {}),
   };
 }

@@ -4,6 +4,7 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
@@ -26,7 +27,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const head = /ForSequenceClassification$/.test(hf.className) ? { kind: 'classifier' as const, labels: typeof hf.config.num_labels === 'number' ? hf.config.num_labels : 2 } : { kind: 'lm' as const };
   const shape = shapeFromConfig(hf.modelType, hf.config, head);
   if (typeof shape === 'string') return undefined;
-  const notes: string[] = [];
+  const notes: string[] = shape.moe ? [moeNote(shape.moe)] : [];
   const quantization = adapter ? setup.quantization?.value : undefined;
   if (setup.quantization && !adapter) notes.push('The weights are quantized but no adapter is applied: a quantized model cannot be fully fine-tuned; its weights are counted at 16 bits.');
   const precision = setup.precision?.value ?? 'fp32';

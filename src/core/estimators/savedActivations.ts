@@ -7,6 +7,8 @@
  * the library code it follows (transformers' Llama/BERT/T5/BLOOM layers, torchtune's, PEFT's LoRA).
  */
 
+import type { MoeShape } from './moe';
+
 /** What the layer's shape gives (a subset of TransformerShape, so that this module stands alone). */
 export interface LayerShape {
   readonly hidden: number;
@@ -19,6 +21,8 @@ export interface LayerShape {
   readonly dropout: boolean;
   /** RMSNorm that upcasts to fp32 and casts back before its weight (Llama, T5): a 16-bit copy of the normalized tensor on top of the fp32 one. */
   readonly rmsNorm?: boolean;
+  /** A mixture-of-experts block takes the dense MLP's place: its bytes are moeActivations.ts's moeBlockBytesPerToken. */
+  readonly moe?: MoeShape;
   /**
    * Attention and MLP read the layer's input side by side and their outputs are summed (Falcon's
    * parallel_attn, GPT-NeoX's parallel residual): through one norm (Falcon-7B) or two (Falcon-40B's
@@ -65,7 +69,7 @@ export interface LayerActivationOptions {
  * with autocast each consumer that needs it keeps its own 16-bit cast of an fp32 tensor; an adapter
  * whose dtype differs keeps its own cast; otherwise the one tensor is kept once, however many keep it.
  */
-function linearInputs(width: number, sourceBytes: number, consumers: readonly string[], o: LayerActivationOptions): number {
+export function linearInputs(width: number, sourceBytes: number, consumers: readonly string[], o: LayerActivationOptions): number {
   let copies = 0;
   let shared = false;
   for (const name of consumers) {
@@ -109,11 +113,12 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // A fused query-key-value linear (BLOOM, Falcon, GPT-2's c_attn) is one consumer, qkv_proj. Behind one
   // shared norm the attention's and the MLP's first linears read the same tensor (kept once: the same check).
   const attentionIn = shape.fusedQkv ? ['qkv_proj'] : ['q_proj', 'k_proj', 'v_proj'];
-  const mlpIn = shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
+  // A mixture of experts' block reads the second norm's output itself (moeActivations.ts).
+  const mlpIn = shape.moe ? [] : shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
   if (shape.parallelNorms === 1) bytes += linearInputs(h, o.residualBytes, [...attentionIn, ...mlpIn], o);
   else bytes += linearInputs(h, o.residualBytes, attentionIn, o) + linearInputs(h, o.residualBytes, mlpIn, o);
   bytes += linearInputs(q, e, ['o_proj'], o);
-  bytes += linearInputs(i, e, ['down_proj'], o);
+  if (!shape.moe) bytes += linearInputs(i, e, ['down_proj'], o);
 
   // Attention. SDPA keeps the rotated queries, the keys and values and its output; transformers and
   // torchtune expand grouped keys and values to every head first (repeat_kv), flash-attention 2
@@ -129,7 +134,7 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   }
 
   // MLP: SiLU keeps the gate's output, the product keeps SiLU's output and up's (gated); GELU keeps fc1's output.
-  bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
+  if (!shape.moe) bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
 
   // Dropout after the attention and the MLP blocks: a 1-byte mask each.
   if (shape.dropout) bytes += 2 * h;

@@ -72,7 +72,8 @@ export function describePlan(plan: ShardingPlan): string {
 /** The parameters of the largest decoder layer and of the largest single module (a linear or the embedding), and those outside the layers (embeddings, head, final norm). */
 function unitSizes(job: FineTuningJob): { layer: number; module: number; outside: number } {
   const tensors = parameterTensors(job.shape);
-  const perLayer = tensors.filter((t) => t.perLayer).reduce((sum, t) => sum + t.rows * t.cols, 0);
+  // A mixture of experts' layer holds every expert (expert parallelism is not modelled: the experts shard as any other parameters).
+  const perLayer = tensors.filter((t) => t.perLayer).reduce((sum, t) => sum + t.rows * t.cols * (t.experts ?? 1), 0);
   const outside = tensors.filter((t) => !t.perLayer).reduce((sum, t) => sum + t.rows * t.cols, 0);
   const module = Math.max(...tensors.map((t) => t.rows * t.cols));
   return { layer: perLayer, module, outside };

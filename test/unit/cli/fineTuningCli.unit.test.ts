@@ -32,6 +32,26 @@ describe('gpu-estimate on the fine-tuning script of issue 20 (the built CLI, as 
   });
 });
 
+describe('gpu-estimate on QLoRA of Mixtral-8x7B with TRL (the built CLI, as a process)', () => {
+  it('estimates the mixture of experts with its every expert in 4 bits: over a 24 GB card, within an 80 GB one', () => {
+    const run = (gpu: string) => {
+      const result = spawnSync(process.execPath, [CLI, 'test/fixtures/llm/qlora_mixtral_sft.py', '--json', '--gpu', gpu], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(result.status, 0, result.stderr);
+      const [model] = (JSON.parse(result.stdout) as FileEstimate).models;
+      assert.ok(model);
+      return model;
+    };
+    const model = run('a100-80gb');
+    assert.equal(model.params, 46_702_792_704);
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, w1, w2, w3');
+    // test/unit/core/estimators/moe.unit.test.ts works the same figure out by hand: 24.2 GiB of weights, 33.1 GiB in all.
+    assert.ok(model.memory.estimateMiB! > 33 * 1024 && model.memory.estimateMiB! < 33.3 * 1024, String(model.memory.estimateMiB));
+    assert.equal(model.fits, true);
+    assert.equal(run('rtx4090-24gb').fits, false);
+  });
+});
+
 describe('gpu-estimate on a pretrained model built inside a LightningModule (the built CLI, as a process)', () => {
   const run = (script: string): FileEstimate['models'][number] => {
     const result = spawnSync(process.execPath, [CLI, script, '--json', '--gpu', 'a100-40gb'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });

@@ -39,6 +39,7 @@ import { falconCallsAttentionDropout, falconTypeSpec } from './models/falcon';
 import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
+import { mixtralTypeSpec, qwen2MoeTypeSpec } from './models/moe';
 import { countParams, layerRows, Trace } from './moduleTree';
 
 /** The transformers version whose modeling code the tables follow (and the generator checked them against). */
@@ -83,6 +84,8 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   falcon: falconTypeSpec,
   swin: swinTypeSpec,
   clip: clipTypeSpec,
+  mixtral: mixtralTypeSpec,
+  qwen2_moe: qwen2MoeTypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -93,11 +96,12 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
+    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
-    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM',
+    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -110,6 +114,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
     albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
+    mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
@@ -117,6 +122,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
     albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
+    mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',

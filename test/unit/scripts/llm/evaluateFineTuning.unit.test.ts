@@ -48,8 +48,11 @@ describe('evaluateFineTuning', () => {
     assert.match(assumed.assumed, /stated size \(19\.5B\)/);
     const job = rowToJob(row({ ...base, model: 'acme/SuperLM-20b', params_b: '19.5' }));
     assert.ok('job' in job && job.assumedShape === true);
-    const mixture = rowToJob(row({ ...base, model: 'mistralai/Mixtral-8x7B-v0.1', params_b: '46.7' }));
+    // A mixture of experts the catalog lacks is declined; the ones it has are estimated with their experts (moe.ts).
+    const mixture = rowToJob(row({ ...base, model: 'Qwen/Qwen2-57B-A14B', params_b: '57.4' }));
     assert.ok('skip' in mixture && /mixture-of-experts/.test(mixture.skip));
+    const mixtral = rowToJob(row({ ...base, model: 'mistralai/Mixtral-8x7B-v0.1', params_b: '46.7' }));
+    assert.ok('job' in mixtral && mixtral.job.shape.moe?.experts === 8 && mixtral.assumedShape === undefined);
   });
 
   it('reads LoRA targets from the notes and the method', () => {
@@ -116,6 +119,11 @@ describe('evaluateFineTuning', () => {
     assert.equal(checkpointOf('Llama-2-13b-chat-hf')?.name, 'meta-llama/Llama-2-13b-hf');
     assert.equal(checkpointOf('facebook/OPT-125M')?.name, 'facebook/opt-125m');
     assert.equal(checkpointOf('gemma-2b-it')?.name, 'google/gemma-2b');
+    // The mixtures of experts (moe.ts).
+    assert.equal(checkpointOf('Mixtral-8x7B')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('mistralai/Mixtral-8x7B-Instruct-v0.1')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('Mixtral-8x22B-v0.1')?.name, 'mistral-community/Mixtral-8x22B-v0.1');
+    assert.equal(checkpointOf('Qwen1.5-MoE-A2.7B')?.name, 'Qwen/Qwen1.5-MoE-A2.7B-Chat');
     // Two checkpoints would share the key: none is chosen.
     assert.equal(checkpointOf('acme/unknown-7b'), undefined);
     assert.equal(shapeKey('Qwen/Qwen2.5-7B-Instruct'), 'qwen257b');
