@@ -527,7 +527,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     dropout: bert || dropoutRate > 0,
     rmsNorm: GATED.test(modelType),
     ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
-    ...(modelType === 'qwen2_moe' ? { qkvBias: true } : {}),
+    ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
   };
 }
