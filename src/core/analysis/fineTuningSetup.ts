@@ -174,6 +174,18 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
   return { value, node: call.node, origin: `${unsloth ? unslothName(call) : simpleName(call.qualified)}(${parts.join(', ')})` };
 }
 
+/**
+ * A loss that never holds the fp32 logits: Unsloth's fused cross-entropy (any script that loads
+ * its model with Unsloth), or Liger's fused linear cross-entropy (`TrainingArguments(use_liger_kernel=True)`).
+ */
+export function fusedLoss(events: readonly CallEvent[]): Found<'inPlace' | 'linear'> | undefined {
+  const liger = events.find((c) => HF_ARGUMENTS.test(c.qualified) && c.kwargs.get('use_liger_kernel') === true);
+  if (liger) return { value: 'linear', node: argumentNode(liger, 'use_liger_kernel'), origin: `${simpleName(liger.qualified)}(use_liger_kernel=True): Liger's fused linear cross-entropy computes the logits a chunk at a time` };
+  const unsloth = events.find((c) => UNSLOTH_LOAD.test(c.qualified));
+  if (unsloth) return { value: 'inPlace', node: unsloth.node, origin: `${unslothName(unsloth)}: Unsloth's fused cross-entropy keeps the 16-bit logits and writes their gradient over them` };
+  return undefined;
+}
+
 /** Unsloth's get_peft_model defaults: r=16 on every projection of the attention and the MLP. */
 const UNSLOTH_DEFAULTS = { rank: 16, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] } as const;
 

@@ -111,6 +111,8 @@ export interface TrainingSetup {
   readonly optimizer?: Sourced<OptimizerKind>;
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;
+  /** A fused loss kernel that never holds the fp32 logits (Unsloth's, Liger's): fineTuning.ts's `fusedLoss`. */
+  readonly fusedLoss?: Sourced<'inPlace' | 'linear'>;
   /** Checkpointed layers' saved inputs moved to the CPU (Unsloth's "unsloth" checkpointing): the GPU holds about one layer's. */
   readonly activationOffload?: Sourced<boolean>;
   readonly compiled?: Sourced<boolean>;

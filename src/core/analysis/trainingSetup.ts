@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype, fusedLoss } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
@@ -92,6 +92,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? unslothCheckpointingOn(events) ?? kbitCheckpointing(events)),
       ...(unslothOffload(events) ? { activationOffload: sourced(unslothOffload(events)) } : {}),
+      ...(fusedLoss(events) ? { fusedLoss: sourced(fusedLoss(events)) } : {}),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)') ?? trainerCompile(events)),
       gradientAccumulation: sourced(frameworkAccumulation(events)),
       sharding: sourced(shardingStrategy(events)),

@@ -212,6 +212,7 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
   if (setup.targetSequenceLength) list.push({ name: 'targetLength', value: String(setup.targetSequenceLength.value), origin: setup.targetSequenceLength.origin, ...line(setup.targetSequenceLength) });
+  if (setup.fusedLoss) list.push({ name: 'loss', value: setup.fusedLoss.value === 'inPlace' ? 'fused cross-entropy, gradient in place' : 'fused linear cross-entropy, a chunk of logits at a time', origin: setup.fusedLoss.origin, ...line(setup.fusedLoss) });
   if (setup.weightDtype) list.push({ name: 'weightDtype', value: setup.weightDtype.value, origin: setup.weightDtype.origin, ...line(setup.weightDtype) });
   if (setup.quantization) {
     const q = setup.quantization.value;

@@ -121,6 +121,12 @@ export interface FineTuningJob {
   readonly activationOffload?: boolean;
   /** The loss is computed over chunks of the sequence (torchtune's CEWithChunkedOutputLoss): one chunk's fp32 copies at a time. */
   readonly chunkedLoss?: number;
+  /**
+   * A fused loss kernel: `inPlace` (Unsloth's cross-entropy) keeps the 16-bit logits and writes their
+   * gradient over them; `linear` (Liger's fused linear cross-entropy) computes the logits a chunk of
+   * tokens at a time inside the head, about vocabulary / hidden chunks, and never holds them all.
+   */
+  readonly fusedLoss?: 'inPlace' | 'linear';
   /** The CUDA context's bytes when the measurement's source states them; else CUDA_CONTEXT_BYTES. */
   readonly contextBytes?: number;
   /** Encoder-decoder: tokens per sample on the decoder's side (the labels'); `seq` is the encoder's. */
@@ -423,7 +429,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   if (shape.head.kind === 'lm') {
     const elements = batch * (shape.decoderLayers ? targetSeq : seq) * shape.vocab;
     const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
-    logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
+    if (job.fusedLoss === 'inPlace') logits = elements * e;
+    else if (job.fusedLoss === 'linear') logits = (elements / Math.max(1, Math.ceil(shape.vocab / shape.hidden))) * (e + LOSS_BYTES);
+    else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).

@@ -82,6 +82,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     paged: /paged/.test(name),
     checkpointing: setup.gradientCheckpointing?.value ?? false,
     activationOffload: setup.gradientCheckpointing?.value === true && setup.activationOffload?.value === true,
+    ...(setup.fusedLoss ? { fusedLoss: setup.fusedLoss.value } : {}),
     // transformers' default is SDPA where the model supports it; "eager" keeps the probabilities.
     eagerAttention: setup.attentionImplementation?.value === 'eager',
     flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),

@@ -52,7 +52,7 @@ export function fineTuningLibraryCall(interp: Evaluator, name: string, args: rea
       return tuple([unresolved(node.text, why), unresolved(node.text, why)]);
     }
     const base = unslothBaseId(id);
-    interp.note(node, `${name.split('.').slice(-2).join('.')}: the estimate follows transformers' code for ${base}; Unsloth's own kernels (its fused cross-entropy, its attention and LoRA kernels) hold less, so the figure is an upper bound.`);
+    interp.note(node, `${name.split('.').slice(-2).join('.')}: the estimate follows transformers' code for ${base} with Unsloth's fused cross-entropy; its own attention and LoRA kernels hold less, so the figure is an upper bound.`);
     const tokenizer = catalogValue(interp, catalogCall('transformers.AutoTokenizer.from_pretrained', [base], new Map())!, node);
     return tuple([pretrained(interp, base, node), tokenizer]);
   }

@@ -115,6 +115,10 @@ describe('fineTuning estimator', () => {
     assert.ok(eager.activations > base.activations);
     assert.ok(eagerLong.activations > eager.activations);
     assert.ok(estimateFineTuning(qlora({ chunkedLoss: 8 })).logits < base.logits / 3);
+    // Unsloth's fused cross-entropy: the bf16 logits, their gradient written over them.
+    assert.equal(estimateFineTuning(qlora({ checkpointing: false, fusedLoss: 'inPlace' })).logits, 4 * 1024 * 32000 * 2);
+    // Liger's fused linear cross-entropy: 32000 / 4096 -> 8 chunks of tokens, one chunk's bf16 logits and loss tensors at a time.
+    assert.equal(estimateFineTuning(qlora({ checkpointing: false, fusedLoss: 'linear' })).logits, ((4 * 1024 * 32000) / 8) * 14);
   });
 
   it('holds the gradients through the forward with accumulation, frees them as they come with optimizer_in_bwd', () => {

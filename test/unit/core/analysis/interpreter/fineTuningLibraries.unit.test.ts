@@ -47,6 +47,15 @@ describe('fine-tuning libraries that load the model themselves (fineTuningLibrar
     assert.equal(model.params, 494032768 + 896);
   });
 
+  it("SFTConfig(use_liger_kernel=True) is Liger's fused linear cross-entropy: a chunk of logits at a time, far less than transformers' loss", async () => {
+    const plain = (await estimate(trl('SFTTrainer', ', max_length=2048'))).models[0];
+    const liger = (await estimate(trl('SFTTrainer', ', max_length=2048, use_liger_kernel=True'))).models[0];
+    assert.ok(plain && liger);
+    assert.match(liger.assumptions.find((a) => a.name === 'loss')?.origin ?? '', /use_liger_kernel=True/);
+    // Qwen2.5-0.5B's 151936-entry vocabulary over 2 x 2048 tokens: 12 B each in transformers' loss is 7 GiB.
+    assert.ok(plain.memory.estimateMiB! - liger.memory.estimateMiB! > 5 * 1024, `${plain.memory.estimateMiB} vs ${liger.memory.estimateMiB}`);
+  });
+
   it('DPOTrainer(model="<hub id>") is estimated with a note of what DPO holds beyond a supervised step', async () => {
     const found = await estimate(trl('DPOTrainer'));
     assert.equal(found.models.length, 1);
