@@ -119,7 +119,7 @@ export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   const notModelled = /galore|lomo|lion|rmsprop|adagrad|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
   if (notModelled) return unread('optimizer', text!, `${notModelled[0]}'s state is not modelled`);
   if (/\bsgd\b/.test(t)) {
-    const momentum = /momentum|nesterov/.test(t) && !/(no|without) momentum|momentum\s*[=:]?\s*0(\.0*)?\b(?!\.)/.test(t);
+    const momentum = /momentum|nesterov/.test(t) && !/(no|without) momentum|momentum\s*[=:]?\s*0(?:\.0+)?(?![\d.])/.test(t);
     return momentum ? unread('optimizer', text!, "SGD with momentum's state is not modelled") : { state: 'sgd', paged, inBackward };
   }
   if (/adafactor/.test(t)) return { state: 'adafactor', paged, inBackward };
