@@ -108,19 +108,22 @@ export interface Optimizer {
 
 /**
  * The optimizer as tools name it: `AdamW`, `adamw_torch_fused`, `FusedAdam`, `paged_adamw_8bit`,
- * `adamw_bnb_8bit`, `8-bit Adam`, `bnb PagedAdamW`, `Adafactor`, `SGD`. Optimizers whose state the
- * estimator does not size (Lion, SGD with momentum, GaLore, LOMO, RMSprop...) are unread.
+ * `adamw_bnb_8bit`, `8-bit Adam`, `bnb PagedAdamW`, `Adafactor`, `SGD`, `SGD (momentum 0.9)`, `Lion`,
+ * `RMSprop`. Optimizers whose state the estimator does not size (8-bit Lion, GaLore, LOMO, Sophia,
+ * Adam-mini...) are unread.
  */
 export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   if (notStated(text)) return undefined;
   const t = text!.toLowerCase();
   const paged = /paged/.test(t);
   const inBackward = /optimizer[_ -]in[_ -](bwd|backward)|in_bwd/.test(t);
-  const notModelled = /galore|lomo|lion|rmsprop|adagrad|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
+  const notModelled = /galore|lomo|lion[\w -]*8[_ -]?bit|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
   if (notModelled) return unread('optimizer', text!, `${notModelled[0]}'s state is not modelled`);
+  // One state the parameter's size: Lion's and SGD's momentum, RMSprop's square average, Adagrad's sum.
+  if (/lion|rmsprop|adagrad/.test(t)) return { state: 'momentum', paged, inBackward };
   if (/\bsgd\b/.test(t)) {
     const momentum = /momentum|nesterov/.test(t) && !/(no|without) momentum|momentum\s*[=:]?\s*0(?:\.0+)?(?![\d.])/.test(t);
-    return momentum ? unread('optimizer', text!, "SGD with momentum's state is not modelled") : { state: 'sgd', paged, inBackward };
+    return { state: momentum ? 'momentum' : 'sgd', paged, inBackward };
   }
   if (/adafactor/.test(t)) return { state: 'adafactor', paged, inBackward };
   // LoRA-FA's optimizer (PEFT's create_lorafa_optimizer) is AdamW over the trainable B matrices.
