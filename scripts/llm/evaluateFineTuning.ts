@@ -39,8 +39,10 @@ export function parseCsv(text: string): Row[] {
 export function measureKind(text: string): MeasureKind {
   if (/NVML|nvidia-smi|screenshot|gpustat|nvtop|\bW&B\b|wandb|system GPU memory/i.test(text)) return 'driver';
   if (/which one (is )?not stated|type not stated/i.test(text)) return 'unstated';
-  if (/reserved|memory_cached|\bcached\b/i.test(text)) return 'reserved';
-  if (/allocated|TorchTracemalloc|Active/i.test(text)) return 'allocated';
+  // What the text says was not measured ("allocated, not reserved", "excluding cached") is set aside.
+  const measured = text.replace(/\b(not|no|excluding|without|minus)\s+[\w.()~]+/gi, ' ');
+  if (/reserved|memory_cached|\bcached\b/i.test(measured)) return 'reserved';
+  if (/allocated|TorchTracemalloc|Active/i.test(measured)) return 'allocated';
   return 'unstated';
 }
 

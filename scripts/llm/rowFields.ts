@@ -34,7 +34,7 @@ const sized = (digits: string, k: string | undefined) => Math.round(Number(digit
 
 /** The upper end of a range `512-2048`, `512–2k`, `1 to 8`, or the bound of `up to 1024`, `max 512`, `≤ 512`; undefined if the text is neither. */
 function upperBound(text: string): number | undefined {
-  const range = new RegExp(`${SIZE}\\s*(?:-|–|—|to|\\.\\.)\\s*${SIZE}`, 'i').exec(text);
+  const range = new RegExp(`(?<![\\w.])${SIZE}\\s*(?:-|–|—|to|\\.\\.)\\s*${SIZE}`, 'i').exec(text);
   if (range) return sized(range[3]!, range[4]);
   const bound = new RegExp(`(?:up to|max(?:imum)?\\.?|at most|<=|≤|<)\\s*[:=]?\\s*${SIZE}`, 'i').exec(text);
   return bound ? sized(bound[1]!, bound[2]) : undefined;
@@ -93,7 +93,8 @@ export function quantization(quant: string | undefined, method = '', precision =
   if (bits === '4' || (bits === undefined && /nf4|fp4|gptq|awq|bnb[- _]?4/.test(t))) return { bits: 4, doubleQuant };
   if (bits === '8' || (bits === undefined && /llm\.int8|bnb[- _]?8/.test(t))) return { bits: 8, doubleQuant: false };
   if (!stated) return qloraMethod ? { bits: 4, doubleQuant: false } : undefined;
-  if (bits === '16' || bits === '32' || /^\s*(none|no|no quant\w*|not quantized|off|false|full precision|(b?f|fp|bfloat|float)(16|32)|fp16\/bf16|bf16\/fp16)\s*$/.test(t)) {
+  const word = t.split(/[\s(,;:/]+/).find((w) => w !== '') ?? '';
+  if (bits === '16' || bits === '32' || /^(none|no|not|off|false|unquantized|native|full|(b?f|fp|bfloat|float)(16|32))$/.test(word)) {
     return qloraMethod ? unread('quant', text, `contradicts the method "${method}" (4-bit)`) : 'none';
   }
   return unread('quant', text);
@@ -120,12 +121,16 @@ export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   const notModelled = /galore|lomo|lion[\w -]*8[_ -]?bit|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
   if (notModelled) return unread('optimizer', text!, `${notModelled[0]}'s state is not modelled`);
   // One state the parameter's size: Lion's and SGD's momentum, RMSprop's square average, Adagrad's sum.
-  if (/lion|rmsprop|adagrad/.test(t)) return { state: 'momentum', paged, inBackward };
+  if (/(?<![a-z])lion|rmsprop|adagrad/.test(t)) return { state: 'momentum', paged, inBackward };
   if (/\bsgd\b/.test(t)) {
     const momentum = /momentum|nesterov/.test(t) && !/(no|without) momentum|momentum\s*[=:]?\s*0(?:\.0+)?(?![\d.])/.test(t);
     return { state: momentum ? 'momentum' : 'sgd', paged, inBackward };
   }
-  if (/adafactor/.test(t)) return { state: 'adafactor', paged, inBackward };
+  if (/adafactor/.test(t)) {
+    // With beta1 Adafactor also keeps a full first moment, which the estimator's Adafactor does not.
+    if (/momentum|beta1\s*[=:]?\s*0?\.\d*[1-9]/.test(t)) return unread('optimizer', text!, "Adafactor with momentum (beta1) keeps a full state that is not modelled");
+    return { state: 'adafactor', paged, inBackward };
+  }
   // LoRA-FA's optimizer (PEFT's create_lorafa_optimizer) is AdamW over the trainable B matrices.
   if (/adam|lora-?fa/.test(t)) return { state: /8[- _]?bit/.test(t) ? 'adamw-8bit' : 'adamw', paged, inBackward };
   return unread('optimizer', text!);
@@ -149,7 +154,7 @@ export function precisionOf(text: string | undefined): Reading<Precision> {
   if (/fp8|float8|\bte\b|transformer engine/.test(t)) return unread('precision', text!, 'FP8 training is not modelled');
   // "no AMP", "without bf16": what the row says it did not use.
   const used = t.replace(/\b(no|without|not)\s+[\w-]+/g, ' ');
-  if (/mixed|\bamp\b|autocast/.test(used)) return { weights: 'fp32', autocast: true };
+  if (/mixed|\bamp\b|autocast|master/.test(used)) return { weights: 'fp32', autocast: true };
   if (/bf16|bfloat16|fp16|float16|\bhalf\b|16[- ]?bits?\b|^\s*16\s*$/.test(used)) return { weights: '16-bit', autocast: false };
   if (/fp32|float32|tf32|32[- ]?bits?\b|full precision|single precision|^\s*32\s*$/.test(used)) return { weights: 'fp32', autocast: false };
   // A quantization written in the precision cell (`nf4`, `4-bit`, `int8`) gives no compute dtype: unstated here, read by quantization().
@@ -170,11 +175,13 @@ export interface Batch {
  */
 export function batchOf(text: string | undefined): Reading<Batch> {
   if (notStated(text) || /^\s*auto/i.test(text!)) return undefined;
-  const t = withoutThousands(text!).toLowerCase();
+  // A global batch given beside the per-GPU one (`16 (global 128)`) is set aside.
+  const t = withoutThousands(text!).toLowerCase().replace(/\([^)]*\b(global|total|effective)\b[^)]*\)/g, ' ');
   if (/tokens?\b/.test(t)) return unread('batch_per_gpu', text!, 'a batch in tokens is not a number of samples');
   const perGpu = /(\d+)\s*(?:per|\/|a)\s*(?:gpu|device)/.exec(t);
   const accumulation = /(?:accum\w*|grad(?:ient)?[_ ]?acc\w*|\bga|\bgas)\s*(?:steps?)?\s*[=:]?\s*(\d+)/.exec(t) ?? /[×x*]\s*(\d+)\s*(?:accum|ga\b|grad)/.exec(t) ?? /(\d+)\s*(?:accum|ga\b|grad)/.exec(t);
-  const product = /^\s*(\d+)\s*\(?\s*[×x*]\s*(\d+)/.exec(t);
+  // `4x8`: 8 accumulation steps, unless the 8 are GPUs or nodes (`4 × 8 GPUs`).
+  const product = /^\s*(\d+)\s*\(?\s*[×x*]\s*(\d+)(?!\s*(gpus?|devices?|nodes?|cards?|ranks?)\b)/.exec(t);
   const withAccumulation = (batch: number, steps: string | undefined): Batch => (steps && Number(steps) > 1 ? { batch, accumulation: Number(steps) } : { batch });
   if (perGpu) return withAccumulation(Number(perGpu[1]), accumulation?.[1]);
   if (/global|total|effective/.test(t)) return unread('batch_per_gpu', text!, 'only a global batch is given');
@@ -196,7 +203,8 @@ export function sequenceOf(text: string | undefined): Reading<number> {
   const bound = upperBound(t);
   if (bound !== undefined) return bound;
   if (/\b(avg|average|mean|median)\b/i.test(t)) return unread('seq_len', text!, 'an average length does not bound the padded batch');
-  const first = new RegExp(SIZE, 'i').exec(t);
+  if (/\d\s*[/+]\s*\d/.test(t)) return unread('seq_len', text!, 'two lengths (prompt and answer, or source and target)');
+  const first = new RegExp(`(?<![\\w.-])${SIZE}`, 'i').exec(t);
   if (first) return sized(first[1]!, first[2]);
   return /variable|dynamic/i.test(t) ? undefined : unread('seq_len', text!);
 }
@@ -243,9 +251,11 @@ export function methodOf(method: string | undefined): Reading<Method> {
     .replace(/\b(prompt|prefix)\s+tuning/, '$1-tuning')
     .replace(/\bp-?tuning\s*v2\b/, 'p-tuning-v2')
     .replace(/\blora\s*\+\s*dora\b/, 'lora+dora')
+    .replace(/^sft\b[\s:(-]*/, '')
     .trim();
-  const name = m.split(/[\s(,;:]+/).find((w) => w !== '') ?? '';
-  if (/freez|frozen|\blisa\b|badam|galore|last \d+ layers/.test(m)) return unread('method', method!, 'training a subset of layers or a projected optimizer state is not modelled');
+  const name = m.split(/[\s(),;:]+/).find((w) => w !== '') ?? '';
+  if (/^(freeze|freezing|frozen|partial)\b|freeze[- _]tun|last \d+ layers|\b(lisa|badam|galore)\b/.test(m)) return unread('method', method!, 'training a subset of layers or a projected optimizer state is not modelled');
+  if (/\b(dpo|ppo|rlhf|grpo|kto|rloo)\b/.test(m)) return unread('method', method!, 'preference and RL training hold other models (reference, reward), not modelled');
   if (FULL_NAMES.test(name)) return { kind: 'full' };
   if (LORA_NAMES.test(name)) {
     const rank = /\b(?:r|rank)\s*[=:]?\s*(\d+)/.exec(m)?.[1];
@@ -277,11 +287,12 @@ const CARD_GIB: ReadonlyArray<[RegExp, number]> = [
   [/l40s?\b|a40\b|a6000|rtx\s*6000\s*ada/i, 48],
   [/(rtx\s*)?(3090|4090)|a10g?\b|a5000|\bl4\b/i, 24],
   [/\bt4\b|4080|a4000|v100s?\s*pcie\s*16/i, 16],
-  [/3060\b/i, 12],
 ];
 
 /** The GPU's memory in GiB a `gpu` text says: `A100 80GB`, `A100-SXM4-80GB`, `H100 80G`, `24GB GPUs`, or a card of one size (`RTX 3090`, `T4`). */
 export function gpuMemory(text: string | undefined): number | undefined {
+  // Laptop parts have less memory than the desktop card of the same name.
+  if (/laptop|mobile|max-q/i.test(text ?? '') && !/\d\s*G/i.test(text ?? '')) return undefined;
   const stated = /(?<![a-z\d.])(\d+(?:\.\d+)?)\s*G(?:i?B)?\b/i.exec(text ?? '');
   if (stated) return Number(stated[1]);
   return CARD_GIB.find(([pattern]) => pattern.test(text ?? ''))?.[1];
@@ -290,8 +301,9 @@ export function gpuMemory(text: string | undefined): number | undefined {
 /** GPUs the run used: `8`, `8 (FSDP)`, or from the gpu text (`8x A100`, `2 × RTX 3090`); one when neither says. */
 export function gpuCount(numGpus: string | undefined, gpu?: string): Reading<number> {
   if (!notStated(numGpus)) {
-    const nodes = /(\d+)\s*nodes?\s*[x×*]\s*(\d+)/i.exec(numGpus!);
+    const nodes = /(\d+)\s*(?:nodes?\s*)?[x×*]\s*(\d+)\s*(?:gpus?)?\s*$/i.exec(numGpus!.replace(/\s*\([^)]*\)\s*$/, ''));
     if (nodes) return Number(nodes[1]) * Number(nodes[2]);
+    if (/^\s*single\b/i.test(numGpus!)) return 1;
     const first = /^\s*(\d+)/.exec(numGpus!);
     return first && Number(first[1]) > 0 ? Number(first[1]) : unread('num_gpus', numGpus!);
   }
@@ -303,8 +315,10 @@ export function gpuCount(numGpus: string | undefined, gpu?: string): Reading<num
 export function measuredOf(text: string | undefined): Reading<number | 'oom'> {
   if (notStated(text)) return undefined;
   const t = withoutThousands(text!);
-  if (/\bOOM\b|out of memory/i.test(t)) return 'oom';
-  if (/^\s*(>|≥|more than)/i.test(t)) return unread('measured_gb', text!, 'a lower bound is not a figure');
+  if (/^\s*(\bOOM\b|out of memory)/i.test(t)) return 'oom';
+  if (/\bOOM\b|out of memory/i.test(t)) return unread('measured_gb', text!, 'a figure and an out-of-memory result');
+  if (/^\s*(>|≥|<|≤|more than|less than|at least|at most)|\d\s*\+/i.test(t)) return unread('measured_gb', text!, 'a bound is not a figure');
+  if (/\d\s*\/\s*\d/.test(t)) return unread('measured_gb', text!, 'two figures');
   const range = /(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)/.exec(t);
   const value = range ? range[2] : /(\d+(?:\.\d+)?)/.exec(t)?.[1];
   if (value === undefined) return unread('measured_gb', text!);

@@ -24,6 +24,8 @@ describe('evaluateFineTuning', () => {
     assert.equal(measureKind('peak reserved'), 'reserved');
     assert.equal(measureKind('nvidia-smi'), 'driver');
     assert.equal(measureKind('W&B system GPU memory'), 'driver');
+    assert.equal(measureKind('peak allocated (not reserved)'), 'allocated');
+    assert.equal(measureKind('reported "GB GPU"; method not stated (example scripts print TorchTracemalloc peak)'), 'allocated');
   });
 
   it('reads checkpointing the row leaves "not stated" from the tool\'s cited config, and only there', () => {

@@ -72,6 +72,10 @@ describe('rowFields', () => {
       ['bf16', 'none'],
       ['16', 'none'],
       ['fp32', 'none'],
+      ['none (bf16 weights)', 'none'],
+      ['no quantization', 'none'],
+      ['load_in_4bit=True', int4],
+      ['NF4, bnb_4bit_use_double_quant=False', int4],
       ['', undefined],
       ['not stated', undefined],
       ['fp8', 'unread'],
@@ -113,6 +117,8 @@ describe('rowFields', () => {
       ['bnb AdamW8bit (optimizer_in_bwd)', { state: 'adamw-8bit', paged: false, inBackward: true }],
       ['bnb PagedAdamW8bit + optimizer_in_bwd', { state: 'adamw-8bit', paged: true, inBackward: true }],
       ['Adafactor', { state: 'adafactor', paged: false, inBackward: false }],
+      ['Adafactor (beta1=0.9)', 'unread'],
+      ['AdamW (1 million steps)', adamw],
       ['SGD', { state: 'sgd', paged: false, inBackward: false }],
       ['SGD (momentum=0)', { state: 'sgd', paged: false, inBackward: false }],
       ['', undefined],
@@ -149,6 +155,7 @@ describe('rowFields', () => {
       ['amp fp16', mixed],
       ['fp16 mixed (AMP)', mixed],
       ['mixed precision (bf16)', mixed],
+      ['bf16 compute, fp32 master weights', mixed],
       ['AMP', mixed],
       ['fp32', fp32],
       ['fp32 (no AMP)', fp32],
@@ -180,6 +187,8 @@ describe('rowFields', () => {
       ['2, gradient_accumulation_steps=16', { batch: 2, accumulation: 16 }],
       ['1 (ga 1)', { batch: 1 }],
       ['global 64, 8 per GPU', { batch: 8 }],
+      ['16 (global 128)', { batch: 16 }],
+      ['4 × 8 GPUs', { batch: 4 }],
       ['8 per device', { batch: 8 }],
       ['1-8', { batch: 8 }],
       ['up to 16', { batch: 16 }],
@@ -213,10 +222,13 @@ describe('rowFields', () => {
       ['512 to 2k', 2048],
       ['avg 350, max 512', 512],
       ['21,848', 21848],
+      ['4096 (Llama-3.1-8B default)', 4096],
       ['', undefined],
       ['not stated', undefined],
       ['variable', undefined],
       ['avg 350', 'unread'],
+      ['1024/256', 'unread'],
+      ['512 + 512', 'unread'],
       ['long', 'unread'],
     ]);
   });
@@ -269,6 +281,10 @@ describe('rowFields', () => {
       ['(IA)^3', { kind: 'adapter', name: '(IA)^3', peft: 'ia3' }],
       ['IA3', { kind: 'adapter', name: 'IA3', peft: 'ia3' }],
       ['', undefined],
+      ['SFT (full)', { kind: 'full' }],
+      ['LoRA (frozen base)', lora],
+      ['full (GaLore)', 'unread'],
+      ['DPO (full)', 'unread'],
       ['freeze', 'unread'],
       ['Freeze (last 2 layers)', 'unread'],
       ['GaLore', 'unread'],
@@ -303,6 +319,7 @@ describe('rowFields', () => {
       ['8x A100 40GB', 40],
       ['A100 (variant not stated)', undefined],
       ['V100', undefined],
+      ['RTX 4090 Laptop', undefined],
       ['not stated', undefined],
     ];
     for (const [text, expected] of cases) assert.equal(gpuMemory(text), expected, text);
@@ -312,6 +329,8 @@ describe('rowFields', () => {
     assert.equal(gpuCount('8'), 8);
     assert.equal(gpuCount('8 (FSDP)'), 8);
     assert.equal(gpuCount('2 nodes x 8'), 16);
+    assert.equal(gpuCount('2x8'), 16);
+    assert.equal(gpuCount('single'), 1);
     assert.equal(gpuCount('', '8x A100 80GB'), 8);
     assert.equal(gpuCount('', '2 × RTX 3090'), 2);
     assert.equal(gpuCount('', 'A100-SXM4-80GB'), 1);
@@ -327,6 +346,10 @@ describe('rowFields', () => {
       ['72-80', 80],
       ['64 (80%)', 64],
       ['OOM', 'oom'],
+      ['OOM (>80GB)', 'oom'],
+      ['14.6 (OOM at batch 8)', 'unread'],
+      ['12.3 / 14.0', 'unread'],
+      ['15+', 'unread'],
       ['out of memory', 'oom'],
       ['', undefined],
       ['>80', 'unread'],
