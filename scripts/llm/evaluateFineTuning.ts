@@ -2,10 +2,11 @@
  * npm run evaluate:llm: the fine-tuning estimator (src/core/estimators/fineTuning.ts) against the
  * published measurements in ../shared/data/published-llm/measurements.csv. Each row becomes a job
  * (model shape from the catalog, batch, sequence, method, rank, targets, quantization, checkpointing,
- * optimizer, precision); the estimate compared is the one the row's `measure_kind` measures: the
- * allocator's peak of live tensors, its reserved peak, or the driver's figure. Rows it cannot turn
- * into a job (several GPUs, no published sequence length or rank, a model the catalog does not
- * have) are counted and said why. Nothing here is fitted: the constants are the estimator's.
+ * optimizer, precision, each cell read by rowFields.ts); the estimate compared is the one the row's
+ * `measure_kind` measures: the allocator's peak of live tensors, its reserved peak, or the driver's
+ * figure. Rows it cannot turn into a job (several GPUs, no published sequence length or rank, a model
+ * the catalog does not have, a cell it cannot read or a method it does not model) are counted and
+ * said why. Nothing here is fitted: the constants are the estimator's.
  *
  * node out/scripts/llm/evaluateFineTuning.js [CSV] [--rows]
  */
@@ -17,7 +18,7 @@ import { isShardedRow, shardedTable } from './shardedRows';
 import { FITTED_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from '../../src/core/estimators/fineTuning';
 import { median } from '../evaluation/statistics';
 import { peftParams } from '../../src/core/estimators/peftParams';
-import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Method, type Quantized, type Reading } from './rowFields';
+import { batchOf, checkpointingOf, gpuCount, isUnread, largestGpuMemory, notStated, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Method, type Quantized, type Reading } from './rowFields';
 
 const GiB = 1024 ** 3;
 
@@ -133,7 +134,8 @@ function documentedDefault(row: Row): DocumentedDefault | undefined {
   return DOCUMENTED_DEFAULTS.find((d) => d.source.test(row.source ?? '') && d.model.test(row.model ?? '') && d.method.test(row.method ?? ''));
 }
 
-export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string } | { skip: string; group: string };
+/** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows. */
+export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[] } | { skip: string; group: string };
 
 /** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT. */
 function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
@@ -181,7 +183,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const methodText = row.method ?? '';
   const notes = row.notes ?? '';
   const method = methodOf(methodText);
-  const quantized = quantization(row.quant, methodText, row.precision);
+  const quantized = quantization(row.quant, methodText, row.precision, row.model);
   const group = groupOf(method, quantized, methodText);
   const measured = measuredOf(row.measured_gb);
   // A published out-of-memory result is checked at its smallest job: one token a sample if the length is not published.
@@ -240,16 +242,21 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   }
 
   // Precision not stated: fp32 for full fine-tuning (transformers 4 loads fp32 without torch_dtype) and where the tool's script is cited as fp32; 16-bit weights otherwise.
+  const assumed: string[] = [];
   const precision = stated(precisionRead);
   const fp32 = precision ? precision.weights === 'fp32' : group === 'full' || fallback?.fp32 === true;
+  if (!precision && fallback?.fp32 === undefined) assumed.push(`precision not stated: ${fp32 ? 'fp32' : '16-bit weights'}`);
   const autocast = precision?.autocast === true;
   const quant = stated(quantized);
   const weightBits: FineTuningJob['weightBits'] = quant && quant !== 'none' ? quant.bits : fp32 || autocast ? 32 : 16;
   // Optimizer not stated: AdamW, the default of the Trainer, torchtune's and LLaMA-Factory's configs, and the largest state of the common ones.
   const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
+  if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
   // Checkpointing not stated is read as off unless the tool's config of the time sets it and can be cited.
   const ckpt = stated(ckptRead);
   const checkpointing = ckpt !== undefined || fallback?.checkpointing === undefined ? ckpt?.on === true : ((documented = fallback.cite), fallback.checkpointing);
+  if (ckpt === undefined && fallback?.checkpointing === undefined) assumed.push('checkpointing not stated: off');
+  if (notStated(row.num_gpus) && gpus === 1) assumed.push('GPU count not stated: one');
   if (/chunked/i.test(notes)) carried.chunkedLoss = true;
   if (/\+ compile|packed \+ torch\.compile/i.test(notes)) carried.compiled = true;
   if (!/cumulativ/i.test(notes)) {
@@ -295,7 +302,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // torch.compile, where the row or its source's cumulative techniques say so ("no torch.compile" and "no compile" say not).
     compiled: carried.compiled === true || (/compile/i.test(notes) && !/no (torch\.)?compile/i.test(notes)),
   };
-  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}) };
+  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}) };
 }
 
 /** The estimate the measurement measured; an unstated kind is compared with the reserved peak (between allocated and the driver's). */
@@ -321,6 +328,8 @@ const measuredFigure = (row: Row): number => {
   const measured = measuredOf(row.measured_gb);
   return typeof measured === 'number' ? measured : NaN;
 };
+
+const OUT_OF_MEMORY = 'out of memory';
 
 function compareRows(rows: readonly Row[]): Compared[] {
   const carried = new Map<string, { chunkedLoss?: boolean; compiled?: boolean }>();
@@ -402,9 +411,11 @@ function main(): void {
     }
     if (c.outOfMemory) {
       // The driver's figure is what has to fit in the card.
-      const capacity = gpuMemory(c.row.gpu);
+      // The largest the GPU text allows (an A100 of 80 GB): out of memory only if even that is exceeded.
+      const capacity = largestGpuMemory(c.row.gpu);
       const driver = (estimateFineTuning({ ...c.converted.job }).driver * (1 + (heldOutShare.get(c.source) ?? allShare))) / GiB;
-      outOfMemory.push(`${c.row.model} ${c.row.method}: estimated ${driver.toFixed(1)} GiB at batch ${c.converted.job.batch}, ${c.converted.job.seq} tokens, on ${capacity ?? '?'} GiB: ${capacity !== undefined && driver > capacity ? 'out of memory' : 'CALLED A FIT'}`);
+      const verdict = capacity === undefined ? 'GPU memory not stated' : driver > capacity ? OUT_OF_MEMORY : 'CALLED A FIT';
+      outOfMemory.push(`${c.row.model} ${c.row.method}: estimated ${driver.toFixed(1)} GiB at batch ${c.converted.job.batch}, ${c.converted.job.seq} tokens, on ${capacity ?? '?'} GiB: ${verdict}`);
       skip('out of memory (checked below)');
       continue;
     }
@@ -422,7 +433,7 @@ function main(): void {
     const steps = /99th pct of reserved during train steps = ([\d.]+) GiB/.exec(c.row.notes ?? '');
     if (steps) trainSteps.push({ error: Math.abs(predicted - Number(steps[1])) / Number(steps[1]), under: predicted < Number(steps[1]) });
     const job = c.converted.job;
-    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
+    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}${c.converted.assumed ? ` [${c.converted.assumed.join('; ')}]` : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
   }
   const lines = ['source | method | rows | estimated | with a documented default | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---'];
   const all = { rows: 0, errors: [] as number[], under: 0, documented: 0 };
@@ -441,7 +452,7 @@ function main(): void {
   lines.push(`Errors above are leave-one-source-out: each source's rows use the margin fitted on the other sources' rows (${[...heldOutShare].map(([s, share]) => `${s.slice(0, 32)}: ${(share * 100).toFixed(1)}%`).join('; ')}).`);
   lines.push(`Margin fitted on all rows: ${(allShare * 100).toFixed(1)}% (FITTED_MARGIN in fineTuning.ts is ${(FITTED_MARGIN * 100).toFixed(1)}%); in-sample median abs. error ${(median(inSample) * 100).toFixed(1)}%.`);
   if (trainSteps.length) lines.push(`MetaMathQA rows against the 99th percentile of reserved memory over training steps (published beside the whole run's peak): ${trainSteps.length} rows, median abs. error ${(median(trainSteps.map((t) => t.error)) * 100).toFixed(1)}%, under the figure ${trainSteps.filter((t) => t.under).length}/${trainSteps.length}`);
-  if (outOfMemory.length) lines.push(`Published out-of-memory runs (${outOfMemory.filter((o) => !o.endsWith('CALLED A FIT')).length}/${outOfMemory.length} estimated out of memory):\n- ${outOfMemory.join('\n- ')}`);
+  if (outOfMemory.length) lines.push(`Published out-of-memory runs (${outOfMemory.filter((o) => o.endsWith(OUT_OF_MEMORY)).length}/${outOfMemory.length} estimated out of memory):\n- ${outOfMemory.join('\n- ')}`);
   console.log(lines.join('\n'));
   // The several-GPU rows (shardedRows.ts), per GPU, in a table of their own.
   console.log(`\nSeveral GPUs (DDP, FSDP, DeepSpeed ZeRO), per GPU:\n\n${shardedTable(rows, sourceName, details).join('\n')}`);

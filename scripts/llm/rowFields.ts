@@ -77,13 +77,14 @@ export interface Quantized {
 
 /**
  * Quantization of the base weights, from the `quant` cell, or where it says nothing from the method
- * and precision (`QLoRA`, `QDoRA`: 4-bit; `LoRA 8-bit`). NF4 is read with double quantization (the
+ * and precision (`QLoRA`, `QDoRA`: 4-bit; `LoRA 8-bit`) or a pre-quantized model's name. NF4 is read with double quantization (the
  * QLoRA recipe's and torchao's NF4), other 4-bit texts without (the larger storage of the two).
  * 'none': 16- or 32-bit weights, which the precision decides.
  */
-export function quantization(quant: string | undefined, method = '', precision = ''): Reading<Quantized | 'none'> {
+export function quantization(quant: string | undefined, method = '', precision = '', model = ''): Reading<Quantized | 'none'> {
   const stated = !notStated(quant);
-  const text = stated ? quant! : `${method} ${precision}`;
+  // A pre-quantized checkpoint's name (`unsloth/llama-3-8b-bnb-4bit`, `TheBloke/Llama-2-7B-GPTQ`) says it too.
+  const text = stated ? quant! : `${method} ${precision} ${/bnb|gptq|awq|\d[-_]?bit/i.test(model) ? model : ''}`.trim();
   const t = text.toLowerCase();
   const qloraMethod = /\bq-?(lora|dora)\b/i.test(method);
   const noDouble = /(no|without) double|double[_ ]?quant\w*\s*[=:]\s*false/.test(t);
@@ -279,23 +280,37 @@ export function virtualTokensOf(notes: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** Memory of cards a text may name without their size; a card sold in several sizes (A100, V100, A800) is not here. */
-const CARD_GIB: ReadonlyArray<[RegExp, number]> = [
-  [/h100\s*nvl/i, 94],
-  [/h200/i, 141],
-  [/h100|h800/i, 80],
-  [/l40s?\b|a40\b|a6000|rtx\s*6000\s*ada/i, 48],
-  [/(rtx\s*)?(3090|4090)|a10g?\b|a5000|\bl4\b/i, 24],
-  [/\bt4\b|4080|a4000|v100s?\s*pcie\s*16/i, 16],
+/** Memory of cards a text may name without their size: one size, or the sizes a card is sold in (A100: 40 or 80 GB). */
+const CARD_GIB: ReadonlyArray<[RegExp, readonly number[]]> = [
+  [/h100\s*nvl/i, [94]],
+  [/h200/i, [141]],
+  [/h100|h800/i, [80]],
+  [/l40s?\b|a40\b|a6000|rtx\s*6000\s*ada/i, [48]],
+  [/(rtx\s*)?(3090|4090)|a10g?\b|a5000|\bl4\b/i, [24]],
+  [/\bt4\b|4080|a4000/i, [16]],
+  [/a100|a800/i, [40, 80]],
+  [/v100/i, [16, 32]],
 ];
 
-/** The GPU's memory in GiB a `gpu` text says: `A100 80GB`, `A100-SXM4-80GB`, `H100 80G`, `24GB GPUs`, or a card of one size (`RTX 3090`, `T4`). */
-export function gpuMemory(text: string | undefined): number | undefined {
+/** The sizes a `gpu` text allows: its stated size (`A100 80GB`, `A100-SXM4-80GB`, `H100 80G`, `24GB GPUs`), or its card's (`RTX 3090`; `A100`: 40 and 80). */
+function gpuSizes(text: string | undefined): readonly number[] {
   // Laptop parts have less memory than the desktop card of the same name.
-  if (/laptop|mobile|max-q/i.test(text ?? '') && !/\d\s*G/i.test(text ?? '')) return undefined;
+  if (/laptop|mobile|max-q/i.test(text ?? '') && !/\d\s*G/i.test(text ?? '')) return [];
   const stated = /(?<![a-z\d.])(\d+(?:\.\d+)?)\s*G(?:i?B)?\b/i.exec(text ?? '');
-  if (stated) return Number(stated[1]);
-  return CARD_GIB.find(([pattern]) => pattern.test(text ?? ''))?.[1];
+  if (stated) return [Number(stated[1])];
+  return CARD_GIB.find(([pattern]) => pattern.test(text ?? ''))?.[1] ?? [];
+}
+
+/** The GPU's memory in GiB when the text fixes it: a stated size or a card sold in one size; undefined for `A100`, `V100`, `not stated`. */
+export function gpuMemory(text: string | undefined): number | undefined {
+  const sizes = gpuSizes(text);
+  return sizes.length === 1 ? sizes[0] : undefined;
+}
+
+/** The largest memory the GPU text allows (`A100`: 80): a published out-of-memory run is estimated out of memory only above it. */
+export function largestGpuMemory(text: string | undefined): number | undefined {
+  const sizes = gpuSizes(text);
+  return sizes.length ? Math.max(...sizes) : undefined;
 }
 
 /** GPUs the run used: `8`, `8 (FSDP)`, or from the gpu text (`8x A100`, `2 × RTX 3090`); one when neither says. */

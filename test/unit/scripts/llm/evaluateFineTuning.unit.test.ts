@@ -135,6 +135,11 @@ describe('evaluateFineTuning', () => {
     assert.ok('skip' in average && /seq_len "avg 300"/.test(average.skip));
     const oom = rowToJob(row({ ...base, measured_gb: 'OOM', seq_len: '' }));
     assert.ok('job' in oom && oom.job.seq === 1);
+    // Fields left unstated are read by the documented rules, and the conversion says which.
+    const bare = rowToJob(row({ ...base, grad_ckpt: '', optimizer: '', precision: '', num_gpus: '' }));
+    assert.ok('job' in bare && bare.job.optimizer === 'adamw' && !bare.job.checkpointing && bare.job.weightBits === 16);
+    assert.deepEqual(bare.assumed, ['precision not stated: 16-bit weights', 'optimizer not stated: AdamW', 'checkpointing not stated: off', 'GPU count not stated: one']);
+    assert.equal(read.assumed, undefined);
     const fsdp = rowToJob(row({ ...base, num_gpus: '8 (FSDP)' }));
     assert.ok('skip' in fsdp && /several GPUs/.test(fsdp.skip));
   });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
+import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, largestGpuMemory, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
 
 /** Each phrasing read as expected; `'unread'` expects a reason naming the field. */
 function table<T>(read: (text: string) => Reading<T>, field: string, cases: ReadonlyArray<[string, T | undefined | 'unread']>): void {
@@ -90,6 +90,10 @@ describe('rowFields', () => {
     assert.deepEqual(quantization('', 'LoRA 8-bit'), { bits: 8, doubleQuant: false });
     assert.deepEqual(quantization('', 'LoRA', 'nf4'), nf4);
     assert.equal(quantization('', 'LoRA', 'bf16'), undefined);
+    assert.deepEqual(quantization('', 'LoRA', 'bf16', 'unsloth/llama-3-8b-bnb-4bit'), int4);
+    assert.deepEqual(quantization('', 'LoRA', '', 'TheBloke/Llama-2-7B-GPTQ'), int4);
+    assert.equal(quantization('', 'LoRA', '', 'meta-llama/Llama-2-7b-hf'), undefined);
+    assert.equal(quantization('none', 'LoRA', '', 'unsloth/llama-3-8b-bnb-4bit'), 'none');
     // A 4-bit method over unquantized weights contradicts itself: unread rather than one of them chosen.
     const contradiction = quantization('none', 'QLoRA');
     assert.ok(isUnread(contradiction) && /contradicts/.test(contradiction.unread));
@@ -323,6 +327,11 @@ describe('rowFields', () => {
       ['not stated', undefined],
     ];
     for (const [text, expected] of cases) assert.equal(gpuMemory(text), expected, text);
+    // A published out-of-memory run is checked against the largest memory its card is sold with.
+    assert.equal(largestGpuMemory('A100'), 80);
+    assert.equal(largestGpuMemory('V100'), 32);
+    assert.equal(largestGpuMemory('A100 40GB'), 40);
+    assert.equal(largestGpuMemory('not stated'), undefined);
   });
 
   it('reads the GPU count from the count cell or the GPU text', () => {
