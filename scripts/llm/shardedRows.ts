@@ -22,22 +22,30 @@ export function isShardedRow(row: Row): boolean {
 
 /**
  * The strategy a row's method, GPU count and notes name: `+ DeepSpeed ZeRO-3 (no offload)`, `ZeRO stage 2`,
- * `zero3`, `ds_z3`, `+ FSDP full shard + CPU param offload`, `8 (FSDP)`, `fsdp_cpu_offload=True`; DDP where
- * none is named. DeepSpeed without a stage is unread (its default, stage 0, is rarely what was run).
+ * `zero3`, `ds_z3`, `ZeRO-Offload` (stage 2, optimizer on the CPU), `ZeRO-Infinity` (stage 3, both
+ * offloaded), `+ FSDP full shard + CPU param offload`, `8 (FSDP)`, `fsdp_cpu_offload=True`,
+ * `offload_optimizer: cpu`, `SHARD_GRAD_OP`, `HYBRID_SHARD`, `NO_SHARD`; DDP where none is named.
+ * DeepSpeed without a stage is unread (its default, stage 0, is rarely what was run).
  */
 export function planOfRow(row: Row): Reading<ShardingPlan> {
   const text = `${row.method ?? ''} ${row.num_gpus ?? ''} ${row.optimizer ?? ''} ${row.notes ?? ''}`;
   const named = /zero[-_ ]?(?:stage[-_ ]?)?(\d)|deepspeed[-_ ]?(?:stage[-_ ]?|z)(\d)|\bds[-_ ]?z(\d)/i.exec(text);
-  const zero = named ? [named[0], named[1] ?? named[2] ?? named[3]] : null;
-  if (!zero && /deepspeed/i.test(text)) return { unread: `"${row.method}": DeepSpeed without a ZeRO stage` };
-  // "CPU offload (params+optimizer)", "CPU param offload", fsdp_cpu_offload=True: FSDP's CPUOffload moves parameters, gradients and the step to the host; "(no offload)" says none.
-  const offload = /CPU (param )?offload|cpu_offload=True/i.test(text) && !/no (CPU )?offload/i.test(text);
-  if (zero) {
-    const stage = Math.min(3, Number(zero[1])) as ShardingPlan['stage'];
-    const both = /params\+optimizer/i.test(text);
-    return { kind: 'zero', stage, ...(offload ? { offloadOptimizer: true } : {}), ...(offload && (both || /param/i.test(text)) && stage === 3 ? { offloadParams: true } : {}), overlapComm: stage === 3 };
+  const infinity = /zero[-_ ]?infinity/i.test(text);
+  const stageNamed = named ? Number(named[1] ?? named[2] ?? named[3]) : infinity ? 3 : /zero[-_ ]?offload/i.test(text) ? 2 : undefined;
+  if (stageNamed === undefined && /deepspeed/i.test(text)) return { unread: `"${row.method}": DeepSpeed without a ZeRO stage` };
+  // "CPU offload (params+optimizer)", "CPU param offload", fsdp_cpu_offload=True, offload_optimizer: cpu; "(no offload)" says none.
+  const offload = (infinity || /zero[-_ ]?offload|CPU (param )?offload|cpu_offload\s*[=:]\s*true|offload_(param|optimizer)\w*\s*[=:]\s*"?(true|cpu|nvme)/i.test(text)) && !/no (CPU )?offload/i.test(text);
+  // The parameters too: "params+optimizer", "param offload", offload_param: cpu, ZeRO-Infinity.
+  const offloadParams = offload && (infinity || /params\+optimizer|param(eter)?s? offload|offload[_ ]param\w*\s*[=:]\s*"?(true|cpu|nvme)/i.test(text));
+  if (stageNamed !== undefined) {
+    const stage = Math.min(3, stageNamed) as ShardingPlan['stage'];
+    return { kind: 'zero', stage, ...(offload ? { offloadOptimizer: true } : {}), ...(offloadParams && stage === 3 ? { offloadParams: true } : {}), overlapComm: stage === 3 };
   }
-  if (/FSDP|shard/i.test(text)) return { kind: 'fsdp', stage: /shard_grad_op/i.test(text) ? 2 : 3, ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) };
+  if (/FSDP|shard/i.test(text)) {
+    // FSDP's CPUOffload moves parameters, gradients and the step to the host.
+    const stage = /no_shard/i.test(text) ? 0 : /shard_grad_op/i.test(text) ? 2 : 3;
+    return { kind: 'fsdp', stage, ...(/hybrid_shard/i.test(text) ? { hybrid: true } : {}), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) };
+  }
   return { kind: 'ddp', stage: 0 };
 }
 

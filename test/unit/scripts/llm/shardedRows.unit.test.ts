@@ -20,6 +20,14 @@ describe('shardedRows', () => {
     assert.deepEqual(plan({ num_gpus: '8 (FSDP)' }), { kind: 'fsdp', stage: 3 });
     assert.deepEqual(plan({ notes: 'fsdp shard_grad_op' }), { kind: 'fsdp', stage: 2 });
     assert.deepEqual(plan({}), { kind: 'ddp', stage: 0 });
+    assert.deepEqual(plan({ method: 'LoRA + DeepSpeed ZeRO-3 CPU offload (params+optimizer)' }), { kind: 'zero', stage: 3, offloadOptimizer: true, offloadParams: true, overlapComm: true });
+    assert.deepEqual(plan({ notes: 'ZeRO-3, offload_optimizer: cpu; trainable params 1000' }), { kind: 'zero', stage: 3, offloadOptimizer: true, overlapComm: true });
+    assert.deepEqual(plan({ notes: 'ZeRO-Offload' }), { kind: 'zero', stage: 2, offloadOptimizer: true, overlapComm: false });
+    assert.deepEqual(plan({ notes: 'ZeRO-Infinity (NVMe)' }), { kind: 'zero', stage: 3, offloadOptimizer: true, offloadParams: true, overlapComm: true });
+    assert.deepEqual(plan({ method: 'QLoRA all-linear + FSDP full shard + CPU param offload' }), { kind: 'fsdp', stage: 3, offloadOptimizer: true, offloadParams: true });
+    assert.deepEqual(plan({ notes: 'fsdp hybrid_shard' }), { kind: 'fsdp', stage: 3, hybrid: true });
+    assert.deepEqual(plan({ notes: 'FSDP NO_SHARD' }), { kind: 'fsdp', stage: 0 });
+    assert.deepEqual(plan({ method: 'LoRA all-linear + FSDP full shard (no offload)' }), { kind: 'fsdp', stage: 3 });
     assert.ok('unread' in (plan({ notes: 'DeepSpeed' }) as object));
   });
 
