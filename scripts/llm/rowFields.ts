@@ -153,8 +153,8 @@ export function precisionOf(text: string | undefined): Reading<Precision> {
   if (notStated(text)) return undefined;
   const t = text!.toLowerCase();
   if (/fp8|float8|\bte\b|transformer engine/.test(t)) return unread('precision', text!, 'FP8 training is not modelled');
-  // "no AMP", "without bf16": what the row says it did not use.
-  const used = t.replace(/\b(no|without|not)\s+[\w-]+/g, ' ');
+  // "no AMP", "without bf16", "AMP off", "fp16=False": what the row says it did not use.
+  const used = t.replace(/\b(no|without|not)\s+[\w-]+/g, ' ').replace(/\b[\w-]+\s*(=\s*false|\s(off|disabled))\b/g, ' ');
   if (/mixed|\bamp\b|autocast|master/.test(used)) return { weights: 'fp32', autocast: true };
   if (/bf16|bfloat16|fp16|float16|\bhalf\b|16[- ]?bits?\b|^\s*16\s*$/.test(used)) return { weights: '16-bit', autocast: false };
   if (/fp32|float32|tf32|32[- ]?bits?\b|full precision|single precision|^\s*32\s*$/.test(used)) return { weights: 'fp32', autocast: false };

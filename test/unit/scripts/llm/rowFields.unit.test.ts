@@ -153,6 +153,8 @@ describe('rowFields', () => {
       ['pure bf16', half],
       ['bf16 weights (no AMP)', half],
       ['bf16 + tf32', half],
+      ['bf16 weights, AMP off', half],
+      ['bf16=True, fp16=False', half],
       ['16-bit', half],
       ['bf16 mixed', mixed],
       ['BF16 mixed', mixed],
