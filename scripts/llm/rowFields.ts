@@ -35,7 +35,8 @@ const sized = (digits: string, k: string | undefined) => Math.round(Number(digit
 /** The upper end of a range `512-2048`, `512–2k`, `1 to 8`, or the bound of `up to 1024`, `max 512`, `≤ 512`; undefined if the text is neither. */
 function upperBound(text: string): number | undefined {
   const range = new RegExp(`(?<![\\w.])${SIZE}\\s*(?:-|–|—|to|\\.\\.)\\s*${SIZE}`, 'i').exec(text);
-  if (range) return sized(range[3]!, range[4]);
+  // A range rises (`512-2048`); a falling pair is something else (a date, a model's version).
+  if (range && sized(range[3]!, range[4]) > sized(range[1]!, range[2])) return sized(range[3]!, range[4]);
   const bound = new RegExp(`(?:up to|max(?:imum)?\\.?|at most|<=|≤|<)\\s*[:=]?\\s*${SIZE}`, 'i').exec(text);
   return bound ? sized(bound[1]!, bound[2]) : undefined;
 }
@@ -77,8 +78,9 @@ export interface Quantized {
 
 /**
  * Quantization of the base weights, from the `quant` cell, or where it says nothing from the method
- * and precision (`QLoRA`, `QDoRA`: 4-bit; `LoRA 8-bit`) or a pre-quantized model's name. NF4 is read with double quantization (the
- * QLoRA recipe's and torchao's NF4), other 4-bit texts without (the larger storage of the two).
+ * and precision (`QLoRA`, `QDoRA`: 4-bit; `LoRA 8-bit`) or a pre-quantized model's name. NF4 is read
+ * with double quantization (the QLoRA recipe's and torchao's NF4), other 4-bit texts without (the
+ * larger storage of the two).
  * 'none': 16- or 32-bit weights, which the precision decides.
  */
 export function quantization(quant: string | undefined, method = '', precision = '', model = ''): Reading<Quantized | 'none'> {
@@ -89,9 +91,9 @@ export function quantization(quant: string | undefined, method = '', precision =
   const qloraMethod = /\bq-?(lora|dora)\b/i.test(method);
   const noDouble = /(no|without) double|double[_ ]?quant\w*\s*[=:]\s*false/.test(t);
   const doubleQuant = (/nf4/.test(t) || /double[- _]?quant|nested/.test(t)) && !noDouble;
-  if (/fp8|float8|hqq|gguf|eetq|\b[1-3][- ]?bits?\b|int[23]\b/.test(t)) return unread(stated ? 'quant' : 'method and precision', text, 'this quantization is not modelled (4- and 8-bit only)');
+  if (/fp8|float8|hqq|gguf|eetq|\b[1-3][- ]?bits?\b|int[23]\b/.test(t)) return unread(stated ? 'quant' : 'method, precision and model', text, 'this quantization is not modelled (4- and 8-bit only)');
   const bits = /(\d+)[- ]?bits?\b/.exec(t)?.[1] ?? /\bint(4|8)\b/.exec(t)?.[1] ?? (stated ? /^\s*(4|8|16|32)\s*$/.exec(t)?.[1] : undefined);
-  if (bits === '4' || (bits === undefined && /nf4|fp4|gptq|awq|bnb[- _]?4/.test(t))) return { bits: 4, doubleQuant };
+  if (bits === '4' || (bits === undefined && /nf4|fp4|gptq|awq|bnb[- _]?4|\bq-?lora\b/.test(t))) return { bits: 4, doubleQuant };
   if (bits === '8' || (bits === undefined && /llm\.int8|bnb[- _]?8/.test(t))) return { bits: 8, doubleQuant: false };
   if (!stated) return qloraMethod ? { bits: 4, doubleQuant: false } : undefined;
   const word = t.split(/[\s(,;:/]+/).find((w) => w !== '') ?? '';
@@ -182,7 +184,7 @@ export function batchOf(text: string | undefined): Reading<Batch> {
   const perGpu = /(\d+)\s*(?:per|\/|a)\s*(?:gpu|device)/.exec(t);
   const accumulation = /(?:accum\w*|grad(?:ient)?[_ ]?acc\w*|\bga|\bgas)\s*(?:steps?)?\s*[=:]?\s*(\d+)/.exec(t) ?? /[×x*]\s*(\d+)\s*(?:accum|ga\b|grad)/.exec(t) ?? /(\d+)\s*(?:accum|ga\b|grad)/.exec(t);
   // `4x8`: 8 accumulation steps, unless the 8 are GPUs or nodes (`4 × 8 GPUs`).
-  const product = /^\s*(\d+)\s*\(?\s*[×x*]\s*(\d+)(?!\s*(gpus?|devices?|nodes?|cards?|ranks?)\b)/.exec(t);
+  const product = /^\s*(\d+)\s*\(?\s*[×x*]\s*(\d+)(?!\d|\s*(gpus?|devices?|nodes?|cards?|ranks?)\b)/.exec(t);
   const withAccumulation = (batch: number, steps: string | undefined): Batch => (steps && Number(steps) > 1 ? { batch, accumulation: Number(steps) } : { batch });
   if (perGpu) return withAccumulation(Number(perGpu[1]), accumulation?.[1]);
   if (/global|total|effective/.test(t)) return unread('batch_per_gpu', text!, 'only a global batch is given');
