@@ -12,7 +12,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { CHECKPOINTS, findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
+import { assumedCheckpoint } from '../../src/core/catalog/hf/assumedCheckpoint';
+import { CHECKPOINTS, findCheckpoint, type Checkpoint } from '../../src/core/catalog/hf/checkpoints';
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { isShardedRow, shardedTable } from './shardedRows';
 import { FITTED_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from '../../src/core/estimators/fineTuning';
@@ -73,7 +74,7 @@ export function shapeKey(name: string): string {
   return short.replace(/[-_](hf|chat|instruct|it|base)\b/g, '').replace(/[-_]v\d+(\.\d+)*$/, '').replace(/[^a-z0-9]/g, '');
 }
 
-/** The catalog's checkpoint for a row's model: by name, by the names above, else by its shape key when exactly one checkpoint has it. */
+/** The catalog's checkpoint for a row's model: by name, by the names above, else by its shape key when one checkpoint has it (or versions of one shape). */
 export function checkpointOf(model: string) {
   const name = model.replace(/\s*\(.*\)\s*$/, '').trim();
   const short = name.replace(/^[\w-]+\//, '').replace(/-hf$/i, '').toLowerCase();
@@ -81,7 +82,19 @@ export function checkpointOf(model: string) {
   if (known) return known;
   const key = shapeKey(name);
   const matches = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => shapeKey(n) === key));
-  return matches.length === 1 ? matches[0] : undefined;
+  // Several versions of one shape (Mistral-7B v0.1, v0.2 and v0.3 differ only in the vocabulary): the first, the oldest.
+  const sizes = (c: (typeof CHECKPOINTS)[number]) => ['hidden_size', 'num_hidden_layers', 'intermediate_size', 'num_attention_heads', 'num_key_value_heads'].map((k) => c.config[k]).join();
+  return matches.length > 0 && matches.every((c) => c.modelType === matches[0]!.modelType && sizes(c) === sizes(matches[0]!)) ? matches[0] : undefined;
+}
+
+/** The row's checkpoint: the catalog's, else a shape assumed from the row's `params_b` (or the name's size tag) as the product assumes one; or why there is none. */
+export function rowCheckpoint(row: Row): Checkpoint | { readonly skip: string } {
+  const model = (row.model ?? '').replace(/\s*\(.*\)\s*$/, '').trim();
+  const known = checkpointOf(model);
+  if (known) return known;
+  const stated = Number(row.params_b);
+  const assumed = assumedCheckpoint(model, Number.isFinite(stated) && stated > 0 ? { params: stated * 1e9 } : {});
+  return 'declined' in assumed ? { skip: `no architecture for ${row.model} in the catalog (${assumed.declined})` } : assumed;
 }
 
 /** Modules the notes list after "targets" (`targets q_proj,v_proj;`): a list ending the clause, not prose (`targets from the config`). */
@@ -134,8 +147,8 @@ function documentedDefault(row: Row): DocumentedDefault | undefined {
   return DOCUMENTED_DEFAULTS.find((d) => d.source.test(row.source ?? '') && d.model.test(row.model ?? '') && d.method.test(row.method ?? ''));
 }
 
-/** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows. */
-export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[] } | { skip: string; group: string };
+/** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows; `assumedShape`: a shape assumed from the size (rowCheckpoint). */
+export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[]; assumedShape?: boolean } | { skip: string; group: string };
 
 /** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT. */
 function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
@@ -193,8 +206,8 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   if (isUnread(method)) return { skip: method.unread, group };
   if (method === undefined) return { skip: 'method not published', group };
   if (isShardedRow(row)) return { skip: 'several GPUs or sharding (issue 20, part 3)', group };
-  const checkpoint = checkpointOf(row.model ?? '');
-  if (!checkpoint) return { skip: `no architecture for ${row.model} in the catalog`, group };
+  const checkpoint = rowCheckpoint(row);
+  if ('skip' in checkpoint) return { skip: checkpoint.skip, group };
   const fallback = documentedDefault(row);
   let documented: string | undefined;
   const orDefault = <T>(value: T | undefined, fallbackValue: T | undefined): T | undefined => {
@@ -302,7 +315,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // torch.compile, where the row or its source's cumulative techniques say so ("no torch.compile" and "no compile" say not).
     compiled: carried.compiled === true || (/compile/i.test(notes) && !/no (torch\.)?compile/i.test(notes)),
   };
-  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}) };
+  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}), ...(checkpoint.assumed ? { assumedShape: true } : {}) };
 }
 
 /** The estimate the measurement measured; an unstated kind is compared with the reserved peak (between allocated and the driver's). */
@@ -395,13 +408,13 @@ function main(): void {
   for (const source of sources) heldOutShare.set(source, Number.isFinite(fixed) ? fixed : fitMargin(withFigure.filter((c) => c.source !== source), quantile));
   const allShare = Number.isFinite(fixed) ? fixed : fitMargin(withFigure, quantile);
 
-  const groups = new Map<string, { rows: number; errors: number[]; under: number; documented: number; skips: Map<string, number> }>();
+  const groups = new Map<string, { rows: number; errors: number[]; under: number; documented: number; assumed: number; skips: Map<string, number> }>();
   const details: string[] = [];
   const trainSteps: { error: number; under: boolean }[] = [];
   const inSample: number[] = [];
   const outOfMemory: string[] = [];
   for (const c of compared) {
-    const group = groups.get(c.key) ?? { rows: 0, errors: [], under: 0, documented: 0, skips: new Map<string, number>() };
+    const group = groups.get(c.key) ?? { rows: 0, errors: [], under: 0, documented: 0, assumed: 0, skips: new Map<string, number>() };
     groups.set(c.key, group);
     group.rows++;
     const skip = (why: string) => group.skips.set(why, (group.skips.get(why) ?? 0) + 1);
@@ -429,25 +442,27 @@ function main(): void {
     group.errors.push(Math.abs(error));
     if (predicted < c.measured) group.under++;
     if (c.converted.documented) group.documented++;
+    if (c.converted.assumedShape) group.assumed++;
     // The MetaMathQA runs also publish the 99th percentile of reserved memory over training steps (the whole run's peak includes evaluation with generation).
     const steps = /99th pct of reserved during train steps = ([\d.]+) GiB/.exec(c.row.notes ?? '');
     if (steps) trainSteps.push({ error: Math.abs(predicted - Number(steps[1])) / Number(steps[1]), under: predicted < Number(steps[1]) });
     const job = c.converted.job;
-    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}${c.converted.assumed ? ` [${c.converted.assumed.join('; ')}]` : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
+    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}${c.converted.assumedShape ? ' (shape assumed from the size)' : ''}${c.converted.assumed ? ` [${c.converted.assumed.join('; ')}]` : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
   }
-  const lines = ['source | method | rows | estimated | with a documented default | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---'];
-  const all = { rows: 0, errors: [] as number[], under: 0, documented: 0 };
+  const lines = ['source | method | rows | estimated | with a documented default | with a shape assumed from the size | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---'];
+  const all = { rows: 0, errors: [] as number[], under: 0, documented: 0, assumed: 0 };
   for (const [key, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     const [source, method] = key.split(' | ');
     const skips = [...group.skips].map(([why, n]) => `${n} ${why}`).join('; ');
     const n = group.errors.length;
-    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${group.documented} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
+    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${group.documented} | ${group.assumed} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
     all.rows += group.rows;
     all.errors.push(...group.errors);
     all.under += group.under;
     all.documented += group.documented;
+    all.assumed += group.assumed;
   }
-  lines.push(`all | | ${all.rows} | ${all.errors.length} | ${all.documented} | ${(median(all.errors) * 100).toFixed(1)}% | ${all.under}/${all.errors.length} |`);
+  lines.push(`all | | ${all.rows} | ${all.errors.length} | ${all.documented} | ${all.assumed} | ${(median(all.errors) * 100).toFixed(1)}% | ${all.under}/${all.errors.length} |`);
   lines.push('');
   lines.push(`Errors above are leave-one-source-out: each source's rows use the margin fitted on the other sources' rows (${[...heldOutShare].map(([s, share]) => `${s.slice(0, 32)}: ${(share * 100).toFixed(1)}%`).join('; ')}).`);
   lines.push(`Margin fitted on all rows: ${(allShare * 100).toFixed(1)}% (FITTED_MARGIN in fineTuning.ts is ${(FITTED_MARGIN * 100).toFixed(1)}%); in-sample median abs. error ${(median(inSample) * 100).toFixed(1)}%.`);

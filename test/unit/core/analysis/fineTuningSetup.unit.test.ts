@@ -160,7 +160,7 @@ describe('fineTuningSetup', () => {
     it('reads dtype= (the newer name) and a string dtype; "auto" leaves it to the checkpoint', async () => {
       assert.equal((await setupOf(script('dtype=torch.float16'))).weightDtype?.value, 'fp16');
       assert.equal((await setupOf(script('torch_dtype="bfloat16"'))).weightDtype?.value, 'bf16');
-      assert.equal((await setupOf(script('torch_dtype="auto"'))).weightDtype, undefined);
+      assert.equal((await setupOf(script('torch_dtype="auto"'))).weightDtype?.value, 'auto');
     });
 
     it('reads a 4-bit config without a quant type as fp4, without double quantization', async () => {

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { isCatalogMiss } from '../../../../src/core/catalog/catalog';
 import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { transformersArchitecture } from '../../../../src/core/catalog/hf/transformers';
 import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
@@ -187,6 +189,39 @@ describe('fineTuning estimator', () => {
     // Untied 128,256-entry embedding and head, grouped keys and values (8 heads of 128), SwiGLU: summed by hand.
     assert.equal(total(shapeOf('meta-llama/Llama-3.1-70B')), 70553706496);
     assert.equal(total(shapeOf('meta-llama/Llama-3.1-405B')), 405853388800);
+  });
+
+  it('counts the added checkpoints without a published exact count as their same-shape siblings, and OPT at its paper\'s sizes', () => {
+    // Llama-3-70B is Llama-3.1-70B's shape; Mistral-7B v0.2 is v0.1's (the catalog's layer table checks the published counts of the others).
+    assert.equal(total(shapeOf('meta-llama/Meta-Llama-3-70B')), total(shapeOf('meta-llama/Llama-3.1-70B')));
+    assert.equal(total(shapeOf('mistralai/Mistral-7B-Instruct-v0.2')), 7_241_732_096);
+    // OPT's Table 1 (Zhang et al. 2022) sizes 1.3B to 66B; ffn 4 x hidden, learned positions of 2048 + 2.
+    for (const [name, size] of [['facebook/opt-1.3b', 1.3e9], ['facebook/opt-2.7b', 2.7e9], ['facebook/opt-6.7b', 6.7e9], ['facebook/opt-13b', 13e9], ['facebook/opt-30b', 30e9], ['facebook/opt-66b', 66e9]] as const) {
+      const params = total(shapeOf(name));
+      assert.ok(Math.abs(params - size) / size < 0.02, `${name}: ${params}`);
+    }
+    // The one OPT count published exactly (DeepSpeed-Chat's OPT-1.3b actor: '[pre-lora] num params: 1315758080').
+    assert.equal(total(shapeOf('facebook/opt-1.3b')), 1_315_758_080);
+  });
+
+  it('counts Falcon-7B (multi-query, one norm) and Falcon-40B (8 key-value groups, two norms) as the catalog builds them, in parallel blocks', () => {
+    const falcon7b = shapeOf('tiiuae/falcon-7b');
+    assert.equal(falcon7b.kvHeads, 1);
+    assert.equal(falcon7b.parallelNorms, 1);
+    const falcon40b = shapeOf('tiiuae/falcon-40b-instruct');
+    assert.equal(falcon40b.kvHeads, 8);
+    assert.equal(falcon40b.parallelNorms, 2);
+    // Summed by hand: 65024 x h embeddings (tied head), per layer the fused qkv (h x (h + 2 kv x 64)), dense, the 4h MLP and
+    // the LayerNorms (weight and bias each), and the final LayerNorm; the catalog's layer table (FalconForCausalLM) gives the same.
+    for (const [name, params] of [['tiiuae/falcon-7b', 6_921_720_704], ['tiiuae/falcon-40b', 41_303_293_952]] as const) {
+      const architecture = transformersArchitecture({ className: 'AutoModelForCausalLM', checkpoint: name });
+      if (isCatalogMiss(architecture)) assert.fail(architecture.miss);
+      assert.equal(architecture.params, params);
+      // The fine-tuning shape leaves out the LayerNorms' biases (bias=False is the linears').
+      assert.ok(Math.abs(total(shapeOf(name)) - params) / params < 0.0001, `${name}: ${total(shapeOf(name))}`);
+    }
+    // PEFT's default LoRA target for Falcon is query_key_value.
+    assert.equal(loraParams(falcon7b, { method: 'lora', rank: 8 }), 8 * (4544 + 4544 + 2 * 64) * 32);
   });
 
   it('estimates an encoder-decoder from both stacks: a longer target holds more, the logits follow the target', () => {

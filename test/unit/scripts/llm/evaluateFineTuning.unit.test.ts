@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { median } from '../../../../scripts/evaluation/statistics';
-import { checkpointOf, measureKind, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { checkpointOf, measureKind, rowCheckpoint, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
@@ -46,6 +46,22 @@ describe('evaluateFineTuning', () => {
     assert.equal(checkpointOf('Llama-3.1-405B')?.name, 'meta-llama/Llama-3.1-405B');
   });
 
+  it("gives a model the catalog lacks a shape assumed from the row's params_b, counted apart; declines mixture-of-experts", () => {
+    const base = { source: 'some blog', method: 'QLoRA', lora_rank: '16', quant: 'nf4', grad_ckpt: 'on', optimizer: 'paged_adamw_8bit', precision: 'bf16', batch_per_gpu: '1', seq_len: '2048', num_gpus: '1', measured_gb: '12' };
+    const known = rowToJob(row({ ...base, model: 'Llama-2-7b', params_b: '6.74' }));
+    assert.ok('job' in known && known.assumedShape === undefined);
+    const assumed = rowCheckpoint(row({ ...base, model: 'acme/SuperLM-20b', params_b: '19.5' }));
+    assert.ok(!('skip' in assumed) && assumed.assumed !== undefined);
+    assert.match(assumed.assumed, /stated size \(19\.5B\)/);
+    const job = rowToJob(row({ ...base, model: 'acme/SuperLM-20b', params_b: '19.5' }));
+    assert.ok('job' in job && job.assumedShape === true);
+    // A mixture of experts the catalog lacks is declined; the ones it has are estimated with their experts (moe.ts).
+    const mixture = rowToJob(row({ ...base, model: 'Qwen/Qwen2-57B-A14B', params_b: '57.4' }));
+    assert.ok('skip' in mixture && /mixture-of-experts/.test(mixture.skip));
+    const mixtral = rowToJob(row({ ...base, model: 'mistralai/Mixtral-8x7B-v0.1', params_b: '46.7' }));
+    assert.ok('job' in mixtral && mixtral.job.shape.moe?.experts === 8 && mixtral.assumedShape === undefined);
+  });
+
   it('reads LoRA targets from the notes and the method', () => {
     assert.deepEqual(targetsOf('LoRA', 'targets q_proj,v_proj; trainable'), ['q_proj', 'v_proj']);
     assert.deepEqual(targetsOf('LoRA (q,v)', ''), ['q_proj', 'v_proj']);
@@ -65,7 +81,8 @@ describe('evaluateFineTuning', () => {
     assert.ok('skip' in sharded && /several GPUs/.test(sharded.skip));
     const noSeq = rowToJob(row({ model: 'Llama-2-7B', method: 'LoRA (q,v)', lora_rank: '8', num_gpus: '1', batch_per_gpu: '2' }));
     assert.ok('skip' in noSeq && /sequence length/.test(noSeq.skip));
-    const unknown = rowToJob(row({ model: 'acme/unknown-7b', method: 'full', num_gpus: '1' }));
+    // A name with no size tag and no params_b: no shape to assume (one with a size gets one: below).
+    const unknown = rowToJob(row({ model: 'acme/unknown-model', method: 'full', num_gpus: '1' }));
     assert.ok('skip' in unknown && /catalog/.test(unknown.skip));
   });
 
@@ -156,10 +173,16 @@ describe('evaluateFineTuning', () => {
 
   it('finds the catalog checkpoint for the names sources write: organisation, case, -hf/-chat/-instruct and version tags aside', () => {
     assert.equal(checkpointOf('Mistral-7B')?.name, 'mistralai/Mistral-7B-v0.1');
-    assert.equal(checkpointOf('mistralai/Mistral-7B-Instruct-v0.2')?.name, 'mistralai/Mistral-7B-v0.1');
+    // v0.2 has its own entry now; v0.1, v0.2 and v0.3 share a shape key and the oldest answers for the bare name.
+    assert.equal(checkpointOf('mistralai/Mistral-7B-Instruct-v0.2')?.name, 'mistral-community/Mistral-7B-v0.2');
     assert.equal(checkpointOf('Llama-2-13b-chat-hf')?.name, 'meta-llama/Llama-2-13b-hf');
     assert.equal(checkpointOf('facebook/OPT-125M')?.name, 'facebook/opt-125m');
     assert.equal(checkpointOf('gemma-2b-it')?.name, 'google/gemma-2b');
+    // The mixtures of experts (moe.ts).
+    assert.equal(checkpointOf('Mixtral-8x7B')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('mistralai/Mixtral-8x7B-Instruct-v0.1')?.name, 'mistralai/Mixtral-8x7B-v0.1');
+    assert.equal(checkpointOf('Mixtral-8x22B-v0.1')?.name, 'mistral-community/Mixtral-8x22B-v0.1');
+    assert.equal(checkpointOf('Qwen1.5-MoE-A2.7B')?.name, 'Qwen/Qwen1.5-MoE-A2.7B-Chat');
     // Two checkpoints would share the key: none is chosen.
     assert.equal(checkpointOf('acme/unknown-7b'), undefined);
     assert.equal(shapeKey('Qwen/Qwen2.5-7B-Instruct'), 'qwen257b');
