@@ -90,7 +90,8 @@ export function ia3Defaults(shape: TransformerShape): { readonly targets: readon
   return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
 }
 
-export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
+/** `momentum`: one state the size of each parameter, in its dtype (SGD with momentum, Lion, RMSprop's square average, Adagrad's sum). */
+export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'momentum' | 'sgd';
 
 export interface FineTuningJob {
   readonly shape: TransformerShape;
@@ -313,6 +314,8 @@ const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols:
     // Adafactor without momentum: a row and a column of fp32 second moments per matrix, a full vector for vectors.
     case 'adafactor':
       return tensor.cols > 1 ? 4 * (tensor.rows + tensor.cols) : 4 * elements;
+    case 'momentum':
+      return elements * paramBytes;
     case 'sgd':
       return 0;
   }

@@ -44,7 +44,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const kbitFp32 = weightBits < 16 && setup.kbitPrepared !== undefined && !mixed;
   const computeBytes = !kbitFp32 && (mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16') ? 2 : 4;
   const name = setup.optimizerName?.value ?? '';
-  const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : /^sgd/.test(name) || setup.optimizer?.value === 'sgd' || setup.optimizer?.value === 'sgd-momentum' ? 'sgd' : 'adamw';
+  const kind = setup.optimizer?.value;
+  // SGD with momentum, RMSprop and Adagrad keep one state a parameter (momentum, square average, sum).
+  const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : kind === 'sgd-momentum' || kind === 'rmsprop' || kind === 'adagrad' ? 'momentum' : /^sgd/.test(name) || kind === 'sgd' ? 'sgd' : 'adamw';
   let fineTuningAdapter: FineTuningAdapter | undefined;
   // Prompt tuning prepends its virtual tokens to every sample.
   let extraTokens = 0;

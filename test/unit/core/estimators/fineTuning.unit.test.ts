@@ -75,7 +75,9 @@ describe('fineTuning estimator', () => {
     assert.equal(estimate.gradients, 4 * estimate.trainableParams);
     assert.equal(estimate.optimizerState, 8 * estimate.trainableParams);
     const eightBit = estimateFineTuning(qlora({ optimizer: 'adamw-8bit' }));
-    assert.ok(eightBit.optimizerState < 2.1 * eightBit.trainableParams && eightBit.optimizerState >= 2 * eightBit.trainableParams);
+    assert.ok(eightBit.optimizerState < 2.1 * eightBit.trainableParams && eightBit.optimizerState >= 2 * eightBit.trainableParams);    // One state a parameter (SGD's or Lion's momentum) in the adapter's fp32; plain SGD keeps none.
+    assert.equal(estimateFineTuning(qlora({ optimizer: 'momentum' })).optimizerState, 4 * estimate.trainableParams);
+    assert.equal(estimateFineTuning(qlora({ optimizer: 'sgd' })).optimizerState, 0);
   });
 
   it("keeps paged optimizer state out of the allocator's figures but in the driver's", () => {

@@ -105,6 +105,15 @@ describe('fineTuningSpec', () => {
     assert.equal(spec.job.flashAttention, true);
   });
 
+  it('keeps one optimizer state a parameter for SGD with momentum, RMSprop and Adagrad, none for plain SGD', () => {
+    const optimizerOf = (kind: 'sgd' | 'sgd-momentum' | 'rmsprop' | 'adagrad' | 'adamw') => fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), optimizer: at(kind) }), architecture, 512)!.job.optimizer;
+    assert.equal(optimizerOf('sgd-momentum'), 'momentum');
+    assert.equal(optimizerOf('rmsprop'), 'momentum');
+    assert.equal(optimizerOf('adagrad'), 'momentum');
+    assert.equal(optimizerOf('sgd'), 'sgd');
+    assert.equal(optimizerOf('adamw'), 'adamw');
+  });
+
   it('"auto" loads the checkpoint\'s own dtype: 16 bits for a Llama, fp32 for BERT, each with a note', () => {
     const auto = fineTuningSpec(setup({ weightDtype: at('auto' as const) }), architecture, 512);
     assert.equal(auto?.job.weightBits, 16);

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { median } from '../../../../scripts/evaluation/statistics';
-import { checkpointOf, gpuGiB, measureKind, rowCheckpoint, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { checkpointOf, measureKind, rowCheckpoint, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
@@ -19,6 +19,13 @@ describe('evaluateFineTuning', () => {
     assert.equal(measureKind('torch.cuda.max_memory_reserved minus ~0 init'), 'reserved');
     assert.equal(measureKind('Peak Memory Active (GiB) from torch.cuda memory stats'), 'allocated');
     assert.equal(measureKind('peak memory (type not stated)'), 'unstated');
+    assert.equal(measureKind('torchtune logs torch.cuda memory stats (peak active/alloc/reserved) - which one not stated'), 'unstated');
+    assert.equal(measureKind('torch.cuda.max_memory_allocated()'), 'allocated');
+    assert.equal(measureKind('peak reserved'), 'reserved');
+    assert.equal(measureKind('nvidia-smi'), 'driver');
+    assert.equal(measureKind('W&B system GPU memory'), 'driver');
+    assert.equal(measureKind('peak allocated (not reserved)'), 'allocated');
+    assert.equal(measureKind('reported "GB GPU"; method not stated (example scripts print TorchTracemalloc peak)'), 'allocated');
   });
 
   it('reads checkpointing the row leaves "not stated" from the tool\'s cited config, and only there', () => {
@@ -93,8 +100,8 @@ describe('evaluateFineTuning', () => {
     // A published out-of-memory run is checked at one token when its length is not published.
     const oom = rowToJob(row({ source: 'huggingface/peft README (GPU memory)', model: 'bigscience/mt0-xxl', method: 'full', num_gpus: '1', measure_kind: 'OOM (no number)' }));
     assert.ok('job' in oom && oom.job.seq === 1);
-    assert.equal(gpuGiB('A100 80GB'), 80);
-    assert.equal(gpuGiB('not stated'), undefined);
+
+
   });
 
   it('carries torch.compile through a source\'s cumulative techniques and reads "no torch.compile" as off', () => {
@@ -105,6 +112,58 @@ describe('evaluateFineTuning', () => {
     assert.ok('job' in compiled && compiled.job.compiled && 'job' in next && next.job.compiled);
     const off = rowToJob(row({ ...base, notes: 'no torch.compile' }));
     assert.ok('job' in off && !off.job.compiled);
+  });
+
+  it('extends prompt tuning\'s sequence by its virtual tokens, from the trainable count or the notes, and prefix tuning\'s by none', () => {
+    const base = { source: 's', model: 'meta-llama/Llama-3.2-3B', quant: 'none', grad_ckpt: 'off', optimizer: 'AdamW', precision: 'bf16', batch_per_gpu: '4', seq_len: '768', num_gpus: '1', measured_gb: '22', measure_kind: 'max_memory_reserved' };
+    // Llama 3.2 3B: hidden 3072, 28 layers, 8 key-value heads of 128.
+    const prompt = rowToJob(row({ ...base, method: 'PROMPT_TUNING', notes: 'trainable params 614400' }));
+    assert.ok('job' in prompt && prompt.job.seq === 968 && prompt.job.adapter?.trainableParams === 614400);
+    const named = rowToJob(row({ ...base, method: 'prompt tuning', notes: 'num_virtual_tokens=20' }));
+    assert.ok('job' in named && named.job.seq === 788 && named.job.adapter?.trainableParams === 20 * 3072);
+    const prefix = rowToJob(row({ ...base, method: 'PREFIX_TUNING', notes: 'trainable params 11468800' }));
+    assert.ok('job' in prefix && prefix.job.seq === 768 && prefix.job.adapter?.trainableParams === 11468800);
+    const uneven = rowToJob(row({ ...base, method: 'PROMPT_TUNING', notes: 'trainable params 614401' }));
+    assert.ok('skip' in uneven && /whole number of virtual tokens/.test(uneven.skip));
+    const pTuning = rowToJob(row({ ...base, method: 'P-tuning', notes: 'trainable params 1000000' }));
+    assert.ok('skip' in pTuning && /num_virtual_tokens/.test(pTuning.skip));
+  });
+
+  it('skips a row whose field it cannot read, naming the field and its text, and reads the phrasings of other tables', () => {
+    const base = { source: 's', model: 'meta-llama/Llama-3.2-3B', method: 'LoRA', lora_rank: '16', quant: 'none', grad_ckpt: 'yes', optimizer: 'paged_adamw_8bit', precision: 'BF16 mixed', batch_per_gpu: '4 (×8 accum)', seq_len: '2k', num_gpus: '1', gpu: 'A100-SXM4-80GB', measured_gb: '20', measure_kind: 'torch.cuda.max_memory_allocated()' };
+    const read = rowToJob(row(base));
+    assert.ok('job' in read);
+    assert.equal(read.job.checkpointing, true);
+    assert.equal(read.job.optimizer, 'adamw-8bit');
+    assert.equal(read.job.paged, true);
+    assert.equal(read.job.autocast, true);
+    assert.equal(read.job.weightBits, 32);
+    assert.equal(read.job.batch, 4);
+    assert.equal(read.job.accumulation, 8);
+    assert.equal(read.job.seq, 2048);
+    assert.equal(read.kind, 'allocated');
+    const qlora = rowToJob(row({ ...base, method: 'QLoRA (4-bit)', quant: '', precision: 'bf16' }));
+    assert.ok('job' in qlora && qlora.job.weightBits === 4 && qlora.group === 'QLoRA');
+    const lion = rowToJob(row({ ...base, optimizer: 'lion_8bit' }));
+    assert.ok('skip' in lion && /optimizer "lion_8bit"/.test(lion.skip));
+    const freeze = rowToJob(row({ ...base, method: 'freeze (last 2 layers)' }));
+    assert.ok('skip' in freeze && /method "freeze/.test(freeze.skip));
+    const average = rowToJob(row({ ...base, seq_len: 'avg 300' }));
+    assert.ok('skip' in average && /seq_len "avg 300"/.test(average.skip));
+    const oom = rowToJob(row({ ...base, measured_gb: 'OOM', seq_len: '' }));
+    assert.ok('job' in oom && oom.job.seq === 1);
+    // Fields left unstated are read by the documented rules, and the conversion says which.
+    const bare = rowToJob(row({ ...base, grad_ckpt: '', optimizer: '', precision: '', num_gpus: '' }));
+    assert.ok('job' in bare && bare.job.optimizer === 'adamw' && !bare.job.checkpointing && bare.job.weightBits === 16);
+    assert.deepEqual(bare.assumed, ['precision not stated: 16-bit weights', 'optimizer not stated: AdamW', 'checkpointing not stated: off', 'GPU count not stated: one']);
+    assert.equal(read.assumed, undefined);
+    const fsdp = rowToJob(row({ ...base, num_gpus: '8 (FSDP)' }));
+    assert.ok('skip' in fsdp && /several GPUs/.test(fsdp.skip));
+  });
+
+  it('reads "targets" in the notes as module names only where they end the clause', () => {
+    assert.deepEqual(targetsOf('QLoRA', 'rank/targets from llama2/7B_qlora_single_device config (q,k,v,o + MLP); batch'), ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']);
+    assert.deepEqual(targetsOf('LoRA', 'targets q_proj,v_proj'), ['q_proj', 'v_proj']);
   });
 
   it('costs an estimate under the figure four times one over it at the 0.8 quantile', () => {
