@@ -201,7 +201,7 @@ const LOSS_BYTES = 12;
  * estimate under a figure costs four times one over it), leave one source out for the error it
  * reports; the value is the fit on all of them.
  */
-export const FITTED_MARGIN = 0.115;
+export const FITTED_MARGIN = 0.1;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
