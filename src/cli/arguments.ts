@@ -62,7 +62,8 @@ Options:
                         config file key (model.n_layer or n_layer), a top-level constant,
                         a dataclass field or a size from the data (ntokens); repeatable
   -- SCRIPT ARGS...     the arguments the script is run with (python FILE.py SCRIPT ARGS...):
-                        its sys.argv, argparse options, LightningCLI's --config; default none
+                        its sys.argv, argparse options, HfArgumentParser's dataclasses
+                        (--model_name_or_path ...), LightningCLI's --config; default none
   --safety-margin PCT   warn when within PCT percent of the GPU's memory (default 10)
   --json                print one JSON object instead of a table
   --fail-on-oom         exit with 3 when a model (colocate: the jobs together) is estimated
