@@ -45,8 +45,8 @@ describe('gpu-estimate on QLoRA of Mixtral-8x7B with TRL (the built CLI, as a pr
     assert.equal(model.params, 46_702_792_704);
     assert.equal(model.memory.method, 'fineTuning');
     assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, w1, w2, w3');
-    // test/unit/core/estimators/moe.unit.test.ts works the same figure out by hand: 24.2 GiB of weights, 33.1 GiB in all.
-    assert.ok(model.memory.estimateMiB! > 33 * 1024 && model.memory.estimateMiB! < 33.3 * 1024, String(model.memory.estimateMiB));
+    // test/unit/core/estimators/moe.unit.test.ts works the same figure out by hand: 24.2 GiB of weights, 32.6 GiB in all (with the 10.0% fitted margin).
+    assert.ok(model.memory.estimateMiB! > 32.4 * 1024 && model.memory.estimateMiB! < 32.8 * 1024, String(model.memory.estimateMiB));
     assert.equal(model.fits, true);
     assert.equal(run('rtx4090-24gb').fits, false);
   });
