@@ -260,6 +260,7 @@ class RowRecorder {
     }
     const tensors = outputTensors(output);
     const first = tensors[0];
+    const eagerAttention = spec.eagerAttention?.(shapes as TensorShape[], args);
     this.calls.push({
       path,
       type: module.layer.type,
@@ -267,6 +268,7 @@ class RowRecorder {
       activations: tensors.reduce((sum, t) => sum + perSampleElements(t), 0),
       params,
       trainable: true,
+      ...(eagerAttention ? { eagerAttention } : {}),
     });
     return toPyValue(output);
   }

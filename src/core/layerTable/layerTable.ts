@@ -16,6 +16,16 @@ export interface LayerRow {
   readonly activations: number | null;
   readonly params: number | null;
   readonly trainable: boolean;
+  /** nn.MultiheadAttention and nn.Transformer* rows: the score matrices eager attention keeps (rule 9 of docs/layer-table.md). */
+  readonly eagerAttention?: EagerAttention;
+}
+
+/** The batch x heads x L x S matrices a torch.nn attention call computes and autograd keeps. */
+export interface EagerAttention {
+  /** Elements per sample over every attention call inside the row's call: heads x L x S each. */
+  readonly elements: number;
+  /** Dropout runs on the matrices (p > 0 in train mode): its output and mask are kept too. */
+  readonly dropout: boolean;
 }
 
 export interface LayerTableTotals {

@@ -1,4 +1,5 @@
 /** MultiheadAttention, also used inside the Transformer layers. */
+import type { EagerAttention } from '../layerTable/layerTable';
 import type { LayerArgs } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
 import { checkFeatures } from './linear';
@@ -49,7 +50,7 @@ function batchOf(input: TensorShape, batchFirst: boolean): Dim | undefined {
 }
 
 /** The sequence length of a (L, N, E), (N, L, E) or (L, E) input. */
-function sequenceOf(input: TensorShape, batchFirst: boolean): Dim {
+export function sequenceOf(input: TensorShape, batchFirst: boolean): Dim {
   return input.length === 3 && batchFirst ? input[1]! : input[0]!;
 }
 
@@ -99,6 +100,26 @@ function attentionForward(query: TensorShape, key: TensorShape, value: TensorSha
   return [output, [...(batch === undefined ? [] : [batch]), ...heads, target, keys]];
 }
 
+/**
+ * One attention call's score matrices per sample, heads x L x S (S with bias_k / zero attention's
+ * extra key), or undefined when a length is not a number. In training PyTorch runs
+ * `F.multi_head_attention_forward` (the fast path is for inference only): 1.13 always computes
+ * softmax(q k^T) and its dropout eagerly; PyTorch 2 does so when weights are asked for.
+ */
+export function attentionMatrixElements(heads: number, query: TensorShape, key: TensorShape, batchFirst: boolean, extraKeys = 0): number | undefined {
+  const target = sequenceOf(query, batchFirst);
+  const source = sequenceOf(key, batchFirst);
+  if (typeof target !== 'number' || typeof source !== 'number') return undefined;
+  return heads * target * (source + extraKeys);
+}
+
+/** Sums attention calls' matrices; undefined when any is unknown. */
+export function sumAttention(parts: readonly (EagerAttention | undefined)[]): EagerAttention | undefined {
+  if (parts.some((part) => part === undefined)) return undefined;
+  const known = parts as readonly EagerAttention[];
+  return { elements: known.reduce((sum, part) => sum + part.elements, 0), dropout: known.some((part) => part.dropout) };
+}
+
 const multiheadAttention: LayerSpec = {
   category: 'attention',
   params: (args) => attentionParams(attentionConfig(args)),
@@ -114,6 +135,12 @@ const multiheadAttention: LayerSpec = {
   savesInput: true,
   savesOutput: false,
   extraBytesPerElement: 16,
+  eagerAttention(inputs, args) {
+    const c = attentionConfig(args);
+    const [query, key] = [inputAt(inputs, 0, args.type, 3), inputAt(inputs, 1, args.type, 3)];
+    const elements = attentionMatrixElements(c.heads, query, key, c.batchFirst, (c.addBiasKv ? 1 : 0) + (c.addZeroAttn ? 1 : 0));
+    return elements === undefined ? undefined : { elements, dropout: args.float(2, 'dropout', 0) > 0 };
+  },
 };
 
 export const attentionLayers: LayerSpecGroup = { MultiheadAttention: multiheadAttention };

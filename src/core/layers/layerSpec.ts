@@ -1,4 +1,5 @@
 import type { Value } from '../analysis/layerCall';
+import type { EagerAttention } from '../layerTable/layerTable';
 import type { LayerArgs } from './layerArgs';
 import type { LayerOutput, TensorShape } from './tensorShape';
 
@@ -42,4 +43,9 @@ export interface LayerSpec {
   readonly savesOutput: boolean;
   /** Extra bytes kept per output element, such as Dropout's boolean mask. */
   readonly extraBytesPerElement?: number;
+  /**
+   * The attention score matrices `module(*inputs)` computes (MultiheadAttention and the
+   * Transformer layers, which run it eagerly in training); undefined where a length is unknown.
+   */
+  eagerAttention?(inputs: readonly TensorShape[], args: LayerArgs): EagerAttention | undefined;
 }
