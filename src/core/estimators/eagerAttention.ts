@@ -24,12 +24,11 @@ export function eagerAttentionBytesPerElement(precision: Precision, dropout: boo
 }
 
 /**
- * The score matrices a row computes eagerly: a torch.nn attention row's own figure, or a
- * hand-written attention's dropout row (`attn_drop` on [heads, N, N]) when the script's own
- * source, not a measured library part, holds it (`isEager`).
+ * The score matrices a row computes when attention runs eagerly: a torch.nn attention row's own
+ * figure, or a hand-written attention's dropout row (`attn_drop` on [heads, N, N]).
  */
-export function rowEagerAttention(row: LayerRow, attentionMatrix: boolean, isEager: boolean): EagerAttention | undefined {
+export function rowEagerAttention(row: LayerRow, attentionMatrix: boolean): EagerAttention | undefined {
   if (row.eagerAttention) return row.eagerAttention;
-  if (attentionMatrix && isEager && row.activations) return { elements: row.activations, dropout: true };
+  if (attentionMatrix && row.activations) return { elements: row.activations, dropout: true };
   return undefined;
 }

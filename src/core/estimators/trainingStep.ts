@@ -132,11 +132,11 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   let attentionElements = 0;
   let eagerAttentionBytes = 0;
   // A library part measured with fused attention (a catalog model) runs it fused; the script's own code eagerly.
-  const measuredPart = (row: LayerRow) => (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path));
+  const fused = (row: LayerRow) => job.fusedAttention === true || (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path));
   const active = table.rows.filter((row) => {
     if (row.activations === null || row.activations <= 0) return false;
     const matrix = isAttentionMatrix(row);
-    const eager = rowEagerAttention(row, matrix, !measuredPart(row));
+    const eager = fused(row) ? undefined : rowEagerAttention(row, matrix);
     if (eager) eagerAttentionBytes += eager.elements * eagerAttentionBytesPerElement(precision, eager.dropout);
     else if (matrix) attentionElements += row.activations;
     return !matrix;

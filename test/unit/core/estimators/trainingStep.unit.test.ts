@@ -72,6 +72,9 @@ describe('training step replay', () => {
     const nn = replayTrainingStep(job({ table: table([encoder, ...mlp.rows], [64, 1024]), precision: 'fp16-mixed' }));
     // Autocast: softmax's fp32 output and the matmul's half-precision copy of it.
     assert.equal(nn.eagerAttentionBytes, 2 * 8 * 64 * 64 * 6);
+    // A library that calls the fused kernels (timm's rows read alone): none of it is eager.
+    const fused = replayTrainingStep(job({ table: table([...mlp.rows.slice(0, 2), attention, mlp.rows[2]!], [1024]), fusedAttention: true }));
+    assert.deepEqual([fused.attentionElements, fused.eagerAttentionBytes], [12 * 197 * 197, 0]);
   });
 
   describe('with the activations autograd measured (measuredActivations)', () => {
