@@ -63,3 +63,13 @@ export function syntheticCases(every: number, cache: string): Case[] {
   }
   return cases;
 }
+
+/**
+ * How relative errors (estimate - measured) / measured score: the median absolute error (the lower
+ * middle value) and the share under-estimated by more than 10%.
+ */
+export function errorStats(errors: readonly number[]): { median: number; under: number } {
+  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+  const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : NaN;
+  return { median, under: errors.filter((e) => e < -0.1).length / Math.max(1, errors.length) };
+}

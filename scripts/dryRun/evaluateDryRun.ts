@@ -24,7 +24,7 @@ import { CUDNN_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
 import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput } from '../../src/core/dryRun/dryRunTrace';
 import { spawnProcess } from '../../src/core/remote/processRunner';
-import { REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
+import { errorStats, REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
 
 interface Scored {
   readonly case: Case;
@@ -68,9 +68,8 @@ async function trace(cases: readonly Case[], cached: (c: Case) => string, python
 }
 
 function summary(errors: readonly number[]): string {
-  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
-  const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : NaN;
-  return `${(median * 100).toFixed(1)}% / ${((errors.filter((v) => v < -0.1).length / Math.max(1, errors.length)) * 100).toFixed(1)}%`;
+  const { median, under } = errorStats(errors);
+  return `${(median * 100).toFixed(1)}% / ${(under * 100).toFixed(1)}%`;
 }
 
 async function main(): Promise<void> {

@@ -1,11 +1,13 @@
 /**
  * Fits the cuDNN workspace rule (src/core/dryRun/convolutionWorkspace.ts) on the dry-run traces
- * of the published A100 timm runs that `npm run evaluate:dry-run` keeps in its cache: coordinate
+ * that `npm run evaluate:dry-run -- --every 6 --synthetic-every 10` keeps in its cache (the same
+ * sample, --timm-every and --synthetic-every, whatever else the cache holds, so that the fit can
+ * be repeated): coordinate
  * search over a grid of shares per kind of convolution, scored by 2-fold cross-validation with
  * each model on one side only, then fitted on all. Prints the coefficients to put in
  * src/core/dryRun/cudnnWorkspace.ts and the out-of-fold figures.
  *
- *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--every K] [--runs all|timm|synthetic]
+ *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--timm-every K] [--synthetic-every K] [--every K] [--runs all|timm|synthetic]
  *
  * Each try replays every run (about 0.1 s a run on this machine), so --every K fits on every K-th.
  */
@@ -16,7 +18,7 @@ import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRunTrace';
 import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
 import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
-import { REPO, syntheticCases, timmCases } from './dryRunCases';
+import { errorStats, REPO, syntheticCases, timmCases } from './dryRunCases';
 const GRID = [0, 0.25, 0.5, 1, 1.5, 2];
 /** What an under-estimate by more than 10% costs against a point of median error. */
 const UNDER_WEIGHT = 2;
@@ -29,10 +31,7 @@ interface Case {
 
 function score(cases: readonly Case[], coefficients: WorkspaceCoefficients): { median: number; under: number; loss: number } {
   const workspace = workspaceWith(coefficients);
-  const errors = cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB);
-  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
-  const under = errors.filter((e) => e < -0.1).length / Math.max(1, errors.length);
+  const { median, under } = errorStats(cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB));
   return { median, under, loss: median + UNDER_WEIGHT * under };
 }
 
@@ -61,11 +60,11 @@ function fit(cases: readonly Case[]): WorkspaceCoefficients {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
-  // Every run whose trace the evaluation cached (timm and the synthetic CNNs: convolutions).
+  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, 'timm-every': { type: 'string', default: '6' }, 'synthetic-every': { type: 'string', default: '10' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
+  // The evaluation's sample whose traces are cached (timm and the synthetic CNNs: convolutions).
   const cases: Case[] = [];
   const wanted = { all: ['timm', 'synthetic'], timm: ['timm'], synthetic: ['synthetic'] }[values.runs as 'all' | 'timm' | 'synthetic'] ?? ['timm', 'synthetic'];
-  const candidates = [...(wanted.includes('timm') ? timmCases(1) : []), ...(wanted.includes('synthetic') ? syntheticCases(1, values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
+  const candidates = [...(wanted.includes('timm') ? timmCases(Number(values['timm-every'])) : []), ...(wanted.includes('synthetic') ? syntheticCases(Number(values['synthetic-every']), values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
   for (const c of candidates.filter((_, i) => i % Number(values.every) === 0)) {
     const file = path.join(values.cache, `${c.key}-steps${values.steps}.json`);
     if (!existsSync(file)) continue;
@@ -84,8 +83,8 @@ function main(): void {
     for (const c of cases.filter((c) => fold(c.model) === side)) outOfFold.push({ case: c, error: (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB });
     console.log(`fold ${side} held out: fitted ${JSON.stringify(coefficients)}`);
   }
-  const sorted = outOfFold.map((o) => Math.abs(o.error)).sort((a, b) => a - b);
-  console.log(`2-fold grouped CV: median ${((sorted[Math.floor((sorted.length - 1) / 2)] ?? 0) * 100).toFixed(1)}%, under by >10% ${((outOfFold.filter((o) => o.error < -0.1).length / outOfFold.length) * 100).toFixed(1)}%`);
+  const crossValidated = errorStats(outOfFold.map((o) => o.error));
+  console.log(`2-fold grouped CV: median ${(crossValidated.median * 100).toFixed(1)}%, under by >10% ${(crossValidated.under * 100).toFixed(1)}%`);
   const all = fit(cases);
   const fitted = score(cases, all);
   console.log(`fitted on all: ${JSON.stringify(all)}: median ${(fitted.median * 100).toFixed(1)}%, under ${(fitted.under * 100).toFixed(1)}%`);

@@ -14,6 +14,7 @@ import type { TrainingJob } from '../../src/core/estimators/trainingJob';
 import { featureVector } from '../../src/core/features/features';
 import type { ReferenceRun } from './referenceData';
 import { heldOutSplit } from './split';
+import { median } from './statistics';
 
 const UTILIZATION_EDGES = [1 / 3, 2 / 3];
 /** The issue's targets (issue 5, "How well"). */
@@ -39,12 +40,6 @@ const pct = (x: number | null | undefined) => (x === null || x === undefined ? '
 const acc = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 /** The verdict on the held-out number, and whether cross-validation agrees. */
 const verdict = (ok: boolean, cvOk?: boolean | null) => `${ok ? 'met' : 'MISSED'}${cvOk === false ? ' (3-fold CV: missed)' : cvOk === true && !ok ? ' (3-fold CV: met)' : ''}`;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = (sorted.length - 1) / 2;
-  return (sorted[Math.floor(mid)]! + sorted[Math.ceil(mid)]!) / 2;
-}
 
 function memoryScores(runs: readonly ReferenceRun[], estimate: (i: number) => number) {
   const relative = runs.map((run, i) => (estimate(i) - run.measuredMiB) / run.measuredMiB);

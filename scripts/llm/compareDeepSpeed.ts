@@ -7,7 +7,7 @@
  * node out/scripts/llm/compareDeepSpeed.js [HUB ID]
  */
 import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
-import { parameterTensors, shapeFromConfig, type FineTuningJob } from '../../src/core/estimators/fineTuning';
+import { parameterTensors, repeats, shapeFromConfig, type FineTuningJob } from '../../src/core/estimators/fineTuning';
 import { estimateSharded, type ShardingPlan } from '../../src/core/estimators/sharding';
 
 const GiB = 1024 ** 3;
@@ -22,7 +22,7 @@ function main(): void {
     return;
   }
   const tensors = parameterTensors(shape);
-  const params = tensors.reduce((sum, t) => sum + t.rows * t.cols * (t.perLayer ? shape.layers : 1), 0);
+  const params = tensors.reduce((sum, t) => sum + t.rows * t.cols * repeats(shape, t), 0);
   const largest = Math.max(...tensors.map((t) => t.rows * t.cols));
   const job: FineTuningJob = { shape, batch: 2, seq: 2048, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: true };
   const states = (plan: ShardingPlan, n: number) => {

@@ -2,19 +2,24 @@
  * npm run evaluate:llm: the fine-tuning estimator (src/core/estimators/fineTuning.ts) against the
  * published measurements in ../shared/data/published-llm/measurements.csv. Each row becomes a job
  * (model shape from the catalog, batch, sequence, method, rank, targets, quantization, checkpointing,
- * optimizer, precision); the estimate compared is the one the row's `measure_kind` measures: the
- * allocator's peak of live tensors, its reserved peak, or the driver's figure. Rows it cannot turn
- * into a job (several GPUs, no published sequence length or rank, a model the catalog does not
- * have) are counted and said why. Nothing here is fitted: the constants are the estimator's.
+ * optimizer, precision, each cell read by rowFields.ts); the estimate compared is the one the row's
+ * `measure_kind` measures: the allocator's peak of live tensors, its reserved peak, or the driver's
+ * figure. Rows it cannot turn into a job (several GPUs, no published sequence length or rank, a model
+ * the catalog does not have, a cell it cannot read or a method it does not model) are counted and
+ * said why. Nothing here is fitted: the constants are the estimator's.
  *
  * node out/scripts/llm/evaluateFineTuning.js [CSV] [--rows]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { CHECKPOINTS, findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
+import { assumedCheckpoint } from '../../src/core/catalog/hf/assumedCheckpoint';
+import { CHECKPOINTS, findCheckpoint, type Checkpoint } from '../../src/core/catalog/hf/checkpoints';
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { isShardedRow, shardedTable } from './shardedRows';
-import { FITTED_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from '../../src/core/estimators/fineTuning';
+import { FITTED_MARGIN, estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from '../../src/core/estimators/fineTuning';
+import { median } from '../evaluation/statistics';
+import { peftParams } from '../../src/core/estimators/peftParams';
+import { batchOf, checkpointingOf, gpuCount, isUnread, largestGpuMemory, notStated, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Method, type Quantized, type Reading } from './rowFields';
 
 const GiB = 1024 ** 3;
 
@@ -27,11 +32,19 @@ export function parseCsv(text: string): Row[] {
   return header ? rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? '']))) : [];
 }
 
-/** What a row's `measure_kind` text says was measured. */
+/**
+ * What a row's `measure_kind` text says was measured: the driver's figure (nvidia-smi, NVML, gpustat,
+ * a W&B or screenshot of GPU usage), the allocator's reserved peak (`max_memory_reserved`, "peak
+ * reserved", "cached"), its allocated peak (`max_memory_allocated()`, "peak allocated", "active"), or
+ * unstated, also where the text names several and says which one is not stated.
+ */
 export function measureKind(text: string): MeasureKind {
-  if (/NVML|nvidia-smi|screenshot/i.test(text)) return 'driver';
-  if (/reserved/i.test(text)) return 'reserved';
-  if (/max_memory_allocated|TorchTracemalloc|Active/i.test(text)) return 'allocated';
+  if (/NVML|nvidia-smi|screenshot|gpustat|nvtop|\bW&B\b|wandb|system GPU memory/i.test(text)) return 'driver';
+  if (/which one (is )?not stated|type not stated/i.test(text)) return 'unstated';
+  // What the text says was not measured ("allocated, not reserved", "excluding cached") is set aside.
+  const measured = text.replace(/\b(not|no|excluding|without|minus)\s+[\w.()~]+/gi, ' ');
+  if (/reserved|memory_cached|\bcached\b/i.test(measured)) return 'reserved';
+  if (/allocated|TorchTracemalloc|Active/i.test(measured)) return 'allocated';
   return 'unstated';
 }
 
@@ -61,7 +74,7 @@ export function shapeKey(name: string): string {
   return short.replace(/[-_](hf|chat|instruct|it|base)\b/g, '').replace(/[-_]v\d+(\.\d+)*$/, '').replace(/[^a-z0-9]/g, '');
 }
 
-/** The catalog's checkpoint for a row's model: by name, by the names above, else by its shape key when exactly one checkpoint has it. */
+/** The catalog's checkpoint for a row's model: by name, by the names above, else by its shape key when one checkpoint has it (or versions of one shape). */
 export function checkpointOf(model: string) {
   const name = model.replace(/\s*\(.*\)\s*$/, '').trim();
   const short = name.replace(/^[\w-]+\//, '').replace(/-hf$/i, '').toLowerCase();
@@ -69,18 +82,28 @@ export function checkpointOf(model: string) {
   if (known) return known;
   const key = shapeKey(name);
   const matches = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => shapeKey(n) === key));
-  return matches.length === 1 ? matches[0] : undefined;
+  // Several versions of one shape (Mistral-7B v0.1, v0.2 and v0.3 differ only in the vocabulary): the first, the oldest.
+  const sizes = (c: (typeof CHECKPOINTS)[number]) => ['hidden_size', 'num_hidden_layers', 'intermediate_size', 'num_attention_heads', 'num_key_value_heads'].map((k) => c.config[k]).join();
+  return matches.length > 0 && matches.every((c) => c.modelType === matches[0]!.modelType && sizes(c) === sizes(matches[0]!)) ? matches[0] : undefined;
 }
 
-const firstInteger = (text: string | undefined): number | undefined => {
-  const match = /^\s*(\d+)/.exec(text ?? '');
-  return match ? Number(match[1]) : undefined;
-};
+/** The row's checkpoint: the catalog's, else a shape assumed from the row's `params_b` (or the name's size tag) as the product assumes one; or why there is none. */
+export function rowCheckpoint(row: Row): Checkpoint | { readonly skip: string } {
+  const model = (row.model ?? '').replace(/\s*\(.*\)\s*$/, '').trim();
+  const known = checkpointOf(model);
+  if (known) return known;
+  const stated = Number(row.params_b);
+  const assumed = assumedCheckpoint(model, Number.isFinite(stated) && stated > 0 ? { params: stated * 1e9 } : {});
+  return 'declined' in assumed ? { skip: `no architecture for ${row.model} in the catalog (${assumed.declined})` } : assumed;
+}
+
+/** Modules the notes list after "targets" (`targets q_proj,v_proj;`): a list ending the clause, not prose (`targets from the config`). */
+const namedTargets = (notes: string): string[] | undefined => /targets ([\w.,]+)\s*(?:;|$)/.exec(notes)?.[1]?.split(',');
 
 /** LoRA's targets as the row's method and notes name them: `targets q_proj,v_proj`, `(q,v)`, `q,k,v,o + MLP`, `all linear`. */
 export function targetsOf(method: string, notes: string): FineTuningAdapter['targetModules'] {
-  const named = /targets ([\w,]+)/.exec(notes);
-  if (named) return named[1]!.split(',');
+  const named = namedTargets(notes);
+  if (named) return named;
   const text = `${method} ${notes}`;
   const withOutput = /\+ output/.test(text);
   if (/all[- ]linear/i.test(text)) return withOutput ? ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj', 'lm_head'] : 'all-linear';
@@ -104,6 +127,8 @@ interface DocumentedDefault {
   readonly rank?: number;
   readonly targets?: readonly string[];
   readonly adapterDropout?: boolean;
+  /** Activation checkpointing as the tool's config sets it, for a row whose `grad_ckpt` is empty or "not stated". */
+  readonly checkpointing?: boolean;
   /** The script loads the weights without torch_dtype and trains without mixed precision: fp32. */
   readonly fp32?: boolean;
   readonly cite: string;
@@ -114,6 +139,7 @@ export const DOCUMENTED_DEFAULTS: readonly DocumentedDefault[] = [
   { source: /peft README/, model: /T0_3B|mt0-xxl/, method: /./, batch: 8, rank: 8, adapterDropout: true, fp32: true, cite: 'huggingface/peft examples/conditional_generation/peft_lora_seq2seq_accelerate_ds_zero3_offload.py: batch_size = 8, LoraConfig(r=8, lora_dropout=0.1), fp32 (no torch_dtype, no mixed precision); its inputs are padded to the longest tweet of each batch, a length it does not give' },
   { source: /torchtune docs tutorials/, model: /Llama-2-7B/, method: /./, seq: 512, cite: 'pytorch/torchtune torchtune/datasets/_alpaca.py: alpaca_dataset(max_seq_len=512), unpacked batches padded to their longest sample' },
   { source: /torchtune docs tutorials/, model: /Llama-3-8B/, method: /./, batch: 2, seq: 512, rank: 8, targets: LLAMA_ALL, cite: 'pytorch/torchtune recipes/configs/llama3/8B_lora_single_device.yaml: batch_size 2, lora_rank 8, q_proj, v_proj, output_proj and the MLP; alpaca_dataset(max_seq_len=512)' },
+  { source: /torchtune README \(May 2024/, model: /Llama-2-70B/, method: /^full/, checkpointing: true, cite: 'pytorch/torchtune recipes/configs/llama2/7B_full.yaml and 13B_full.yaml, the configs of full_finetune_distributed (no 70B full config was published): enable_activation_checkpointing: True' },
   { source: /Optimization flags/, model: /Llama-3\.2-3B/, method: /LoRA/, rank: 64, targets: LLAMA_ALL, cite: 'pytorch/torchtune recipes/configs/llama3_2/3B_lora_single_device.yaml and 3B_qlora_single_device.yaml: lora_rank 64, q_proj, v_proj, output_proj and the MLP' },
 ];
 
@@ -121,28 +147,84 @@ function documentedDefault(row: Row): DocumentedDefault | undefined {
   return DOCUMENTED_DEFAULTS.find((d) => d.source.test(row.source ?? '') && d.model.test(row.model ?? '') && d.method.test(row.method ?? ''));
 }
 
-export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string } | { skip: string; group: string };
+/** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows; `assumedShape`: a shape assumed from the size (rowCheckpoint). */
+export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[]; assumedShape?: boolean } | { skip: string; group: string };
+
+/** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT. */
+function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
+  if (method === undefined || isUnread(method)) return 'method not read';
+  if (method.kind === 'full') return 'full';
+  if (method.kind === 'lora') return /\bq-?(lora|dora)\b/i.test(text) || (typeof quantized === 'object' && !isUnread(quantized) && quantized.bits === 4) ? 'QLoRA' : 'LoRA';
+  return /^LoRA/i.test(method.name) ? 'LoRA' : 'other PEFT';
+}
+
+/**
+ * Prompt, prefix and P-tuning as the estimator's adapter, with the virtual tokens prompt tuning
+ * prepends to every sample (PEFT's prompt and P-tuning; prefix tuning's are keys and values only).
+ * The tokens are the notes' num_virtual_tokens, else the trainable count over one token's
+ * parameters as the product counts them (peftParams); the count is the notes' or the product's.
+ */
+export function virtualTokenAdapter(shape: TransformerShape, peft: 'prompttuning' | 'prefixtuning' | 'ptuning', trainable: number | undefined, stated: number | undefined): { adapter: FineTuningAdapter; extraTokens: number } | string {
+  const taskType = shape.decoderLayers ? 'SEQ_2_SEQ_LM' : 'CAUSAL_LM';
+  if (peft === 'ptuning') {
+    // P-tuning's prompt encoder (an MLP or LSTM) is not counted here: both its size and its tokens must be published.
+    if (trainable === undefined || stated === undefined) return 'P-tuning without its trainable parameters and num_virtual_tokens';
+    return { adapter: { method: 'other', trainableParams: trainable }, extraTokens: stated };
+  }
+  const counted = (virtualTokens: number) => peftParams(shape, { method: peft, virtualTokens, dora: false, applied: true, taskType });
+  const one = counted(1);
+  if ('unknown' in one) return one.unknown;
+  const tokens = stated ?? (trainable !== undefined && trainable % one.params === 0 ? trainable / one.params : undefined);
+  if (tokens === undefined) {
+    // Prefix tuning with a projection has no whole number of tokens; it prepends none to the sequence either way.
+    if (peft === 'prefixtuning' && trainable !== undefined) return { adapter: { method: 'other', trainableParams: trainable }, extraTokens: 0 };
+    return trainable === undefined ? `${peft} without num_virtual_tokens or its trainable parameters` : `${peft}'s ${trainable} trainable parameters are not a whole number of virtual tokens (${one.params} each)`;
+  }
+  const count = counted(tokens);
+  if ('unknown' in count) return count.unknown;
+  return { adapter: { method: 'other', trainableParams: trainable ?? count.params }, extraTokens: count.extraTokens };
+}
+
+/** A published out-of-memory result: `OOM` as the figure, or no figure and `OOM` in the measure kind. */
+export function isOutOfMemory(row: Row): boolean {
+  const measured = measuredOf(row.measured_gb);
+  return measured === 'oom' || (measured === undefined && /\bOOM\b|out of memory/i.test(row.measure_kind ?? ''));
+}
 
 /** A row as a job for the estimator, or why it cannot be one. `carried` holds techniques a source applies cumulatively. */
 export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: boolean } = {}): Conversion {
-  // A published out-of-memory result is checked at its smallest job: one token a sample if the length is not published.
-  const outOfMemory = !row.measured_gb && /OOM/i.test(row.measure_kind ?? '');
-  const method = row.method ?? '';
+  const methodText = row.method ?? '';
   const notes = row.notes ?? '';
-  const quant = row.quant ?? '';
-  const group = /^full/i.test(method) ? 'full' : /qlora/i.test(method) || /nf4/i.test(quant) ? 'QLoRA' : /^LoRA/i.test(method) ? 'LoRA' : 'other PEFT';
+  const method = methodOf(methodText);
+  const quantized = quantization(row.quant, methodText, row.precision, row.model);
+  const group = groupOf(method, quantized, methodText);
+  const measured = measuredOf(row.measured_gb);
+  // A published out-of-memory result is checked at its smallest job: one token a sample if the length is not published.
+  const outOfMemory = isOutOfMemory(row);
+  const gpus = gpuCount(row.num_gpus, row.gpu);
+  for (const reading of [gpus, measured, quantized]) if (isUnread(reading)) return { skip: reading.unread, group };
+  if (isUnread(method)) return { skip: method.unread, group };
+  if (method === undefined) return { skip: 'method not published', group };
   if (isShardedRow(row)) return { skip: 'several GPUs or sharding (issue 20, part 3)', group };
-  const checkpoint = checkpointOf(row.model ?? '');
-  if (!checkpoint) return { skip: `no architecture for ${row.model} in the catalog`, group };
+  const checkpoint = rowCheckpoint(row);
+  if ('skip' in checkpoint) return { skip: checkpoint.skip, group };
   const fallback = documentedDefault(row);
   let documented: string | undefined;
-  const orDefault = (value: number | undefined, fallbackValue: number | undefined): number | undefined => {
+  const orDefault = <T>(value: T | undefined, fallbackValue: T | undefined): T | undefined => {
     if (value !== undefined || fallbackValue === undefined) return value;
     documented = fallback?.cite;
     return fallbackValue;
   };
-  const batch = orDefault(firstInteger(row.batch_per_gpu), fallback?.batch);
-  const seq = orDefault(firstInteger(row.seq_len), fallback?.seq) ?? (outOfMemory ? 1 : undefined);
+  const batchRead = batchOf(row.batch_per_gpu);
+  const seqRead = sequenceOf(row.seq_len);
+  const precisionRead = precisionOf(row.precision);
+  const optimizerRead = optimizerOf(row.optimizer);
+  const ckptRead = checkpointingOf(row.grad_ckpt);
+  for (const reading of [batchRead, seqRead, precisionRead, optimizerRead, ckptRead]) if (isUnread(reading)) return { skip: reading.unread, group };
+  const stated = <T>(reading: Reading<T>): T | undefined => (isUnread(reading) ? undefined : reading);
+  const batchCell = stated(batchRead);
+  const batch = orDefault(batchCell?.batch, fallback?.batch);
+  let seq = orDefault(stated(seqRead), fallback?.seq) ?? (outOfMemory ? 1 : undefined);
   if (!batch) return { skip: 'batch size not published', group };
   if (!seq) return { skip: 'sequence length not published', group };
   const head = /SequenceClassification/.test(row.model ?? '') ? { kind: 'classifier' as const, labels: 2 } : { kind: 'lm' as const };
@@ -150,31 +232,44 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   if (typeof shape === 'string') return { skip: shape, group };
 
   let adapter: FineTuningAdapter | undefined;
-  const trainable = /trainable params (\d+)/.exec(notes);
-  if (group === 'LoRA' || group === 'QLoRA') {
-    const rank = orDefault(firstInteger(row.lora_rank), fallback?.rank);
-    const plainLora = /^(Q?LoRA)(\+DoRA)?( \(|$| all)/i.test(method);
-    if (plainLora) {
-      if (!rank) return { skip: 'LoRA rank not published', group };
-      const targets = targetsOf(method, notes) ?? (fallback?.targets ? ((documented = fallback.cite), fallback.targets) : undefined);
-      adapter = { method: 'lora', rank, targetModules: targets, dora: /DoRA/.test(method) };
-    } else if (trainable) adapter = { method: 'other', trainableParams: Number(trainable[1]) };
-    else return { skip: `adapter ${method} without a parameter count`, group };
-  } else if (group === 'other PEFT') {
-    if (!trainable) return { skip: `adapter ${method} without a parameter count`, group };
-    const targets = /targets ([\w,]+)/.exec(notes)?.[1]?.split(',');
+  const trainable = trainableParamsOf(notes);
+  if (method.kind === 'lora') {
+    const rankRead = rankOf(row.lora_rank);
+    if (isUnread(rankRead)) return { skip: rankRead.unread, group };
+    const rank = orDefault(rankRead ?? method.rank, fallback?.rank);
+    if (!rank) return { skip: 'LoRA rank not published', group };
+    const targets = targetsOf(methodText, notes) ?? (fallback?.targets ? ((documented = fallback.cite), fallback.targets) : undefined);
+    adapter = { method: 'lora', rank, targetModules: targets, dora: method.dora };
+  } else if (method.kind === 'adapter' && method.peft && method.peft !== 'ia3') {
+    const prompt = virtualTokenAdapter(shape, method.peft, trainable, virtualTokensOf(notes));
+    if (typeof prompt === 'string') return { skip: prompt, group };
+    adapter = prompt.adapter;
+    seq += prompt.extraTokens;
+  } else if (method.kind === 'adapter') {
+    if (trainable === undefined) return { skip: `adapter ${methodText} without a parameter count`, group };
+    // LoRA-FA's frozen A keeps no copy of its module's input (only the rank-r output B needs): its targets are not adapted modules.
+    const targets = group === 'other PEFT' ? namedTargets(notes) : undefined;
     // IA3 scales its modules' outputs, and its feedforward modules' inputs (PEFT's default feedforward module for the architecture).
-    const ia3 = /^IA3/i.test(method);
-    adapter = { method: ia3 ? 'ia3' : 'other', trainableParams: Number(trainable[1]), ...(targets ? { targetModules: targets } : {}), ...(ia3 ? { feedforwardModules: ['down_proj'] } : {}) };
+    const ia3 = method.peft === 'ia3';
+    adapter = { method: ia3 ? 'ia3' : 'other', trainableParams: trainable, ...(targets ? { targetModules: targets } : {}), ...(ia3 ? { feedforwardModules: ['down_proj'] } : {}) };
   }
 
-  const precision = row.precision ?? '';
-  const fp32 = /^fp32/.test(precision) || (precision === '' && (group === 'full' || fallback?.fp32 === true));
-  const autocast = /mixed|AMP/.test(precision) && !/no AMP/.test(precision);
-  const weightBits: FineTuningJob['weightBits'] = /nf4|4-?bit/i.test(quant) ? 4 : /int8|8-?bit/i.test(quant) ? 8 : fp32 || autocast ? 32 : 16;
-  const optimizerText = row.optimizer ?? '';
-  const optimizer: OptimizerState = /8bit/i.test(optimizerText) ? 'adamw-8bit' : /adafactor/i.test(optimizerText) ? 'adafactor' : /^\s*sgd\b(?!.*momentum)/i.test(optimizerText) ? 'sgd' : 'adamw';
-  const ckpt = row.grad_ckpt ?? '';
+  // Precision not stated: fp32 for full fine-tuning (transformers 4 loads fp32 without torch_dtype) and where the tool's script is cited as fp32; 16-bit weights otherwise.
+  const assumed: string[] = [];
+  const precision = stated(precisionRead);
+  const fp32 = precision ? precision.weights === 'fp32' : group === 'full' || fallback?.fp32 === true;
+  if (!precision && fallback?.fp32 === undefined) assumed.push(`precision not stated: ${fp32 ? 'fp32' : '16-bit weights'}`);
+  const autocast = precision?.autocast === true;
+  const quant = stated(quantized);
+  const weightBits: FineTuningJob['weightBits'] = quant && quant !== 'none' ? quant.bits : fp32 || autocast ? 32 : 16;
+  // Optimizer not stated: AdamW, the default of the Trainer, torchtune's and LLaMA-Factory's configs, and the largest state of the common ones.
+  const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
+  if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
+  // Checkpointing not stated is read as off unless the tool's config of the time sets it and can be cited.
+  const ckpt = stated(ckptRead);
+  const checkpointing = ckpt !== undefined || fallback?.checkpointing === undefined ? ckpt?.on === true : ((documented = fallback.cite), fallback.checkpointing);
+  if (ckpt === undefined && fallback?.checkpointing === undefined) assumed.push('checkpointing not stated: off');
+  if (notStated(row.num_gpus) && gpus === 1) assumed.push('GPU count not stated: one');
   if (/chunked/i.test(notes)) carried.chunkedLoss = true;
   if (/\+ compile|packed \+ torch\.compile/i.test(notes)) carried.compiled = true;
   if (!/cumulativ/i.test(notes)) {
@@ -186,26 +281,26 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const torchtune = /torchtune/i.test(row.source ?? '');
   const hfGuide = /v4\.2x/.test(row.url_or_repo_path ?? '');
   const earlyTorchtune = torchtune && /\(May 2024|docs tutorials/.test(row.source ?? '');
-  const accumulation = firstInteger(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]);
+  const accumulation = batchCell?.accumulation ?? (Number(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]) || undefined);
   const job: FineTuningJob = {
     shape,
     batch,
     seq,
     ...(adapter ? { adapter } : {}),
     weightBits,
-    doubleQuant: /nf4/i.test(quant),
+    doubleQuant: quant !== undefined && quant !== 'none' && quant.doubleQuant,
     computeBytes: fp32 && !autocast ? 4 : 2,
     autocast,
-    optimizer,
-    paged: /paged/i.test(optimizerText),
-    checkpointing: /^on/.test(ckpt),
+    optimizer: optimizer.state,
+    paged: optimizer.paged,
+    checkpointing,
     // Transformers before 4.36 had only eager attention; the sources of that era say so in their path.
     eagerAttention: /v4\.2x/.test(row.url_or_repo_path ?? ''),
     // "flash-attn 2" in the notes: grouped keys and values are not expanded.
     flashAttention: /flash[- _]?attn|flash_attention/i.test(notes),
     ...(accumulation ? { accumulation } : {}),
-    optimizerInBackward: /optimizer_in_bwd|optimizer-in-backward/i.test(`${optimizerText} ${method}`),
-    activationOffload: /offload/i.test(ckpt),
+    optimizerInBackward: optimizer.inBackward || /optimizer_in_bwd|optimizer-in-backward/i.test(methodText),
+    activationOffload: ckpt?.offload === true,
     ...(carried.chunkedLoss || /chunked/i.test(notes) ? { chunkedLoss: 8 } : {}),
     ...(contextGB ? { contextBytes: contextGB * 1e9 } : {}),
     // torchtune's LoRA weights are in the model's dtype; PEFT keeps them in fp32 and casts their input.
@@ -220,19 +315,12 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // torch.compile, where the row or its source's cumulative techniques say so ("no torch.compile" and "no compile" say not).
     compiled: carried.compiled === true || (/compile/i.test(notes) && !/no (torch\.)?compile/i.test(notes)),
   };
-  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}) };
+  return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}), ...(checkpoint.assumed ? { assumedShape: true } : {}) };
 }
 
 /** The estimate the measurement measured; an unstated kind is compared with the reserved peak (between allocated and the driver's). */
 export function estimateFor(estimate: FineTuningEstimate, kind: MeasureKind): number {
   return kind === 'allocated' ? estimate.allocated : kind === 'driver' ? estimate.driver : estimate.reserved;
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The source's short name: the text before its first parenthesis or comma. */
@@ -248,11 +336,13 @@ interface Compared {
   readonly outOfMemory: boolean;
 }
 
-/** The GPU's memory in GiB from the row's `gpu` text (`A100 80GB`, `RTX 4090 24GB`), if it says. */
-export function gpuGiB(text: string): number | undefined {
-  const match = /(\d+)\s*GB/i.exec(text);
-  return match ? Number(match[1]) : undefined;
-}
+/** The row's figure in GiB, NaN where it has none. */
+const measuredFigure = (row: Row): number => {
+  const measured = measuredOf(row.measured_gb);
+  return typeof measured === 'number' ? measured : NaN;
+};
+
+const OUT_OF_MEMORY = 'out of memory';
 
 function compareRows(rows: readonly Row[]): Compared[] {
   const carried = new Map<string, { chunkedLoss?: boolean; compiled?: boolean }>();
@@ -261,7 +351,7 @@ function compareRows(rows: readonly Row[]): Compared[] {
     const state = carried.get(source) ?? {};
     carried.set(source, state);
     const converted = rowToJob(row, state);
-    return { row, source, key: `${source} | ${converted.group}`, converted, measured: Number(row.measured_gb), outOfMemory: !row.measured_gb && /OOM/i.test(row.measure_kind ?? '') };
+    return { row, source, key: `${source} | ${converted.group}`, converted, measured: measuredFigure(row), outOfMemory: isOutOfMemory(row) };
   });
 }
 
@@ -318,13 +408,13 @@ function main(): void {
   for (const source of sources) heldOutShare.set(source, Number.isFinite(fixed) ? fixed : fitMargin(withFigure.filter((c) => c.source !== source), quantile));
   const allShare = Number.isFinite(fixed) ? fixed : fitMargin(withFigure, quantile);
 
-  const groups = new Map<string, { rows: number; errors: number[]; under: number; documented: number; skips: Map<string, number> }>();
+  const groups = new Map<string, { rows: number; errors: number[]; under: number; documented: number; assumed: number; skips: Map<string, number> }>();
   const details: string[] = [];
   const trainSteps: { error: number; under: boolean }[] = [];
   const inSample: number[] = [];
   const outOfMemory: string[] = [];
   for (const c of compared) {
-    const group = groups.get(c.key) ?? { rows: 0, errors: [], under: 0, documented: 0, skips: new Map<string, number>() };
+    const group = groups.get(c.key) ?? { rows: 0, errors: [], under: 0, documented: 0, assumed: 0, skips: new Map<string, number>() };
     groups.set(c.key, group);
     group.rows++;
     const skip = (why: string) => group.skips.set(why, (group.skips.get(why) ?? 0) + 1);
@@ -334,9 +424,11 @@ function main(): void {
     }
     if (c.outOfMemory) {
       // The driver's figure is what has to fit in the card.
-      const capacity = gpuGiB(c.row.gpu ?? '');
+      // The largest the GPU text allows (an A100 of 80 GB): out of memory only if even that is exceeded.
+      const capacity = largestGpuMemory(c.row.gpu);
       const driver = (estimateFineTuning({ ...c.converted.job }).driver * (1 + (heldOutShare.get(c.source) ?? allShare))) / GiB;
-      outOfMemory.push(`${c.row.model} ${c.row.method}: estimated ${driver.toFixed(1)} GiB at batch ${c.converted.job.batch}, ${c.converted.job.seq} tokens, on ${capacity ?? '?'} GiB: ${capacity !== undefined && driver > capacity ? 'out of memory' : 'CALLED A FIT'}`);
+      const verdict = capacity === undefined ? 'GPU memory not stated' : driver > capacity ? OUT_OF_MEMORY : 'CALLED A FIT';
+      outOfMemory.push(`${c.row.model} ${c.row.method}: estimated ${driver.toFixed(1)} GiB at batch ${c.converted.job.batch}, ${c.converted.job.seq} tokens, on ${capacity ?? '?'} GiB: ${verdict}`);
       skip('out of memory (checked below)');
       continue;
     }
@@ -350,30 +442,32 @@ function main(): void {
     group.errors.push(Math.abs(error));
     if (predicted < c.measured) group.under++;
     if (c.converted.documented) group.documented++;
+    if (c.converted.assumedShape) group.assumed++;
     // The MetaMathQA runs also publish the 99th percentile of reserved memory over training steps (the whole run's peak includes evaluation with generation).
     const steps = /99th pct of reserved during train steps = ([\d.]+) GiB/.exec(c.row.notes ?? '');
     if (steps) trainSteps.push({ error: Math.abs(predicted - Number(steps[1])) / Number(steps[1]), under: predicted < Number(steps[1]) });
     const job = c.converted.job;
-    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
+    details.push(`${c.key} | ${c.row.method} b${job.batch} s${job.seq} ${c.converted.kind}${c.converted.documented ? ' (documented default)' : ''}${c.converted.assumedShape ? ' (shape assumed from the size)' : ''}${c.converted.assumed ? ` [${c.converted.assumed.join('; ')}]` : ''}: measured ${c.measured.toFixed(2)}, estimated ${predicted.toFixed(2)} (${(error * 100).toFixed(1)}%)`);
   }
-  const lines = ['source | method | rows | estimated | with a documented default | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---'];
-  const all = { rows: 0, errors: [] as number[], under: 0, documented: 0 };
+  const lines = ['source | method | rows | estimated | with a documented default | with a shape assumed from the size | median abs. error | under the figure | not estimated', '--- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---'];
+  const all = { rows: 0, errors: [] as number[], under: 0, documented: 0, assumed: 0 };
   for (const [key, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     const [source, method] = key.split(' | ');
     const skips = [...group.skips].map(([why, n]) => `${n} ${why}`).join('; ');
     const n = group.errors.length;
-    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${group.documented} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
+    lines.push(`${source} | ${method} | ${group.rows} | ${n} | ${group.documented} | ${group.assumed} | ${n ? `${(median(group.errors) * 100).toFixed(1)}%` : '-'} | ${n ? `${group.under}/${n}` : '-'} | ${skips || '-'}`);
     all.rows += group.rows;
     all.errors.push(...group.errors);
     all.under += group.under;
     all.documented += group.documented;
+    all.assumed += group.assumed;
   }
-  lines.push(`all | | ${all.rows} | ${all.errors.length} | ${all.documented} | ${(median(all.errors) * 100).toFixed(1)}% | ${all.under}/${all.errors.length} |`);
+  lines.push(`all | | ${all.rows} | ${all.errors.length} | ${all.documented} | ${all.assumed} | ${(median(all.errors) * 100).toFixed(1)}% | ${all.under}/${all.errors.length} |`);
   lines.push('');
   lines.push(`Errors above are leave-one-source-out: each source's rows use the margin fitted on the other sources' rows (${[...heldOutShare].map(([s, share]) => `${s.slice(0, 32)}: ${(share * 100).toFixed(1)}%`).join('; ')}).`);
   lines.push(`Margin fitted on all rows: ${(allShare * 100).toFixed(1)}% (FITTED_MARGIN in fineTuning.ts is ${(FITTED_MARGIN * 100).toFixed(1)}%); in-sample median abs. error ${(median(inSample) * 100).toFixed(1)}%.`);
   if (trainSteps.length) lines.push(`MetaMathQA rows against the 99th percentile of reserved memory over training steps (published beside the whole run's peak): ${trainSteps.length} rows, median abs. error ${(median(trainSteps.map((t) => t.error)) * 100).toFixed(1)}%, under the figure ${trainSteps.filter((t) => t.under).length}/${trainSteps.length}`);
-  if (outOfMemory.length) lines.push(`Published out-of-memory runs (${outOfMemory.filter((o) => !o.endsWith('CALLED A FIT')).length}/${outOfMemory.length} estimated out of memory):\n- ${outOfMemory.join('\n- ')}`);
+  if (outOfMemory.length) lines.push(`Published out-of-memory runs (${outOfMemory.filter((o) => o.endsWith(OUT_OF_MEMORY)).length}/${outOfMemory.length} estimated out of memory):\n- ${outOfMemory.join('\n- ')}`);
   console.log(lines.join('\n'));
   // The several-GPU rows (shardedRows.ts), per GPU, in a table of their own.
   console.log(`\nSeveral GPUs (DDP, FSDP, DeepSpeed ZeRO), per GPU:\n\n${shardedTable(rows, sourceName, details).join('\n')}`);

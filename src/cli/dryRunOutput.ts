@@ -1,7 +1,7 @@
 import type { DryRunResult } from '../core/dryRun/dryRunProcess';
 import type { FileEstimate } from '../core/estimate/fileEstimate';
 import { formatMiB } from '../core/format/units';
-import { DRY_RUN_DIFFERENCE_NOTE, dryRunRangeText } from '../core/display/dryRunText';
+import { DRY_RUN_DIFFERENCE_NOTE, dryRunDifferencePercent, dryRunRangeText, signedPercent } from '../core/display/dryRunText';
 import { dryRunRangeOnGpu } from '../core/dryRun/dryRunRange';
 
 /**
@@ -12,6 +12,7 @@ export function dryRunJson(result: DryRunResult, staticMiB: number | null, gpu: 
   if (!result.ok) return { error: result.error };
   const { figure } = result;
   const range = dryRunRangeOnGpu(figure.predictedMiB, gpu);
+  const difference = dryRunDifferencePercent(figure.predictedMiB, staticMiB);
   return {
     scope: 'script',
     predictedMiB: figure.predictedMiB,
@@ -24,7 +25,8 @@ export function dryRunJson(result: DryRunResult, staticMiB: number | null, gpu: 
     torch: result.torchVersion ?? null,
     breakdown: figure.breakdown,
     notes: result.notes ?? [],
-    differencePercent: staticMiB === null || staticMiB === 0 ? null : Math.round(((figure.predictedMiB - staticMiB) / staticMiB) * 1000) / 10,
+    caveats: result.caveats ?? [],
+    differencePercent: difference === null ? null : Math.round(difference * 10) / 10,
   };
 }
 
@@ -40,11 +42,12 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
   const range = dryRunRangeOnGpu(figure.predictedMiB, estimate.gpu);
   if (range) lines.push(`  ${dryRunRangeText(range, estimate.gpu.name)}`);
   for (const note of result.notes ?? []) lines.push(`  ${note}`);
+  for (const caveat of result.caveats ?? []) lines.push(`  ${caveat}`);
   for (const model of estimate.models) {
     const staticMiB = model.memory.estimateMiB;
-    if (staticMiB === null || staticMiB === 0) continue;
-    const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
-    lines.push(`  ${model.name}: static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(1)}%`);
+    const difference = dryRunDifferencePercent(figure.predictedMiB, staticMiB);
+    if (difference === null) continue;
+    lines.push(`  ${model.name}: static estimate ${formatMiB(staticMiB!)}, dry run ${signedPercent(difference, 1)}`);
   }
   lines.push(`  ${DRY_RUN_DIFFERENCE_NOTE}`);
   return lines;

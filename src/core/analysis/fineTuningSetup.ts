@@ -1,7 +1,8 @@
 import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
-import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
+import { kindOf, type DictValue, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
+import { UNSLOTH_LOAD, UNSLOTH_PEFT } from './interpreter/fineTuningLibraries';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -42,19 +43,45 @@ function dtypeOf(value: PyValue | undefined): WeightDtype | undefined {
   if (/(^|\.)(bfloat16|bf16)$/.test(name)) return 'bf16';
   if (/(^|\.)(float16|half|fp16)$/.test(name)) return 'fp16';
   if (/(^|\.)(float32|float|fp32)$/.test(name)) return 'fp32';
+  if (name === 'auto') return 'auto';
   return undefined;
 }
 
 /** `from_pretrained(..., torch_dtype=torch.bfloat16)` (or `dtype=`, its newer name). */
 export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | undefined {
   for (const call of events) {
+    if (UNSLOTH_LOAD.test(call.qualified)) {
+      // Unsloth's dtype=None (its default) picks bf16 where the GPU has it, else fp16: 16 bits either way.
+      const value = dtypeOf(call.kwargs.get('dtype')) ?? 'bf16';
+      const written = argumentNode(call, 'dtype') !== call.node && call.kwargs.get('dtype') !== null;
+      return { value, node: written ? argumentNode(call, 'dtype') : call.node, origin: written ? `${unslothName(call)}(dtype=${value})` : `${unslothName(call)}(dtype=None): 16-bit, bf16 where the GPU supports it (Unsloth's automatic choice)` };
+    }
+    if (SFT_TRAINER.test(call.qualified) && typeof (call.kwargs.get('model') ?? call.args[0]) === 'string') return trainerLoadedDtype(events, call);
     if (!FROM_PRETRAINED.test(call.qualified)) continue;
     for (const keyword of ['torch_dtype', 'dtype']) {
       const value = dtypeOf(call.kwargs.get(keyword));
-      if (value) return { value, node: argumentNode(call, keyword), origin: `from_pretrained(${keyword}=${value === 'bf16' ? 'torch.bfloat16' : value === 'fp16' ? 'torch.float16' : 'torch.float32'})` };
+      if (value) return { value, node: argumentNode(call, keyword), origin: `from_pretrained(${keyword}=${value === 'bf16' ? 'torch.bfloat16' : value === 'fp16' ? 'torch.float16' : value === 'auto' ? '"auto"' : 'torch.float32'})` };
     }
   }
   return undefined;
+}
+
+/**
+ * A TRL trainer given a hub id loads the model itself with its config's `model_init_kwargs`
+ * (`SFTConfig(model_init_kwargs={"torch_dtype": torch.bfloat16})`); without a dtype there, recent
+ * TRL passes dtype="auto", the checkpoint's own dtype.
+ */
+function trainerLoadedDtype(events: readonly CallEvent[], trainer: CallEvent): Found<WeightDtype> {
+  for (const call of events) {
+    if (!HF_ARGUMENTS.test(call.qualified)) continue;
+    const kwargs = call.kwargs.get('model_init_kwargs');
+    if (kindOf(kwargs) !== 'dict') continue;
+    for (const keyword of ['torch_dtype', 'dtype']) {
+      const value = dtypeOf((kwargs as DictValue).entries.get(keyword));
+      if (value) return { value, node: argumentNode(call, 'model_init_kwargs'), origin: `${simpleName(call.qualified)}(model_init_kwargs={"${keyword}": ${value}})` };
+    }
+  }
+  return { value: 'auto', node: trainer.node, origin: `${simpleName(trainer.qualified)}(model="..."): TRL loads the checkpoint in its own dtype (dtype="auto")` };
 }
 
 /** `from_pretrained(..., attn_implementation="eager" | "sdpa" | "flash_attention_2")`. */
@@ -70,6 +97,14 @@ export function attentionImplementation(events: readonly CallEvent[]): Found<str
 /** `BitsAndBytesConfig(load_in_4bit=True, ...)`, else `from_pretrained(..., load_in_4bit=True | load_in_8bit=True)`. */
 export function quantization(events: readonly CallEvent[]): Found<QuantizationSetup> | undefined {
   for (const call of events) {
+    if (UNSLOTH_LOAD.test(call.qualified)) {
+      // Unsloth loads in 4 bits unless told otherwise (load_in_4bit=True by default), as NF4 with double quantization.
+      if (call.kwargs.get('full_finetuning') === true) return undefined;
+      if (call.kwargs.get('load_in_8bit') === true) return { value: { bits: 8, doubleQuant: false }, node: argumentNode(call, 'load_in_8bit'), origin: `${unslothName(call)}(load_in_8bit=True)` };
+      if (call.kwargs.get('load_in_4bit') === false) return undefined;
+      const written = argumentNode(call, 'load_in_4bit') !== call.node;
+      return { value: { bits: 4, quantType: 'nf4', doubleQuant: true }, node: argumentNode(call, 'load_in_4bit'), origin: `${unslothName(call)}(${written ? 'load_in_4bit=True' : "load_in_4bit's default True"}): nf4 with double quantization` };
+    }
     const isConfig = BNB_CONFIG.test(call.qualified);
     if (!isConfig && !FROM_PRETRAINED.test(call.qualified)) continue;
     const bits = call.kwargs.get('load_in_4bit') === true ? 4 : call.kwargs.get('load_in_8bit') === true ? 8 : undefined;
@@ -86,23 +121,25 @@ export function quantization(events: readonly CallEvent[]): Found<QuantizationSe
 
 /** The PEFT config the script builds, when `get_peft_model` or a TRL trainer (`peft_config=`) applies one; else a config it builds and never applies is still its adapter. */
 export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | undefined {
-  const configs = events.filter((call) => PEFT_CONFIG.test(call.qualified));
+  // Unsloth's get_peft_model takes LoRA's settings itself and applies them.
+  const configs = events.filter((call) => PEFT_CONFIG.test(call.qualified) || UNSLOTH_PEFT.test(call.qualified));
   if (configs.length === 0) return undefined;
-  const applied = events.some((call) => PEFT_APPLY.test(call.qualified) || (SFT_TRAINER.test(call.qualified) && call.kwargs.get('peft_config') !== undefined));
   const call = configs[0]!;
-  const kind = simpleName(call.qualified).replace(/Config$/, '');
+  const unsloth = UNSLOTH_PEFT.test(call.qualified);
+  const applied = unsloth || events.some((c) => PEFT_APPLY.test(c.qualified) || (SFT_TRAINER.test(c.qualified) && c.kwargs.get('peft_config') !== undefined));
+  const kind = unsloth ? 'Lora' : simpleName(call.qualified).replace(/Config$/, '');
   const method = kind === 'Lora' ? 'lora' : kind === 'AdaLora' ? 'adalora' : kind.toLowerCase();
   // PEFT's default rank when `r` is not written (8; VeRA's 256; OFT sizes by block instead); a rank written but not readable stays unknown.
   // AdaLoRA ignores `r`: its matrices are built at `init_r` (12 by default) and pruned by masking, not shrunk.
   const rankKeyword = method === 'adalora' ? 'init_r' : 'r';
   const written = argumentNode(call, rankKeyword) !== call.node;
-  const rank = positive(call.kwargs.get(rankKeyword)) ?? (written ? undefined : DEFAULT_RANK[method]);
+  const rank = positive(call.kwargs.get(rankKeyword)) ?? (written ? undefined : unsloth ? UNSLOTH_DEFAULTS.rank : DEFAULT_RANK[method]);
   const shapeOptions = Object.fromEntries(SHAPE_OPTIONS.filter((name) => argumentNode(call, name) !== call.node).map((name) => {
     const value = call.kwargs.get(name);
     return [name, typeof value === 'number' || typeof value === 'boolean' ? value : null];
   }));
   const alpha = positive(call.kwargs.get('lora_alpha'));
-  const targetModules = moduleNames(call.kwargs.get('target_modules'));
+  const targetModules = moduleNames(call.kwargs.get('target_modules')) ?? (unsloth && argumentNode(call, 'target_modules') === call.node ? UNSLOTH_DEFAULTS.targets : undefined);
   const dora = call.kwargs.get('use_dora') === true;
   const dropout = positive(call.kwargs.get('lora_dropout'));
   // Prompt and prefix tuning: PEFT requires num_virtual_tokens; IA3 names the modules it scales on their input.
@@ -134,7 +171,39 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
     ...(task === undefined ? {} : { taskType: task }),
     ...(Object.keys(shapeOptions).length > 0 ? { shapeOptions } : {}),
   };
-  return { value, node: call.node, origin: `${simpleName(call.qualified)}(${parts.join(', ')})` };
+  return { value, node: call.node, origin: `${unsloth ? unslothName(call) : simpleName(call.qualified)}(${parts.join(', ')})` };
+}
+
+/**
+ * A loss that never holds the fp32 logits: Unsloth's fused cross-entropy (any script that loads
+ * its model with Unsloth), or Liger's fused linear cross-entropy (`TrainingArguments(use_liger_kernel=True)`).
+ */
+export function fusedLoss(events: readonly CallEvent[]): Found<'inPlace' | 'linear'> | undefined {
+  const liger = events.find((c) => HF_ARGUMENTS.test(c.qualified) && c.kwargs.get('use_liger_kernel') === true);
+  if (liger) return { value: 'linear', node: argumentNode(liger, 'use_liger_kernel'), origin: `${simpleName(liger.qualified)}(use_liger_kernel=True): Liger's fused linear cross-entropy computes the logits a chunk at a time` };
+  const unsloth = events.find((c) => UNSLOTH_LOAD.test(c.qualified));
+  if (unsloth) return { value: 'inPlace', node: unsloth.node, origin: `${unslothName(unsloth)}: Unsloth's fused cross-entropy keeps the 16-bit logits and writes their gradient over them` };
+  return undefined;
+}
+
+/** Unsloth's get_peft_model defaults: r=16 on every projection of the attention and the MLP. */
+const UNSLOTH_DEFAULTS = { rank: 16, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] } as const;
+
+/** `FastLanguageModel.from_pretrained` as the script names it: the class and the method. */
+const unslothName = (call: CallEvent) => call.qualified.split('.').slice(-2).join('.');
+
+/**
+ * Unsloth's `get_peft_model(use_gradient_checkpointing=...)`: True checkpoints each layer; "unsloth"
+ * (its default) also moves the layers' saved inputs to the CPU, so the GPU holds about one layer's.
+ */
+export function unslothCheckpointing(events: readonly CallEvent[]): Found<{ readonly checkpointing: boolean; readonly offloaded: boolean }> | undefined {
+  const call = events.find((c) => UNSLOTH_PEFT.test(c.qualified));
+  if (!call) return undefined;
+  const value = call.kwargs.get('use_gradient_checkpointing');
+  if (value === false) return { value: { checkpointing: false, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(use_gradient_checkpointing=False)` };
+  if (value === true) return { value: { checkpointing: true, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(use_gradient_checkpointing=True)` };
+  const written = argumentNode(call, 'use_gradient_checkpointing') !== call.node;
+  return { value: { checkpointing: true, offloaded: true }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(${written ? 'use_gradient_checkpointing="unsloth"' : 'use_gradient_checkpointing\'s default "unsloth"'}): checkpointed, the layers' inputs offloaded to the CPU` };
 }
 
 /** `prepare_model_for_kbit_training(model)`: casts the non-quantized parameters to fp32 and, by default, turns gradient checkpointing on. */
@@ -170,7 +239,7 @@ export function frameworkSequenceLength(events: readonly CallEvent[]): Found<num
     for (const keyword of ['max_seq_length', 'max_length']) {
       const value = positive(call.kwargs.get(keyword));
       if (value === undefined || !Number.isInteger(value)) continue;
-      const how = packed ? `, packing=True): every sample packed to ${value} tokens` : `): batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value})`;
+      const how = packed ? `, packing=True): every sample packed to ${value} tokens` : `): batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value}: the figure is for a batch that long; batches of shorter samples hold less)`;
       return { value, node: argumentNode(call, keyword), origin: `${simpleName(call.qualified)}(${keyword}=${value}${how}` };
     }
   }
@@ -182,7 +251,7 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   const trl = events.find((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified));
   if (!trl) return undefined;
   const packed = events.some((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified) && call.kwargs.get('packing') === true);
-  return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (an upper bound: batches are padded to their longest sample)'}` };
+  return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (the estimate takes it: batches are padded to their longest sample, so the figure is for a batch that long; batches of shorter samples hold less)'}` };
 }
 
 /**

@@ -47,6 +47,9 @@ export function frameworkPrecision(events: readonly CallEvent[]): Found<Precisio
     } else if (HF_ARGUMENTS.test(call.qualified)) {
       if (call.kwargs.get('bf16') === true) return { value: 'bf16-mixed', node: argumentNode(call, 'bf16'), origin: `${name}(bf16=True)` };
       if (call.kwargs.get('fp16') === true) return { value: 'fp16-mixed', node: argumentNode(call, 'fp16'), origin: `${name}(fp16=True)` };
+      // `bf16=is_bfloat16_supported(), fp16=not is_bfloat16_supported()` (Unsloth's notebooks): one of the two is on, whichever the GPU has; both keep 16-bit copies.
+      const computed = ['bf16', 'fp16'].find((keyword) => call.kwargs.has(keyword) && typeof call.kwargs.get(keyword) !== 'boolean');
+      if (computed) return { value: 'bf16-mixed', node: argumentNode(call, computed), origin: `${name}(${computed}=...): computed when it runs; 16-bit mixed precision (bf16 where the GPU has it) assumed` };
     } else if (FSDP_MIXED_PRECISION.test(call.qualified)) {
       // FSDP's MixedPrecision(param_dtype=...): the parameters are cast for the forward and backward, fp32 kept for the optimizer.
       const dtype = call.kwargs.get('param_dtype');

@@ -58,7 +58,8 @@ export interface ModelSetup {
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'fp16' | 'bf16';
 /** The dtype a pretrained model's weights are loaded in (`from_pretrained(torch_dtype=...)`). */
-export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
+/** `auto`: the checkpoint's own dtype (`torch_dtype="auto"`, TRL's default for a hub id). */
+export type WeightDtype = 'fp32' | 'bf16' | 'fp16' | 'auto';
 
 /** bitsandbytes quantization of the frozen base weights. */
 export interface QuantizationSetup {
@@ -110,6 +111,10 @@ export interface TrainingSetup {
   readonly optimizer?: Sourced<OptimizerKind>;
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;
+  /** A fused loss kernel that never holds the fp32 logits (Unsloth's, Liger's): fineTuning.ts's `fusedLoss`. */
+  readonly fusedLoss?: Sourced<'inPlace' | 'linear'>;
+  /** Checkpointed layers' saved inputs moved to the CPU (Unsloth's "unsloth" checkpointing): the GPU holds about one layer's. */
+  readonly activationOffload?: Sourced<boolean>;
   readonly compiled?: Sourced<boolean>;
   /** Micro-batches per optimizer step, when more than one (frameworkSetup.ts); one step's memory is that of one micro-batch. */
   readonly gradientAccumulation?: Sourced<number>;

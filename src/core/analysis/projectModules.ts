@@ -48,7 +48,7 @@ const COMMON_MODULES = new Set(
     'string struct subprocess sys tempfile textwrap threading time traceback types typing unittest urllib uuid warnings weakref zipfile tarfile ' +
     'numpy pandas scipy sklearn matplotlib seaborn PIL cv2 tqdm wandb tensorboard tensorboardX yaml omegaconf hydra lightning pytorch_lightning ' +
     'accelerate datasets tokenizers einops h5py requests torchaudio torchtext apex deepspeed mlflow rich click fire absl jax tensorflow keras ' +
-    'albumentations skimage librosa soundfile nltk spacy sentencepiece tiktoken safetensors huggingface_hub peft bitsandbytes xformers triton onnx onnxruntime'
+    'albumentations skimage librosa soundfile nltk spacy sentencepiece tiktoken safetensors huggingface_hub peft bitsandbytes xformers triton onnx onnxruntime trl unsloth'
   ).split(' '),
 );
 
@@ -184,6 +184,8 @@ export class ProjectModules implements ProjectImports {
       if (KNOWN_LIBRARIES.has(head)) return undefined;
       module = this.onSearchPath(head);
       if (!module) return undefined;
+      // `import lightning` beside a plain folder `lightning/`: Python takes the installed package over a namespace package.
+      if (!module.file && COMMON_MODULES.has(head)) return undefined;
     }
     let value: PyValue = this.load(module);
     for (const [i, part] of parts.slice(1).entries()) {

@@ -255,6 +255,12 @@ function offloadFlag(call: CallEvent, events: readonly CallEvent[]): boolean {
   return events.some((e) => CPU_OFFLOAD.test(e.qualified) && e.kwargs.get('offload_params') === true && e.node.startIndex >= call.node.startIndex && e.node.endIndex <= call.node.endIndex);
 }
 
+/** ZeRO at a stage given as a keyword (2 when absent or not 0-3); parameters are offloaded at stage 3 only. */
+function zeroOf(stageValue: PyValue | undefined, offloadOptimizer: boolean, offloadParams: boolean): DistributedSetup {
+  const stage = (typeof stageValue === 'number' && stageValue >= 0 && stageValue <= 3 ? stageValue : 2) as DistributedSetup['stage'];
+  return { kind: 'zero', stage, offloadOptimizer, offloadParams: stage === 3 && offloadParams, overlapComm: stage === 3 };
+}
+
 /** The strategy the script itself sets up, before any file. */
 function scriptStrategy(events: readonly CallEvent[], files: LaunchFiles | undefined, notes: string[]): Found<DistributedSetup> | undefined {
   const readJson = (path: string) => {
@@ -265,6 +271,10 @@ function scriptStrategy(events: readonly CallEvent[], files: LaunchFiles | undef
     }
     return { data: plainOf(readConfigText(file.text, formatOfPath(path)).root), shown: file.shown };
   };
+  // A DeepSpeed config given as a file name or written in place.
+  const deepSpeedOf = (config: PyValue | undefined) => deepSpeedConfig(typeof config === 'string' ? readJson(config)?.data : plainOfValue(config));
+  // torch's FSDP and the Lightning and accelerate wrappers share its keywords.
+  const fsdpOf = (call: CallEvent): DistributedSetup => ({ kind: 'fsdp', ...fsdpStrategy(enumName(call.kwargs.get('sharding_strategy')) || 'FULL_SHARD'), ...(offloadFlag(call, events) ? { offloadOptimizer: true, offloadParams: true } : {}) });
   for (const call of events) {
     const name = simpleName(call.qualified);
     if (HF_ARGUMENTS.test(call.qualified)) {
@@ -285,35 +295,24 @@ function scriptStrategy(events: readonly CallEvent[], files: LaunchFiles | undef
       if (setup) return { value: setup, node: argumentNode(call, 'strategy'), origin: `${name}(strategy="${strategy as string}")` };
     } else if (LIGHTNING_STRATEGY.test(call.qualified)) {
       if (name === 'DDPStrategy') return { value: { kind: 'ddp', stage: 0, bucketView: call.kwargs.get('gradient_as_bucket_view') === true }, node: call.node, origin: 'DDPStrategy(...)' };
-      if (name === 'FSDPStrategy') {
-        const offload = offloadFlag(call, events);
-        return { value: { kind: 'fsdp', ...fsdpStrategy(enumName(call.kwargs.get('sharding_strategy')) || 'FULL_SHARD'), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) }, node: call.node, origin: 'FSDPStrategy(...)' };
-      }
-      const config = call.kwargs.get('config');
-      const fromConfig = typeof config === 'string' ? deepSpeedConfig(readJson(config)?.data) : deepSpeedConfig(plainOfValue(config));
+      if (name === 'FSDPStrategy') return { value: fsdpOf(call), node: call.node, origin: 'FSDPStrategy(...)' };
+      const fromConfig = deepSpeedOf(call.kwargs.get('config'));
       if (fromConfig) return { value: fromConfig, node: call.node, origin: 'DeepSpeedStrategy(config=...)' };
-      const stageValue = call.kwargs.get('stage');
-      const stage = (typeof stageValue === 'number' && stageValue >= 0 && stageValue <= 3 ? stageValue : 2) as DistributedSetup['stage'];
-      return { value: { kind: 'zero', stage, offloadOptimizer: call.kwargs.get('offload_optimizer') === true, offloadParams: stage === 3 && call.kwargs.get('offload_parameters') === true, overlapComm: stage === 3 }, node: call.node, origin: `DeepSpeedStrategy(stage=${stage})` };
+      const value = zeroOf(call.kwargs.get('stage'), call.kwargs.get('offload_optimizer') === true, call.kwargs.get('offload_parameters') === true);
+      return { value, node: call.node, origin: `DeepSpeedStrategy(stage=${value.stage})` };
     } else if (ACCELERATE_PLUGIN.test(call.qualified)) {
-      if (name === 'FullyShardedDataParallelPlugin') {
-        const offload = offloadFlag(call, events);
-        return { value: { kind: 'fsdp', ...fsdpStrategy(enumName(call.kwargs.get('sharding_strategy')) || 'FULL_SHARD'), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) }, node: call.node, origin: 'FullyShardedDataParallelPlugin(...)' };
-      }
-      const config = call.kwargs.get('hf_ds_config');
-      const fromConfig = typeof config === 'string' ? deepSpeedConfig(readJson(config)?.data) : deepSpeedConfig(plainOfValue(config));
+      if (name === 'FullyShardedDataParallelPlugin') return { value: fsdpOf(call), node: call.node, origin: 'FullyShardedDataParallelPlugin(...)' };
+      const fromConfig = deepSpeedOf(call.kwargs.get('hf_ds_config'));
       if (fromConfig) return { value: fromConfig, node: call.node, origin: 'DeepSpeedPlugin(hf_ds_config=...)' };
-      const stageValue = call.kwargs.get('zero_stage');
-      const stage = (typeof stageValue === 'number' && stageValue >= 0 && stageValue <= 3 ? stageValue : 2) as DistributedSetup['stage'];
-      return { value: { kind: 'zero', stage, offloadOptimizer: call.kwargs.get('offload_optimizer_device') === 'cpu', offloadParams: stage === 3 && call.kwargs.get('offload_param_device') === 'cpu', overlapComm: stage === 3 }, node: call.node, origin: `DeepSpeedPlugin(zero_stage=${stage})` };
+      const value = zeroOf(call.kwargs.get('zero_stage'), call.kwargs.get('offload_optimizer_device') === 'cpu', call.kwargs.get('offload_param_device') === 'cpu');
+      return { value, node: call.node, origin: `DeepSpeedPlugin(zero_stage=${value.stage})` };
     } else if (DEEPSPEED_INITIALIZE.test(call.qualified)) {
       const config = call.kwargs.get('config') ?? call.kwargs.get('config_params');
       const keyword = call.kwargs.has('config') ? 'config' : 'config_params';
-      const fromConfig = typeof config === 'string' ? deepSpeedConfig(readJson(config)?.data) : deepSpeedConfig(plainOfValue(config));
+      const fromConfig = deepSpeedOf(config);
       if (fromConfig) return { value: fromConfig, node: argumentNode(call, keyword), origin: `deepspeed.initialize(${keyword}=${typeof config === 'string' ? `"${config}"` : '{...}'})` };
     } else if (FSDP.test(call.qualified)) {
-      const offload = offloadFlag(call, events);
-      return { value: { kind: 'fsdp', ...fsdpStrategy(enumName(call.kwargs.get('sharding_strategy')) || 'FULL_SHARD'), ...(offload ? { offloadOptimizer: true, offloadParams: true } : {}) }, node: call.node, origin: `FullyShardedDataParallel(${call.kwargs.has('sharding_strategy') ? `sharding_strategy=${enumName(call.kwargs.get('sharding_strategy'))}` : '...'})` };
+      return { value: fsdpOf(call), node: call.node, origin: `FullyShardedDataParallel(${call.kwargs.has('sharding_strategy') ? `sharding_strategy=${enumName(call.kwargs.get('sharding_strategy'))}` : '...'})` };
     } else if (FSDP2.test(call.qualified)) {
       return { value: { kind: 'fsdp', stage: call.kwargs.get('reshard_after_forward') === false ? 2 : 3 }, node: call.node, origin: 'fully_shard(...)' };
     } else if (DDP.test(call.qualified)) {

@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, weightDtype } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype, fusedLoss } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
@@ -48,6 +48,18 @@ function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undef
   return found?.value.checkpointing ? { value: true, node: found.node, origin: 'prepare_model_for_kbit_training(...)' } : undefined;
 }
 
+/** Unsloth's `get_peft_model(use_gradient_checkpointing=...)`, as the checkpointing it turns on or off. */
+function unslothCheckpointingOn(events: readonly CallEvent[]): Found<boolean> | undefined {
+  const found = unslothCheckpointing(events);
+  return found && { value: found.value.checkpointing, node: found.node, origin: found.origin };
+}
+
+/** Unsloth's "unsloth" checkpointing keeps the layers' saved inputs on the CPU. */
+function unslothOffload(events: readonly CallEvent[]): Found<boolean> | undefined {
+  const found = unslothCheckpointing(events);
+  return found?.value.offloaded ? { value: true, node: found.node, origin: found.origin } : undefined;
+}
+
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
@@ -78,7 +90,9 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
-      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? kbitCheckpointing(events)),
+      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? unslothCheckpointingOn(events) ?? kbitCheckpointing(events)),
+      ...(unslothOffload(events) ? { activationOffload: sourced(unslothOffload(events)) } : {}),
+      ...(fusedLoss(events) ? { fusedLoss: sourced(fusedLoss(events)) } : {}),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)') ?? trainerCompile(events)),
       gradientAccumulation: sourced(frameworkAccumulation(events)),
       sharding: sourced(shardingStrategy(events)),
@@ -315,7 +329,7 @@ function tokenizerLengthOrigin(length: number, padding: PyValue | undefined, eve
   if (padding === 'max_length') return `tokenizer(max_length=${length}, padding="max_length"): every sample ${length} tokens`;
   const collator = events.find((call) => /(^|\.)(DataCollatorWithPadding|DataCollatorForSeq2Seq|DataCollatorForLanguageModeling)$/.test(call.qualified));
   const padder = collator ? simpleName(collator.qualified) : padding === true || padding === 'longest' ? 'padding="longest"' : 'the collator';
-  return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length})`;
+  return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length}: the figure is for a batch as long as the longest sample can be; batches of shorter samples hold less)`;
 }
 
 function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {

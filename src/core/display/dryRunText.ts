@@ -3,6 +3,16 @@ import { dryRunRangeOnGpu, type DryRunRange } from '../dryRun/dryRunRange';
 import type { EstimatorReading, FileEstimate } from '../estimate/fileEstimate';
 import { formatMiB } from '../format/units';
 
+/** How far the dry run's figure is from the static estimate, percent; null without an estimate. */
+export function dryRunDifferencePercent(dryRunMiB: number, staticMiB: number | null): number | null {
+  return staticMiB === null || staticMiB <= 0 ? null : ((dryRunMiB - staticMiB) / staticMiB) * 100;
+}
+
+/** `+25%`, `-3.2%`: a difference with its sign. */
+export function signedPercent(percent: number, digits: number): string {
+  return `${percent >= 0 ? '+' : ''}${percent.toFixed(digits)}%`;
+}
+
 /**
  * The dry run beside the static estimate, in one line of Markdown-safe text:
  * `Dry run on CPU: 2.3 GiB (peak in backward, 3 steps); static estimate 3.7 GiB, dry run -38%`,
@@ -13,9 +23,10 @@ export function dryRunSummary(result: DryRunResult, staticMiB: number | null, gp
   const { figure } = result;
   const range = gpu ? dryRunRangeOnGpu(figure.predictedMiB, gpu) : null;
   const base = `Dry run on CPU: ${formatMiB(figure.predictedMiB)} (peak reserved ${formatMiB(figure.peakReservedMiB)} + CUDA context ${formatMiB(figure.breakdown.contextMiB)}; live tensors peak in ${figure.peakPhase}; ${figure.steps} step${figure.steps === 1 ? '' : 's'})${range && gpu ? `; ${dryRunRangeText(range, gpu.name)}` : ''}`;
-  if (staticMiB === null || staticMiB <= 0) return base;
-  const difference = ((figure.predictedMiB - staticMiB) / staticMiB) * 100;
-  return `${base}; static estimate ${formatMiB(staticMiB)}, dry run ${difference >= 0 ? '+' : ''}${difference.toFixed(0)}%`;
+  const caveats = (result.caveats ?? []).map((caveat) => ` ${caveat}`).join('');
+  const difference = dryRunDifferencePercent(figure.predictedMiB, staticMiB);
+  const summary = difference === null ? base : `${base}; static estimate ${formatMiB(staticMiB!)}, dry run ${signedPercent(difference, 0)}`;
+  return caveats ? `${summary}.${caveats}` : summary;
 }
 
 /** `on the H100 80GB 9.1 GiB to 10.5 GiB: its CUDA context was measured on ...`. */
@@ -44,6 +55,7 @@ export function withDryRunReading(estimate: FileEstimate, result: DryRunResult, 
     estimateMiB: Math.round(result.figure.predictedMiB),
     lowMiB: range ? Math.round(range.lowMiB) : null,
     highMiB: range ? Math.round(range.highMiB) : null,
+    ...(result.caveats?.length ? { caveats: result.caveats } : {}),
   };
   return { ...estimate, models: estimate.models.map((model) => ({ ...model, estimates: [...model.estimates.filter((r) => r.estimator !== 'dry-run'), reading] })) };
 }

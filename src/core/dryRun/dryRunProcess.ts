@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { spawnProcess, type ProcessRunner } from '../remote/processRunner';
-import { CUDNN_WORKSPACE } from './cudnnWorkspace';
+import { CUDNN_WORKSPACE, cudnnCaveats } from './cudnnWorkspace';
 import { replayDryRun, type DryRunFigure } from './dryRunReplay';
 import type { DryRunSpec } from './dryRunSpec';
 import { DryRunOutputError, parseDryRunOutput } from './dryRunTrace';
@@ -25,8 +25,8 @@ export interface DryRunRequest {
 }
 
 export type DryRunResult =
-  /** `notes`: what the harness says about the run (where the assumed values went in). */
-  | { readonly ok: true; readonly figure: DryRunFigure; readonly torchVersion: string | undefined; readonly notes?: readonly string[] }
+  /** `notes`: what the harness says about the run (where the assumed values went in); `caveats`: where the figure may fall short (cudnnCaveats). */
+  | { readonly ok: true; readonly figure: DryRunFigure; readonly torchVersion: string | undefined; readonly notes?: readonly string[]; readonly caveats?: readonly string[] }
   | { readonly ok: false; readonly error: string };
 
 export const DEFAULT_DRY_RUN_STEPS = 3;
@@ -63,7 +63,7 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
       return { ok: false, error: `${error.message}${last ? ` (${last})` : ''}` };
     }
     if (!trace.ok) return { ok: false, error: trace.error ?? 'the script did not reach its training step' };
-    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion, notes: trace.notes };
+    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion, notes: trace.notes, caveats: cudnnCaveats(trace) };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

@@ -203,13 +203,16 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   }
   else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, ...line(batchSize) });
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
-  list.push({ name: 'optimizer', value: optimizer?.value ?? 'adam', origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
+  // A Trainer's optimizer outside torch.optim (`optim="paged_adamw_8bit"`) is shown by its name, not as "other".
+  const optimizerShown = optimizer?.value === 'other' && setup.optimizerName ? setup.optimizerName.value : (optimizer?.value ?? 'adam');
+  list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
   list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
   if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });
   if (setup.targetSequenceLength) list.push({ name: 'targetLength', value: String(setup.targetSequenceLength.value), origin: setup.targetSequenceLength.origin, ...line(setup.targetSequenceLength) });
+  if (setup.fusedLoss) list.push({ name: 'loss', value: setup.fusedLoss.value === 'inPlace' ? 'fused cross-entropy, gradient in place' : 'fused linear cross-entropy, a chunk of logits at a time', origin: setup.fusedLoss.origin, ...line(setup.fusedLoss) });
   if (setup.weightDtype) list.push({ name: 'weightDtype', value: setup.weightDtype.value, origin: setup.weightDtype.origin, ...line(setup.weightDtype) });
   if (setup.quantization) {
     const q = setup.quantization.value;

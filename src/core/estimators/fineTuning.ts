@@ -1,4 +1,6 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
+import { moeFromConfig, moeLinears, type MoeShape } from './moe';
+import { moeBlockBytesPerToken } from './moeActivations';
 
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors
@@ -44,6 +46,12 @@ export interface TransformerShape {
   readonly t5Names?: boolean;
   /** A LayerNorm right after the embeddings (BLOOM's word_embeddings_layernorm). */
   readonly embeddingNorm?: boolean;
+  /** Biases on the query, key and value projections only (Qwen2-MoE's attention). */
+  readonly qkvBias?: boolean;
+  /** Mixture of experts (moe.ts): every layer's MLP is routed experts (and a shared one) instead of one dense MLP. */
+  readonly moe?: MoeShape;
+  /** Attention and MLP side by side on the layer's input (Falcon), behind one shared norm or two (savedActivations.ts). */
+  readonly parallelNorms?: 1 | 2;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -56,6 +64,8 @@ export interface ParameterTensor {
   readonly perLayer: boolean;
   /** Repeated once per decoder layer of an encoder-decoder. */
   readonly decoder?: boolean;
+  /** One per expert of a mixture-of-experts layer: this many per layer. */
+  readonly experts?: number;
 }
 
 export type AdapterMethod = 'lora' | 'ia3' | 'other';
@@ -80,7 +90,8 @@ export function ia3Defaults(shape: TransformerShape): { readonly targets: readon
   return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
 }
 
-export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
+/** `momentum`: one state the size of each parameter, in its dtype (SGD with momentum, Lion, RMSprop's square average, Adagrad's sum). */
+export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'momentum' | 'sgd';
 
 export interface FineTuningJob {
   readonly shape: TransformerShape;
@@ -111,6 +122,12 @@ export interface FineTuningJob {
   readonly activationOffload?: boolean;
   /** The loss is computed over chunks of the sequence (torchtune's CEWithChunkedOutputLoss): one chunk's fp32 copies at a time. */
   readonly chunkedLoss?: number;
+  /**
+   * A fused loss kernel: `inPlace` (Unsloth's cross-entropy) keeps the 16-bit logits and writes their
+   * gradient over them; `linear` (Liger's fused linear cross-entropy) computes the logits a chunk of
+   * tokens at a time inside the head, about vocabulary / hidden chunks, and never holds them all.
+   */
+  readonly fusedLoss?: 'inPlace' | 'linear';
   /** The CUDA context's bytes when the measurement's source states them; else CUDA_CONTEXT_BYTES. */
   readonly contextBytes?: number;
   /** Encoder-decoder: tokens per sample on the decoder's side (the labels'); `seq` is the encoder's. */
@@ -184,7 +201,7 @@ const LOSS_BYTES = 12;
  * estimate under a figure costs four times one over it), leave one source out for the error it
  * reports; the value is the fit on all of them.
  */
-export const FITTED_MARGIN = 0.115;
+export const FITTED_MARGIN = 0.1;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
 /** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
@@ -213,16 +230,20 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
         linear('k_proj', h, kv);
         linear('v_proj', h, kv);
       }
+      if (shape.qkvBias && !shape.bias) tensors.push({ name: 'qkv_proj.bias', rows: q + 2 * kv, cols: 1, kind: 'vector', perLayer: true });
       linear('o_proj', q, h);
     };
     attention();
     // The decoder's cross-attention has the same projections (PEFT's names match both).
     if (decoder) attention();
-    if (shape.gatedMlp) linear('gate_proj', h, i);
-    linear('up_proj', h, i);
-    linear('down_proj', i, h);
-    // Two norms per layer, three with a cross-attention.
-    tensors.push({ name: 'norms', rows: (decoder ? 3 : 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
+    if (shape.moe) for (const t of moeLinears(h, shape.moe)) tensors.push({ ...t, kind: 'linear', perLayer: true });
+    else {
+      if (shape.gatedMlp) linear('gate_proj', h, i);
+      linear('up_proj', h, i);
+      linear('down_proj', i, h);
+    }
+    // Two norms per layer, three with a cross-attention; a parallel block's one or two.
+    tensors.push({ name: 'norms', rows: (decoder ? 3 : shape.parallelNorms ?? 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
   layer(false);
   if (shape.decoderLayers) {
@@ -240,8 +261,8 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   return tensors;
 }
 
-/** How many times a tensor is in the model: once, once per layer, or once per decoder layer. */
-const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1);
+/** How many times a tensor is in the model: once, once per layer (and expert), or once per decoder layer. */
+export const repeats = (shape: TransformerShape, t: ParameterTensor) => (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1) * (t.experts ?? 1);
 const count = (shape: TransformerShape, t: ParameterTensor) => t.rows * t.cols * repeats(shape, t);
 
 /** The names PEFT and transformers give the same projections in BERT-, BLOOM- and GPT-style models. */
@@ -256,6 +277,8 @@ const ALIASES: Readonly<Record<string, readonly string[]>> = {
   up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h', 'lin1', 'c_fc', 'fc_in'],
   down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h', 'lin2', 'c_proj', 'fc_out'],
   lm_head: ['lm_head', 'output'],
+  // A mixture of experts' router is the block's `gate` (Mixtral, Qwen-MoE).
+  router: ['router', 'gate'],
 };
 /** T5's names: `wo` is the MLP's output there, not the attention's. */
 const T5_ALIASES: Readonly<Record<string, readonly string[]>> = {
@@ -291,6 +314,8 @@ const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols:
     // Adafactor without momentum: a row and a column of fp32 second moments per matrix, a full vector for vectors.
     case 'adafactor':
       return tensor.cols > 1 ? 4 * (tensor.rows + tensor.cols) : 4 * elements;
+    case 'momentum':
+      return elements * paramBytes;
     case 'sgd':
       return 0;
   }
@@ -375,7 +400,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const residualBytes: 2 | 4 = (job.autocast && job.weightBits === 32) || (job.kbitPrepared && job.weightBits < 16) ? 4 : e;
   const attention = shape.eagerOnly || job.eagerAttention ? 'eager' : job.flashAttention ? 'flash' : 'sdpa';
   const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
-  const perLayer = savedBytesPerTokenLayer(shape, options) * tokens;
+  const perLayer = (savedBytesPerTokenLayer(shape, options) + (shape.moe ? moeBlockBytesPerToken(shape.hidden, shape.moe, options) : 0)) * tokens;
   const layerInput = shape.hidden * residualBytes * tokens;
   let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;
   let recomputed = job.checkpointing ? perLayer : 0;
@@ -393,7 +418,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   activations += 3 * layerInput;
   if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
-  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, shape.intermediate * e, shape.hidden * 4);
+  // A mixture of experts' largest is one expert's intermediate over at most every token (or the shared expert's).
+  const intermediate = shape.moe ? Math.max(shape.moe.expertIntermediate, shape.moe.sharedIntermediate ?? 0) : shape.intermediate;
+  const largest = Math.max(attention === 'eager' ? shape.heads * seq * e : 0, intermediate * e, shape.hidden * 4);
   const backwardWorkspace = 2 * largest * tokens;
   // bitsandbytes dequantizes each quantized weight to the compute dtype for its matmul, forward and backward: one layer's largest at a time.
   const dequantized = 2 * largestLinear * e;
@@ -405,7 +432,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   if (shape.head.kind === 'lm') {
     const elements = batch * (shape.decoderLayers ? targetSeq : seq) * shape.vocab;
     const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
-    logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
+    if (job.fusedLoss === 'inPlace') logits = elements * e;
+    else if (job.fusedLoss === 'linear') logits = (elements / Math.max(1, Math.ceil(shape.vocab / shape.hidden))) * (e + LOSS_BYTES);
+    else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
@@ -428,7 +457,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
 }
 
-const GATED = /^(llama|mistral|mixtral|qwen2|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
+const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
 
 /**
  * The shape of a catalog checkpoint's config.json (transformers' field names, with their defaults
@@ -462,6 +491,21 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
       dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true, embeddingNorm: true,
     };
   }
+  if (modelType === 'falcon') {
+    // Falcon: one fused query_key_value (multi-query: one key-value head; the new decoder architecture of
+    // Falcon-40B: num_kv_heads), a 4h GELU MLP, LayerNorm, a tied head. parallel_attn (Falcon-7B/40B):
+    // attention and MLP side by side behind one norm, or ln_attn and ln_mlp in the new architecture;
+    // without it (falcon-rw-1b) one after the other. ALiBi (falcon-rw) is eager only.
+    const newArchitecture = config.new_decoder_architecture === true;
+    const kvHeads = newArchitecture ? (num('num_kv_heads') ?? heads) : config.multi_query !== false ? 1 : heads;
+    const parallel = newArchitecture || config.parallel_attn !== false;
+    const norms: 1 | 2 = newArchitecture && (num('num_ln_in_parallel_attn') ?? 2) === 2 ? 2 : 1;
+    return {
+      hidden, layers, heads, kvHeads, headDim: hidden / heads, intermediate: num('ffn_hidden_size') ?? 4 * hidden, vocab, tiedEmbeddings: config.tie_word_embeddings !== false,
+      gatedMlp: false, bias: config.bias === true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true,
+      ...(config.alibi === true ? { eagerOnly: true } : {}), ...(parallel ? { parallelNorms: norms } : {}),
+    };
+  }
   if (modelType === 'bart') {
     // BART: an encoder and a decoder stack with biases and LayerNorm, learned positions (offset by 2) on both sides, a tied head, dropout 0.1.
     return {
@@ -476,6 +520,8 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
   const dropoutRate = num('hidden_dropout_prob') ?? num('resid_pdrop') ?? num('resid_dropout') ?? num('dropout') ?? (modelType === 'gpt2' ? 0.1 : 0);
   // Gemma ties its head to the embeddings unless told otherwise; other gated (Llama-style) decoders do not.
   const tiedByDefault = !GATED.test(modelType) || /^gemma/.test(modelType);
+  const moe = moeFromConfig(modelType, config);
+  if (typeof moe === 'string') return moe;
   return {
     hidden,
     layers,
@@ -492,5 +538,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     dropout: bert || dropoutRate > 0,
     rmsNorm: GATED.test(modelType),
     ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
+    ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
+    ...(moe ? { moe } : {}),
   };
 }

@@ -4,36 +4,49 @@ import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, shapeFromConfig, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
 
+/** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
+const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
+
 /**
- * The fine-tuning job of a transformers model the catalog knows, when the script fine-tunes it the
- * way people fine-tune language models: a PEFT adapter, quantized or 16-bit loaded weights. Undefined
- * for every other model (the other estimators then decide). `seq` is the tokens per sample the
- * layer table was built for.
+ * The fine-tuning job of a transformers text model the catalog knows (from_pretrained, or built from
+ * its config): with a PEFT adapter, quantized or 16-bit weights, or fully in fp32 as the Trainer's
+ * defaults do. The fine-tuning model counts what such training holds (calibrated on published
+ * measurements of full fine-tunes too); the real-model estimator learnt from vision models under-
+ * estimated a full fine-tune of BERT-large by a fifth. Undefined for every other model (the other
+ * estimators then decide). `seq` is the tokens per sample the layer table was built for.
  */
 export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined, gpus?: number): TrainingJob['fineTuning'] {
   const hf = architecture?.hfConfig;
   const adapter = setup.adapter?.value.applied ? setup.adapter.value : undefined;
-  if (!hf || seq === undefined || !(adapter || setup.quantization || setup.weightDtype)) return undefined;
+  if (!hf || seq === undefined) return undefined;
   const head = /ForSequenceClassification$/.test(hf.className) ? { kind: 'classifier' as const, labels: typeof hf.config.num_labels === 'number' ? hf.config.num_labels : 2 } : { kind: 'lm' as const };
   const shape = shapeFromConfig(hf.modelType, hf.config, head);
   if (typeof shape === 'string') return undefined;
-  const notes: string[] = [];
+  const notes: string[] = shape.moe ? [moeNote(shape.moe)] : [];
   const quantization = adapter ? setup.quantization?.value : undefined;
   if (setup.quantization && !adapter) notes.push('The weights are quantized but no adapter is applied: a quantized model cannot be fully fine-tuned; its weights are counted at 16 bits.');
-  const dtype = setup.weightDtype?.value;
+  const precision = setup.precision?.value ?? 'fp32';
+  // A 16-bit "true" precision (Lightning's "bf16-true", `model.half()`, `model.to(torch.bfloat16)`) casts the weights themselves.
+  const trueHalf = precision === 'bf16' || precision === 'fp16';
+  const written = setup.weightDtype?.value ?? (trueHalf ? precision : undefined);
+  // "auto" loads the checkpoint's own dtype: the decoders published since Llama in 16 bits, the older families (BERT, GPT-2, T5) in fp32.
+  const dtype = written === 'auto' ? (SIXTEEN_BIT_CHECKPOINTS.test(hf.modelType) ? 'bf16' : 'fp32') : written;
+  if (written === 'auto') notes.push(`The weights load in the checkpoint's own dtype ("auto"): ${dtype === 'bf16' ? '16 bits' : 'fp32'}, as ${hf.modelType} checkpoints are published.`);
   if (!dtype && !quantization) notes.push("The weights' dtype is not given (from_pretrained(torch_dtype=...)): fp32 is assumed, transformers 4's default (transformers 5 loads the checkpoint's dtype).");
   const weightBits: FineTuningJob['weightBits'] = quantization ? quantization.bits : dtype === 'bf16' || dtype === 'fp16' ? 16 : 32;
-  const precision = setup.precision?.value ?? 'fp32';
   const mixed = precision === 'bf16-mixed' || precision === 'fp16-mixed';
   // prepare_model_for_kbit_training makes the embeddings and norms fp32, and bitsandbytes returns each quantized linear's output in its input's dtype: without autocast the whole forward is fp32.
   const kbitFp32 = weightBits < 16 && setup.kbitPrepared !== undefined && !mixed;
   const computeBytes = !kbitFp32 && (mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16') ? 2 : 4;
   const name = setup.optimizerName?.value ?? '';
-  const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : /^sgd/.test(name) || setup.optimizer?.value === 'sgd' || setup.optimizer?.value === 'sgd-momentum' ? 'sgd' : 'adamw';
+  const kind = setup.optimizer?.value;
+  // SGD with momentum, RMSprop and Adagrad keep one state a parameter (momentum, square average, sum).
+  const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : kind === 'sgd-momentum' || kind === 'rmsprop' || kind === 'adagrad' ? 'momentum' : /^sgd/.test(name) || kind === 'sgd' ? 'sgd' : 'adamw';
   let fineTuningAdapter: FineTuningAdapter | undefined;
   // Prompt tuning prepends its virtual tokens to every sample.
   let extraTokens = 0;
@@ -70,6 +83,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     optimizer,
     paged: /paged/.test(name),
     checkpointing: setup.gradientCheckpointing?.value ?? false,
+    activationOffload: setup.gradientCheckpointing?.value === true && setup.activationOffload?.value === true,
+    ...(setup.fusedLoss ? { fusedLoss: setup.fusedLoss.value } : {}),
     // transformers' default is SDPA where the model supports it; "eager" keeps the probabilities.
     eagerAttention: setup.attentionImplementation?.value === 'eager',
     flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),

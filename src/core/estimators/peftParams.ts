@@ -1,5 +1,5 @@
 import type { AdapterSetup } from '../analysis/modelDescription';
-import { ia3Defaults, loraTargets, type ParameterTensor, type TransformerShape } from './fineTuning';
+import { ia3Defaults, loraTargets, repeats, type ParameterTensor, type TransformerShape } from './fineTuning';
 
 /**
  * The trainable parameters of PEFT's methods other than LoRA, counted as PEFT builds them (PEFT's
@@ -22,7 +22,7 @@ export function peftParams(shape: TransformerShape, adapter: AdapterSetup, model
       const defaults = ia3Defaults(shape);
       const feedforward = names(adapter.feedforwardModules) ?? (adapter.targetModules === undefined ? defaults.feedforward : []);
       const scaledOnInput = new Set(loraTargets(shape, feedforward).map((t) => t.name));
-      const params = loraTargets(shape, adapter.targetModules ?? defaults.targets).reduce((sum, t) => sum + (scaledOnInput.has(t.name) ? t.cols : t.rows) * (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1), 0);
+      const params = loraTargets(shape, adapter.targetModules ?? defaults.targets).reduce((sum, t) => sum + (scaledOnInput.has(t.name) ? t.cols : t.rows) * repeats(shape, t), 0);
       return { params, extraTokens: 0 };
     }
     case 'prompttuning': {
@@ -72,7 +72,7 @@ export function peftParams(shape: TransformerShape, adapter: AdapterSetup, model
 
 /** The adapter's parameters summed over the linears it targets (PEFT's LoRA defaults when not given), `each` of one linear. */
 function perLinear(shape: TransformerShape, targets: AdapterSetup['targetModules'], each: (t: ParameterTensor) => number): number {
-  return loraTargets(shape, targets).reduce((sum, t) => sum + each(t) * (t.perLayer ? (t.decoder ? (shape.decoderLayers ?? 0) : shape.layers) : 1), 0);
+  return loraTargets(shape, targets).reduce((sum, t) => sum + each(t) * repeats(shape, t), 0);
 }
 
 /** AdaLoraConfig's default init_r. */

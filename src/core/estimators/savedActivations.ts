@@ -7,6 +7,8 @@
  * the library code it follows (transformers' Llama/BERT/T5/BLOOM layers, torchtune's, PEFT's LoRA).
  */
 
+import type { MoeShape } from './moe';
+
 /** What the layer's shape gives (a subset of TransformerShape, so that this module stands alone). */
 export interface LayerShape {
   readonly hidden: number;
@@ -19,6 +21,16 @@ export interface LayerShape {
   readonly dropout: boolean;
   /** RMSNorm that upcasts to fp32 and casts back before its weight (Llama, T5): a 16-bit copy of the normalized tensor on top of the fp32 one. */
   readonly rmsNorm?: boolean;
+  /** A mixture-of-experts block takes the dense MLP's place: its bytes are moeActivations.ts's moeBlockBytesPerToken. */
+  readonly moe?: MoeShape;
+  /**
+   * Attention and MLP read the layer's input side by side and their outputs are summed (Falcon's
+   * parallel_attn, GPT-NeoX's parallel residual): through one norm (Falcon-7B) or two (Falcon-40B's
+   * ln_attn and ln_mlp). Undefined: one after the other, each behind its own norm.
+   */
+  readonly parallelNorms?: 1 | 2;
+  /** One fused query-key-value linear (BLOOM's and Falcon's query_key_value, GPT-2's c_attn): PEFT adapts it as one module. */
+  readonly fusedQkv?: boolean;
 }
 
 export interface LayerActivationOptions {
@@ -57,7 +69,7 @@ export interface LayerActivationOptions {
  * with autocast each consumer that needs it keeps its own 16-bit cast of an fp32 tensor; an adapter
  * whose dtype differs keeps its own cast; otherwise the one tensor is kept once, however many keep it.
  */
-function linearInputs(width: number, sourceBytes: number, consumers: readonly string[], o: LayerActivationOptions): number {
+export function linearInputs(width: number, sourceBytes: number, consumers: readonly string[], o: LayerActivationOptions): number {
   let copies = 0;
   let shared = false;
   for (const name of consumers) {
@@ -91,14 +103,22 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // kernel recomputes it from the input and its saved mean and rstd).
   const normInput = o.compiled ? o.residualBytes : shape.rmsNorm ? 4 : o.residualBytes;
   const normalized = o.full && shape.rmsNorm && !o.compiled ? e : 0;
-  bytes += 2 * (normInput + normalized) * h;
+  // A parallel block's norms read the same tensor, kept once (checked with saved_tensors_hooks on a tiny
+  // Falcon-style block in torch 1.13: one saved storage of the layer input for ln_attn and ln_mlp).
+  const norms = shape.parallelNorms ?? 2;
+  bytes += (shape.parallelNorms ? 1 : 2) * normInput * h + norms * normalized * h;
 
   // The linears' inputs: the first norm's output (q, k, v), the attention's output made contiguous
   // (o_proj), the second norm's output (gate and up, or fc1) and the MLP's hidden tensor (down).
-  bytes += linearInputs(h, o.residualBytes, ['q_proj', 'k_proj', 'v_proj'], o);
+  // A fused query-key-value linear (BLOOM, Falcon, GPT-2's c_attn) is one consumer, qkv_proj. Behind one
+  // shared norm the attention's and the MLP's first linears read the same tensor (kept once: the same check).
+  const attentionIn = shape.fusedQkv ? ['qkv_proj'] : ['q_proj', 'k_proj', 'v_proj'];
+  // A mixture of experts' block reads the second norm's output itself (moeActivations.ts).
+  const mlpIn = shape.moe ? [] : shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
+  if (shape.parallelNorms === 1) bytes += linearInputs(h, o.residualBytes, [...attentionIn, ...mlpIn], o);
+  else bytes += linearInputs(h, o.residualBytes, attentionIn, o) + linearInputs(h, o.residualBytes, mlpIn, o);
   bytes += linearInputs(q, e, ['o_proj'], o);
-  bytes += linearInputs(h, o.residualBytes, shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'], o);
-  bytes += linearInputs(i, e, ['down_proj'], o);
+  if (!shape.moe) bytes += linearInputs(i, e, ['down_proj'], o);
 
   // Attention. SDPA keeps the rotated queries, the keys and values and its output; transformers and
   // torchtune expand grouped keys and values to every head first (repeat_kv), flash-attention 2
@@ -114,7 +134,7 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   }
 
   // MLP: SiLU keeps the gate's output, the product keeps SiLU's output and up's (gated); GELU keeps fc1's output.
-  bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
+  if (!shape.moe) bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
 
   // Dropout after the attention and the MLP blocks: a 1-byte mask each.
   if (shape.dropout) bytes += 2 * h;

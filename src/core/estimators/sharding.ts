@@ -72,7 +72,8 @@ export function describePlan(plan: ShardingPlan): string {
 /** The parameters of the largest decoder layer and of the largest single module (a linear or the embedding), and those outside the layers (embeddings, head, final norm). */
 function unitSizes(job: FineTuningJob): { layer: number; module: number; outside: number } {
   const tensors = parameterTensors(job.shape);
-  const perLayer = tensors.filter((t) => t.perLayer).reduce((sum, t) => sum + t.rows * t.cols, 0);
+  // A mixture of experts' layer holds every expert (expert parallelism is not modelled: the experts shard as any other parameters).
+  const perLayer = tensors.filter((t) => t.perLayer).reduce((sum, t) => sum + t.rows * t.cols * (t.experts ?? 1), 0);
   const outside = tensors.filter((t) => !t.perLayer).reduce((sum, t) => sum + t.rows * t.cols, 0);
   const module = Math.max(...tensors.map((t) => t.rows * t.cols));
   return { layer: perLayer, module, outside };
@@ -88,10 +89,23 @@ function asDeepSpeedRuns(job: FineTuningJob, plan: ShardingPlan): FineTuningJob 
   return { ...job, weightBits: 16, autocast: false };
 }
 
+/**
+ * FSDP under mixed precision (accelerate's and the Trainer's `bf16=True` set FSDP's
+ * MixedPrecision(param_dtype=bfloat16)) gathers each unit's fp32 shards as 16-bit parameters, so the
+ * layers compute and keep their activations as a 16-bit model does, while the shards stay fp32: the
+ * step's working set is the 16-bit job's.
+ */
+function asFsdpComputes(job: FineTuningJob, plan: ShardingPlan): FineTuningJob {
+  if (plan.kind !== 'fsdp' || !job.autocast || job.computeBytes !== 2 || job.weightBits !== 32) return job;
+  return { ...job, weightBits: 16 };
+}
+
 /** Per-GPU memory of the job on `gpus` GPUs under the plan. */
 export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: number): ShardedEstimate {
   const n = Math.max(1, Math.round(gpus));
-  const single = estimateFineTuning(asDeepSpeedRuns(job, plan));
+  const stored = estimateFineTuning(asDeepSpeedRuns(job, plan));
+  const computed = asFsdpComputes(job, plan);
+  const single = computed === job ? stored : { ...estimateFineTuning(computed), baseWeights: stored.baseWeights, trainableWeights: stored.trainableWeights, gradients: stored.gradients, optimizerState: stored.optimizerState, pagedOptimizerState: stored.pagedOptimizerState, stepTemporary: stored.stepTemporary };
   const group = plan.hybrid ? Math.min(n, plan.gpusPerNode ?? GPUS_PER_NODE) : n;
   const shard = (bytes: number, from: number) => (plan.stage >= from ? bytes / group : bytes);
 

@@ -2,7 +2,7 @@ import { formatCount, formatMiB } from '../../core/format/units';
 import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeSharding, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
-import { DRY_RUN_DIFFERENCE_NOTE, dryRunRangeText } from '../../core/display/dryRunText';
+import { DRY_RUN_DIFFERENCE_NOTE, dryRunDifferencePercent, dryRunRangeText, signedPercent } from '../../core/display/dryRunText';
 import { dryRunRangeOnGpu } from '../../core/dryRun/dryRunRange';
 import { describeLongestSequence, describeRemedies, remedyTable, sentence } from '../../core/display/fineTuningText';
 import { chartData, estimatorComparison, EXPORT_FORMATS, largestBatchHeading, largestBatchOf, type ExportFormat, type ModelChartData, type ReportedEstimate } from '../../core/display/reportData';
@@ -137,13 +137,16 @@ function estimatorSection(data: ModelChartData, model: ModelEstimate, gpu: FileE
 
 /** Under the estimators: how the dry run's figure compares with the estimate, why they differ, and why it is a range off the measured GPU. */
 function dryRunParagraph(model: ModelEstimate, gpu: FileEstimate['gpu']): string {
-  const dryRun = model.estimates.find((reading) => reading.estimator === 'dry-run')?.estimateMiB;
+  const reading = model.estimates.find((r) => r.estimator === 'dry-run');
+  const dryRun = reading?.estimateMiB;
   const estimate = model.memory.estimateMiB;
   if (dryRun === undefined || dryRun === null) return '';
-  const difference = estimate ? ` The dry run is ${((dryRun - estimate) / estimate) * 100 >= 0 ? '+' : ''}${(((dryRun - estimate) / estimate) * 100).toFixed(0)}% against the estimate (${mibOrNa(estimate)}).` : '';
+  const percent = dryRunDifferencePercent(dryRun, estimate);
+  const difference = percent === null ? '' : ` The dry run is ${signedPercent(percent, 0)} against the estimate (${mibOrNa(estimate)}).`;
   const range = dryRunRangeOnGpu(dryRun, gpu);
   const why = range ? ` Its range: ${dryRunRangeText(range, gpu.name)}.` : '';
-  return `\n  <p class="muted">${escapeHtml(`${difference.trim()}${why} ${DRY_RUN_DIFFERENCE_NOTE}`.trim())}</p>`;
+  const caveats = (reading?.caveats ?? []).map((caveat) => ` ${caveat}`).join('');
+  return `\n  <p class="muted">${escapeHtml(`${difference.trim()}${why}${caveats} ${DRY_RUN_DIFFERENCE_NOTE}`.trim())}</p>`;
 }
 
 function modelSection(estimate: FileEstimate, model: ModelEstimate, index: number, safetyMargin: number, data: ModelChartData): string {

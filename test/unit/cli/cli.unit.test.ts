@@ -54,7 +54,7 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     assert.equal(unknown.code, 0, unknown.stderr);
     assert.match(unknown.stdout, /torchvision catalog has no model "maxvit_t"/);
     assert.match(unknown.stdout, /timm catalog has no model "resnet5"; did you mean resnet50/);
-    assert.match(unknown.stdout, /does not know the checkpoint 'tiiuae\/falcon-7b'/);
+    assert.match(unknown.stdout, /does not know the checkpoint 'bigcode\/starcoder'/);
   });
 
   it('prints a readable table by default', () => {

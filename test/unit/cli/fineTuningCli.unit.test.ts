@@ -26,6 +26,29 @@ describe('gpu-estimate on the fine-tuning script of issue 20 (the built CLI, as 
     // About 7 GiB of 4-bit weights, checkpointed activations of 4 x 1024 tokens and the logits: between 10 and 20 GiB, so it fits a 24 GB card.
     assert.ok(model.memory.estimateMiB! > 10 * 1024 && model.memory.estimateMiB! < 20 * 1024, String(model.memory.estimateMiB));
     assert.equal(model.fits, true);
+    // `tokenizer.pad_token = tokenizer.eos_token` and `DataCollatorForLanguageModeling(tokenizer, mlm=False)` are ordinary lines, not warnings.
+    assert.deepEqual(report.warnings, []);
+    assert.ok(!model.notes.some((n) => /pad_token|DataCollator/.test(n.message)), JSON.stringify(model.notes));
+  });
+});
+
+describe('gpu-estimate on QLoRA of Mixtral-8x7B with TRL (the built CLI, as a process)', () => {
+  it('estimates the mixture of experts with its every expert in 4 bits: over a 24 GB card, within an 80 GB one', () => {
+    const run = (gpu: string) => {
+      const result = spawnSync(process.execPath, [CLI, 'test/fixtures/llm/qlora_mixtral_sft.py', '--json', '--gpu', gpu], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(result.status, 0, result.stderr);
+      const [model] = (JSON.parse(result.stdout) as FileEstimate).models;
+      assert.ok(model);
+      return model;
+    };
+    const model = run('a100-80gb');
+    assert.equal(model.params, 46_702_792_704);
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, w1, w2, w3');
+    // test/unit/core/estimators/moe.unit.test.ts works the same figure out by hand: 24.2 GiB of weights, 33.1 GiB in all.
+    assert.ok(model.memory.estimateMiB! > 33 * 1024 && model.memory.estimateMiB! < 33.3 * 1024, String(model.memory.estimateMiB));
+    assert.equal(model.fits, true);
+    assert.equal(run('rtx4090-24gb').fits, false);
   });
 });
 
@@ -57,6 +80,28 @@ describe('gpu-estimate on a pretrained model built inside a LightningModule (the
     assert.ok(!model.notes.some((n) => /no forward\(\)|input shape unknown/.test(n.message)), JSON.stringify(model.notes));
   });
 
+  it('estimates a LightningModule that loads the model in __init__, in a folder beside a plain `lightning/` folder (the library, not that folder)', () => {
+    const model = run('test/fixtures/llm/lightning_lora.py');
+    assert.equal(model.params, 1235814400);
+    assert.equal(model.batchSize, 4);
+    assert.equal(model.precision, 'bf16-mixed');
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.equal(model.assumptions.find((a) => a.name === 'adapter')?.value, 'lora rank 16 on q_proj, v_proj');
+  });
+
+  it('estimates a Lightning Fabric loop in bf16-true precision with the weights in bf16 (Fabric casts them), not fp32', () => {
+    const model = run('test/fixtures/llm/fabric_lora.py');
+    assert.equal(model.architecture?.name, 'TinyLlama/TinyLlama-1.1B-Chat-v1.0');
+    assert.equal(model.batchSize, 8);
+    assert.deepEqual(model.inputShape, [512]);
+    assert.equal(model.precision, 'bf16');
+    assert.equal(model.memory.method, 'fineTuning');
+    // 1.1B parameters at 2 bytes: about 2 GiB of weights (4 GiB if they were taken as fp32).
+    const weights = model.memory.breakdown?.weightsMiB ?? 0;
+    assert.ok(weights > 1900 && weights < 2300, String(weights));
+    assert.ok(!model.notes.some((n) => /fp32 is assumed/.test(n.message)), JSON.stringify(model.notes));
+  });
+
   it("estimates the Lightning DeepSpeed fixture per GPU: ZeRO-2 with the optimizer offloaded, on Trainer(devices=4)", () => {
     const model = run('test/fixtures/llm/multigpu/lightning_deepspeed/train.py');
     assert.equal(model.params, 1235814400);
@@ -69,5 +114,51 @@ describe('gpu-estimate on a pretrained model built inside a LightningModule (the
     // The optimizer's share on the host: its fp32 master copy, two Adam moments and fp32 gradients (16 B per parameter, about 18 GiB) over 4 processes.
     assert.ok(sharding.hostMiB > 3 * 1024 && sharding.hostMiB < 5 * 1024, String(sharding.hostMiB));
     assert.ok(!model.notes.some((n) => /one unsharded replica/.test(n.message)), JSON.stringify(model.notes));
+  });
+});
+
+describe('gpu-estimate on models the fine-tuning libraries load themselves (the built CLI, as a process)', () => {
+  const run = (script: string): FileEstimate => {
+    const result = spawnSync(process.execPath, [CLI, script, '--json', '--gpu', 'rtx4090-24gb'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout) as FileEstimate;
+  };
+  const value = (model: FileEstimate['models'][number], name: string) => model.assumptions.find((a) => a.name === name)?.value;
+
+  it("reads Unsloth's notebook set-up: Llama 3 8B in 4 bits, LoRA r=16 on every projection, offloaded checkpointing, 16-bit mixed precision", () => {
+    const report = run('test/fixtures/llm/unsloth_qlora.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'meta-llama/Meta-Llama-3-8B');
+    assert.equal(model.params, 8030261248);
+    assert.equal(model.batchSize, 2);
+    assert.deepEqual(model.inputShape, [2048]);
+    assert.equal(model.precision, 'bf16-mixed');
+    assert.equal(model.gradientCheckpointing, true);
+    assert.equal(value(model, 'quantization'), '4-bit nf4 double-quantized');
+    assert.equal(value(model, 'adapter'), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj');
+    assert.equal(value(model, 'weightDtype'), 'bf16');
+    assert.equal(model.memory.method, 'fineTuning');
+    // 5.5 GiB of NF4 weights (the embeddings and the head stay 16-bit); Unsloth's fused cross-entropy keeps only the 16-bit logits (4096 x 128256 x 2 B: 1 GiB) where transformers' loss keeps 12 B each; the checkpointed layers' inputs are on the CPU.
+    assert.ok(model.memory.estimateMiB! > 9 * 1024 && model.memory.estimateMiB! < 14 * 1024, String(model.memory.estimateMiB));
+    assert.match(model.assumptions.find((a) => a.name === 'loss')?.value ?? '', /fused cross-entropy, gradient in place/);
+    assert.ok(report.warnings.some((w) => /its own attention and LoRA kernels hold less, so the figure is an upper bound/.test(w)), JSON.stringify(report.warnings));
+  });
+
+  it('reads TRL\'s quick start given a hub id: the trainer loads Qwen2.5-1.5B and applies the LoRA config it is given', () => {
+    const report = run('test/fixtures/llm/sft_model_id.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'Qwen/Qwen2.5-1.5B');
+    assert.equal(model.batchSize, 4);
+    assert.deepEqual(model.inputShape, [1024]);
+    assert.equal(value(model, 'adapter'), 'lora rank 32 on all-linear');
+    // TRL loads the checkpoint's own dtype, which Qwen2.5 publishes in bf16: about 2.9 GiB of weights, not 5.7 GiB of fp32.
+    assert.equal(value(model, 'weightDtype'), 'auto');
+    assert.ok(model.notes.some((n) => /checkpoint's own dtype \("auto"\): 16 bits/.test(n.message)), JSON.stringify(model.notes));
+    const weights = model.memory.breakdown?.weightsMiB ?? 0;
+    assert.ok(weights > 2800 && weights < 3200, String(weights));
+    assert.equal(model.memory.method, 'fineTuning');
+    assert.deepEqual(report.warnings, []);
   });
 });

@@ -12,6 +12,8 @@ import { hydraCall } from './hydraInstantiate';
 import { isLightningCli, lightningCli } from './lightningCli';
 import { isYacsClass, isYacsNode, newNode, yacsMethod } from './yacsConfig';
 import { frameworkMethod, frameworkObject, isFrameworkObject } from './frameworkObjects';
+import { fineTuningLibraryCall } from './fineTuningLibraries';
+import { HF_ARGUMENT_PARSER, hfArgumentParserMethod, isHfArgumentParser, newHfArgumentParser } from './hfArgumentParser';
 import { makePartial, PARTIAL, partialArguments } from './partials';
 import { saveHyperparameters } from './lightningHparams';
 import { isOptimizerClass, parameterOwners } from './parameterOwners';
@@ -189,7 +191,7 @@ function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], k
       const given = kwargs.get(field) ?? args[i];
       const fallback = given === undefined ? classAttribute(classValue, field) : undefined;
       const value = given ?? (fallback !== undefined && interp.config ? interp.config.constantDefault(field, fallback, node, `the ${classValue.name}.${field} default`) : fallback);
-      instance.attrs.set(field, value ?? unresolved(field, 'no default'));
+      instance.attrs.set(field, value === undefined ? unresolved(field, 'no default') : value);
     });
   }
   const init = classAttribute(classValue, '__init__');
@@ -263,6 +265,7 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (configured !== undefined) return configured;
   const hydra = hydraCall(interp, name, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
   if (hydra !== undefined) return hydra;
+  if (HF_ARGUMENT_PARSER.test(name)) return newHfArgumentParser(args, kwargs);
   if (isLightningCli(name)) return lightningCli(interp, args, kwargs, node, (target, targetArgs, targetKwargs, at) => callValue(interp, target, targetArgs, targetKwargs, at));
   if (name.startsWith('builtins.')) return callBuiltin(interp, name.slice('builtins.'.length), args, kwargs, node);
   const container = CONTAINERS[name];
@@ -276,8 +279,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === PARTIAL) return makePartial(args, kwargs, node);
   if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
   if (name === 'dataclasses.field' || name === 'field') {
-    const value = kwargs.get('default');
-    return value ?? unresolved(node.text, 'field(default_factory=...)');
+    // `field(default=None)` is a None default, not a missing one.
+    return kwargs.has('default') ? kwargs.get('default')! : unresolved(node.text, 'field(default_factory=...)');
   }
   if (name === 'types.SimpleNamespace') return { kind: 'instance', className: 'SimpleNamespace', attrs: new Map(kwargs) };
   if (name.startsWith('math.') || name.startsWith('numpy.')) return callMath(name.slice(name.indexOf('.') + 1), args, node);
@@ -299,6 +302,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (framework) return framework;
   // PEFT wraps the model it is given: its layers are the model's (the adapter is read from the config, fineTuningSetup.ts).
   if (PEFT_WRAPS_MODEL.test(name) && asModule(args[0] ?? kwargs.get('model'))) return (args[0] ?? kwargs.get('model'))!;
+  const library = fineTuningLibraryCall(interp, name, args, kwargs, node);
+  if (library !== undefined) return library;
   const catalog = catalogCall(name, args, kwargs);
   if (catalog) return catalogValue(interp, catalog, node);
   return callTensorFunction(interp, name, args, kwargs, node);
@@ -310,6 +315,10 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   if (kindOf(self) === 'instance' && (self as InstanceValue).argparse) return argparseMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isLibraryRegistryObject(self)) return registryMethod(interp, self as InstanceValue, method, args, kwargs, node);
   if (isYacsNode(self)) return yacsMethod(interp, self as InstanceValue, method, args, kwargs, node);
+  if (isHfArgumentParser(self)) {
+    const parsed = hfArgumentParserMethod(interp, self as InstanceValue, method, args, kwargs, node, (callee, a, k, at) => callValue(interp, callee, a, k, at));
+    if (parsed !== undefined) return parsed;
+  }
   if (isFrameworkObject(self)) return frameworkMethod(self as InstanceValue, method, args, kwargs, (fn, receiver) => callFunction(interp, { ...fn, self: receiver }, [], new Map(), node));
   if (kindOf(self) === 'dict') {
     if ((method === 'get' || method === 'pop') && typeof args[0] === 'string') readConfigKey(interp, self, args[0], node);

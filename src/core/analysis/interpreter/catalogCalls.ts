@@ -21,7 +21,8 @@ const TORCHVISION = /^torchvision\.models\.(?:(?:resnet|vgg|densenet|inception|g
 const TORCHVISION_DETECTION = /^torchvision\.models\.detection\.(?:faster_rcnn\.)?([a-z][a-z0-9_]*)$/;
 const TORCHVISION_NOT_MODELS = new Set(['get_weight', 'list_models', 'get_model_weights', 'get_model_builder']);
 const TIMM = /^timm(\.models)?\.create_model$/;
-const TRANSFORMERS_MODEL = /^transformers(?:\.models\.[a-z0-9_]+(?:\.modeling_[a-z0-9_]+)?)?\.([A-Z][A-Za-z0-9]*(?:Model|ForMaskedLM|ForCausalLM|ForSequenceClassification|ForTokenClassification|ForQuestionAnswering|ForPreTraining|ForConditionalGeneration|ForImageClassification|ForMultipleChoice|ForNextSentencePrediction|LMHeadModel|ForSeq2SeqLM|ForMaskedImageModeling)[A-Za-z0-9]*)(?:\.(from_pretrained|from_config))?$/;
+// A data collator (`DataCollatorForLanguageModeling`) has "Model" in its name but builds no model.
+const TRANSFORMERS_MODEL = /^transformers(?:\.models\.[a-z0-9_]+(?:\.modeling_[a-z0-9_]+)?)?\.((?!DataCollator)[A-Z][A-Za-z0-9]*(?:Model|ForMaskedLM|ForCausalLM|ForSequenceClassification|ForTokenClassification|ForQuestionAnswering|ForPreTraining|ForConditionalGeneration|ForImageClassification|ForMultipleChoice|ForNextSentencePrediction|LMHeadModel|ForSeq2SeqLM|ForMaskedImageModeling)[A-Za-z0-9]*)(?:\.(from_pretrained|from_config))?$/;
 const TRANSFORMERS_TOKENIZER = /^transformers\.([A-Z][A-Za-z0-9]*(?:Tokenizer|TokenizerFast|Processor|ImageProcessor|FeatureExtractor))\.from_pretrained$/;
 const TRANSFORMERS_CONFIG = /^transformers(?:\.models\.[a-z0-9_]+(?:\.configuration_[a-z0-9_]+)?)?\.([A-Z][A-Za-z0-9]*Config)(?:\.(from_pretrained))?$/;
 /** Where a config instance keeps the checkpoint it was loaded from. */

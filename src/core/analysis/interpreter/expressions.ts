@@ -6,6 +6,7 @@ import { isYacsNode } from './yacsConfig';
 import { bindMethod, classAttribute } from './classes';
 import { MAX_EXPRESSION_DEPTH, type Evaluator } from './evaluator';
 import { callTensorMethod, tensorAttribute, tensorBinary } from './forwardOps';
+import { isHfArgumentParser } from './hfArgumentParser';
 import { isFrameworkObject } from './frameworkObjects';
 import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { partialAttribute } from './partials';
@@ -242,7 +243,7 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
   if (kind === "module") return moduleAttribute((object as ModuleValue).module, name, object);
   if (kind === 'instance') {
     const instance = object as InstanceValue;
-    if (instance.argparse || isFrameworkObject(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
+    if (instance.argparse || isFrameworkObject(instance) || isHfArgumentParser(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };
     // A library's Registry object: its entries dict by name, its methods as library calls (libraryRegistries.ts).
     if (isLibraryRegistryObject(instance) && !instance.attrs.has(name)) return { kind: 'external', name: `${instance.className}.${name}`, self: object };
     if (instance.attrs.has(name)) return instance.attrs.get(name)!;

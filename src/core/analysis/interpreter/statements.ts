@@ -259,7 +259,8 @@ function setAttribute(interp: Evaluator, object: PyValue, name: string, value: P
     interp.config?.overwritten(object, name);
   }
   else if (kindOf(object) === 'class') (object as ClassValue).attrs.set(name, value);
-  else if (!isUnresolvedValue(object) && !isTensorLike(object)) interp.note(node, `cannot follow the assignment to \`${node.text}\``);
+  // A library object's attribute (`tokenizer.pad_token = ...`, `model.config.use_cache = False`) sizes nothing the analysis models.
+  else if (!isUnresolvedValue(object) && !isTensorLike(object) && kindOf(object) !== 'external') interp.note(node, `cannot follow the assignment to \`${node.text}\``);
 }
 
 function defineFunction(node: SyntaxNode, scope: Scope, classValue?: ClassValue): FunctionValue {

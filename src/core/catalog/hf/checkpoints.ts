@@ -24,6 +24,8 @@ export interface Checkpoint {
     readonly plus?: number;
     readonly source: string;
   };
+  /** Set on a checkpoint the catalog does not know, whose shape is assumed from its name (assumedCheckpoint.ts): the note that says so. */
+  readonly assumed?: string;
 }
 
 export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyArray<Record<string, unknown>>).map((entry) => ({
@@ -35,12 +37,20 @@ export const CHECKPOINTS: readonly Checkpoint[] = (data.checkpoints as ReadonlyA
   ...(entry.published ? { published: entry.published as Checkpoint['published'] } : {}),
 }));
 
-/** The checkpoint a script names: exactly, else ignoring case. */
+/**
+ * The checkpoint a script names: exactly, else ignoring case, else a mirror's: the same files
+ * re-published under another organisation (`NousResearch/Llama-2-7b-hf`, `unsloth/Llama-3.2-1B`)
+ * keep their short name, which names a checkpoint when exactly one has it.
+ */
 export function findCheckpoint(name: string): Checkpoint | undefined {
   const exact = CHECKPOINTS.find((c) => c.name === name || c.aliases.includes(name));
   if (exact) return exact;
   const lower = name.toLowerCase();
-  return CHECKPOINTS.find((c) => c.name.toLowerCase() === lower || c.aliases.some((a) => a.toLowerCase() === lower));
+  const named = CHECKPOINTS.find((c) => c.name.toLowerCase() === lower || c.aliases.some((a) => a.toLowerCase() === lower));
+  if (named || !lower.includes('/')) return named;
+  const short = lower.slice(lower.lastIndexOf('/') + 1);
+  const mirrored = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => n.toLowerCase().slice(n.lastIndexOf('/') + 1) === short));
+  return mirrored.length === 1 ? mirrored[0] : undefined;
 }
 
 /**

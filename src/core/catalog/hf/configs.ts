@@ -10,6 +10,7 @@ import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type LlamaStyleEntry, type LlamaStyleTy
 import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field, type HfConfig, type ModelType } from './configKit';
 import { DECODER_SCHEMAS } from './decoderSchemas';
 import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
+import { MOE_SCHEMAS } from './moeSchemas';
 
 export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
@@ -62,7 +63,7 @@ function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -210,6 +211,7 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...HAND_SCHEMAS,
   ...DECODER_SCHEMAS,
   ...FALCON_SWIN_CLIP_SCHEMAS,
+  ...MOE_SCHEMAS,
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 

@@ -15,6 +15,7 @@ import {
   type CatalogOptions,
   type CatalogTable,
 } from '../catalog';
+import { assumedCheckpoint } from './assumedCheckpoint';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
 import { ConfigBuilder, SCHEMAS, formatValue, num, type HfConfig, type ModelType } from './configs';
 import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
@@ -38,6 +39,7 @@ import { falconCallsAttentionDropout, falconTypeSpec } from './models/falcon';
 import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
+import { mixtralTypeSpec, qwen2MoeTypeSpec } from './models/moe';
 import { countParams, layerRows, Trace } from './moduleTree';
 
 /** The transformers version whose modeling code the tables follow (and the generator checked them against). */
@@ -82,6 +84,8 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   falcon: falconTypeSpec,
   swin: swinTypeSpec,
   clip: clipTypeSpec,
+  mixtral: mixtralTypeSpec,
+  qwen2_moe: qwen2MoeTypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -92,11 +96,12 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
+    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
-    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM',
+    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -109,6 +114,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
     albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
+    mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
@@ -116,6 +122,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
     albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
+    mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
@@ -221,6 +228,11 @@ function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
   let checkpoint: Checkpoint | undefined;
   if (request.checkpoint !== undefined) {
     checkpoint = findCheckpoint(request.checkpoint);
+    // A decoder the catalog does not know: a shape assumed from its name's size tag and family, with a note saying so.
+    if (!checkpoint) {
+      const assumed = assumedCheckpoint(request.checkpoint);
+      if (!('declined' in assumed)) checkpoint = assumed;
+    }
     if (!checkpoint) {
       const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
       const suggestions = closest(request.checkpoint, names);
@@ -287,6 +299,7 @@ function resolveConfig(request: TransformersRequest, resolved: Resolved): { conf
     const message = builder.set(key, value, 'the config');
     if (message) return miss(message);
   }
+  if (resolved.checkpoint?.assumed) notes.push(resolved.checkpoint.assumed);
   const kwargs: Record<string, boolean> = { ...(spec.kwargs ?? {}) };
   const options = request.options ?? {};
   for (const [key, value] of Object.entries(options)) {
@@ -380,7 +393,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
   const name = modelName(request, resolved);
   const source =
     `transformers ${TRANSFORMERS_VERSION} modeling code; ` +
-    (resolved.checkpoint ? `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})` : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
+    (resolved.checkpoint ? (resolved.checkpoint.assumed ? `a shape ${resolved.checkpoint.source}` : `config.json of ${resolved.checkpoint.name} (${resolved.checkpoint.source})`) : `${SCHEMAS[typeSpec.modelType].configClass} defaults`);
   const defaultShape = typeSpec.defaultShape(config, className);
   const isImage = (spec.input ?? typeSpec.input) === 'image';
 

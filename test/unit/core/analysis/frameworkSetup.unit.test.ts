@@ -135,7 +135,7 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     assert.equal(assumption(model, 'batchSize'), '16 (TrainingArguments(per_device_train_batch_size=...), line 28)');
     assert.equal(assumption(model, 'precision'), 'bf16-mixed (TrainingArguments(bf16=True), line 33)');
     assert.equal(assumption(model, 'gradientCheckpointing'), 'on (TrainingArguments(gradient_checkpointing=True), line 34)');
-    assert.equal(assumption(model, 'optimizer'), 'other (TrainingArguments(optim="adafactor"), line 35)');
+    assert.equal(assumption(model, 'optimizer'), 'adafactor (TrainingArguments(optim="adafactor"), line 35)');
   });
 
   it('takes the Trainer\'s defaults when TrainingArguments leaves them out: 8 per device, AdamW', async () => {

@@ -182,6 +182,25 @@ describe('imports within the project (projectModules.ts)', () => {
     assert.equal(estimate.models.length, 1);
   });
 
+  it('`import lightning` beside a plain folder `lightning/` (no __init__.py) is the installed library, as in Python', async () => {
+    const script = [
+      'import lightning as L',
+      'import torch.nn as nn',
+      '',
+      'class Net(L.LightningModule):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.fc = nn.Linear(32, 10)',
+      '',
+      'model = Net()',
+    ].join('\n');
+    const estimate = await estimateProject({ 'train.py': script, 'lightning/lora_single_gpu.py': 'x = 1\n' });
+    assert.equal(estimate.models[0]?.params, 330, JSON.stringify(estimate.warnings));
+    // A package of the project's own (with __init__.py) still shadows the library, as it does in Python.
+    const shadowed = await estimateProject({ 'train.py': script, 'lightning/__init__.py': 'x = 1\n' });
+    assert.equal(shadowed.models.length, 0);
+  });
+
   it('a syntax error in an imported module is a note naming it; what parses is used', async () => {
     const broken = `${MLP}\ndef helper(:\n    pass\n`;
     const estimate = await estimateProject({ 'train.py': TRAIN('from net import Net'), 'net.py': broken });

@@ -35,6 +35,7 @@ describe('dry run range on a GPU', () => {
 
   it('shows in the hover line and the report reading off the A100 40GB only', () => {
     assert.doesNotMatch(dryRunSummary(ok, 4000, gpu('a100-40gb')), / to /);
+    assert.match(dryRunSummary({ ...ok, caveats: ['Grouped or depthwise convolutions at batch 8: leave headroom.'] }, 4000, gpu('a100-40gb')), /dry run \+25%\. Grouped or depthwise convolutions at batch 8: leave headroom\.$/);
     assert.match(dryRunSummary(ok, 4000, gpu('h100-80gb')), /^Dry run on CPU: 4\.9 GiB \(.*3 steps\); on the H100 80GB 4\.2 GiB to 5\.6 GiB: its CUDA context was measured on the A100 40GB;.*; static estimate 3\.9 GiB, dry run \+25%$/);
     const file = (id: string) => ({ gpu: gpu(id), models: [{ name: 'model', estimates: [] }] }) as unknown as FileEstimate;
     const reading = (id: string) => withDryRunReading(file(id), ok, false).models[0]!.estimates.find((r) => r.estimator === 'dry-run')!;

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
 import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
-import { FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
+import { cudnnCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
 
@@ -93,6 +93,13 @@ describe('dry run replay', () => {
     const trace = parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], convolutions: [[0, 1, 1, 2, 64, 32, 32, 64, 1, 1, 2, 2, 1, 2]] }));
     assert.equal(inputBytes(trace.convolutions[0]!), 2 * 64 * 32 * 32 * 2);
     assert.equal(outputBytes(trace.convolutions[0]!), (2 * 64 * 32 * 32 * 2) / 4);
+  });
+
+  it('warns where the workspace rule falls short: grouped convolutions at a small batch, not a dense network or a large batch', () => {
+    const trace = (batch: number, groups: number) => parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], cudnn: true, convolutions: [[0, 1, 0, batch, 64, 56, 56, 64, 3, 3, 1, 1, groups, 4]] }));
+    assert.match(cudnnCaveats(trace(8, 64)).join(' '), /^Grouped or depthwise convolutions at batch 8: .*9% took over a quarter more than the dry run says/);
+    assert.deepEqual(cudnnCaveats(trace(8, 1)), []);
+    assert.deepEqual(cudnnCaveats(trace(32, 64)), []);
   });
 
   it('leaves out convolution records that do not make sense', () => {

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { isCatalogMiss } from '../../../../src/core/catalog/catalog';
 import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { transformersArchitecture } from '../../../../src/core/catalog/hf/transformers';
 import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 
 const GiB = 1024 ** 3;
@@ -73,7 +75,9 @@ describe('fineTuning estimator', () => {
     assert.equal(estimate.gradients, 4 * estimate.trainableParams);
     assert.equal(estimate.optimizerState, 8 * estimate.trainableParams);
     const eightBit = estimateFineTuning(qlora({ optimizer: 'adamw-8bit' }));
-    assert.ok(eightBit.optimizerState < 2.1 * eightBit.trainableParams && eightBit.optimizerState >= 2 * eightBit.trainableParams);
+    assert.ok(eightBit.optimizerState < 2.1 * eightBit.trainableParams && eightBit.optimizerState >= 2 * eightBit.trainableParams);    // One state a parameter (SGD's or Lion's momentum) in the adapter's fp32; plain SGD keeps none.
+    assert.equal(estimateFineTuning(qlora({ optimizer: 'momentum' })).optimizerState, 4 * estimate.trainableParams);
+    assert.equal(estimateFineTuning(qlora({ optimizer: 'sgd' })).optimizerState, 0);
   });
 
   it("keeps paged optimizer state out of the allocator's figures but in the driver's", () => {
@@ -113,6 +117,10 @@ describe('fineTuning estimator', () => {
     assert.ok(eager.activations > base.activations);
     assert.ok(eagerLong.activations > eager.activations);
     assert.ok(estimateFineTuning(qlora({ chunkedLoss: 8 })).logits < base.logits / 3);
+    // Unsloth's fused cross-entropy: the bf16 logits, their gradient written over them.
+    assert.equal(estimateFineTuning(qlora({ checkpointing: false, fusedLoss: 'inPlace' })).logits, 4 * 1024 * 32000 * 2);
+    // Liger's fused linear cross-entropy: 32000 / 4096 -> 8 chunks of tokens, one chunk's bf16 logits and loss tensors at a time.
+    assert.equal(estimateFineTuning(qlora({ checkpointing: false, fusedLoss: 'linear' })).logits, ((4 * 1024 * 32000) / 8) * 14);
   });
 
   it('holds the gradients through the forward with accumulation, frees them as they come with optimizer_in_bwd', () => {
@@ -154,8 +162,9 @@ describe('fineTuning estimator', () => {
       // A base model (BertModel, BloomModel...) has no head; a tied head adds nothing, an untied one is the published class's own.
       const published = checkpoint.published.params - (checkpoint.published.plus ?? 0);
       const error = Math.abs(total(shape) - published) / published;
-      // DeBERTa's relative position embeddings and Phi's and Qwen's biases are not counted (under 0.4%).
-      assert.ok(error < (/deberta|phi|qwen/.test(checkpoint.modelType) ? 0.004 : 0.001), `${checkpoint.name}: ${total(shape)} vs ${published}`);
+      // DeBERTa's relative position embeddings and Phi's biases are not counted (under 0.4%); Qwen's query, key and value biases are.
+      assert.ok(error < (/deberta|phi/.test(checkpoint.modelType) ? 0.004 : 0.001), `${checkpoint.name}: ${total(shape)} vs ${published}`);
+      if (/qwen2/.test(checkpoint.modelType)) assert.equal(total(shape), published, checkpoint.name);
       checked++;
     }
     assert.ok(checked >= 20, String(checked));
@@ -174,6 +183,50 @@ describe('fineTuning estimator', () => {
     // BLOOM's default is its fused query_key_value.
     const bloom = shapeOf('bigscience/bloomz-7b1');
     assert.equal(loraParams(bloom, { method: 'lora', rank: 8 }), 8 * (4096 + 3 * 4096) * 30);
+  });
+
+  it('counts Llama 3.1 70B and 405B within 0.5% of their published sizes (70.6B, 405.9B)', () => {
+    // Hand-written from the published config.json files (checkpoints.json); the published sizes are the model cards' and the measurements' params_b.
+    for (const [name, published] of [['meta-llama/Llama-3.1-70B', 70.6e9], ['Llama-3.1-405B', 405.9e9]] as const) {
+      const params = total(shapeOf(name));
+      assert.ok(Math.abs(params - published) / published < 0.005, `${name}: ${params}`);
+    }
+    // Untied 128,256-entry embedding and head, grouped keys and values (8 heads of 128), SwiGLU: summed by hand.
+    assert.equal(total(shapeOf('meta-llama/Llama-3.1-70B')), 70553706496);
+    assert.equal(total(shapeOf('meta-llama/Llama-3.1-405B')), 405853388800);
+  });
+
+  it('counts the added checkpoints without a published exact count as their same-shape siblings, and OPT at its paper\'s sizes', () => {
+    // Llama-3-70B is Llama-3.1-70B's shape; Mistral-7B v0.2 is v0.1's (the catalog's layer table checks the published counts of the others).
+    assert.equal(total(shapeOf('meta-llama/Meta-Llama-3-70B')), total(shapeOf('meta-llama/Llama-3.1-70B')));
+    assert.equal(total(shapeOf('mistralai/Mistral-7B-Instruct-v0.2')), 7_241_732_096);
+    // OPT's Table 1 (Zhang et al. 2022) sizes 1.3B to 66B; ffn 4 x hidden, learned positions of 2048 + 2.
+    for (const [name, size] of [['facebook/opt-1.3b', 1.3e9], ['facebook/opt-2.7b', 2.7e9], ['facebook/opt-6.7b', 6.7e9], ['facebook/opt-13b', 13e9], ['facebook/opt-30b', 30e9], ['facebook/opt-66b', 66e9]] as const) {
+      const params = total(shapeOf(name));
+      assert.ok(Math.abs(params - size) / size < 0.02, `${name}: ${params}`);
+    }
+    // The one OPT count published exactly (DeepSpeed-Chat's OPT-1.3b actor: '[pre-lora] num params: 1315758080').
+    assert.equal(total(shapeOf('facebook/opt-1.3b')), 1_315_758_080);
+  });
+
+  it('counts Falcon-7B (multi-query, one norm) and Falcon-40B (8 key-value groups, two norms) as the catalog builds them, in parallel blocks', () => {
+    const falcon7b = shapeOf('tiiuae/falcon-7b');
+    assert.equal(falcon7b.kvHeads, 1);
+    assert.equal(falcon7b.parallelNorms, 1);
+    const falcon40b = shapeOf('tiiuae/falcon-40b-instruct');
+    assert.equal(falcon40b.kvHeads, 8);
+    assert.equal(falcon40b.parallelNorms, 2);
+    // Summed by hand: 65024 x h embeddings (tied head), per layer the fused qkv (h x (h + 2 kv x 64)), dense, the 4h MLP and
+    // the LayerNorms (weight and bias each), and the final LayerNorm; the catalog's layer table (FalconForCausalLM) gives the same.
+    for (const [name, params] of [['tiiuae/falcon-7b', 6_921_720_704], ['tiiuae/falcon-40b', 41_303_293_952]] as const) {
+      const architecture = transformersArchitecture({ className: 'AutoModelForCausalLM', checkpoint: name });
+      if (isCatalogMiss(architecture)) assert.fail(architecture.miss);
+      assert.equal(architecture.params, params);
+      // The fine-tuning shape leaves out the LayerNorms' biases (bias=False is the linears').
+      assert.ok(Math.abs(total(shapeOf(name)) - params) / params < 0.0001, `${name}: ${total(shapeOf(name))}`);
+    }
+    // PEFT's default LoRA target for Falcon is query_key_value.
+    assert.equal(loraParams(falcon7b, { method: 'lora', rank: 8 }), 8 * (4544 + 4544 + 2 * 64) * 32);
   });
 
   it('estimates an encoder-decoder from both stacks: a longer target holds more, the logits follow the target', () => {

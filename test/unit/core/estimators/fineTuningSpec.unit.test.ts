@@ -105,10 +105,33 @@ describe('fineTuningSpec', () => {
     assert.equal(spec.job.flashAttention, true);
   });
 
-  it('is no job without a transformers architecture, a sequence, or any sign of fine-tuning (or an adapter never applied)', () => {
+  it('keeps one optimizer state a parameter for SGD with momentum, RMSprop and Adagrad, none for plain SGD', () => {
+    const optimizerOf = (kind: 'sgd' | 'sgd-momentum' | 'rmsprop' | 'adagrad' | 'adamw') => fineTuningSpec(setup({ adapter: lora, weightDtype: at('bf16' as const), optimizer: at(kind) }), architecture, 512)!.job.optimizer;
+    assert.equal(optimizerOf('sgd-momentum'), 'momentum');
+    assert.equal(optimizerOf('rmsprop'), 'momentum');
+    assert.equal(optimizerOf('adagrad'), 'momentum');
+    assert.equal(optimizerOf('sgd'), 'sgd');
+    assert.equal(optimizerOf('adamw'), 'adamw');
+  });
+
+  it('"auto" loads the checkpoint\'s own dtype: 16 bits for a Llama, fp32 for BERT, each with a note', () => {
+    const auto = fineTuningSpec(setup({ weightDtype: at('auto' as const) }), architecture, 512);
+    assert.equal(auto?.job.weightBits, 16);
+    assert.ok(auto?.notes.some((n) => /own dtype \("auto"\): 16 bits, as llama checkpoints/.test(n)));
+    const bert = findCheckpoint('bert-base-uncased')!;
+    const bertArchitecture = { hfConfig: { modelType: bert.modelType, className: 'BertForSequenceClassification', config: bert.config } } as unknown as CatalogArchitecture;
+    assert.equal(fineTuningSpec(setup({ weightDtype: at('auto' as const) }), bertArchitecture, 128)?.job.weightBits, 32);
+  });
+
+  it('is no job without a transformers architecture or a sequence; with no adapter applied, a full fine-tune in the dtype the weights are loaded in', () => {
     assert.equal(fineTuningSpec(setup({ adapter: lora }), undefined, 512), undefined);
     assert.equal(fineTuningSpec(setup({ adapter: lora }), architecture, undefined), undefined);
-    assert.equal(fineTuningSpec(setup({}), architecture, 512), undefined);
-    assert.equal(fineTuningSpec(setup({ adapter: at({ ...lora.value, applied: false }) }), architecture, 512), undefined);
+    for (const plain of [setup({}), setup({ adapter: at({ ...lora.value, applied: false }) })]) {
+      const spec = fineTuningSpec(plain, architecture, 512);
+      assert.ok(spec);
+      assert.equal(spec.job.adapter, undefined);
+      assert.equal(spec.job.weightBits, 32);
+      assert.ok(spec.notes.some((n) => /fp32 is assumed/.test(n)));
+    }
   });
 });

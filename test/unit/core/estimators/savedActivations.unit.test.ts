@@ -26,6 +26,26 @@ describe('saved activations', () => {
     assert.equal(full - frozen, 4 * 2 * 3072 + 2 * 3072 + 2 * 8192);
   });
 
+  it('keeps a parallel block\'s shared input once: one norm input, and behind one norm one input for attention and MLP (Falcon)', () => {
+    // Falcon-7B's layer: 71 heads of 64, one key-value head, a 4h GELU MLP, LayerNorm. Checked against torch 1.13's
+    // saved_tensors_hooks on a tiny block of this structure: ln_attn and ln_mlp save the same layer input (one
+    // storage); behind one norm, the fused qkv and the MLP's first linear save the same normalized tensor.
+    const falcon: LayerShape = { hidden: 4544, heads: 71, kvHeads: 1, headDim: 64, intermediate: 18176, gatedMlp: false, dropout: false, fusedQkv: true };
+    const full = bf16({ full: true });
+    const sequential = savedBytesPerTokenLayer(falcon, full);
+    // One norm input fewer, and one linear input fewer behind the single norm.
+    assert.equal(sequential - savedBytesPerTokenLayer({ ...falcon, parallelNorms: 2 }, full), 2 * 4544);
+    assert.equal(sequential - savedBytesPerTokenLayer({ ...falcon, parallelNorms: 1 }, full), 2 * 2 * 4544);
+    // PEFT's fp32 copies stay one per adapted module (query_key_value and dense_h_to_4h), parallel or not.
+    const adapted = bf16({ adapted: new Set(['qkv_proj', 'up_proj']) });
+    assert.equal(savedBytesPerTokenLayer({ ...falcon, parallelNorms: 1 }, adapted) - savedBytesPerTokenLayer({ ...falcon, parallelNorms: 1 }, bf16()), 2 * 4 * 4544);
+  });
+
+  it("keeps PEFT's fp32 copy for a fused query_key_value it adapts (BLOOM, Falcon), which is one module", () => {
+    const bloom: LayerShape = { hidden: 4096, heads: 32, kvHeads: 32, headDim: 128, intermediate: 16384, gatedMlp: false, dropout: false, fusedQkv: true };
+    assert.equal(savedBytesPerTokenLayer(bloom, bf16({ adapted: new Set(['qkv_proj']) })) - savedBytesPerTokenLayer(bloom, bf16()), 4 * 4096);
+  });
+
   it('keeps PEFT\'s fp32 cast of the input once per adapted module, torchtune\'s bf16 input once for all', () => {
     const frozen = savedBytesPerTokenLayer(llama, bf16());
     const peft = savedBytesPerTokenLayer(llama, bf16({ adapted: new Set(['q_proj', 'v_proj']) }));

@@ -75,6 +75,19 @@ describe('sharding', () => {
     assert.equal(at(full, { kind: 'fsdp', stage: 3 }, 1).gathered, 0, 'one GPU: its shard is the whole model');
   });
 
+  it("FSDP under mixed precision keeps fp32 shards but computes on 16-bit gathered parameters: the activations are a 16-bit model's", () => {
+    const mixed: FineTuningJob = { ...lora, weightBits: 32, autocast: true };
+    const fsdp = at(mixed, { kind: 'fsdp', stage: 3 }, 8);
+    const sixteen = estimateFineTuning({ ...mixed, weightBits: 16 });
+    const thirtyTwo = estimateFineTuning(mixed);
+    assert.equal(fsdp.activations, sixteen.activations);
+    assert.ok(thirtyTwo.activations > 1.5 * sixteen.activations, 'autocast over fp32 weights keeps an fp32 residual stream');
+    // The shards stay fp32: 4 B per parameter over 8 GPUs.
+    assert.ok(Math.abs(fsdp.baseWeights - thirtyTwo.baseWeights / 8) < 1e-6 * thirtyTwo.baseWeights, `${fsdp.baseWeights} vs ${thirtyTwo.baseWeights / 8}`);
+    // DDP runs autocast over the fp32 replica: its activations stay the fp32 stream's.
+    assert.equal(at(mixed, { kind: 'ddp', stage: 0 }, 8).activations, thirtyTwo.activations);
+  });
+
   it('CPU offload moves parameters, gradients and optimizer state to the host and leaves the working set', () => {
     const offloaded = at(full, { kind: 'fsdp', stage: 3, offloadOptimizer: true, offloadParams: true }, 4);
     assert.equal(offloaded.baseWeights + offloaded.trainableWeights + offloaded.gradients + offloaded.optimizerState, 0);

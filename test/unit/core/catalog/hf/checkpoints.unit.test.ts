@@ -36,4 +36,19 @@ describe('transformers checkpoints (checkpoints.json)', () => {
     assert.equal(findCheckpoint('MICROSOFT/DEBERTA-V3-BASE')?.name, 'microsoft/deberta-v3-base');
     assert.equal(findCheckpoint('bloomz-560m')?.name, 'bigscience/bloom-560m');
   });
+
+  it("finds a mirror under another organisation by its short name, when exactly one checkpoint has it", () => {
+    assert.equal(findCheckpoint('NousResearch/Llama-2-7b-hf')?.name, 'meta-llama/Llama-2-7b-hf');
+    assert.equal(findCheckpoint('unsloth/Llama-3.2-1B')?.name, 'meta-llama/Llama-3.2-1B');
+    // A short name no checkpoint has, and a bare name, stay unknown.
+    assert.equal(findCheckpoint('someone/Llama-2-8b-hf'), undefined);
+    assert.equal(findCheckpoint('Llama-2-8b-hf'), undefined);
+    // Every short name the catalog gives is one checkpoint's only: a mirror is never ambiguous between two of them.
+    const shortNames = new Map<string, Set<string>>();
+    for (const c of CHECKPOINTS) for (const n of [c.name, ...c.aliases]) {
+      const short = n.toLowerCase().slice(n.lastIndexOf('/') + 1);
+      shortNames.set(short, (shortNames.get(short) ?? new Set()).add(c.name));
+    }
+    assert.deepEqual([...shortNames].filter(([, owners]) => owners.size > 1), []);
+  });
 });

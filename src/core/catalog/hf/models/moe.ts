@@ -1,0 +1,106 @@
+/**
+ * Mixture-of-experts decoders (transformers 5.18.0: models/mixtral/modeling_mixtral.py and
+ * models/qwen2_moe/modeling_qwen2_moe.py): the LLaMA layer with a sparse MoE block as its `mlp`.
+ * Transformers 5 keeps the experts fused, as two parameters of the library's own experts module
+ * (gate_up_proj: experts x 2·intermediate x hidden, down_proj: experts x hidden x intermediate, run
+ * with F.linear), and the router as the library's top-k router holding one weight (experts x
+ * hidden): Parameter rows, no calls. Qwen2-MoE adds a shared expert (a torch.nn gated MLP every
+ * token goes through) and its Linear(hidden, 1) gate, and biases on the query, key and value.
+ * The fine-tuning estimator counts the same parameters per expert (estimators/moe.ts).
+ */
+import { num, str, type HfConfig } from '../configs';
+import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
+import { activation, embedding, linear, userModule } from '../layers';
+import { Module } from '../moduleTree';
+import { decoderClasses } from './decoderHeads';
+
+interface MoeNames {
+  readonly prefix: 'Mixtral' | 'Qwen2Moe';
+  readonly modelType: 'mixtral' | 'qwen2_moe';
+  /** Config fields: the expert count and one expert's intermediate size. */
+  readonly experts: string;
+  readonly expertIntermediate: string;
+  /** Qwen2-MoE: the shared expert's intermediate size field and the attention's q/k/v biases. */
+  readonly shared?: string;
+}
+
+function base(names: MoeNames, c: HfConfig): [Module, Forward] {
+  const p = names.prefix;
+  const rmsNorm = (d: number): Module => {
+    const m = new Module(`${p}RMSNorm`, false);
+    m.param('weight', d);
+    return m;
+  };
+  const d = num(c, 'hidden_size');
+  const headDim = num(c, 'head_dim');
+  const q = num(c, 'num_attention_heads') * headDim;
+  const kv = num(c, 'num_key_value_heads') * headDim;
+  const experts = num(c, names.experts);
+  const inner = num(c, names.expertIntermediate);
+  const shared = names.shared ? num(c, names.shared) : 0;
+  const vocab = num(c, 'vocab_size');
+  const root = userModule(`${p}Model`);
+  const embed = root.add('embed_tokens', embedding(vocab, d));
+  const list = root.add('layers', userModule('ModuleList'));
+  const layers: Forward[] = [];
+  for (let i = 0; i < num(c, 'num_hidden_layers'); i++) {
+    const layer = list.add(String(i), userModule(`${p}DecoderLayer`));
+    const attn = layer.add('self_attn', userModule(`${p}Attention`));
+    const qkvBias = names.shared !== undefined;
+    const qProj = attn.add('q_proj', linear(d, q, qkvBias));
+    const kProj = attn.add('k_proj', linear(d, kv, qkvBias));
+    const vProj = attn.add('v_proj', linear(d, kv, qkvBias));
+    const oProj = attn.add('o_proj', linear(q, d, false));
+    const block = layer.add('mlp', userModule(`${p}SparseMoeBlock`));
+    block.add('gate', userModule(`${p}TopKRouter`)).param('weight', experts * d);
+    const fused = block.add('experts', userModule(`${p}Experts`));
+    fused.param('gate_up_proj', experts * 2 * inner * d);
+    fused.param('down_proj', experts * d * inner);
+    fused.add('act_fn', activation(str(c, 'hidden_act')));
+    const calls: Array<[Module, number]> = [];
+    if (shared > 0) {
+      const mlp = block.add('shared_expert', userModule(`${p}MLP`));
+      const gate = mlp.add('gate_proj', linear(d, shared, false));
+      const up = mlp.add('up_proj', linear(d, shared, false));
+      const down = mlp.add('down_proj', linear(shared, d, false));
+      const act = mlp.add('act_fn', activation(str(c, 'hidden_act')));
+      const sharedGate = block.add('shared_expert_gate', linear(d, 1, false));
+      calls.push([gate, shared], [act, shared], [up, shared], [down, d], [sharedGate, 1]);
+    }
+    layer.add('input_layernorm', rmsNorm(d));
+    layer.add('post_attention_layernorm', rmsNorm(d));
+    layers.push((trace, t) => {
+      trace.call(qProj, [t, q]);
+      trace.call(kProj, [t, kv]);
+      trace.call(vProj, [t, kv]);
+      trace.call(oProj, [t, d]);
+      for (const [module, width] of calls) trace.call(module, [t, width]);
+    });
+  }
+  root.add('norm', rmsNorm(d));
+  root.add('rotary_emb', userModule(`${p}RotaryEmbedding`));
+  return [
+    root,
+    (trace, t) => {
+      trace.call(embed, [t, d]);
+      for (const layer of layers) layer(trace, t);
+    },
+  ];
+}
+
+function typeSpec(names: MoeNames): ModelTypeSpec {
+  const classes: Record<string, ClassSpec> = decoderClasses({
+    prefix: names.prefix,
+    causalLm: `${names.prefix}ForCausalLM`,
+    base: 'model',
+    hidden: 'hidden_size',
+    embedding: 'embed_tokens',
+    tokenClassifier: (c) => ({ name: 'score', bias: c.token_classification_bias !== false }),
+  }, (c) => base(names, c));
+  // Which attribute the question-answering class keeps its base model in was not checked against the library: left out.
+  delete classes[`${names.prefix}ForQuestionAnswering`];
+  return { modelType: names.modelType, input: 'tokens', classes, defaultShape: (c) => [Math.min(4096, num(c, 'max_position_embeddings'))] };
+}
+
+export const mixtralTypeSpec = typeSpec({ prefix: 'Mixtral', modelType: 'mixtral', experts: 'num_local_experts', expertIntermediate: 'intermediate_size' });
+export const qwen2MoeTypeSpec = typeSpec({ prefix: 'Qwen2Moe', modelType: 'qwen2_moe', experts: 'num_experts', expertIntermediate: 'moe_intermediate_size', shared: 'shared_expert_intermediate_size' });

@@ -1,0 +1,117 @@
+/**
+ * The shape assumed for a checkpoint the catalog does not know (assumedCheckpoint.ts): what a
+ * name's size tag gives, what is declined, and how far the assumed shape lands from the real one
+ * for the catalogued decoders when each is pretended unknown (docs/fine-tuning.md prints the
+ * table this test prints).
+ */
+import * as assert from 'node:assert/strict';
+import { isCatalogMiss } from '../../../../../src/core/catalog/catalog';
+import { assumedCheckpoint, llamaStyleParams, sizeFromName } from '../../../../../src/core/catalog/hf/assumedCheckpoint';
+import { CHECKPOINTS, type Checkpoint } from '../../../../../src/core/catalog/hf/checkpoints';
+import { isLlamaStyle } from '../../../../../src/core/catalog/hf/llamaStyle';
+import { transformersArchitecture } from '../../../../../src/core/catalog/hf/transformers';
+import { estimateFineTuning, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../../src/core/estimators/fineTuning';
+
+function shapeOf(checkpoint: Checkpoint): TransformerShape {
+  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
+  if (typeof shape === 'string') assert.fail(shape);
+  return shape;
+}
+
+/** The issue's QLoRA set-up (4-bit, r=8 on q and v, batch 4 x 1024, checkpointing, paged AdamW) and LoRA over bf16 weights without checkpointing (batch 2 x 512). */
+const JOBS: ReadonlyArray<{ readonly label: string; readonly job: Omit<FineTuningJob, 'shape'> }> = [
+  { label: 'QLoRA', job: { batch: 4, seq: 1024, adapter: { method: 'lora', rank: 8 }, weightBits: 4, doubleQuant: false, computeBytes: 2, autocast: true, optimizer: 'adamw', paged: true, checkpointing: true, logitsHeld: false } },
+  { label: 'LoRA bf16, no checkpointing', job: { batch: 2, seq: 512, adapter: { method: 'lora', rank: 16, targetModules: 'all-linear' }, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: false, logitsHeld: false } },
+];
+
+const figure = (shape: TransformerShape, job: Omit<FineTuningJob, 'shape'>) => {
+  const estimate = estimateFineTuning({ ...job, shape });
+  return estimate.driver + estimate.fittedMargin;
+};
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+describe('assumed checkpoint (a shape from the name)', () => {
+  it('reads the size tag of hub names', () => {
+    const params = (name: string) => {
+      const size = sizeFromName(name);
+      return size && 'params' in size ? size.params : size;
+    };
+    assert.equal(params('meta-llama/Llama-2-7b-hf'), 7e9);
+    assert.equal(params('acme/SuperLM-13B-chat'), 13e9);
+    assert.equal(params('Qwen/Qwen1.5-1.8B-Chat'), 1.8e9);
+    assert.equal(params('bigscience/bloom-7b1'), 7.1e9);
+    assert.equal(params('HuggingFaceTB/SmolLM2-360M'), 360e6);
+    assert.equal(params('mistralai/Mistral-7B-v0.1'), 7e9);
+    assert.equal(params('gpt2-xl'), undefined);
+    assert.equal(params('acme/model-v2'), undefined);
+    assert.match(JSON.stringify(sizeFromName('mistralai/Mixtral-8x7B-v0.1')), /mixture-of-experts/);
+    assert.match(JSON.stringify(sizeFromName('Qwen/Qwen1.5-MoE-A2.7B')), /mixture-of-experts/);
+  });
+
+  it('declines mixture-of-experts, encoder and size-less names', () => {
+    assert.ok('declined' in assumedCheckpoint('acme/SuperMix-8x7b'));
+    assert.ok('declined' in assumedCheckpoint('acme/t5-3b-finetuned'));
+    assert.ok('declined' in assumedCheckpoint('acme/bert-1b'));
+    assert.ok('declined' in assumedCheckpoint('acme/my-finetuned-model'));
+  });
+
+  it('takes the family of the name and scales its nearest member to the size, within a layer of the count', () => {
+    for (const [name, family, params] of [['acme/llama-30b-sft', 'llama', 30e9], ['acme/mistral-12b-merge', 'mistral', 12e9], ['acme/qwen-20b', 'qwen2', 20e9], ['acme/gemma-4b-tuned', 'gemma', 4e9], ['acme/SuperLM-3b', 'llama', 3e9]] as const) {
+      const assumed = assumedCheckpoint(name);
+      if ('declined' in assumed) assert.fail(assumed.declined);
+      assert.equal(assumed.modelType, family, name);
+      const counted = llamaStyleParams(assumed.modelType, assumed.config);
+      const layers = assumed.config.num_hidden_layers as number;
+      assert.ok(Math.abs(counted - params) / params < 1 / layers, `${name}: ${counted}`);
+      assert.match(assumed.assumed, /assumed from the size in its name/);
+      // The catalog builds it like any checkpoint, with the note.
+      const architecture = transformersArchitecture({ className: 'AutoModelForCausalLM', checkpoint: name });
+      if (isCatalogMiss(architecture)) assert.fail(architecture.miss);
+      assert.ok(Math.abs(architecture.params - counted) / counted < 0.001, `${name}: ${architecture.params} vs ${counted}`);
+      assert.match(architecture.table([16]).notes.join(' '), /shape is assumed/);
+    }
+    // A family whose own architecture is not modelled says so.
+    const falcon = assumedCheckpoint('acme/falcon-11b-tuned');
+    if ('declined' in falcon) assert.fail(falcon.declined);
+    assert.match(falcon.assumed, /falcon architecture is not modelled/);
+  });
+
+  it('lands near the catalogued shape when a catalogued decoder is pretended unknown (from the size in its name)', () => {
+    const rows: string[] = [];
+    const paramErrors: number[] = [];
+    const estimateErrors: number[][] = JOBS.map(() => []);
+    for (const checkpoint of CHECKPOINTS) {
+      if (!isLlamaStyle(checkpoint.modelType)) continue;
+      const size = sizeFromName(checkpoint.name);
+      if (!size || 'declined' in size) continue;
+      // Leave out the model itself and every member of the same size fields (its chat or version twins).
+      const same = CHECKPOINTS.filter((c) => c.modelType === checkpoint.modelType && llamaStyleParams(c.modelType, c.config) === llamaStyleParams(checkpoint.modelType, checkpoint.config)).map((c) => c.name);
+      const assumed = assumedCheckpoint(checkpoint.name, { except: same });
+      if ('declined' in assumed) continue;
+      const real = shapeOf(checkpoint);
+      const guess = shapeOf(assumed);
+      const realParams = llamaStyleParams(checkpoint.modelType, checkpoint.config);
+      const paramError = llamaStyleParams(assumed.modelType, assumed.config) / realParams - 1;
+      paramErrors.push(Math.abs(paramError));
+      const cells = JOBS.map(({ job }, i) => {
+        const error = figure(guess, job) / figure(real, job) - 1;
+        estimateErrors[i]!.push(Math.abs(error));
+        return `${(error * 100).toFixed(1)}%`;
+      });
+      rows.push(`${checkpoint.name} | ${size.tag} | ${assumed.source.replace(/^assumed from the name, scaled from (\S+).*$/, '$1')} | ${(paramError * 100).toFixed(1)}% | ${cells.join(' | ')}`);
+    }
+    const summary = (errors: readonly number[]) => `median ${(median(errors) * 100).toFixed(1)}%, worst ${(Math.max(...errors) * 100).toFixed(1)}%`;
+    console.log(['', `model | tag | proportions of | parameters | ${JOBS.map((j) => j.label).join(' | ')}`, ...rows, `${rows.length} models: parameters ${summary(paramErrors)}; ${JOBS.map((j, i) => `${j.label} ${summary(estimateErrors[i]!)}`).join('; ')}`].join('\n'));
+    assert.ok(rows.length >= 25, String(rows.length));
+    assert.ok(median(paramErrors) < 0.05, summary(paramErrors));
+    for (const errors of estimateErrors) {
+      assert.ok(median(errors) < 0.1, summary(errors));
+      assert.ok(Math.max(...errors) < 0.35, summary(errors));
+    }
+  });
+});
