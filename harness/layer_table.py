@@ -9,6 +9,7 @@ concatenations user code makes between them (the one kind of functional call tha
 """
 from __future__ import annotations
 
+import inspect
 import math
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -159,8 +160,8 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
             attention[len(calls)] = state["attention"]
         calls.append((module, "", [tuple(t.shape) for t in flatten_tensors(output)]))
 
-    def enter_attention(module: nn.MultiheadAttention, inputs: Any) -> None:
-        matrices = _attention_matrices(module, inputs)
+    def enter_attention(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> None:
+        matrices = _attention_matrices(module, arguments)
         if matrices is None or state["inside_layer"] == 0:
             return
         known = state["attention"] or {"elements": 0, "dropout": False}
@@ -171,7 +172,7 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         handles.append(module.register_forward_hook(leave_layer))
     for module in model.modules():
         if isinstance(module, nn.MultiheadAttention):
-            handles.append(module.register_forward_pre_hook(enter_attention))
+            handles.append(_CallWatch(module, enter_attention))
     if functional_calls:
         # The user modules (and containers) whose forward is running: a concatenation's row takes
         # the path of the innermost one.
@@ -197,13 +198,41 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     return calls, input_shapes, attention
 
 
-def _attention_matrices(module: nn.MultiheadAttention, inputs: Any) -> Optional[int]:
-    """Elements per sample of one call's score matrices, heads x L x S (S with bias_k's and the
-    zero attention's extra key): in train mode F.multi_head_attention_forward computes them
-    eagerly (the fast path is for inference)."""
-    if len(inputs) < 2 or not all(isinstance(t, torch.Tensor) for t in inputs[:2]):
+class _CallWatch:
+    """Calls `watch(module, arguments by name)` before each call of the module's forward (a
+    forward pre-hook sees no keyword arguments in torch 1.13); remove() puts forward back."""
+
+    def __init__(self, module: nn.Module, watch: Callable[[nn.Module, Dict[str, Any]], None]):
+        self.module = module
+        self.had_own = "forward" in module.__dict__
+        original = module.forward
+        signature = inspect.signature(original)
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            watch(module, dict(signature.bind(*args, **kwargs).arguments))
+            return original(*args, **kwargs)
+
+        self.original = original
+        module.forward = forward  # type: ignore[assignment]
+
+    def remove(self) -> None:
+        if self.had_own:
+            self.module.forward = self.original  # type: ignore[assignment]
+        else:
+            del self.module.forward
+
+
+def _attention_matrices(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> Optional[int]:
+    """Elements per sample of the score matrices one call keeps for backward on PyTorch >= 2,
+    heads x L x S (S with bias_k's and the zero attention's extra key), or None when it keeps none.
+    Training skips the inference fast path and runs F.multi_head_attention_forward, which in
+    PyTorch 2 computes softmax(q k^T) (and its dropout) eagerly only when need_weights is true
+    (the default) and otherwise calls scaled_dot_product_attention, whose fused kernels keep no
+    matrix; the nn.Transformer* layers pass need_weights=False. Torch 1.13, which this harness
+    runs on, computes the matrices in both cases: this is PyTorch 2's rule, not a measurement."""
+    query, key = arguments.get("query"), arguments.get("key")
+    if not arguments.get("need_weights", True) or not isinstance(query, torch.Tensor) or not isinstance(key, torch.Tensor):
         return None
-    query, key = inputs[0], inputs[1]
     position = 1 if module.batch_first and query.dim() == 3 else 0
     extra = (1 if module.bias_k is not None else 0) + (1 if module.add_zero_attn else 0)
     return module.num_heads * query.shape[position] * (key.shape[position] + extra)

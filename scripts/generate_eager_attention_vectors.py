@@ -1,16 +1,27 @@
 """What eager attention keeps for backward, measured by autograd, beside the harness's layer table.
 
-For a few small attention models (nn.TransformerEncoder with and without dropout, an
-nn.TransformerDecoderLayer whose cross-attention has L != S, a GPT-style block with hand-written
-attention) it writes test/vectors/eager-attention.json: per case the harness's layer table
-(docs/layer-table.md; rule 9 gives nn.MultiheadAttention's and the Transformer layers' rows an
-`eagerAttention` figure) and the bytes of the distinct storages autograd saves that are score
-matrices (batch x heads x L x S). Dropout runs as CUDA's fused kernel does (`native_dropout`,
-a 1-byte mask) rather than the CPU's float noise tensor, so the bytes are a GPU's.
+For a few small attention models it writes test/vectors/eager-attention.json: per case the
+harness's layer table (docs/layer-table.md; rule 9 gives an nn.MultiheadAttention row an
+`eagerAttention` figure when PyTorch 2 runs that call eagerly), the bytes of the distinct storages
+autograd saves that are score matrices (batch x heads x L x S), measured on the torch this script
+runs (1.13 on our CPU harness), and `pytorch2`, how PyTorch >= 2 runs the case's attention:
+
+- "eager": nn.MultiheadAttention called directly with need_weights left True (its default) or a
+  hand-written softmax(q k^T) -> dropout -> @ v. F.multi_head_attention_forward's eager branch is
+  the same code in 1.13 and 2.x, so the bytes measured here are PyTorch 2's, and the table must
+  account for exactly them.
+- "fused": nn.MultiheadAttention called with need_weights=False, and the nn.Transformer* layers,
+  which call it so. PyTorch 2 runs scaled_dot_product_attention there, whose fused kernels keep no
+  score matrix; 1.13 still runs the eager branch, so the bytes measured here (> 0) are what 1.13
+  keeps and PyTorch 2 does not, and the table shows none. That PyTorch 2 keeps none is read from
+  its source (F.multi_head_attention_forward), not measured: this machine has no PyTorch 2 or GPU.
+
+Dropout runs as CUDA's fused kernel does (`native_dropout`, a 1-byte mask) rather than the CPU's
+float noise tensor, so the bytes are a GPU's.
 
 harness/tests/test_eager_attention.py checks that the vectors are current and agree with the
 bytes-per-element rule; test/unit/core/estimators/eagerAttention.unit.test.ts checks that the
-TypeScript replay gives the measured bytes for the same tables.
+TypeScript replay gives the same bytes for the same tables.
 
     /usr/bin/python3 scripts/generate_eager_attention_vectors.py [--check]
 """
@@ -22,7 +33,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -77,6 +88,25 @@ class GptBlock(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+class AttendToMemory(nn.Module):
+    """A pre-norm block around nn.MultiheadAttention called directly, as scripts write it; the
+    query (12 positions) attends to a memory of 20. need_weights=None leaves it out of the call."""
+
+    def __init__(self, dropout: float, need_weights: Optional[bool]):
+        super().__init__()
+        self.norm = nn.LayerNorm(D_MODEL)
+        self.attn = nn.MultiheadAttention(D_MODEL, HEADS, dropout=dropout, batch_first=True)
+        self.need_weights = need_weights
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x)
+        if self.need_weights is None:
+            attended, _ = self.attn(h, memory, memory)
+        else:
+            attended, _ = self.attn(h, memory, memory, need_weights=self.need_weights)
+        return x + attended
+
+
 def _encoder(dropout: float) -> nn.Module:
     layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, FEEDFORWARD, dropout=dropout, batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=2)
@@ -86,16 +116,23 @@ def _randn(*shape: int) -> Callable[[int], Tuple[torch.Tensor, ...]]:
     return lambda batch: (torch.randn(batch, *shape),)
 
 
-#: name -> (model factory, input factory, the (L, S) of its score matrices)
-CASES: Dict[str, Tuple[Callable[[], nn.Module], Callable[[int], Tuple[torch.Tensor, ...]], List[Tuple[int, int]]]] = {
-    "transformer_encoder": (lambda: _encoder(0.1), _randn(16, D_MODEL), [(16, 16)]),
-    "transformer_encoder_no_dropout": (lambda: _encoder(0.0), _randn(16, D_MODEL), [(16, 16)]),
+def _query_and_memory(batch: int) -> Tuple[torch.Tensor, ...]:
+    return torch.randn(batch, 12, D_MODEL), torch.randn(batch, 20, D_MODEL)
+
+
+#: name -> (model factory, input factory, the (L, S) of its score matrices, how PyTorch 2 runs its attention)
+CASES: Dict[str, Tuple[Callable[[], nn.Module], Callable[[int], Tuple[torch.Tensor, ...]], List[Tuple[int, int]], str]] = {
+    "mha_default": (lambda: AttendToMemory(0.1, None), _query_and_memory, [(12, 20)], "eager"),
+    "mha_need_weights_true_no_dropout": (lambda: AttendToMemory(0.0, True), _query_and_memory, [(12, 20)], "eager"),
+    "mha_need_weights_false": (lambda: AttendToMemory(0.1, False), _query_and_memory, [(12, 20)], "fused"),
+    "transformer_encoder": (lambda: _encoder(0.1), _randn(16, D_MODEL), [(16, 16)], "fused"),
     "transformer_decoder_layer": (
         lambda: nn.TransformerDecoderLayer(D_MODEL, HEADS, FEEDFORWARD, dropout=0.1, batch_first=True),
-        lambda batch: (torch.randn(batch, 12, D_MODEL), torch.randn(batch, 20, D_MODEL)),
+        _query_and_memory,
         [(12, 12), (12, 20)],
+        "fused",
     ),
-    "gpt_block": (GptBlock, _randn(16, D_MODEL), [(16, 16)]),
+    "gpt_block": (GptBlock, _randn(16, D_MODEL), [(16, 16)], "eager"),
 }
 
 
@@ -141,12 +178,12 @@ def attention_saved_bytes(model: nn.Module, inputs: Sequence[torch.Tensor], head
 
 def generate() -> Dict[str, Any]:
     cases = []
-    for name, (build, make_input, matrices) in CASES.items():
+    for name, (build, make_input, matrices, pytorch2) in CASES.items():
         torch.manual_seed(0)
         model = build().train()
         table = layer_table(model, make_input, name)
         measured = attention_saved_bytes(model, make_input(BATCH), HEADS, matrices)
-        cases.append({"name": name, "batch": BATCH, "precision": "fp32", "layerTable": table, "measuredAttentionBytes": measured})
+        cases.append({"name": name, "batch": BATCH, "precision": "fp32", "pytorch2": pytorch2, "layerTable": table, "measuredAttentionBytes": measured})
     return {"generatedBy": {"torch": torch.__version__, "script": "scripts/generate_eager_attention_vectors.py"}, "cases": cases}
 
 
@@ -165,7 +202,7 @@ def main() -> int:
         return 1 if stale else 0
     OUT.write_text(text, encoding="utf-8")
     for case in json.loads(text)["cases"]:
-        print(f"{case['name']:32} measured {case['measuredAttentionBytes']:>8} bytes of score matrices at batch {case['batch']}")
+        print(f"{case['name']:34} torch {torch.__version__} keeps {case['measuredAttentionBytes']:>6} bytes of score matrices at batch {case['batch']}; PyTorch 2: {case['pytorch2']}")
     return 0
 
 

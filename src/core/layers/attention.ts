@@ -50,7 +50,7 @@ function batchOf(input: TensorShape, batchFirst: boolean): Dim | undefined {
 }
 
 /** The sequence length of a (L, N, E), (N, L, E) or (L, E) input. */
-export function sequenceOf(input: TensorShape, batchFirst: boolean): Dim {
+function sequenceOf(input: TensorShape, batchFirst: boolean): Dim {
   return input.length === 3 && batchFirst ? input[1]! : input[0]!;
 }
 
@@ -101,23 +101,20 @@ function attentionForward(query: TensorShape, key: TensorShape, value: TensorSha
 }
 
 /**
- * One attention call's score matrices per sample, heads x L x S (S with bias_k / zero attention's
- * extra key), or undefined when a length is not a number. In training PyTorch runs
- * `F.multi_head_attention_forward` (the fast path is for inference only): 1.13 always computes
- * softmax(q k^T) and its dropout eagerly; PyTorch 2 does so when weights are asked for.
+ * The score matrices one call keeps for backward, heads x L x S per sample (S with bias_k's and
+ * the zero attention's extra key), or undefined when they are not kept or a length is not a
+ * number. Training skips the inference fast path and runs `F.multi_head_attention_forward`;
+ * PyTorch 2 computes softmax(q k^T) and its dropout eagerly there only when the weights are asked
+ * for (need_weights, True by default, also when the call's value is not read), and otherwise
+ * calls scaled_dot_product_attention, whose fused kernels keep no matrix.
  */
-export function attentionMatrixElements(heads: number, query: TensorShape, key: TensorShape, batchFirst: boolean, extraKeys = 0): number | undefined {
-  const target = sequenceOf(query, batchFirst);
-  const source = sequenceOf(key, batchFirst);
+function eagerAttention(query: TensorShape, key: TensorShape, c: AttentionConfig, dropout: number, call: ForwardCall): EagerAttention | undefined {
+  if (!callFlag(call, 'need_weights', true)) return undefined;
+  const target = sequenceOf(query, c.batchFirst);
+  const source = sequenceOf(key, c.batchFirst);
   if (typeof target !== 'number' || typeof source !== 'number') return undefined;
-  return heads * target * (source + extraKeys);
-}
-
-/** Sums attention calls' matrices; undefined when any is unknown. */
-export function sumAttention(parts: readonly (EagerAttention | undefined)[]): EagerAttention | undefined {
-  if (parts.some((part) => part === undefined)) return undefined;
-  const known = parts as readonly EagerAttention[];
-  return { elements: known.reduce((sum, part) => sum + part.elements, 0), dropout: known.some((part) => part.dropout) };
+  const extra = (c.addBiasKv ? 1 : 0) + (c.addZeroAttn ? 1 : 0);
+  return { elements: c.heads * target * (source + extra), dropout: dropout > 0 };
 }
 
 const multiheadAttention: LayerSpec = {
@@ -135,11 +132,9 @@ const multiheadAttention: LayerSpec = {
   savesInput: true,
   savesOutput: false,
   extraBytesPerElement: 16,
-  eagerAttention(inputs, args) {
-    const c = attentionConfig(args);
+  eagerAttention(inputs, args, call) {
     const [query, key] = [inputAt(inputs, 0, args.type, 3), inputAt(inputs, 1, args.type, 3)];
-    const elements = attentionMatrixElements(c.heads, query, key, c.batchFirst, (c.addBiasKv ? 1 : 0) + (c.addZeroAttn ? 1 : 0));
-    return elements === undefined ? undefined : { elements, dropout: args.float(2, 'dropout', 0) > 0 };
+    return eagerAttention(query, key, attentionConfig(args), args.float(2, 'dropout', 0), call);
   },
 };
 

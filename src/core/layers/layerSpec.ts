@@ -44,8 +44,9 @@ export interface LayerSpec {
   /** Extra bytes kept per output element, such as Dropout's boolean mask. */
   readonly extraBytesPerElement?: number;
   /**
-   * The attention score matrices `module(*inputs)` computes (MultiheadAttention and the
-   * Transformer layers, which run it eagerly in training); undefined where a length is unknown.
+   * The attention score matrices `module(*inputs)` keeps for backward in training on PyTorch 2
+   * (MultiheadAttention called with need_weights left True); undefined where none are kept or a
+   * length is unknown.
    */
-  eagerAttention?(inputs: readonly TensorShape[], args: LayerArgs): EagerAttention | undefined;
+  eagerAttention?(inputs: readonly TensorShape[], args: LayerArgs, call: ForwardCall): EagerAttention | undefined;
 }

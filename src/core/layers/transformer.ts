@@ -3,11 +3,14 @@
  * Transformer. The stacks take a layer as an argument (a LayerValue, read with LayerArgs.layer)
  * and clone it num_layers times; their parameters are counted recursively like
  * `sum(p.numel() for p in module.parameters())`.
+ *
+ * They have no `eagerAttention` (rule 9 of docs/layer-table.md): their layers call the
+ * self- and cross-attention with need_weights=False, which PyTorch 2 runs through
+ * scaled_dot_product_attention, whose fused kernels keep no score matrix for backward.
  */
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';
-import type { EagerAttention } from '../layerTable/layerTable';
-import { attentionMatrixElements, attentionParams, checkSameBatch, checkSequence, sumAttention, type AttentionConfig } from './attention';
+import { attentionParams, checkSameBatch, checkSequence, type AttentionConfig } from './attention';
 import { checkFeatures } from './linear';
 import { fail, inputAt, sameDim, type LayerSpecGroup } from './shapes';
 import { isTensorShape, type TensorShape } from './tensorShape';
@@ -40,22 +43,6 @@ function layerConfig(args: LayerArgs): LayerConfig {
 function attention(c: LayerConfig, layer: string): AttentionConfig {
   if (c.heads <= 0 || c.dModel % c.heads !== 0) fail(`${layer}: d_model (${c.dModel}) must be divisible by nhead (${c.heads})`);
   return { embed: c.dModel, heads: c.heads, bias: c.bias, addBiasKv: false, addZeroAttn: false, kdim: c.dModel, vdim: c.dModel, batchFirst: c.batchFirst };
-}
-
-/** The self-attention (and, with memory, the cross-attention) of one encoder or decoder layer. */
-function layerAttention(args: LayerArgs, x: TensorShape, memory?: TensorShape): EagerAttention | undefined {
-  const c = layerConfig(args);
-  const dropout = args.float(3, 'dropout', 0.1) > 0;
-  const calls = memory ? [[x, x], [x, memory]] : [[x, x]];
-  return sumAttention(calls.map(([query, key]) => {
-    const elements = attentionMatrixElements(c.heads, query!, key!, c.batchFirst);
-    return elements === undefined ? undefined : { elements, dropout };
-  }));
-}
-
-/** `count` calls of the same attention. */
-function times(count: number, attention: EagerAttention | undefined): EagerAttention | undefined {
-  return attention && { elements: count * attention.elements, dropout: attention.dropout };
 }
 
 /** linear1 (d -> ff), linear2 (ff -> d), and `norms` LayerNorms of d, all with or without bias. */
@@ -108,7 +95,6 @@ const encoderLayer: LayerSpec = {
   savesInput: true,
   savesOutput: false,
   extraBytesPerElement: ENCODER_LAYER_BYTES,
-  eagerAttention: (inputs, args) => layerAttention(args, inputAt(inputs, 0, args.type)),
 };
 
 const decoderLayer: LayerSpec = {
@@ -125,7 +111,6 @@ const decoderLayer: LayerSpec = {
   savesInput: true,
   savesOutput: false,
   extraBytesPerElement: DECODER_LAYER_BYTES,
-  eagerAttention: (inputs, args) => layerAttention(args, inputAt(inputs, 0, args.type, 2), inputAt(inputs, 1, args.type, 2)),
 };
 
 function sameShape(a: TensorShape, b: TensorShape): boolean {
@@ -193,11 +178,6 @@ function transformerStack(resolve: SpecResolver, layerName: 'encoder_layer' | 'd
     savesInput: true,
     savesOutput: false,
     extraBytesPerElement,
-    // The clones keep the shape (checked by forward), so each sees the stack's input.
-    eagerAttention(inputs, args) {
-      const layer = required(args, 0, layerName, resolve);
-      return times(stackLayers(args), layer.spec.eagerAttention?.(inputs, layer.args));
-    },
   };
 }
 
@@ -249,21 +229,6 @@ function transformer(resolve: SpecResolver): LayerSpec {
     savesInput: true,
     savesOutput: false,
     extraBytesPerElement: ENCODER_LAYER_BYTES + DECODER_LAYER_BYTES,
-    eagerAttention(inputs, args) {
-      const c = transformerConfig(args);
-      const [src, tgt] = [inputAt(inputs, 0, args.type, 2), inputAt(inputs, 1, args.type, 2)];
-      const encoder = nested(args, 7, 'custom_encoder', resolve);
-      const decoder = nested(args, 8, 'custom_decoder', resolve);
-      const dropout = args.float(5, 'dropout', 0.1) > 0;
-      const call = (query: TensorShape, key: TensorShape): EagerAttention | undefined => {
-        const elements = attentionMatrixElements(c.heads, query, key, c.batchFirst);
-        return elements === undefined ? undefined : { elements, dropout };
-      };
-      return sumAttention([
-        encoder ? encoder.spec.eagerAttention?.([src], encoder.args) : times(c.encoders, call(src, src)),
-        decoder ? decoder.spec.eagerAttention?.([tgt, src], decoder.args) : times(c.decoders, sumAttention([call(tgt, tgt), call(tgt, src)])),
-      ]);
-    },
   };
 }
 

@@ -65,13 +65,13 @@ describe('training step replay', () => {
 
   it("counts the script's own attention and torch.nn attention rows as eager: scores, dropout's output and mask", () => {
     const attention: LayerRow = { path: 'blocks.0.attn.attn_drop', type: 'Dropout', outputShape: [12, 197, 197], activations: 12 * 197 * 197, params: 0, trainable: true };
-    const encoder: LayerRow = { path: 'encoder', type: 'TransformerEncoder', outputShape: [64, 1024], activations: 64 * 1024, params: 0, trainable: true, eagerAttention: { elements: 2 * 8 * 64 * 64, dropout: false } };
+    const encoder: LayerRow = { path: 'attn', type: 'MultiheadAttention', outputShape: [64, 1024], activations: 64 * 1024, params: 0, trainable: true, eagerAttention: { elements: 8 * 64 * 64, dropout: false } };
     const own = replayTrainingStep(job({ table: table([...mlp.rows.slice(0, 2), attention, mlp.rows[2]!], [1024]) }));
     assert.equal(own.attentionElements, 0);
     assert.equal(own.eagerAttentionBytes, 12 * 197 * 197 * 9);
     const nn = replayTrainingStep(job({ table: table([encoder, ...mlp.rows], [64, 1024]), precision: 'fp16-mixed' }));
     // Autocast: softmax's fp32 output and the matmul's half-precision copy of it.
-    assert.equal(nn.eagerAttentionBytes, 2 * 8 * 64 * 64 * 6);
+    assert.equal(nn.eagerAttentionBytes, 8 * 64 * 64 * 6);
     // A library that calls the fused kernels (timm's rows read alone): none of it is eager.
     const fused = replayTrainingStep(job({ table: table([...mlp.rows.slice(0, 2), attention, mlp.rows[2]!], [1024]), fusedAttention: true }));
     assert.deepEqual([fused.attentionElements, fused.eagerAttentionBytes], [12 * 197 * 197, 0]);
