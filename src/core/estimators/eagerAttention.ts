@@ -24,8 +24,9 @@ export function eagerAttentionBytesPerElement(precision: Precision, dropout: boo
 }
 
 /**
- * The score matrices a row computes when attention runs eagerly: a torch.nn attention row's own
- * figure, or a hand-written attention's dropout row (`attn_drop` on [heads, N, N]).
+ * The score matrices a row computes when attention runs eagerly: an nn.MultiheadAttention row's
+ * own figure (a call with need_weights left True; the nn.Transformer* layers are fused on
+ * PyTorch 2 and carry none), or a hand-written attention's dropout row (`attn_drop` on [heads, N, N]).
  */
 export function rowEagerAttention(row: LayerRow, attentionMatrix: boolean): EagerAttention | undefined {
   if (row.eagerAttention) return row.eagerAttention;

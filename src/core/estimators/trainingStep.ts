@@ -54,8 +54,9 @@ export interface StepReplay {
   readonly attentionElements: number;
   /**
    * Bytes per sample that eager attention keeps for backward (docs/layer-table.md, rule 9): the
-   * score matrices of torch.nn attention rows and of the script's own attention. Not allocated
-   * by the replay yet; the features see them (attentionShare).
+   * score matrices of nn.MultiheadAttention rows called with need_weights left True and of the
+   * script's own attention. Not allocated by the replay yet; the features see them
+   * (attentionShare).
    */
   readonly eagerAttentionBytes: number;
   /** The part of savedBytes in parts of the model whose saved activations were measured (`measuredActivations`). */

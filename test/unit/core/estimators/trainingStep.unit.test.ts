@@ -63,7 +63,7 @@ describe('training step replay', () => {
     assert.equal(replay.stats.peakReservedBytes, replayTrainingStep(job()).stats.peakReservedBytes);
   });
 
-  it("counts the script's own attention and torch.nn attention rows as eager: scores, dropout's output and mask", () => {
+  it("counts the script's own attention and MultiheadAttention rows with eagerAttention as eager: scores, dropout's output and mask", () => {
     const attention: LayerRow = { path: 'blocks.0.attn.attn_drop', type: 'Dropout', outputShape: [12, 197, 197], activations: 12 * 197 * 197, params: 0, trainable: true };
     const encoder: LayerRow = { path: 'attn', type: 'MultiheadAttention', outputShape: [64, 1024], activations: 64 * 1024, params: 0, trainable: true, eagerAttention: { elements: 8 * 64 * 64, dropout: false } };
     const own = replayTrainingStep(job({ table: table([...mlp.rows.slice(0, 2), attention, mlp.rows[2]!], [1024]) }));
