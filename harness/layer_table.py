@@ -9,6 +9,7 @@ concatenations user code makes between them (the one kind of functional call tha
 """
 from __future__ import annotations
 
+import inspect
 import math
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -143,19 +144,35 @@ def _leave_user_module(stack: List[str], _module: nn.Module, _inputs: Any, _outp
 def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]], functional_calls: bool):
     """Runs forward once; returns (calls, input shapes)."""
     calls: List[Call] = []
+    # Per index in `calls`: the eager attention (rule 9) inside that layer call.
+    attention: Dict[int, Dict[str, Any]] = {}
     handles = []
-    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": []}
+    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": [], "attention": None}
 
     def enter_layer(_module: nn.Module, _inputs: Any) -> None:
+        if state["inside_layer"] == 0:
+            state["attention"] = None
         state["inside_layer"] += 1
 
     def leave_layer(module: nn.Module, _inputs: Any, output: Any) -> None:
         state["inside_layer"] -= 1
+        if state["inside_layer"] == 0 and state["attention"] is not None:
+            attention[len(calls)] = state["attention"]
         calls.append((module, "", [tuple(t.shape) for t in flatten_tensors(output)]))
+
+    def enter_attention(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> None:
+        matrices = _attention_matrices(module, arguments)
+        if matrices is None or state["inside_layer"] == 0:
+            return
+        known = state["attention"] or {"elements": 0, "dropout": False}
+        state["attention"] = {"elements": known["elements"] + matrices, "dropout": known["dropout"] or (module.training and module.dropout > 0)}
 
     for _, module in leaves:
         handles.append(module.register_forward_pre_hook(enter_layer))
         handles.append(module.register_forward_hook(leave_layer))
+    for module in model.modules():
+        if isinstance(module, nn.MultiheadAttention):
+            handles.append(_CallWatch(module, enter_attention))
     if functional_calls:
         # The user modules (and containers) whose forward is running: a concatenation's row takes
         # the path of the innermost one.
@@ -178,7 +195,47 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         for handle in handles:
             handle.remove()
     input_shapes = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
-    return calls, input_shapes
+    return calls, input_shapes, attention
+
+
+class _CallWatch:
+    """Calls `watch(module, arguments by name)` before each call of the module's forward (a
+    forward pre-hook sees no keyword arguments in torch 1.13); remove() puts forward back."""
+
+    def __init__(self, module: nn.Module, watch: Callable[[nn.Module, Dict[str, Any]], None]):
+        self.module = module
+        self.had_own = "forward" in module.__dict__
+        original = module.forward
+        signature = inspect.signature(original)
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            watch(module, dict(signature.bind(*args, **kwargs).arguments))
+            return original(*args, **kwargs)
+
+        self.original = original
+        module.forward = forward  # type: ignore[assignment]
+
+    def remove(self) -> None:
+        if self.had_own:
+            self.module.forward = self.original  # type: ignore[assignment]
+        else:
+            del self.module.forward
+
+
+def _attention_matrices(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> Optional[int]:
+    """Elements per sample of the score matrices one call keeps for backward on PyTorch >= 2,
+    heads x L x S (S with bias_k's and the zero attention's extra key), or None when it keeps none.
+    Training skips the inference fast path and runs F.multi_head_attention_forward, which in
+    PyTorch 2 computes softmax(q k^T) (and its dropout) eagerly only when need_weights is true
+    (the default) and otherwise calls scaled_dot_product_attention, whose fused kernels keep no
+    matrix; the nn.Transformer* layers pass need_weights=False. Torch 1.13, which this harness
+    runs on, computes the matrices in both cases: this is PyTorch 2's rule, not a measurement."""
+    query, key = arguments.get("query"), arguments.get("key")
+    if not arguments.get("need_weights", True) or not isinstance(query, torch.Tensor) or not isinstance(key, torch.Tensor):
+        return None
+    position = 1 if module.batch_first and query.dim() == 3 else 0
+    extra = (1 if module.bias_k is not None else 0) + (1 if module.add_zero_attn else 0)
+    return module.num_heads * query.shape[position] * (key.shape[position] + extra)
 
 
 def _call_key(call: Call) -> Tuple[Any, str]:
@@ -198,10 +255,12 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
     for path, module in model.named_modules():
         first_name.setdefault(id(module), path)
 
-    small_calls, small_inputs = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
-    large_calls, large_inputs = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
+    small_calls, small_inputs, small_attention = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
+    large_calls, large_inputs, large_attention = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
     if [_call_key(c) for c in small_calls] != [_call_key(c) for c in large_calls]:
         raise LayerTableError(f"{name}: forward calls different layers for batch sizes {BATCH_SIZES}")
+    if small_attention != large_attention:
+        raise LayerTableError(f"{name}: the attention matrices per sample change with the batch size")
 
     counted: set = set()
 
@@ -240,6 +299,8 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         params = list(target.parameters())
         called.add(id(target))
         rows.append(_row(path, type_name, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
+        if index in small_attention:
+            rows[-1]["eagerAttention"] = small_attention[index]
 
     # Layer modules forward never calls come last.
     for path, module in leaves:

@@ -19,7 +19,8 @@ export const REAL_MODEL_FEATURES = [
   'stateShare',
   'logBatch',
   'transformer',
-  // The attention matrices the fused kernels skip (bytes at fp32), relative to the replayed peak.
+  // The attention matrices the fused kernels skip (bytes at fp32), plus what eager attention keeps
+  // for them (scores, dropout's output and mask: eagerAttention.ts), relative to the replayed peak.
   'attentionShare',
   // log(input side / 224).
   'logResolution',
@@ -99,7 +100,7 @@ export function realModelFeatures(job: TrainingJob): RealModelFeatures {
   const replay = replayTrainingStep(job);
   const reservedMiB = Math.max(1, replay.stats.peakReservedBytes / BYTES_PER_MIB);
   const traits = tableTraits(job);
-  const attentionMiB = (replay.attentionElements * job.batchSize * FP32_BYTES) / BYTES_PER_MIB;
+  const attentionMiB = (replay.attentionElements * job.batchSize * FP32_BYTES + replay.eagerAttentionBytes * job.batchSize) / BYTES_PER_MIB;
   const values: Record<RealModelFeatureName, number> = {
     bias: 1,
     logPhysicalMiB: Math.log(reservedMiB + RUNTIME_OVERHEAD_MIB),

@@ -9,6 +9,12 @@ export interface TrainingJob {
   readonly batchSize: number;
   readonly optimizer: OptimizerKind;
   readonly precision: Precision;
+  /**
+   * Every attention of the model runs fused (`scaled_dot_product_attention`): set for timm's
+   * tables read without their measured activations, whose library calls the fused kernels. Absent,
+   * attention is eager unless a part with measured activations holds it (trainingStep.ts).
+   */
+  readonly fusedAttention?: boolean;
   /** Fine-tuning a pretrained Transformer (fineTuningEstimator.ts): the job without its batch, and what was assumed to make it. */
   readonly fineTuning?: { readonly job: Omit<FineTuningJob, 'batch'>; readonly notes: readonly string[]; readonly sharding?: ShardingSpec };
 }

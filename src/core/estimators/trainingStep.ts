@@ -29,6 +29,7 @@ import { CachingAllocator, type AllocatorEvent, type AllocatorStats } from '../a
 import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layerTable';
 import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
+import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -51,6 +52,13 @@ export interface StepReplay {
   readonly savedBytes: number;
   /** Elements of the attention matrices the fused kernels do not materialise, per sample. */
   readonly attentionElements: number;
+  /**
+   * Bytes per sample that eager attention keeps for backward (docs/layer-table.md, rule 9): the
+   * score matrices of nn.MultiheadAttention rows called with need_weights left True and of the
+   * script's own attention. Not allocated by the replay yet; the features see them
+   * (attentionShare).
+   */
+  readonly eagerAttentionBytes: number;
   /** The part of savedBytes in parts of the model whose saved activations were measured (`measuredActivations`). */
   readonly measuredSavedBytes: number;
 }
@@ -100,7 +108,7 @@ export function isAttentionMatrix(row: Pick<LayerRow, 'type' | 'path' | 'outputS
 }
 
 /** The event sequence of `iterations` training steps. */
-export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; measuredSavedBytes: number } {
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number } {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const events: AllocatorEvent[] = [];
@@ -123,13 +131,16 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const stateBytes = weightTotal * (2 + state.copies);
 
   let attentionElements = 0;
+  let eagerAttentionBytes = 0;
+  // A library part measured with fused attention (a catalog model) runs it fused; the script's own code eagerly.
+  const fused = (row: LayerRow) => job.fusedAttention === true || (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path));
   const active = table.rows.filter((row) => {
     if (row.activations === null || row.activations <= 0) return false;
-    if (isAttentionMatrix(row)) {
-      attentionElements += row.activations;
-      return false;
-    }
-    return true;
+    const matrix = isAttentionMatrix(row);
+    const eager = fused(row) ? undefined : rowEagerAttention(row, matrix);
+    if (eager) eagerAttentionBytes += eager.elements * eagerAttentionBytesPerElement(precision, eager.dropout);
+    else if (matrix) attentionElements += row.activations;
+    return !matrix;
   });
   const activeRows = new Set(active);
   const inputElements = table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) : 0;
@@ -198,13 +209,13 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     free(labels);
     free(input);
   }
-  return { events, stateBytes, savedBytes, attentionElements, measuredSavedBytes };
+  return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes };
 }
 
 /** Replays `iterations` training steps of the job through the caching allocator. */
 export function replayTrainingStep(job: TrainingJob, iterations = 2): StepReplay {
-  const { events, stateBytes, savedBytes, attentionElements, measuredSavedBytes } = trainingStepEvents(job, iterations);
+  const { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes } = trainingStepEvents(job, iterations);
   const allocator = new CachingAllocator();
   for (const event of events) allocator.apply(event);
-  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, measuredSavedBytes };
+  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes };
 }

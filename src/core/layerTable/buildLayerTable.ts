@@ -6,6 +6,7 @@ import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
+import type { ForwardCall } from '../layers/layerSpec';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
 import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
@@ -249,9 +250,10 @@ class RowRecorder {
       return tensor(null);
     }
     this.checkLayout(module, shapes[0]!);
+    const call: ForwardCall = { kwargs: Object.fromEntries([...options].map(([k, v]) => [k, toValue(v, k)])) };
     let output: LayerOutput;
     try {
-      output = spec.forward(shapes as TensorShape[], args, { kwargs: Object.fromEntries([...options].map(([k, v]) => [k, toValue(v, k)])) });
+      output = spec.forward(shapes as TensorShape[], args, call);
     } catch (error) {
       if (!(error instanceof LayerArgumentError)) throw error;
       interpreter.note(node, `${path}: ${error.message}`);
@@ -260,6 +262,10 @@ class RowRecorder {
     }
     const tensors = outputTensors(output);
     const first = tensors[0];
+    const eagerAttention = spec.eagerAttention?.(shapes as TensorShape[], args, call);
+    if (eagerAttention && options.has('need_weights') && !['boolean', 'number'].includes(typeof call.kwargs.need_weights)) {
+      interpreter.note(node, `${path}: need_weights is not read; counted as True, PyTorch's default, which keeps the attention matrices`);
+    }
     this.calls.push({
       path,
       type: module.layer.type,
@@ -267,6 +273,7 @@ class RowRecorder {
       activations: tensors.reduce((sum, t) => sum + perSampleElements(t), 0),
       params,
       trainable: true,
+      ...(eagerAttention ? { eagerAttention } : {}),
     });
     return toPyValue(output);
   }

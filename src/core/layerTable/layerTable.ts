@@ -16,6 +16,16 @@ export interface LayerRow {
   readonly activations: number | null;
   readonly params: number | null;
   readonly trainable: boolean;
+  /** nn.MultiheadAttention rows whose call leaves need_weights True: the score matrices eager attention keeps (rule 9 of docs/layer-table.md). */
+  readonly eagerAttention?: EagerAttention;
+}
+
+/** The batch x heads x L x S matrices an eager torch.nn attention call computes and autograd keeps. */
+export interface EagerAttention {
+  /** Elements per sample over every eager attention call inside the row's call: heads x L x S each. */
+  readonly elements: number;
+  /** Dropout runs on the matrices (p > 0 in train mode): its output and mask are kept too. */
+  readonly dropout: boolean;
 }
 
 export interface LayerTableTotals {

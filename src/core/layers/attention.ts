@@ -1,4 +1,5 @@
 /** MultiheadAttention, also used inside the Transformer layers. */
+import type { EagerAttention } from '../layerTable/layerTable';
 import type { LayerArgs } from './layerArgs';
 import type { ForwardCall, LayerSpec } from './layerSpec';
 import { checkFeatures } from './linear';
@@ -99,6 +100,23 @@ function attentionForward(query: TensorShape, key: TensorShape, value: TensorSha
   return [output, [...(batch === undefined ? [] : [batch]), ...heads, target, keys]];
 }
 
+/**
+ * The score matrices one call keeps for backward, heads x L x S per sample (S with bias_k's and
+ * the zero attention's extra key), or undefined when they are not kept or a length is not a
+ * number. Training skips the inference fast path and runs `F.multi_head_attention_forward`;
+ * PyTorch 2 computes softmax(q k^T) and its dropout eagerly there only when the weights are asked
+ * for (need_weights, True by default, also when the call's value is not read), and otherwise
+ * calls scaled_dot_product_attention, whose fused kernels keep no matrix.
+ */
+function eagerAttention(query: TensorShape, key: TensorShape, c: AttentionConfig, dropout: number, call: ForwardCall): EagerAttention | undefined {
+  if (!callFlag(call, 'need_weights', true)) return undefined;
+  const target = sequenceOf(query, c.batchFirst);
+  const source = sequenceOf(key, c.batchFirst);
+  if (typeof target !== 'number' || typeof source !== 'number') return undefined;
+  const extra = (c.addBiasKv ? 1 : 0) + (c.addZeroAttn ? 1 : 0);
+  return { elements: c.heads * target * (source + extra), dropout: dropout > 0 };
+}
+
 const multiheadAttention: LayerSpec = {
   category: 'attention',
   params: (args) => attentionParams(attentionConfig(args)),
@@ -114,6 +132,10 @@ const multiheadAttention: LayerSpec = {
   savesInput: true,
   savesOutput: false,
   extraBytesPerElement: 16,
+  eagerAttention(inputs, args, call) {
+    const [query, key] = [inputAt(inputs, 0, args.type, 3), inputAt(inputs, 1, args.type, 3)];
+    return eagerAttention(query, key, attentionConfig(args), args.float(2, 'dropout', 0), call);
+  },
 };
 
 export const attentionLayers: LayerSpecGroup = { MultiheadAttention: multiheadAttention };

@@ -1,4 +1,5 @@
 import type { Value } from '../analysis/layerCall';
+import type { EagerAttention } from '../layerTable/layerTable';
 import type { LayerArgs } from './layerArgs';
 import type { LayerOutput, TensorShape } from './tensorShape';
 
@@ -42,4 +43,10 @@ export interface LayerSpec {
   readonly savesOutput: boolean;
   /** Extra bytes kept per output element, such as Dropout's boolean mask. */
   readonly extraBytesPerElement?: number;
+  /**
+   * The attention score matrices `module(*inputs)` keeps for backward in training on PyTorch 2
+   * (MultiheadAttention called with need_weights left True); undefined where none are kept or a
+   * length is unknown.
+   */
+  eagerAttention?(inputs: readonly TensorShape[], args: LayerArgs, call: ForwardCall): EagerAttention | undefined;
 }

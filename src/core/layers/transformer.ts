@@ -3,6 +3,10 @@
  * Transformer. The stacks take a layer as an argument (a LayerValue, read with LayerArgs.layer)
  * and clone it num_layers times; their parameters are counted recursively like
  * `sum(p.numel() for p in module.parameters())`.
+ *
+ * They have no `eagerAttention` (rule 9 of docs/layer-table.md): their layers call the
+ * self- and cross-attention with need_weights=False, which PyTorch 2 runs through
+ * scaled_dot_product_attention, whose fused kernels keep no score matrix for backward.
  */
 import type { LayerArgs } from './layerArgs';
 import type { LayerSpec } from './layerSpec';

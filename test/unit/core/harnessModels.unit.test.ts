@@ -29,7 +29,7 @@ describe('sampled harness models: the analyzer reads what the harness measured',
       const result = await estimate(readFileSync(path.join(DIR, `${variant}.py`), 'utf8'));
       const model = result.models.find((m) => m.name === 'model');
       assert.ok(model, `no model named "model"; warnings: ${result.warnings.join(' | ')}`);
-      const rows = (table: LayerTable) => table.rows.map((row) => [row.path, row.type, row.params, row.outputShape, row.activations, row.trainable]);
+      const rows = (table: LayerTable) => table.rows.map((row) => [row.path, row.type, row.params, row.outputShape, row.activations, row.trainable, row.eagerAttention ?? null]);
       assert.deepEqual(rows(model.layerTable), rows(vector.layerTable));
       assert.deepEqual(model.layerTable.totals, vector.layerTable.totals);
       assert.deepEqual(model.layerTable.inputShape, vector.layerTable.inputShape);

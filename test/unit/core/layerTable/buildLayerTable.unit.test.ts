@@ -68,3 +68,44 @@ describe('buildLayerTable', () => {
     assert.ok(notes.some((n) => /3 input channels|expects|channels/.test(n.message)), notes.map((n) => n.message).join('\n'));
   });
 });
+
+describe('buildLayerTable: eager attention as PyTorch 2 runs it (rule 9)', () => {
+  const script = (call: string) => `import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self, flag=True):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(64, 4, dropout=0.1, batch_first=True)
+        self.layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True)
+        self.flag = flag
+
+    def forward(self, x):
+        h = ${call}
+        return self.layer(x + h)
+
+model = Block()
+x = torch.randn(8, 10, 64)
+`;
+  const attention = async (call: string) => {
+    const { table, notes } = await tableOf(script(call));
+    return { rows: table.rows.filter((row) => row.eagerAttention).map((row) => [row.type, row.eagerAttention]), notes: notes.map((n) => n.message) };
+  };
+
+  it('counts a direct MultiheadAttention call that leaves need_weights out, and no Transformer layer', async () => {
+    const { rows } = await attention('self.attn(x, x, x)[0]');
+    assert.deepEqual(rows, [['MultiheadAttention', { elements: 4 * 10 * 10, dropout: true }]]);
+  });
+
+  it('reads need_weights from the call, by keyword or position', async () => {
+    assert.deepEqual((await attention('self.attn(x, x, x, need_weights=True)[0]')).rows, [['MultiheadAttention', { elements: 400, dropout: true }]]);
+    assert.deepEqual((await attention('self.attn(x, x, x, need_weights=False)[0]')).rows, []);
+    assert.deepEqual((await attention('self.attn(x, x, x, None, False)[0]')).rows, []);
+  });
+
+  it('keeps the default where need_weights is not read, and says so', async () => {
+    const { rows, notes } = await attention('self.attn(x, x, x, need_weights=self.flag and torch.cuda.is_available())[0]');
+    assert.deepEqual(rows, [['MultiheadAttention', { elements: 400, dropout: true }]]);
+    assert.ok(notes.some((note) => /attn: need_weights is not read; counted as True/.test(note)), notes.join('\n'));
+  });
+});

@@ -110,6 +110,31 @@ describe('layer specs', () => {
     rejects(() => forward('MultiheadAttention', [64, 4], [q]), 'MultiheadAttention expects 3 inputs but receives 1');
   });
 
+  it("counts the score matrices PyTorch 2 keeps: MultiheadAttention's when need_weights is left True, heads x L x S per call", () => {
+    const eager = (type: string, args: Value[], inputs: TensorShape[], kwargs: Record<string, Value> = {}, call: Record<string, Value> = {}) => {
+      const l = layer(type, args, kwargs);
+      return l.spec.eagerAttention?.(inputs, l.args, { kwargs: call });
+    };
+    const q: TensorShape = [BATCH, 7, 64];
+    const kv: TensorShape = [BATCH, 9, 64];
+    // need_weights left out: PyTorch's default (True) computes softmax(q k^T) eagerly.
+    assert.deepEqual(eager('MultiheadAttention', [64, 4], [q, kv, kv], { batch_first: true }), { elements: 4 * 7 * 9, dropout: false });
+    assert.deepEqual(eager('MultiheadAttention', [64, 4], [q, kv, kv], { batch_first: true, dropout: 0.1 }, { need_weights: true }), { elements: 4 * 7 * 9, dropout: true });
+    // need_weights=False: scaled_dot_product_attention, no matrix kept.
+    assert.equal(eager('MultiheadAttention', [64, 4], [q, kv, kv], { batch_first: true, dropout: 0.1 }, { need_weights: false }), undefined);
+    // A value the analyzer could not read counts as the default.
+    assert.deepEqual(eager('MultiheadAttention', [64, 4], [q, kv, kv], { batch_first: true }, { need_weights: { unresolved: 'flag', reason: 'not a constant' } }), { elements: 4 * 7 * 9, dropout: false });
+    // Sequence-first, with bias_k / bias_v's extra key and dropout.
+    assert.deepEqual(eager('MultiheadAttention', [64, 4], [[7, BATCH, 64], [9, BATCH, 64], [9, BATCH, 64]], { dropout: 0.1, add_bias_kv: true }), { elements: 4 * 7 * 10, dropout: true });
+    // A length that is the batch is no figure.
+    assert.equal(eager('MultiheadAttention', [64, 4], [q, [9, BATCH, 64], [9, BATCH, 64]], {}), undefined);
+    // The Transformer layers call their attention with need_weights=False: fused on PyTorch 2.
+    for (const type of ['TransformerEncoderLayer', 'TransformerDecoderLayer', 'TransformerEncoder', 'TransformerDecoder', 'Transformer']) {
+      assert.ok(layerSpec(type) && !('eagerAttention' in layerSpec(type)!), type);
+    }
+    assert.equal(eager('Linear', [64, 4], [q]), undefined);
+  });
+
   it('counts and runs nested layers of Transformer stacks, and explains the ones it cannot', () => {
     const encoderLayer = nested('TransformerEncoderLayer', [64, 4, 128]);
     const stack = layer('TransformerEncoder', [encoderLayer, 3], { norm: nested('LayerNorm', [64]) });
