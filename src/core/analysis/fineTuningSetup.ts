@@ -3,6 +3,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type DictValue, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
 import { UNSLOTH_LOAD, UNSLOTH_PEFT } from './interpreter/fineTuningLibraries';
+import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -108,7 +109,12 @@ export function quantization(events: readonly CallEvent[]): Found<QuantizationSe
     const isConfig = BNB_CONFIG.test(call.qualified);
     if (!isConfig && !FROM_PRETRAINED.test(call.qualified)) continue;
     const bits = call.kwargs.get('load_in_4bit') === true ? 4 : call.kwargs.get('load_in_8bit') === true ? 8 : undefined;
-    if (bits === undefined) continue;
+    if (bits === undefined) {
+      // A mirror stored in 4 bits (`unsloth/llama-3-8b-bnb-4bit`): its config's quantization_config loads it so, NF4 with double quantization.
+      const id = call.kwargs.get('pretrained_model_name_or_path') ?? call.args[0];
+      if (!isConfig && typeof id === 'string' && isBnb4bitMirror(id)) return { value: { bits: 4, quantType: 'nf4', doubleQuant: true }, node: call.node, origin: `from_pretrained("${id}"): a checkpoint stored in 4 bits (bitsandbytes NF4 with double quantization)` };
+      continue;
+    }
     const keyword = bits === 4 ? 'load_in_4bit' : 'load_in_8bit';
     if (bits === 8) return { value: { bits, doubleQuant: false }, node: argumentNode(call, keyword), origin: `${isConfig ? 'BitsAndBytesConfig' : 'from_pretrained'}(load_in_8bit=True)` };
     const quantType = call.kwargs.get('bnb_4bit_quant_type') === 'nf4' ? 'nf4' : 'fp4';

@@ -24,7 +24,7 @@ export const UNSLOTH_PEFT = /^unsloth(\.\w+)*\.Fast\w*Model\.get_peft_model$/;
 export function unslothBaseId(id: string): string {
   if (!/^unsloth\//i.test(id)) return id;
   const short = id.replace(/^unsloth\//i, '').replace(/(-unsloth)?(-bnb)?-4bit$/i, '').replace(/-unsloth$/i, '');
-  return findCheckpoint(short)?.name ?? findCheckpoint(`Meta-${short}`)?.name ?? short;
+  return findCheckpoint(id)?.name ?? findCheckpoint(short)?.name ?? findCheckpoint(`Meta-${short}`)?.name ?? short;
 }
 
 /** What a TRL trainer other than SFT holds beyond one supervised step. */
@@ -39,7 +39,7 @@ const PREFERENCE_EXTRAS: Readonly<Record<string, string>> = {
 
 /** The model a hub id names, as `AutoModelForCausalLM.from_pretrained(id)` builds it (a catalog miss is noted and unresolved). */
 function pretrained(interp: Evaluator, id: string, node: SyntaxNode): PyValue {
-  return catalogValue(interp, catalogCall('transformers.AutoModelForCausalLM.from_pretrained', [id], new Map())!, node);
+  return catalogValue(interp, catalogCall('transformers.AutoModelForCausalLM.from_pretrained', [unslothBaseId(id)], new Map())!, node);
 }
 
 /** The value of one of these libraries' calls, or undefined for any other call (and for a TRL trainer, which stays the trainer it is). */

@@ -49,8 +49,18 @@ export function findCheckpoint(name: string): Checkpoint | undefined {
   const named = CHECKPOINTS.find((c) => c.name.toLowerCase() === lower || c.aliases.some((a) => a.toLowerCase() === lower));
   if (named || !lower.includes('/')) return named;
   const short = lower.slice(lower.lastIndexOf('/') + 1);
-  const mirrored = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => n.toLowerCase().slice(n.lastIndexOf('/') + 1) === short));
-  return mirrored.length === 1 ? mirrored[0] : undefined;
+  // A pre-quantized mirror (`unsloth/llama-3-8b-bnb-4bit`) has its base's shape; Meta's names start with `Meta-`.
+  const base = short.replace(/(-unsloth)?(-bnb)?-4bit$/, '');
+  for (const wanted of [short, base, `meta-${base}`]) {
+    const mirrored = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => n.toLowerCase().slice(n.lastIndexOf('/') + 1) === wanted));
+    if (mirrored.length === 1) return mirrored[0];
+  }
+  return undefined;
+}
+
+/** Whether a hub id names a mirror stored in 4 bits by bitsandbytes (`...-bnb-4bit`), which from_pretrained loads as such. */
+export function isBnb4bitMirror(name: string): boolean {
+  return /-bnb-4bit$/i.test(name);
 }
 
 /**

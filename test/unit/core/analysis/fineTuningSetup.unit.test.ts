@@ -163,6 +163,12 @@ describe('fineTuningSetup', () => {
       assert.equal((await setupOf(script('torch_dtype="auto"'))).weightDtype?.value, 'auto');
     });
 
+    it('reads a checkpoint stored in 4 bits by its name (unsloth/...-bnb-4bit) as NF4 with double quantization', async () => {
+      const source = 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("unsloth/llama-3-8b-bnb-4bit")\n';
+      assert.deepEqual((await setupOf(source)).quantization?.value, { bits: 4, quantType: 'nf4', doubleQuant: true });
+      assert.equal((await setupOf(script(''))).quantization, undefined);
+    });
+
     it('reads a 4-bit config without a quant type as fp4, without double quantization', async () => {
       const setup = await setupOf(script('quantization_config=BitsAndBytesConfig(load_in_4bit=True)'));
       assert.deepEqual(setup.quantization?.value, { bits: 4, quantType: 'fp4', doubleQuant: false });

@@ -40,6 +40,9 @@ describe('transformers checkpoints (checkpoints.json)', () => {
   it("finds a mirror under another organisation by its short name, when exactly one checkpoint has it", () => {
     assert.equal(findCheckpoint('NousResearch/Llama-2-7b-hf')?.name, 'meta-llama/Llama-2-7b-hf');
     assert.equal(findCheckpoint('unsloth/Llama-3.2-1B')?.name, 'meta-llama/Llama-3.2-1B');
+    // A pre-quantized mirror has its base's shape (Meta's names with their Meta- prefix).
+    assert.equal(findCheckpoint('unsloth/llama-3-8b-bnb-4bit')?.name, 'meta-llama/Meta-Llama-3-8B');
+    assert.equal(findCheckpoint('unsloth/mistral-7b-v0.3-bnb-4bit')?.name, findCheckpoint('mistralai/Mistral-7B-v0.3')?.name);
     // A short name no checkpoint has, and a bare name, stay unknown.
     assert.equal(findCheckpoint('someone/Llama-2-8b-hf'), undefined);
     assert.equal(findCheckpoint('Llama-2-8b-hf'), undefined);
