@@ -24,6 +24,9 @@ const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp;
   { word: /mistral|zephyr|nemo|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
   { word: /qwen/, members: /./, modelType: 'qwen2', label: 'Qwen2' },
   { word: /gemma/, members: /./, modelType: 'gemma', label: 'Gemma' },
+  // Phi-3's vocabulary (32064) and full multi-head attention are Llama 2's; Phi-4's vocabulary (100352) and grouped keys and values are nearer Llama 3's.
+  { word: /phi-?3/, members: /llama-2(?!\d)|codellama/i, modelType: 'llama', label: 'Llama 2' },
+  { word: /phi-?4/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
   { word: /llama-?3(?!\d)/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
   { word: /llama-?2(?!\d)|codellama|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|codellama|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
   { word: /smollm/, members: /smollm/i, modelType: 'llama', label: 'SmolLM' },
@@ -39,11 +42,20 @@ export function sizeFromName(name: string): { readonly params: number; readonly 
   const short = lower.split('/').pop() ?? lower;
   if (MIXTURE.test(short)) return { declined: `'${name}' names a mixture-of-experts model, whose size does not give a dense shape` };
   const match = /(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)([bm])(\d)?(?![a-z0-9])/.exec(short);
-  if (!match) return undefined;
+  if (!match) return phiTier(short);
   const digits = match[3] ? `${match[1]}.${match[3]}` : match[1]!;
   const value = Number(digits) * (match[2] === 'b' ? 1e9 : 1e6);
   if (!Number.isFinite(value) || value < 1e7) return undefined;
   return { params: value, tag: `${match[1]}${match[2]!.toUpperCase()}${match[3] ?? ''}` };
+}
+
+/** Microsoft's Phi names give a tier, not a size: their model cards publish mini 3.8B, small 7B, medium 14B, and Phi-4 14B. */
+function phiTier(short: string): { readonly params: number; readonly tag: string } | undefined {
+  if (!/(^|[^a-z])phi-?[34]/.test(short)) return undefined;
+  if (/mini/.test(short)) return { params: 3.8e9, tag: 'mini (3.8B)' };
+  if (/small/.test(short)) return { params: 7e9, tag: 'small (7B)' };
+  if (/medium|(^|[^a-z])phi-?4(?![.\d])/.test(short)) return { params: 14e9, tag: /medium/.test(short) ? 'medium (14B)' : 'Phi-4 (14B)' };
+  return undefined;
 }
 
 /** Parameters of a Llama-style config (embeddings, attention with its biases where the type has them, gated MLP, norms, an untied head). */
@@ -122,7 +134,8 @@ export function assumedCheckpoint(name: string, options: { readonly params?: num
   const reference = (family && nearestMember(family.modelType, family.members, params, options.except)) ?? nearestMember(family?.modelType ?? 'llama', /./, params, options.except);
   if (!reference) return { declined: `no catalog member to take the proportions of for '${name}'` };
   const config = scaledConfig(reference, params);
-  const other = family ? undefined : OTHER_DECODERS.exec(lower)?.[0];
+  // Phi takes Llama proportions without being a Llama: its own architecture is said not to be modelled, as for the families with none.
+  const other = family && !/phi/.test(family.word.source) ? undefined : OTHER_DECODERS.exec(lower)?.[0];
   const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
   const suggestions = closest(name, names);
   const shape = `hidden ${String(config.hidden_size)}, ${String(config.num_hidden_layers)} layers, ${String(config.num_attention_heads)} heads (${String(config.num_key_value_heads)} key-value), MLP ${String(config.intermediate_size)}, vocabulary ${String(config.vocab_size)}`;

@@ -49,8 +49,22 @@ describe('assumed checkpoint (a shape from the name)', () => {
     assert.equal(params('mistralai/Mistral-7B-v0.1'), 7e9);
     assert.equal(params('gpt2-xl'), undefined);
     assert.equal(params('acme/model-v2'), undefined);
+    // Phi's names give a tier; the model cards give its size.
+    assert.equal(params('microsoft/Phi-3-mini-4k-instruct'), 3.8e9);
+    assert.equal(params('microsoft/Phi-3.5-mini-instruct'), 3.8e9);
+    assert.equal(params('microsoft/Phi-3-medium-128k-instruct'), 14e9);
+    assert.equal(params('microsoft/phi-4'), 14e9);
+    assert.equal(params('microsoft/phi-2'), undefined);
     assert.match(JSON.stringify(sizeFromName('mistralai/Mixtral-8x7B-v0.1')), /mixture-of-experts/);
     assert.match(JSON.stringify(sizeFromName('Qwen/Qwen1.5-MoE-A2.7B')), /mixture-of-experts/);
+  });
+
+  it("gives Phi-3 Llama 2's proportions (its 32064-entry vocabulary and full multi-head attention), saying Phi's own architecture is not modelled", () => {
+    const phi = assumedCheckpoint('microsoft/Phi-3-mini-4k-instruct');
+    assert.ok(!('declined' in phi));
+    assert.equal(phi.config.vocab_size, 32000);
+    assert.equal(phi.config.num_key_value_heads ?? phi.config.num_attention_heads, phi.config.num_attention_heads);
+    assert.match(phi.assumed, /phi architecture is not modelled/);
   });
 
   it('declines mixture-of-experts, encoder and size-less names', () => {
