@@ -18,13 +18,12 @@ export const UNSLOTH_PEFT = /^unsloth(\.\w+)*\.Fast\w*Model\.get_peft_model$/;
 
 /**
  * The catalog's name for an Unsloth mirror (`unsloth/llama-3-8b-bnb-4bit` is Meta's Llama 3 8B,
- * stored in 4 bits; `unsloth/mistral-7b-instruct-v0.3` is Mistral's): without the organisation and the
- * quantization suffix, as the catalog names it (Meta's names start with `Meta-`); else the short name.
+ * stored in 4 bits: findCheckpoint's mirror rule); for one the catalog lacks, its name without the
+ * organisation and the quantization suffix, whose size tag the assumed shape reads.
  */
 export function unslothBaseId(id: string): string {
   if (!/^unsloth\//i.test(id)) return id;
-  const short = id.replace(/^unsloth\//i, '').replace(/(-unsloth)?(-bnb)?-4bit$/i, '').replace(/-unsloth$/i, '');
-  return findCheckpoint(id)?.name ?? findCheckpoint(short)?.name ?? findCheckpoint(`Meta-${short}`)?.name ?? short;
+  return findCheckpoint(id)?.name ?? id.replace(/^unsloth\//i, '').replace(/(-unsloth)?(-bnb)?-4bit$/i, '').replace(/-unsloth$/i, '');
 }
 
 /** What a TRL trainer other than SFT holds beyond one supervised step. */
