@@ -16,10 +16,10 @@ const TRANSFORMER_TYPES = /^(MultiheadAttention|Transformer.*)$/;
 function looksLikeTransformer(table: LayerTable): boolean {
   const count = (test: (type: string) => boolean) => table.rows.filter((row) => test(row.type)).length;
   const category = (type: string) => layerSpec(type)?.category;
-  // Hand-written norms (nanoGPT's LayerNorm with a bias switch) are Parameter rows.
+  // Hand-written norms (nanoGPT's LayerNorm with a bias switch) are Parameter rows; so are GPT-2's projections (transformers' Conv1D: a weight and a bias each).
   return (
     (count((type) => type === 'LayerNorm' || type === 'RMSNorm') >= 2 || count((type) => type === 'Parameter') >= 2) &&
-    count((type) => type === 'Linear') >= 4 &&
+    (count((type) => type === 'Linear') >= 4 || count((type) => type === 'Parameter') >= 8) &&
     count((type) => type === 'Embedding' || type === 'Parameter') >= 1 &&
     count((type) => category(type) === 'conv') <= 2 &&
     count((type) => category(type) === 'recurrent') === 0

@@ -22,6 +22,8 @@ describe('modelFamily', () => {
   it('calls attention written out of Linear layers a Transformer, and convolutional or recurrent models what they are', async () => {
     assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'transformers', className: 'BertForSequenceClassification', checkpoint: 'bert-base-uncased', options: {} }))), 'transformer');
     assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'transformers', className: 'ViTForImageClassification', checkpoint: 'google/vit-base-patch16-224', options: {} }))), 'transformer');
+    // GPT-2's projections are transformers' Conv1D, a weight and a bias (Parameter rows) each, not Linear layers.
+    assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'transformers', className: 'GPT2LMHeadModel', checkpoint: 'gpt2-medium', options: {} }))), 'transformer');
     assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'torchvision', name: 'vit_b_16', options: {} }))), 'transformer');
     assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'torchvision', name: 'convnext_tiny', options: {} }))), 'cnn');
     assert.equal(modelFamily(catalogTable(findArchitecture({ library: 'torchvision', name: 'resnet18', options: {} }))), 'cnn');
