@@ -28,6 +28,13 @@ export function conv2d(inChannels: number, outChannels: number, kernel: readonly
   return m;
 }
 
+/** A norm of the library's own with a weight and no bias (LlamaRMSNorm, MixtralRMSNorm, T5LayerNorm). */
+export function weightOnlyNorm(type: string, dim: number): Module {
+  const m = new Module(type, false);
+  m.param('weight', dim);
+  return m;
+}
+
 /** A torch.nn module without parameters: Dropout, Tanh, ReLU, Identity, CrossEntropyLoss. */
 export function plain(type: string): Module {
   return new Module(type, true);

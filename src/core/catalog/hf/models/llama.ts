@@ -10,7 +10,7 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
-import { activation, embedding, linear, userModule } from '../layers';
+import { activation, embedding, linear, userModule, weightOnlyNorm } from '../layers';
 import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type BiasRule, type LlamaStyleEntry, type LlamaStyleType } from '../llamaStyle';
 import { Module } from '../moduleTree';
 import { decoderClasses } from './decoderHeads';
@@ -21,11 +21,7 @@ function hasBias(c: HfConfig, rule: BiasRule): boolean {
 
 function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
   const p = entry.prefix;
-  const rmsNorm = (d: number): Module => {
-    const m = new Module(`${p}RMSNorm`, false);
-    m.param('weight', d);
-    return m;
-  };
+  const rmsNorm = (d: number): Module => weightOnlyNorm(`${p}RMSNorm`, d);
   const d = num(c, 'hidden_size');
   const inter = num(c, 'intermediate_size');
   const headDim = num(c, 'head_dim');

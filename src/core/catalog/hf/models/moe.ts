@@ -10,7 +10,7 @@
  */
 import { num, str, type HfConfig } from '../configs';
 import type { ClassSpec, ModelTypeSpec, TokenForward as Forward } from '../modelTypeSpec';
-import { activation, embedding, linear, userModule } from '../layers';
+import { activation, embedding, linear, userModule, weightOnlyNorm } from '../layers';
 import { Module } from '../moduleTree';
 import { decoderClasses } from './decoderHeads';
 
@@ -26,11 +26,7 @@ interface MoeNames {
 
 function base(names: MoeNames, c: HfConfig): [Module, Forward] {
   const p = names.prefix;
-  const rmsNorm = (d: number): Module => {
-    const m = new Module(`${p}RMSNorm`, false);
-    m.param('weight', d);
-    return m;
-  };
+  const rmsNorm = (d: number): Module => weightOnlyNorm(`${p}RMSNorm`, d);
   const d = num(c, 'hidden_size');
   const headDim = num(c, 'head_dim');
   const q = num(c, 'num_attention_heads') * headDim;

@@ -9,15 +9,11 @@
  */
 import { num, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ModelTypeSpec, ForwardInput } from '../modelTypeSpec';
-import { activation, embedding, linear, plain, userModule } from '../layers';
+import { activation, embedding, linear, plain, userModule, weightOnlyNorm } from '../layers';
 import { Module, type Param, type Trace } from '../moduleTree';
 
 /** T5LayerNorm(d): a user module holding `weight`. */
-function t5LayerNorm(d: number): Module {
-  const m = new Module('T5LayerNorm', false);
-  m.param('weight', d);
-  return m;
-}
+const t5LayerNorm = (d: number): Module => weightOnlyNorm('T5LayerNorm', d);
 
 type StackForward = (trace: Trace, t: number, encoderT?: number) => void;
 
