@@ -8,6 +8,8 @@ import { findPackageRoot, packagedParserAssets } from '../../src/core/parsing/pa
 import { createPythonParser, type PythonParser } from '../../src/core/parsing/pythonParser';
 import { buildLayerTable, type LayerTableResult } from '../../src/core/layerTable/buildLayerTable';
 import type { FileEstimate, ModelEstimate } from '../../src/core/estimate/fileEstimate';
+import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
+import { shapeFromConfig, type TransformerShape } from '../../src/core/estimators/fineTuning';
 
 /** The repository root, found from the compiled test's location. */
 export const REPO_ROOT = findPackageRoot(__dirname);
@@ -71,4 +73,13 @@ export async function tableOf(source: string, index = 0): Promise<LayerTableResu
 /** The Horus formula's figure for a model, as the estimate lists it among its estimators (the JSON's `horusMiB`). */
 export function horusMiB(model: ModelEstimate): number | null {
   return model.estimates.find((reading) => reading.estimator === 'horus')?.estimateMiB ?? null;
+}
+
+/** The fine-tuning model's shape of a catalog checkpoint, failing the test when the catalog lacks it or the shape is declined. */
+export function checkpointShape(name: string, head: TransformerShape['head'] = { kind: 'lm' }): TransformerShape {
+  const checkpoint = findCheckpoint(name);
+  if (!checkpoint) throw new Error(`no catalog checkpoint ${name}`);
+  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, head);
+  if (typeof shape === 'string') throw new Error(`${name}: ${shape}`);
+  return shape;
 }

@@ -1,15 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
 import { markdownSummary } from '../../../../src/core/display/reportData';
 import { fineTuningRemedies } from '../../../../src/core/estimate/fineTuningRemedies';
 import { estimateCurve, gpuComparison } from '../../../../src/core/estimate/outlook';
 import { jobDriverMiB } from '../../../../src/core/estimate/longestSequence';
-import { estimateFineTuning, shapeFromConfig, type FineTuningJob } from '../../../../src/core/estimators/fineTuning';
+import { estimateFineTuning, type FineTuningJob } from '../../../../src/core/estimators/fineTuning';
 import { BYTES_PER_MIB } from '../../../../src/core/format/units';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
-import { estimate, REPO_ROOT } from '../../fixtures';
+import { checkpointShape, estimate, REPO_ROOT } from '../../fixtures';
 
 const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
 const gpu = (id: string) => {
@@ -20,10 +19,7 @@ const gpu = (id: string) => {
 const RTX_4090 = gpu('rtx4090-24gb').memoryMiB;
 
 function llama(name: string, over: Partial<FineTuningJob> = {}): FineTuningJob {
-  const checkpoint = findCheckpoint(name);
-  assert.ok(checkpoint, name);
-  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
-  if (typeof shape === 'string') assert.fail(shape);
+  const shape = checkpointShape(name);
   return { shape, batch: 4, seq: 1024, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: false, ...over };
 }
 

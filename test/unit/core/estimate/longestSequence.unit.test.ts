@@ -1,19 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
 import { jobDriverMiB, longestFittingLength, longestSequence, modelMaximumPosition, SEQUENCE_STEP } from '../../../../src/core/estimate/longestSequence';
-import { shapeFromConfig, type FineTuningJob } from '../../../../src/core/estimators/fineTuning';
+import type { FineTuningJob } from '../../../../src/core/estimators/fineTuning';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
-import { estimate, REPO_ROOT } from '../../fixtures';
+import { checkpointShape, estimate, REPO_ROOT } from '../../fixtures';
 
 const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
 
 function job(name: string, over: Partial<FineTuningJob> = {}): FineTuningJob {
-  const checkpoint = findCheckpoint(name);
-  assert.ok(checkpoint, name);
-  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
-  if (typeof shape === 'string') assert.fail(shape);
+  const shape = checkpointShape(name);
   return { shape, batch: 2, seq: 512, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: true, adapter: { method: 'lora', rank: 8 }, ...over };
 }
 

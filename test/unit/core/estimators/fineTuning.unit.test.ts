@@ -1,18 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { isCatalogMiss } from '../../../../src/core/catalog/catalog';
-import { CHECKPOINTS, findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
+import { CHECKPOINTS } from '../../../../src/core/catalog/hf/checkpoints';
 import { transformersArchitecture } from '../../../../src/core/catalog/hf/transformers';
 import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { checkpointShape } from '../../fixtures';
 
 const GiB = 1024 ** 3;
 
-function shapeOf(name: string, head: TransformerShape['head'] = { kind: 'lm' }): TransformerShape {
-  const checkpoint = findCheckpoint(name);
-  assert.ok(checkpoint, name);
-  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, head);
-  if (typeof shape === 'string') assert.fail(shape);
-  return shape;
-}
+const shapeOf = checkpointShape;
 
 const llama7b = () => shapeOf('meta-llama/Llama-2-7b-hf');
 const total = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * (t.perLayer ? shape.layers : 1), 0);

@@ -15,15 +15,9 @@ import type { MoeShape } from '../../../../src/core/estimators/moe';
 import { moeBlockBytesPerToken } from '../../../../src/core/estimators/moeActivations';
 import { estimateSharded } from '../../../../src/core/estimators/sharding';
 import type { LayerActivationOptions } from '../../../../src/core/estimators/savedActivations';
-import { estimate, REPO_ROOT } from '../../fixtures';
+import { checkpointShape, estimate, REPO_ROOT } from '../../fixtures';
 
-function shapeOf(name: string): TransformerShape {
-  const checkpoint = findCheckpoint(name);
-  assert.ok(checkpoint, name);
-  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
-  if (typeof shape === 'string') assert.fail(shape);
-  return shape;
-}
+const shapeOf = (name: string): TransformerShape => checkpointShape(name);
 const total = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * repeats(shape, t), 0);
 const mixtral = () => shapeOf('mistralai/Mixtral-8x7B-v0.1');
 

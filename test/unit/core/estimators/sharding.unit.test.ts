@@ -1,17 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
-import { estimateFineTuning, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { estimateFineTuning, parameterTensors, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { checkpointShape } from '../../fixtures';
 import { DEEPSPEED_REDUCE_BUCKET, describePlan, estimateSharded, perGpuTable, type ShardingPlan } from '../../../../src/core/estimators/sharding';
 
 const GiB = 1024 ** 3;
 
-function shapeOf(name: string): TransformerShape {
-  const checkpoint = findCheckpoint(name);
-  assert.ok(checkpoint, name);
-  const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
-  if (typeof shape === 'string') assert.fail(shape);
-  return shape;
-}
+const shapeOf = (name: string): TransformerShape => checkpointShape(name);
 
 const llama7b = shapeOf('meta-llama/Llama-2-7b-hf');
 const params = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * (t.perLayer ? shape.layers : 1), 0);
