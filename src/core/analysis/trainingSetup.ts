@@ -48,18 +48,6 @@ function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undef
   return found?.value.checkpointing ? { value: true, node: found.node, origin: 'prepare_model_for_kbit_training(...)' } : undefined;
 }
 
-/** Unsloth's `get_peft_model(use_gradient_checkpointing=...)`, as the checkpointing it turns on or off. */
-function unslothCheckpointingOn(events: readonly CallEvent[]): Found<boolean> | undefined {
-  const found = unslothCheckpointing(events);
-  return found && { value: found.value.checkpointing, node: found.node, origin: found.origin };
-}
-
-/** Unsloth's "unsloth" checkpointing keeps the layers' saved inputs on the CPU. */
-function unslothOffload(events: readonly CallEvent[]): Found<boolean> | undefined {
-  const found = unslothCheckpointing(events);
-  return found?.value.offloaded ? { value: true, node: found.node, origin: found.origin } : undefined;
-}
-
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
 const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
@@ -81,6 +69,9 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
 
   function build(batch: Found<number> | undefined): TrainingSetup {
     const candidates = inputs.map((input) => sourced(input)!);
+    // Unsloth's get_peft_model(use_gradient_checkpointing=...) turns checkpointing on or off; its "unsloth" mode also keeps the layers' saved inputs on the CPU.
+    const unsloth = unslothCheckpointing(events);
+    const loss = fusedLoss(events);
     return {
       batchSize: sourced(batch),
       inputShape: candidates[0],
@@ -90,9 +81,9 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
-      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? unslothCheckpointingOn(events) ?? kbitCheckpointing(events)),
-      ...(unslothOffload(events) ? { activationOffload: sourced(unslothOffload(events)) } : {}),
-      ...(fusedLoss(events) ? { fusedLoss: sourced(fusedLoss(events)) } : {}),
+      gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? (unsloth && { value: unsloth.value.checkpointing, node: unsloth.node, origin: unsloth.origin }) ?? kbitCheckpointing(events)),
+      ...(unsloth?.value.offloaded ? { activationOffload: sourced({ value: true, node: unsloth.node, origin: unsloth.origin }) } : {}),
+      ...(loss ? { fusedLoss: sourced(loss) } : {}),
       compiled: sourced(event(events, /^torch\.compile$/, true, 'torch.compile(...)') ?? trainerCompile(events)),
       gradientAccumulation: sourced(frameworkAccumulation(events)),
       sharding: sourced(shardingStrategy(events)),
