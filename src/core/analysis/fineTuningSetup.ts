@@ -2,7 +2,7 @@ import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type DictValue, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
-import { UNSLOTH_LOAD, UNSLOTH_PEFT } from './interpreter/fineTuningLibraries';
+import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 
 /**
@@ -55,7 +55,7 @@ export function weightDtype(events: readonly CallEvent[]): Found<WeightDtype> | 
       // Unsloth's dtype=None (its default) picks bf16 where the GPU has it, else fp16: 16 bits either way.
       const value = dtypeOf(call.kwargs.get('dtype')) ?? 'bf16';
       const written = argumentNode(call, 'dtype') !== call.node && call.kwargs.get('dtype') !== null;
-      return { value, node: written ? argumentNode(call, 'dtype') : call.node, origin: written ? `${unslothName(call)}(dtype=${value})` : `${unslothName(call)}(dtype=None): 16-bit, bf16 where the GPU supports it (Unsloth's automatic choice)` };
+      return { value, node: written ? argumentNode(call, 'dtype') : call.node, origin: written ? `${unslothName(call.qualified)}(dtype=${value})` : `${unslothName(call.qualified)}(dtype=None): 16-bit, bf16 where the GPU supports it (Unsloth's automatic choice)` };
     }
     if (SFT_TRAINER.test(call.qualified) && typeof (call.kwargs.get('model') ?? call.args[0]) === 'string') return trainerLoadedDtype(events, call);
     if (!FROM_PRETRAINED.test(call.qualified)) continue;
@@ -101,10 +101,10 @@ export function quantization(events: readonly CallEvent[]): Found<QuantizationSe
     if (UNSLOTH_LOAD.test(call.qualified)) {
       // Unsloth loads in 4 bits unless told otherwise (load_in_4bit=True by default), as NF4 with double quantization.
       if (call.kwargs.get('full_finetuning') === true) return undefined;
-      if (call.kwargs.get('load_in_8bit') === true) return { value: { bits: 8, doubleQuant: false }, node: argumentNode(call, 'load_in_8bit'), origin: `${unslothName(call)}(load_in_8bit=True)` };
+      if (call.kwargs.get('load_in_8bit') === true) return { value: { bits: 8, doubleQuant: false }, node: argumentNode(call, 'load_in_8bit'), origin: `${unslothName(call.qualified)}(load_in_8bit=True)` };
       if (call.kwargs.get('load_in_4bit') === false) return undefined;
       const written = argumentNode(call, 'load_in_4bit') !== call.node;
-      return { value: { bits: 4, quantType: 'nf4', doubleQuant: true }, node: argumentNode(call, 'load_in_4bit'), origin: `${unslothName(call)}(${written ? 'load_in_4bit=True' : "load_in_4bit's default True"}): nf4 with double quantization` };
+      return { value: { bits: 4, quantType: 'nf4', doubleQuant: true }, node: argumentNode(call, 'load_in_4bit'), origin: `${unslothName(call.qualified)}(${written ? 'load_in_4bit=True' : "load_in_4bit's default True"}): nf4 with double quantization` };
     }
     const isConfig = BNB_CONFIG.test(call.qualified);
     if (!isConfig && !FROM_PRETRAINED.test(call.qualified)) continue;
@@ -177,7 +177,7 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
     ...(task === undefined ? {} : { taskType: task }),
     ...(Object.keys(shapeOptions).length > 0 ? { shapeOptions } : {}),
   };
-  return { value, node: call.node, origin: `${unsloth ? unslothName(call) : simpleName(call.qualified)}(${parts.join(', ')})` };
+  return { value, node: call.node, origin: `${unsloth ? unslothName(call.qualified) : simpleName(call.qualified)}(${parts.join(', ')})` };
 }
 
 /**
@@ -188,15 +188,13 @@ export function fusedLoss(events: readonly CallEvent[]): Found<'inPlace' | 'line
   const liger = events.find((c) => HF_ARGUMENTS.test(c.qualified) && c.kwargs.get('use_liger_kernel') === true);
   if (liger) return { value: 'linear', node: argumentNode(liger, 'use_liger_kernel'), origin: `${simpleName(liger.qualified)}(use_liger_kernel=True): Liger's fused linear cross-entropy computes the logits a chunk at a time` };
   const unsloth = events.find((c) => UNSLOTH_LOAD.test(c.qualified));
-  if (unsloth) return { value: 'inPlace', node: unsloth.node, origin: `${unslothName(unsloth)}: Unsloth's fused cross-entropy keeps the 16-bit logits and writes their gradient over them` };
+  if (unsloth) return { value: 'inPlace', node: unsloth.node, origin: `${unslothName(unsloth.qualified)}: Unsloth's fused cross-entropy keeps the 16-bit logits and writes their gradient over them` };
   return undefined;
 }
 
 /** Unsloth's get_peft_model defaults: r=16 on every projection of the attention and the MLP. */
 const UNSLOTH_DEFAULTS = { rank: 16, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] } as const;
 
-/** `FastLanguageModel.from_pretrained` as the script names it: the class and the method. */
-const unslothName = (call: CallEvent) => call.qualified.split('.').slice(-2).join('.');
 
 /**
  * Unsloth's `get_peft_model(use_gradient_checkpointing=...)`: True checkpoints each layer; "unsloth"
@@ -206,10 +204,10 @@ export function unslothCheckpointing(events: readonly CallEvent[]): Found<{ read
   const call = events.find((c) => UNSLOTH_PEFT.test(c.qualified));
   if (!call) return undefined;
   const value = call.kwargs.get('use_gradient_checkpointing');
-  if (value === false) return { value: { checkpointing: false, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(use_gradient_checkpointing=False)` };
-  if (value === true) return { value: { checkpointing: true, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(use_gradient_checkpointing=True)` };
+  if (value === false) return { value: { checkpointing: false, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call.qualified)}(use_gradient_checkpointing=False)` };
+  if (value === true) return { value: { checkpointing: true, offloaded: false }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call.qualified)}(use_gradient_checkpointing=True)` };
   const written = argumentNode(call, 'use_gradient_checkpointing') !== call.node;
-  return { value: { checkpointing: true, offloaded: true }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call)}(${written ? 'use_gradient_checkpointing="unsloth"' : 'use_gradient_checkpointing\'s default "unsloth"'}): checkpointed, the layers' inputs offloaded to the CPU` };
+  return { value: { checkpointing: true, offloaded: true }, node: argumentNode(call, 'use_gradient_checkpointing'), origin: `${unslothName(call.qualified)}(${written ? 'use_gradient_checkpointing="unsloth"' : 'use_gradient_checkpointing\'s default "unsloth"'}): checkpointed, the layers' inputs offloaded to the CPU` };
 }
 
 /** `prepare_model_for_kbit_training(model)`: casts the non-quantized parameters to fp32 and, by default, turns gradient checkpointing on. */

@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '../../parsing/syntax';
-import { findCheckpoint } from '../../catalog/hf/checkpoints';
+import { findCheckpoint, withoutQuantizationSuffix } from '../../catalog/hf/checkpoints';
 import { catalogCall } from './catalogCalls';
 import type { Evaluator } from './evaluator';
 import { asModule, tuple, unresolved, type PyValue } from './pyValues';
@@ -16,6 +16,9 @@ export const TRL_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 export const UNSLOTH_LOAD = /^unsloth(\.\w+)*\.Fast\w*Model\.from_pretrained$/;
 export const UNSLOTH_PEFT = /^unsloth(\.\w+)*\.Fast\w*Model\.get_peft_model$/;
 
+/** An Unsloth call as scripts write it: `FastLanguageModel.from_pretrained`. */
+export const unslothName = (qualified: string): string => qualified.split('.').slice(-2).join('.');
+
 /**
  * The catalog's name for an Unsloth mirror (`unsloth/llama-3-8b-bnb-4bit` is Meta's Llama 3 8B,
  * stored in 4 bits: findCheckpoint's mirror rule); for one the catalog lacks, its name without the
@@ -23,7 +26,7 @@ export const UNSLOTH_PEFT = /^unsloth(\.\w+)*\.Fast\w*Model\.get_peft_model$/;
  */
 export function unslothBaseId(id: string): string {
   if (!/^unsloth\//i.test(id)) return id;
-  return findCheckpoint(id)?.name ?? id.replace(/^unsloth\//i, '').replace(/(-unsloth)?(-bnb)?-4bit$/i, '').replace(/-unsloth$/i, '');
+  return findCheckpoint(id)?.name ?? withoutQuantizationSuffix(id.replace(/^unsloth\//i, '')).replace(/-unsloth$/i, '');
 }
 
 /** What a TRL trainer other than SFT holds beyond one supervised step. */
@@ -47,11 +50,11 @@ export function fineTuningLibraryCall(interp: Evaluator, name: string, args: rea
     const id = kwargs.get('model_name') ?? args[0];
     if (typeof id !== 'string') {
       const why = 'the model name is not a constant the analysis can read';
-      interp.note(node, `${name.split('.').slice(-2).join('.')}(...): ${why}`);
+      interp.note(node, `${unslothName(name)}(...): ${why}`);
       return tuple([unresolved(node.text, why), unresolved(node.text, why)]);
     }
     const base = unslothBaseId(id);
-    interp.note(node, `${name.split('.').slice(-2).join('.')}: the estimate follows transformers' code for ${base} with Unsloth's fused cross-entropy; its own attention and LoRA kernels hold less, so the figure is an upper bound.`);
+    interp.note(node, `${unslothName(name)}: the estimate follows transformers' code for ${base} with Unsloth's fused cross-entropy; its own attention and LoRA kernels hold less, so the figure is an upper bound.`);
     const tokenizer = catalogValue(interp, catalogCall('transformers.AutoTokenizer.from_pretrained', [base], new Map())!, node);
     return tuple([pretrained(interp, base, node), tokenizer]);
   }

@@ -50,12 +50,17 @@ export function findCheckpoint(name: string): Checkpoint | undefined {
   if (named || !lower.includes('/')) return named;
   const short = lower.slice(lower.lastIndexOf('/') + 1);
   // A pre-quantized mirror (`unsloth/llama-3-8b-bnb-4bit`) has its base's shape; Meta's names start with `Meta-`.
-  const base = short.replace(/(-unsloth)?(-bnb)?-4bit$/, '');
+  const base = withoutQuantizationSuffix(short);
   for (const wanted of [short, base, `meta-${base}`]) {
     const mirrored = CHECKPOINTS.filter((c) => [c.name, ...c.aliases].some((n) => n.toLowerCase().slice(n.lastIndexOf('/') + 1) === wanted));
     if (mirrored.length === 1) return mirrored[0];
   }
   return undefined;
+}
+
+/** A pre-quantized mirror's name without its suffix (`llama-3-8b-bnb-4bit` -> `llama-3-8b`). */
+export function withoutQuantizationSuffix(name: string): string {
+  return name.replace(/(-unsloth)?(-bnb)?-4bit$/i, '');
 }
 
 /** Whether a hub id names a mirror stored in 4 bits by bitsandbytes (`...-bnb-4bit`), which from_pretrained loads as such. */
