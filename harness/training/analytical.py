@@ -13,13 +13,14 @@ from .definitions import analytical_model
 @dataclass(frozen=True)
 class AnalyticalBytes:
     weight_bytes: int
+    gradient_bytes: int
     optimizer_bytes: int
     saved_bytes: int
     backward_bytes: int
 
     @property
     def state_bytes(self) -> int:
-        return 2 * self.weight_bytes + self.optimizer_bytes
+        return self.weight_bytes + self.gradient_bytes + self.optimizer_bytes
 
     @property
     def activation_bytes(self) -> int:
@@ -49,26 +50,47 @@ def _product(dims) -> int:
 def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, precision: str) -> AnalyticalBytes:
     data = analytical_model()
     sizes: Dict[str, int] = data["precisionBytes"][precision]
-    weight_bytes = sum(allocated_bytes(int(row["params"]) * sizes["weights"]) for row in table["rows"] if (row.get("params") or 0) > 0)
-    optimizer_bytes = weight_bytes * data["optimizerCopies"][optimizer]
+    def weights(rows) -> int:
+        return sum(allocated_bytes(int(row["params"]) * sizes["weights"]) for row in rows if (row.get("params") or 0) > 0)
+
+    weight_bytes = weights(table["rows"])
+    gradient_bytes = weights(row for row in table["rows"] if row["trainable"])
+    optimizer_bytes = gradient_bytes * data["optimizerCopies"][optimizer]
     rows = table["rows"]
+    start = first_recorded_call(table, rows)
     shape = table.get("inputShape")
-    saved = allocated_bytes(batch_size * _product(shape) * sizes["activations"]) if shape else 0
+    saved = allocated_bytes(batch_size * _product(shape) * sizes["activations"]) if shape and start == 0 else 0
     largest = 0
     for index, row in enumerate(rows):
         if row.get("activations") is None:
+            continue
+        elements = batch_size * int(row["activations"])
+        largest = max(largest, elements)
+        if index < start:
             continue
         traits = _traits(row["type"])
         following = _traits(rows[index + 1]["type"]) if index + 1 < len(rows) else None
         is_last = index == len(rows) - 1
         kept = is_last or (traits is not None and traits["savesOutput"]) or (following is not None and following["savesInput"])
-        elements = batch_size * int(row["activations"])
         if kept:
             saved += allocated_bytes(elements * sizes["activations"])
         saved += allocated_bytes(elements * (traits["extraBytesPerElement"] if traits else 0))
-        largest = max(largest, elements)
     backward = 2 * allocated_bytes(largest * sizes["activations"])
-    return AnalyticalBytes(weight_bytes, optimizer_bytes, saved, backward)
+    return AnalyticalBytes(weight_bytes, gradient_bytes, optimizer_bytes, saved, backward)
+
+
+def _trains_parameters(row: Mapping[str, Any]) -> bool:
+    return bool(row["trainable"]) and (row.get("params") is None or row["params"] > 0)
+
+
+def first_recorded_call(table: Mapping[str, Any], calls) -> int:
+    """src/core/layerTable/frozenLayers.ts: where autograd's graph starts among `calls` when parameters are frozen."""
+    rows = table["rows"]
+    if not any(not row["trainable"] and (row.get("params") or 0) > 0 for row in rows):
+        return 0
+    if any(row["type"] == "Parameter" and _trains_parameters(row) for row in rows):
+        return 0
+    return next((index for index, row in enumerate(calls) if _trains_parameters(row)), len(calls))
 
 
 def analytical_mib(table: Mapping[str, Any], batch_size: int, optimizer: str, precision: str) -> float:

@@ -429,11 +429,23 @@ function uniqueModels(candidates: readonly Candidate[]): ModelDescription[] {
     });
     if (reused) donors.add(module.id);
   }
+  // A builder function (`def build_model(): model = Net(); ...; return model`) is discovered on its own and run again for its
+  // caller: the caller's object (`model = build_model(...)`) is the model, not the one the builder made alone.
+  const builtForCaller = (candidate: Candidate): boolean => {
+    let fn = candidate.node.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    const builder = fn?.childForFieldName('name')?.text;
+    if (!fn || !builder) return false;
+    const returned = fn.descendantsOfType('return_statement').some((statement) => /^[\w.]+/.exec(statement.namedChildren[0]?.text ?? '')?.[0].split('.')[0] === candidate.name);
+    return returned && candidates.some(({ module, node }) => module.id !== candidate.module.id && [node, ...node.descendantsOfType('call')].some((call) => call.type === 'call' && call.childForFieldName('function')?.text === builder));
+  };
   const models: ModelDescription[] = [];
   // A model built in a loop is one model: the first object built at each place counts.
   const places = new Set<string>();
-  for (const { name, module, node } of candidates) {
+  for (const candidate of candidates) {
+    const { name, module, node } = candidate;
     const place = `${name}@${node.startIndex}`;
+    if (builtForCaller(candidate)) continue;
     // A part of a standard architecture (`head = model.fc`) belongs to that model.
     if (module.catalog && module.catalog.path !== '') continue;
     if (seen.has(module.id) || places.has(place) || inside.has(module.id) || donors.has(module.id) || module.kind === 'list' || module.kind === 'dict' || isLoss(module.className)) continue;

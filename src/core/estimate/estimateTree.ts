@@ -59,7 +59,8 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
   const tables = new Map<string, LayerTableResult>();
   const tableOf = (model: ModelDescription): LayerTableResult => {
     const key = tableKey(model, analysis.setup);
-    const table = cache?.tables.get(key) ?? buildLayerTable(model, analysis.setup, analysis.context);
+    const cached = cache?.tables.get(key);
+    const table = cached ? withCurrentInputSource(cached, model, analysis.setup) : buildLayerTable(model, analysis.setup, analysis.context);
     tables.set(key, table);
     return table;
   };
@@ -75,6 +76,26 @@ export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {
 }
 
 /** Everything buildLayerTable reads besides the model object itself. */
+/**
+ * A table kept from the last analysis, with its input's source as this analysis found it: the
+ * value is the same (the key holds it), but the statement that gave it may be one an edit moved
+ * in another statement group (a model built by a function the edit did not touch, its image size
+ * read in the edited main()).
+ */
+function withCurrentInputSource(cached: LayerTableResult, model: ModelDescription, setup: TrainingSetup): LayerTableResult {
+  const used = cached.inputShape;
+  if (!used) return cached;
+  const same = (value: readonly number[] | undefined) => value === undefined || JSON.stringify(value) === JSON.stringify(used.value);
+  // An image size or a sequence length is the sample's side or length, not the sample: its origin names it.
+  const sources: (Omit<Sourced<unknown>, 'value'> & { readonly value?: readonly number[] })[] = [
+    ...[model.exampleInputs, setup.datasetSamples].flatMap((s) => (s?.value[0] ? [{ ...s, value: s.value[0] }] : [])),
+    ...setup.inputCandidates,
+    ...[setup.imageSize, setup.sequenceLength].flatMap((s) => (s ? [{ range: s.range, origin: s.origin }] : [])),
+  ];
+  const current = sources.find((source) => source.origin === used.origin && same(source.value));
+  return current && current.range !== used.range ? { ...cached, inputShape: { ...used, range: current.range } } : cached;
+}
+
 function tableKey(model: ModelDescription, setup: TrainingSetup): string {
   return `${model.root.id}:${JSON.stringify([
     model.name,

@@ -1,6 +1,8 @@
 import type { OptimizerKind, Precision } from '../analysis/modelDescription';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerTraits } from '../layers/layerTraits';
+import type { LayerRow } from '../layerTable/layerTable';
+import { firstRecordedCall } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -57,8 +59,10 @@ export function allocatedBytes(bytes: number): number {
 
 /** The analytical model's parts in bytes, before rounding to MiB (the learned estimators' anchor features use them). */
 export interface AnalyticalBytes {
-  /** Weights, rounded per layer as the allocator hands them out; gradients take as much again. */
+  /** Weights, rounded per layer as the allocator hands them out. */
   readonly weightBytes: number;
+  /** The trainable weights' gradients (frozenLayers.ts: frozen ones get none). */
+  readonly gradientBytes: number;
   readonly optimizerBytes: number;
   /** The input batch and the activations autograd keeps for backward. */
   readonly savedBytes: number;
@@ -69,28 +73,32 @@ export interface AnalyticalBytes {
 export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
-  const perLayerParams = table.rows.map((row) => row.params ?? 0).filter((p) => p > 0);
-  const weightBytes = perLayerParams.reduce((sum, p) => sum + allocatedBytes(p * bytes.weights), 0);
-  const optimizerBytes = weightBytes * OPTIMIZER_COPIES[optimizer];
+  const weightsOf = (rows: readonly LayerRow[]) => rows.reduce((sum, row) => sum + ((row.params ?? 0) > 0 ? allocatedBytes((row.params ?? 0) * bytes.weights) : 0), 0);
+  const weightBytes = weightsOf(table.rows);
+  const gradientBytes = weightsOf(table.rows.filter((row) => row.trainable));
+  const optimizerBytes = gradientBytes * OPTIMIZER_COPIES[optimizer];
 
   const rows = table.rows;
-  let savedBytes = table.inputShape ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
+  // Layers before the first one that trains keep nothing for backward (frozenLayers.ts).
+  const start = firstRecordedCall(table, rows);
+  let savedBytes = table.inputShape && start === 0 ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
   let largest = 0;
   rows.forEach((row, index) => {
     if (row.activations === null) return;
+    const elements = batchSize * row.activations;
+    largest = Math.max(largest, elements);
+    if (index < start) return;
     const spec = layerTraits(row.type);
     const next = rows[index + 1];
     const nextSpec = next && layerTraits(next.type);
     const isLast = index === rows.length - 1;
     const kept = isLast || spec?.savesOutput === true || nextSpec?.savesInput === true;
-    const elements = batchSize * row.activations;
     if (kept) savedBytes += allocatedBytes(elements * bytes.activations);
     savedBytes += allocatedBytes(elements * (spec?.extraBytesPerElement ?? 0));
-    largest = Math.max(largest, elements);
   });
-  // During backward the gradient flowing in and the one flowing out coexist.
+  // During backward the gradient flowing in and the one flowing out coexist (in a frozen prefix, a layer's input and output).
   const backwardBytes = 2 * allocatedBytes(largest * bytes.activations);
-  return { weightBytes, optimizerBytes, savedBytes, backwardBytes };
+  return { weightBytes, gradientBytes, optimizerBytes, savedBytes, backwardBytes };
 }
 
 /**
@@ -101,16 +109,16 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
  * transient gradients of the largest activation during backward, and the runtime overhead.
  */
 export function analyticalEstimate(job: TrainingJob): AnalyticalEstimate {
-  const { weightBytes, optimizerBytes, savedBytes, backwardBytes } = analyticalBytes(job);
+  const { weightBytes, gradientBytes, optimizerBytes, savedBytes, backwardBytes } = analyticalBytes(job);
   const toMiB = (b: number): number => Math.round((b / BYTES_PER_MIB) * 10) / 10;
   const breakdown: MemoryBreakdown = {
     weightsMiB: toMiB(weightBytes),
-    gradientsMiB: toMiB(weightBytes),
+    gradientsMiB: toMiB(gradientBytes),
     optimizerMiB: toMiB(optimizerBytes),
     activationsMiB: toMiB(savedBytes + backwardBytes),
     overheadMiB: RUNTIME_OVERHEAD_MIB,
   };
-  const totalMiB = (2 * weightBytes + optimizerBytes + savedBytes + backwardBytes) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
+  const totalMiB = (weightBytes + gradientBytes + optimizerBytes + savedBytes + backwardBytes) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
   return { totalMiB, breakdown };
 }
 

@@ -11,6 +11,8 @@
 import type { Estimator } from '../estimate/estimator';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import coefficients from './realModelCoefficients.json';
+import type { LayerTable } from '../layerTable/layerTable';
+import { hasFrozenParameters } from '../layerTable/frozenLayers';
 import { realModelFeatures } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
 import type { TrainingJob } from './trainingJob';
@@ -49,6 +51,8 @@ export const REAL_MODEL_COEFFICIENTS: RealModelCoefficients = coefficients as un
 export interface RealModelDetail {
   readonly physicalMiB: number;
   readonly replay: StepReplay;
+  /** With frozen parameters: the correction's factor for the same model trained in full, applied to this step's replay. */
+  readonly frozenFactor?: number;
 }
 
 export interface RealModelPrediction {
@@ -89,7 +93,26 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
 
 export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
   const { vector, replay, physicalMiB } = realModelFeatures(job);
-  return { ...predictFromFeatures(vector), physicalMiB, replay };
+  if (!hasFrozenParameters(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
+  // The correction was learnt on models trained in full; on a frozen step's replay its features
+  // fall where it never saw a run (few saved activations, much state). The factor it gives the
+  // same model trained in full is applied instead (docs/real-model-estimator.md, "Frozen parameters").
+  const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
+  const fullPrediction = predictFromFeatures(full.vector);
+  const factor = fullPrediction.pointMiB / full.physicalMiB;
+  return {
+    lowMiB: Math.min(physicalMiB, (physicalMiB * fullPrediction.lowMiB) / full.physicalMiB),
+    pointMiB: physicalMiB * factor,
+    highMiB: (physicalMiB * fullPrediction.highMiB) / full.physicalMiB,
+    physicalMiB,
+    replay,
+    frozenFactor: factor,
+  };
+}
+
+/** The table with every parameter trainable: the job the correction was learnt on. */
+function trainedInFull(table: LayerTable): LayerTable {
+  return { ...table, rows: table.rows.map((row) => (row.trainable ? row : { ...row, trainable: true })), totals: { ...table.totals, trainableParams: table.totals.params } };
 }
 
 /**
@@ -119,6 +142,9 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
   estimate({ job, gpu }) {
     const prediction = realModelPrediction(job);
     const warnings: string[] = [];
+    if (prediction.frozenFactor !== undefined) {
+      warnings.push(`Frozen parameters: the correction learnt on models trained in full is applied as the factor it gives this model trained in full (x${prediction.frozenFactor.toFixed(2)}) to the frozen step's replay (docs/real-model-estimator.md, "Frozen parameters"); \`--dry-run\` gives a second figure.`);
+    }
     if (job.table.rows.some((row) => row.type === 'Embedding')) {
       warnings.push('Measured on vision models only: for a language model the correction learned on vision Transformers is applied to its embeddings, logits and attention (docs/real-model-estimator.md).');
     }
@@ -128,7 +154,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
       range: { ...rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu), quantiles: REAL_MODEL_COEFFICIENTS.rangeQuantiles },
       warnings,
       memoryAt: (batchSize) => realModelPrediction({ ...job, batchSize }).pointMiB,
-      detail: { physicalMiB: prediction.physicalMiB, replay: prediction.replay },
+      detail: { physicalMiB: prediction.physicalMiB, replay: prediction.replay, ...(prediction.frozenFactor === undefined ? {} : { frozenFactor: prediction.frozenFactor }) },
     };
   },
 };

@@ -30,6 +30,7 @@ import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layer
 import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
+import { firstRecordedCall } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -125,10 +126,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const paramRows = table.rows.filter((row) => (row.params ?? 0) > 0);
   const weightSizes = paramRows.map((row) => (row.params ?? 0) * bytes.weights);
   for (const size of weightSizes) alloc(size);
+  // Frozen parameters (frozenLayers.ts) get neither a gradient nor optimizer state.
+  const trainedSizes = paramRows.flatMap((row, index) => (row.trainable ? [weightSizes[index]!] : []));
   const round = (size: number): number => Math.ceil(size / 512) * 512;
-  const weightTotal = weightSizes.reduce((sum, size) => sum + round(size), 0);
+  const total = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + round(size), 0);
   const state = OPTIMIZER_STATE[optimizer];
-  const stateBytes = weightTotal * (2 + state.copies);
+  const stateBytes = total(weightSizes) + total(trainedSizes) * (1 + state.copies);
 
   let attentionElements = 0;
   let eagerAttentionBytes = 0;
@@ -144,11 +147,15 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   });
   const activeRows = new Set(active);
   const inputElements = table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) : 0;
-  const kept = active.map((row, index) => {
+  const keptIfRecorded = active.map((row, index) => {
     const next = active[index + 1];
     return index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (next !== undefined && layerTraits(next.type)?.savesInput === true);
   });
-  const { scales, measured: measuredRows, wholeModel } = activationScales(table, active, kept);
+  // The measured parts' scales are what the whole part keeps, so they are taken before a frozen prefix drops some of it.
+  const { scales, measured: measuredRows, wholeModel } = activationScales(table, active, keptIfRecorded);
+  // Calls before the first recorded one keep nothing, except the input of that one when it saves its input.
+  const start = firstRecordedCall(table, active);
+  const kept = keptIfRecorded.map((keeps, index) => (index >= start ? keeps : index === start - 1 && start < active.length && layerTraits(active[start]!.type)?.savesInput === true));
   // A row's activation elements for the whole batch, as the replay allocates them.
   const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scales[index]!;
   let savedBytes = 0;
@@ -160,12 +167,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const labels = alloc(batchSize * 8);
     const outputs: (number | null)[] = [];
     const masks: (number | null)[] = [];
-    let saved = round(batchSize * inputElements * bytes.activations);
+    let saved = start === 0 ? round(batchSize * inputElements * bytes.activations) : 0;
     let measured = wholeModel ? saved : 0;
     active.forEach((row, index) => {
       const elements = batchElements(index);
       const out = alloc(elements * bytes.activations);
-      const extra = layerTraits(row.type)?.extraBytesPerElement ?? 0;
+      const extra = index >= start ? (layerTraits(row.type)?.extraBytesPerElement ?? 0) : 0;
       masks.push(extra > 0 ? alloc(elements * extra) : null);
       const keeps = (extra > 0 ? round(elements * extra) : 0) + (kept[index] ? round(elements * bytes.activations) : 0);
       saved += keeps;
@@ -182,11 +189,11 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     // Backward: a row's weight gradient appears when backward reaches the row, before what the
     // row kept is freed; parameters outside every called row get theirs at the end.
     const gradients: number[] = [];
-    let gradOut = active.length > 0 ? alloc(batchElements(active.length - 1) * bytes.activations) : null;
-    for (let index = active.length - 1; index >= 0; index--) {
+    let gradOut = active.length > start ? alloc(batchElements(active.length - 1) * bytes.activations) : null;
+    for (let index = active.length - 1; index >= start; index--) {
       const row = active[index]!;
-      const gradIn = index > 0 ? alloc(batchElements(index - 1) * bytes.activations) : null;
-      if ((row.params ?? 0) > 0) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+      const gradIn = index > start ? alloc(batchElements(index - 1) * bytes.activations) : null;
+      if ((row.params ?? 0) > 0 && row.trainable) gradients.push(alloc((row.params ?? 0) * bytes.weights));
       if (gradOut !== null) free(gradOut);
       gradOut = gradIn;
       const out = outputs[index];
@@ -195,14 +202,19 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       if (mask !== null && mask !== undefined) free(mask);
     }
     if (gradOut !== null) free(gradOut);
-    for (const row of paramRows) if (!activeRows.has(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+    // The frozen prefix's last output (kept as the first recorded call's input, or the model's output when nothing trains).
+    for (let index = 0; index < start; index++) {
+      const out = outputs[index];
+      if (out !== null && out !== undefined) free(out);
+    }
+    for (const row of paramRows) if (!activeRows.has(row) && row.trainable) gradients.push(alloc((row.params ?? 0) * bytes.weights));
 
     if (optimizerState === null) {
       optimizerState = [];
-      for (let copy = 0; copy < state.copies; copy++) for (const size of weightSizes) optimizerState.push(alloc(size));
+      for (let copy = 0; copy < state.copies; copy++) for (const size of trainedSizes) optimizerState.push(alloc(size));
     }
     if (state.temporary) {
-      const temporaries = weightSizes.map((size) => alloc(size));
+      const temporaries = trainedSizes.map((size) => alloc(size));
       temporaries.forEach(free);
     }
     gradients.forEach(free);

@@ -99,7 +99,7 @@ export function featureRecord(job: TrainingJob): Record<string, number> {
   for (const [group, activations] of groupActivations) f[`activations_x_batch_${group}`] = activations * batchSize;
   f.largest_activations_x_batch = largestActivations * batchSize;
   const bytes = analyticalBytes(job); // every row, functional ones too
-  const state = 2 * bytes.weightBytes + bytes.optimizerBytes;
+  const state = bytes.weightBytes + bytes.gradientBytes + bytes.optimizerBytes;
   const activations = bytes.savedBytes + bytes.backwardBytes;
   f.analytical_mib = (state + activations) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
   f.analytical_state_mib = state / BYTES_PER_MIB;

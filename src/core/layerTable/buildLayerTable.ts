@@ -1,6 +1,7 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import { BudgetExceeded, Interpreter, type FunctionalRowType } from '../analysis/interpreter/interpreter';
 import { isLoss } from '../analysis/interpreter/torchModules';
+import { applyGradSettings, frozenSummary, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
 import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
@@ -9,6 +10,8 @@ import { layerSpec } from '../layers/layerSpecs';
 import type { ForwardCall } from '../layers/layerSpec';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
 import type { SyntaxNode } from '../parsing/syntax';
+import { formatCount } from '../format/units';
+import { firstRecordedCall } from './frozenLayers';
 import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
 export interface LayerTableResult {
@@ -153,7 +156,24 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
     recorder.declarationOrder(input?.value, interpreter, model.node);
   }
   notes.push(...interpreter.notes);
-  return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes, layoutMismatches: recorder.layoutMismatches };
+  const table = recorder.table(model.name, input?.value);
+  const frozen = frozenNote(model, table);
+  return { table, inputShape: input, orderFromDeclaration, notes: frozen ? [...notes, frozen] : notes, layoutMismatches: recorder.layoutMismatches };
+}
+
+/** What the script froze, said once: the estimate changes a lot with it, so the user should see it was read. */
+function frozenNote(model: ModelDescription, table: LayerTable): AnalysisNote | undefined {
+  const settings = gradSettingsOf(model.root);
+  const summary = frozenSummary(table.rows, settings);
+  if (!summary) return undefined;
+  const calls = table.rows.filter((row) => (row.activations ?? 0) > 0);
+  const start = firstRecordedCall(table, calls);
+  const kept = start === 0 ? '' : start < calls.length ? `, and the layers before \`${calls[start]!.path}\` keep no activations for backward` : ', and no layer keeps activations for backward';
+  return {
+    severity: 'info',
+    message: `${model.name}: ${formatCount(summary.frozenParams)} parameters frozen (requires_grad=False), ${formatCount(summary.trainableParams)} trained: the frozen ones get no gradients or optimizer state${kept}.`,
+    range: summary.where ?? model.range,
+  };
 }
 
 /** Rows of layer-module calls whose output shape is known (functional rows are not counted: they only follow their inputs). */
@@ -424,7 +444,8 @@ class RowRecorder {
       if (module.kind !== 'layer' || this.called.has(module.id) || isLoss(module.className)) continue;
       unused.push({ path, type: module.layer?.type ?? module.className, outputShape: null, activations: 0, params: this.unusedParams(module), trainable: true });
     }
-    const rows = [...parameterRows, ...this.catalogParameters, ...this.calls, ...unused];
+    // What the script froze (`requires_grad_(False)`, a loop over parameters) decides `trainable`, as the harness reads it after the script ran.
+    const rows = applyGradSettings([...parameterRows, ...this.catalogParameters, ...this.calls, ...unused], gradSettingsOf(this.root));
     const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
     return {
       schemaVersion: LAYER_TABLE_SCHEMA_VERSION,

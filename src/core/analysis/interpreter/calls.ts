@@ -5,6 +5,7 @@ import { configCall, configMethod, execConfiguration, readConfigKey } from './co
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
+import { applyRequiresGrad } from './requiresGrad';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
 import { declareArgument, parseCommandLine } from './argparseCommandLine';
@@ -333,6 +334,8 @@ function callMethod(interp: Evaluator, self: PyValue, method: string, args: PyVa
   }
   const configured = configMethod(interp, self, method, node);
   if (configured !== undefined) return configured;
+  // `backbone.requires_grad_(False)`, `p.requires_grad_(False)`: freezing, in place; the receiver is returned, as PyTorch does.
+  if (method === 'requires_grad_' && applyRequiresGrad(interp, self, args[0] ?? kwargs.get('requires_grad') ?? true, node)) return self;
   const module = asModule(self);
   if (module) return moduleMethod(interp, module, self, method, args, kwargs, node);
   if (isTensorLike(self)) return callTensorMethod(interp, self, method, args, kwargs, node);

@@ -95,6 +95,8 @@ export interface Evaluator {
   readonly forwardMode: boolean;
   /** True while running the script's own code (module body, main(), train()), false inside constructors. */
   scriptLevel: boolean;
+  /** How many `if` branches taken on a condition the analysis cannot decide enclose the code running now. */
+  undecidedBranches: number;
   tick(): void;
   note(node: SyntaxNode | undefined, message: string): void;
   /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */

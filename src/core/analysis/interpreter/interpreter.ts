@@ -35,6 +35,7 @@ export class Interpreter implements Evaluator {
   forwardMode = false;
   /** True while running the script's own code (module body, main(), train()), false inside constructors. */
   scriptLevel = false;
+  undecidedBranches = 0;
 
   constructor(
     readonly imports: ImportTable,

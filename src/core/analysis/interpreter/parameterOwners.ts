@@ -3,6 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { asModule, isList, isUnresolvedValue, kindOf, unresolved, type DictValue, type ModuleObject, type PyValue, type Scope } from './pyValues';
 import type { Unresolved } from '../layerCall';
+import { isParameterHandle } from './requiresGrad';
 
 /** Optimizer classes: `torch.optim.Adam`, and the common drop-ins (`bitsandbytes.optim.AdamW8bit`, apex's `FusedAdam`, `transformers.AdamW`). */
 const OPTIMIZER_CLASS = /^(torch\.optim\.[A-Z]\w*|bitsandbytes\.optim\.[A-Z]\w*|apex\.optimizers\.[A-Z]\w*|transformers\.(optimization\.)?(AdamW|Adafactor))$/;
@@ -44,16 +45,30 @@ function modulesIn(value: PyValue | undefined, depth: number): ModuleObject[] {
   if (module) return [module];
   if (isList(value)) return value.slice(0, MAX_RECEIVERS).flatMap((item) => modulesIn(item, depth + 1));
   if (kindOf(value) === 'dict') return [...(value as DictValue).entries.values()].flatMap((item) => modulesIn(item, depth + 1));
-  if (isUnresolvedValue(value) && 'parametersOf' in value) return [(value as ParametersOf).parametersOf];
+  if (isParametersOf(value)) return [value.parametersOf];
+  // `list(model.parameters())` made a list of the parameters themselves.
+  if (isParameterHandle(value)) return [value.handle.receiver];
   return [];
 }
 
-/** What `module.parameters()` evaluates to: unknown tensors, but whose they are is kept (`params = model.parameters()` passed on later). */
+/**
+ * What `module.parameters()` evaluates to: unknown tensors, but whose they are is kept (`params = model.parameters()` passed on later);
+ * a `for` loop visits them one by one (requiresGrad.ts).
+ */
 export interface ParametersOf extends Unresolved {
   readonly parametersOf: ModuleObject;
+  /** From `named_parameters()`: (name, parameter) pairs. */
+  readonly named: boolean;
 }
 
 export function parametersOf(module: ModuleObject, text: string, method: string): ParametersOf {
   // Not enumerable: wherever an unresolved value is copied, compared or written out (layer arguments, cache keys), it stays the plain `Unresolved` it was.
-  return Object.defineProperty({ ...unresolved(text, `model.${method}()`) }, 'parametersOf', { value: module, enumerable: false }) as ParametersOf;
+  return Object.defineProperties({ ...unresolved(text, `model.${method}()`) }, {
+    parametersOf: { value: module, enumerable: false },
+    named: { value: method === 'named_parameters', enumerable: false },
+  }) as ParametersOf;
+}
+
+export function isParametersOf(value: PyValue | undefined): value is ParametersOf {
+  return isUnresolvedValue(value) && 'parametersOf' in value;
 }

@@ -191,6 +191,20 @@ export interface CatalogPart {
 let nextId = 1;
 /** Bumped whenever any module's children change, so cached module lists know they are stale. */
 let generation = 0;
+/** Orders every `requires_grad` setting of the run, across modules: the last one made for a parameter wins. */
+let gradOrder = 0;
+
+/**
+ * A `requires_grad` setting the script made on a module (`backbone.requires_grad_(False)`, `p.requires_grad = False`
+ * in a loop over its parameters), for the parameters under `path`, relative to that module ('' for all of them).
+ */
+export interface GradSetting {
+  readonly path: string;
+  readonly trainable: boolean;
+  readonly order: number;
+  /** The statement, for the note that says what was frozen; null for the implicit setting of a module put in place. */
+  readonly range: SourceRange | null;
+}
 
 /**
  * An `nn.Module` built by the analyzed script: a torch.nn layer with its constructor arguments,
@@ -211,6 +225,8 @@ export class ModuleObject {
   tiedWeightOf?: ModuleObject;
   /** For kind 'catalog': which architecture, and which part of it. */
   catalog?: CatalogPart;
+  /** The script's `requires_grad` settings on this module's parameters (requiresGrad.ts reads them); a catalog part's go to its root. */
+  gradSettings: GradSetting[] = [];
 
   constructor(
     readonly kind: ModuleKind,
@@ -225,6 +241,21 @@ export class ModuleObject {
     this.children.set(name, child);
     this.attrs.delete(name);
     generation += 1;
+    // A module put in after a freeze keeps its own requires_grad (a new head trains): what was set on it counts after the freeze.
+    if (gradOrder > 0) {
+      this.gradSettings.push({ path: name, trainable: true, order: ++gradOrder, range: null });
+      for (const module of [child, ...child.namedModules().map(([, m]) => m)]) {
+        module.gradSettings = [...module.gradSettings].sort((a, b) => a.order - b.order).map((setting) => ({ ...setting, order: ++gradOrder }));
+      }
+    }
+  }
+
+  /** `requires_grad_(trainable)` on the parameters under `path` (relative to this module); a catalog part records it on its architecture's root. */
+  setRequiresGrad(path: string, trainable: boolean, range: SourceRange): void {
+    const owner = this.catalog && this.catalog.root !== this ? this.catalog.root : this;
+    const base = owner === this ? '' : this.catalog!.path;
+    const full = base && path ? `${base}.${path}` : base || path;
+    owner.gradSettings.push({ path: full, trainable, order: ++gradOrder, range });
   }
 
   private cached: { generation: number; modules: [string, ModuleObject][] } | undefined;

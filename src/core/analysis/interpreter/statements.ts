@@ -8,6 +8,8 @@ import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
 import { isLightningCli } from './lightningCli';
+import { isParametersOf } from './parameterOwners';
+import { applyRequiresGrad, parameterItems } from './requiresGrad';
 import { isYacsNode } from './yacsConfig';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
@@ -106,10 +108,15 @@ function execIf(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
   if (condition === true) return execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
   if (condition === undefined) {
     // Unknown condition: take the first branch; while discovering, look at every branch.
-    const flow = execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
-    if (!discovering) return flow;
-    for (const alternative of alternatives) execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
-    return flow?.kind === 'return' ? flow : undefined;
+    interp.undecidedBranches += 1;
+    try {
+      const flow = execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
+      if (!discovering) return flow;
+      for (const alternative of alternatives) execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
+      return flow?.kind === 'return' ? flow : undefined;
+    } finally {
+      interp.undecidedBranches -= 1;
+    }
   }
   for (const alternative of alternatives) {
     if (alternative.type === 'else_clause') return execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
@@ -130,6 +137,7 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     const flow = execBlock(interp, body, scope, discovering);
     return flow?.kind === 'return' ? flow : undefined;
   }
+  const setsRequiresGrad = body?.text.includes('requires_grad') === true;
   for (const [i, item] of items.entries()) {
     const modulesBefore = ModuleObject.created;
     bind(interp, left, item, scope, discovering);
@@ -137,8 +145,8 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     if (flow?.kind === 'break') break;
     if (flow?.kind === 'return') return flow;
     // In script code (not a constructor), a loop that builds no module, such as a training
-    // loop, has shown what it does after two rounds.
-    if (interp.scriptLevel && !interp.forwardMode && i >= 1 && ModuleObject.created === modulesBefore) break;
+    // loop, has shown what it does after two rounds; one that sets requires_grad parameter by parameter has not.
+    if (interp.scriptLevel && !interp.forwardMode && i >= 1 && ModuleObject.created === modulesBefore && !setsRequiresGrad) break;
   }
   return undefined;
 }
@@ -146,6 +154,7 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
 /** The items a `for` loop visits, when they are known. */
 export function iterate(value: PyValue): PyValue[] | undefined {
   if (isList(value)) return [...value];
+  if (isParametersOf(value)) return parameterItems(value.parametersOf, value.named);
   if (typeof value === 'string') return [...value];
   const module = asModule(value);
   if (module && module.kind !== 'layer') return [...module.children.values()].map((m) => ({ kind: 'module', module: m }));
@@ -240,6 +249,7 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
 
 /** `self.fc = nn.Linear(...)` registers a child, `self.pos = nn.Parameter(...)` a parameter; `head.weight = emb.weight` ties them. */
 function setAttribute(interp: Evaluator, object: PyValue, name: string, value: PyValue, node: SyntaxNode): void {
+  if (name === 'requires_grad' && applyRequiresGrad(interp, object, value, node)) return;
   const module = asModule(object);
   if (module) {
     const child = asModule(value);

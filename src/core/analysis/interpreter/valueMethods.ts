@@ -85,9 +85,12 @@ export function stringMethod(self: string, method: string, args: PyValue[], kwar
     case 'replace':
       return typeof args[0] === 'string' && typeof args[1] === 'string' ? self.split(args[0]).join(args[1]) : unresolved(node.text, 'replace');
     case 'startswith':
-      return typeof args[0] === 'string' ? self.startsWith(args[0]) : unresolved(node.text, 'startswith');
-    case 'endswith':
-      return typeof args[0] === 'string' ? self.endsWith(args[0]) : unresolved(node.text, 'endswith');
+    case 'endswith': {
+      // A tuple of prefixes matches when any does (`name.startswith(("layer4", "fc"))`).
+      const affixes = typeof args[0] === 'string' ? [args[0]] : isList(args[0]) && args[0].every((a) => typeof a === 'string') ? args[0] : undefined;
+      if (!affixes) return unresolved(node.text, method);
+      return affixes.some((affix) => (method === 'startswith' ? self.startsWith(affix) : self.endsWith(affix)));
+    }
     case 'split':
       return self.split(typeof args[0] === 'string' ? args[0] : /\s+/);
     case 'join': {

@@ -21,6 +21,43 @@ const mlp = table(
 );
 const job = (overrides: Partial<TrainingJob> = {}): TrainingJob => ({ table: mlp, batchSize: 1024, optimizer: 'adam', precision: 'fp32', ...overrides });
 
+/** The MLP with the first Linear frozen (a fixed feature extractor) or every layer frozen. */
+const frozen = (paths: readonly string[]): LayerTable => ({ ...mlp, rows: mlp.rows.map((row) => (paths.includes(row.path) ? { ...row, trainable: false } : row)) });
+
+describe('training step replay with frozen parameters', () => {
+  it('gives frozen weights no gradient and no optimizer state', () => {
+    const replay = replayTrainingStep(job({ table: frozen(['0']) }));
+    const weights = 4 * MIB + 10240 * 4;
+    // All weights, then gradient and two Adam moments of the head alone.
+    assert.equal(replay.stateBytes, weights + 3 * 10240 * 4);
+  });
+
+  it('keeps nothing before the first trained layer but that layer\'s input', () => {
+    // Linear(frozen) -> ReLU -> Linear(trained): the ReLU output is kept as the head's input; the input batch is not saved.
+    const replay = replayTrainingStep(job({ table: frozen(['0']) }));
+    assert.equal(replay.savedBytes, 4 * MIB + 1024 * 10 * 4);
+    assert.ok(replay.stats.peakAllocatedBytes < replayTrainingStep(job()).stats.peakAllocatedBytes);
+  });
+
+  it('frees every tensor of the step when nothing trains', () => {
+    const { events, savedBytes } = trainingStepEvents(job({ table: frozen(['0', '2']) }));
+    const live = new Set<number>();
+    for (const e of events) {
+      if (e.kind === 'alloc') live.add(e.id);
+      else live.delete(e.id);
+    }
+    assert.equal(live.size, 2, 'the two weights');
+    assert.equal(savedBytes, 0);
+  });
+
+  it('models an unfrozen table exactly as before: the first rows keep what they keep even without parameters', () => {
+    const withDropout = table([{ path: 'drop', type: 'Dropout', outputShape: [1024], activations: 1024, params: 0, trainable: true }, ...mlp.rows], [1024]);
+    const replay = replayTrainingStep(job({ table: withDropout }));
+    // Dropout's mask (1 byte per element) is kept although no parameter comes before it.
+    assert.ok(replay.savedBytes > replayTrainingStep(job()).savedBytes);
+  });
+});
+
 describe('training step replay', () => {
   it('frees everything but weights and optimizer state by the end of a step', () => {
     const { events } = trainingStepEvents(job());

@@ -1,0 +1,144 @@
+// Frozen parameters: what the script sets `requires_grad` on, and which layer-table rows that leaves trainable.
+import { rangeOf, type SourceRange, type SyntaxNode } from '../../parsing/syntax';
+import type { Evaluator } from './evaluator';
+import type { LayerRow } from '../../layerTable/layerTable';
+import { isUnderPath } from '../../layerTable/layerTable';
+import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type ModuleObject, type ParameterValue, type PyList, type PyValue } from './pyValues';
+
+/**
+ * One parameter of a module as `for p in model.parameters()` visits it: its name (for
+ * `named_parameters()` and the conditions scripts write on it) and where a `requires_grad` set on
+ * it is recorded: the module `.parameters()` was called on and the owning module's path below it.
+ */
+export interface ParameterHandle extends ParameterValue {
+  readonly handle: { readonly receiver: ModuleObject; readonly ownerPath: string; readonly name: string };
+}
+
+/** Beyond this many parameter tensors a loop over them is not unrolled (a 70B model has about 720). */
+const MAX_HANDLES = 4096;
+
+/** Layers whose parameters PyTorch names `weight` and `bias` (the bias is assumed present: a name test on it is rare). */
+const WEIGHT_AND_BIAS = /^(Linear|LazyLinear|Bilinear|Conv[123]d|ConvTranspose[123]d|BatchNorm[123]d|SyncBatchNorm|LayerNorm|GroupNorm|InstanceNorm[123]d)$/;
+
+export function isParameterHandle(value: PyValue | undefined): value is ParameterHandle {
+  return kindOf(value) === 'parameter' && 'handle' in (value as object);
+}
+
+/** The items of `module.parameters()` (handles) or `module.named_parameters()` ((name, handle) pairs), in registration order; undefined past MAX_HANDLES. */
+export function parameterItems(module: ModuleObject, named: boolean): PyList | undefined {
+  const handles = parameterHandles(module);
+  if (!handles) return undefined;
+  return handles.map((handle) => (named ? tuple([handle.handle.name, handle]) : handle));
+}
+
+function parameterHandles(receiver: ModuleObject): ParameterHandle[] | undefined {
+  const handles: ParameterHandle[] = [];
+  const add = (ownerPath: string, name: string, numel: number | null): boolean => {
+    if (handles.length >= MAX_HANDLES) return false;
+    handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, ownerPath, name } });
+    return true;
+  };
+  const join = (a: string, b: string) => (a && b ? `${a}.${b}` : a || b);
+  const modules: [string, ModuleObject][] = [['', receiver], ...receiver.namedModules()];
+  for (const [path, module] of modules) {
+    for (const [name, parameter] of module.parameters) if (!add(join(path, name), join(path, name), parameter.numel)) return undefined;
+    if (module.kind === 'layer') {
+      const names = module.layer && WEIGHT_AND_BIAS.test(module.layer.type) && module.layer.kwargs.bias !== false ? ['weight', 'bias'] : ['weight'];
+      for (const name of names) if (!add(path, join(path, name), null)) return undefined;
+    }
+    if (module.kind === 'catalog' && !catalogHandles(module, path, add)) return undefined;
+  }
+  return handles;
+}
+
+/** A catalog architecture's (or part's) parameters, from its layer table at its usual input, leaving out what the script replaced. */
+function catalogHandles(module: ModuleObject, path: string, add: (ownerPath: string, name: string, numel: number | null) => boolean): boolean {
+  const part = module.catalog!;
+  const rows = catalogParameterRows(part.architecture);
+  if (!rows) return true;
+  const replaced = [...part.root.children.keys()];
+  const inPart = (rowPath: string) => part.path === '' || rowPath === part.path || rowPath.startsWith(`${part.path}.`);
+  const relative = (rowPath: string) => (part.path === '' ? rowPath : rowPath.slice(part.path.length + 1));
+  for (const row of rows) {
+    if (!inPart(row.path) || replaced.some((r) => row.path === r || row.path.startsWith(`${r}.`))) continue;
+    const owner = [path, relative(row.path)].filter(Boolean).join('.');
+    const names = row.type === 'Parameter' ? [owner] : WEIGHT_AND_BIAS.test(row.type) ? [`${owner}.weight`, `${owner}.bias`] : [`${owner}.weight`];
+    for (const name of names) if (!add(owner, name, row.params)) return false;
+  }
+  return true;
+}
+
+const catalogRows = new WeakMap<object, readonly LayerRow[] | null>();
+
+function catalogParameterRows(architecture: NonNullable<ModuleObject['catalog']>['architecture']): readonly LayerRow[] | null {
+  if (catalogRows.has(architecture)) return catalogRows.get(architecture)!;
+  let rows: readonly LayerRow[] | null = null;
+  try {
+    const seen = new Set<string>();
+    rows = architecture.table(architecture.input.defaultShape).rows.filter((row) => (row.params ?? 0) > 0 && !seen.has(row.path) && seen.add(row.path));
+  } catch {
+    // An architecture that cannot be sized at its usual input: its parameters are not listed, and a loop over them runs as over unknown values.
+  }
+  catalogRows.set(architecture, rows);
+  return rows;
+}
+
+/**
+ * `p.requires_grad = flag`, `p.requires_grad_(flag)` on a parameter a loop visits (its owning
+ * module's parameters), `model.fc.weight.requires_grad = flag` (the layer's), or
+ * `module.requires_grad_(flag)` (every parameter under it). False where `target` is none of these.
+ * A flag the analysis cannot read changes nothing, and says so.
+ */
+export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyValue, node: SyntaxNode): boolean {
+  const weightOf = kindOf(target) === 'external' && (target as ExternalValue).name === 'weight-of' ? asModule((target as ExternalValue).self) : undefined;
+  const module = asModule(target);
+  if (!isParameterHandle(target) && !weightOf && !module) return false;
+  const statement = (node.parent?.type === 'assignment' ? node.parent : node).text.split('\n')[0]!.slice(0, 60);
+  if (typeof flag !== 'boolean') {
+    interp.note(node, `\`${statement}\`: requires_grad is set to a value the analysis cannot read; those parameters are counted as trained`);
+    return true;
+  }
+  // Freezing under a condition the analysis cannot decide would under-estimate if the condition is false: counted as trained.
+  if (!flag && interp.undecidedBranches > 0) {
+    interp.note(node, `\`${statement}\`: runs under a condition the analysis cannot decide; those parameters are counted as trained`);
+    return true;
+  }
+  const range = rangeOf(node);
+  if (isParameterHandle(target)) target.handle.receiver.setRequiresGrad(target.handle.ownerPath, flag, range);
+  else (weightOf ?? module)!.setRequiresGrad('', flag, range);
+  return true;
+}
+
+/** Every setting made on `root` and the modules under it, with paths relative to `root`, in the order the script made them. */
+export function gradSettingsOf(root: ModuleObject): GradSetting[] {
+  const settings: GradSetting[] = [];
+  for (const [path, module] of [['', root] as [string, ModuleObject], ...root.namedModules()]) {
+    for (const setting of module.gradSettings) settings.push({ ...setting, path: path && setting.path ? `${path}.${setting.path}` : path || setting.path });
+  }
+  return settings.sort((a, b) => a.order - b.order);
+}
+
+/** The rows with `trainable` as the settings leave it: the last setting covering a row's path decides; rows no setting covers keep theirs. */
+export function applyGradSettings(rows: readonly LayerRow[], settings: readonly GradSetting[]): LayerRow[] {
+  if (settings.length === 0) return [...rows];
+  return rows.map((row) => {
+    if ((row.params ?? 0) <= 0 && row.params !== null) return row;
+    let trainable: boolean | undefined;
+    for (const setting of settings) if (isUnderPath(row, setting.path)) trainable = setting.trainable;
+    return trainable === undefined || trainable === row.trainable ? row : { ...row, trainable };
+  });
+}
+
+/** What the script froze, for a note: the frozen parameter count, the trainable one, and the first statement that froze some. */
+export interface FrozenSummary {
+  readonly frozenParams: number;
+  readonly trainableParams: number;
+  readonly where: SourceRange | null;
+}
+
+export function frozenSummary(rows: readonly LayerRow[], settings: readonly GradSetting[]): FrozenSummary | undefined {
+  const frozenParams = rows.filter((row) => !row.trainable).reduce((sum, row) => sum + (row.params ?? 0), 0);
+  if (frozenParams === 0) return undefined;
+  const trainableParams = rows.filter((row) => row.trainable).reduce((sum, row) => sum + (row.params ?? 0), 0);
+  return { frozenParams, trainableParams, where: settings.find((s) => !s.trainable)?.range ?? null };
+}

@@ -1,0 +1,108 @@
+import * as assert from 'node:assert/strict';
+import { estimateSource } from '../../../../../src/core/estimate/incrementalEstimator';
+import type { FileEstimate, ModelEstimate } from '../../../../../src/core/estimate/fileEstimate';
+import { defaultGpuProfile } from '../../../../../src/core/gpus/gpuProfiles';
+import { realParser } from '../../../fixtures';
+
+async function estimate(source: string): Promise<FileEstimate> {
+  return estimateSource('train.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
+}
+
+/** A backbone of two stages and a head, trained on random batches: what each test freezes comes after it. */
+const NET = [
+  'import torch',
+  'import torch.nn as nn',
+  '',
+  'class Net(nn.Module):',
+  '    def __init__(self):',
+  '        super().__init__()',
+  '        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU())',
+  '        self.stage = nn.Sequential(nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())',
+  '        self.head = nn.Linear(64, 10)',
+  '',
+  '    def forward(self, x):',
+  '        return self.head(self.stage(self.stem(x)))',
+  '',
+  'model = Net()',
+].join('\n');
+
+const TRAIN = ['optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)', 'x = torch.randn(64, 3, 32, 32)', 'for step in range(10):', '    loss = model(x).sum()', '    loss.backward()', '    optimizer.step()'].join('\n');
+
+const STEM = 3 * 32 * 9 + 32 + 2 * 32;
+const STAGE = 32 * 64 * 9 + 64 + 2 * 64;
+const HEAD = 64 * 10 + 10;
+
+const warnings = new WeakMap<ModelEstimate, readonly string[]>();
+
+async function trained(freezing: string): Promise<ModelEstimate> {
+  const e = await estimate(`${NET}\n${freezing}\n${TRAIN}\n`);
+  const model = e.models.find((m) => m.name === 'model');
+  assert.ok(model, JSON.stringify(e.warnings));
+  warnings.set(model, e.warnings);
+  return model;
+}
+
+const trainableOf = (model: ModelEstimate) => model.layerTable.totals.trainableParams;
+/** The model's notes and the file's warnings (a note about script code outside any model is the file's). */
+const notes = (model: ModelEstimate) => [...model.notes.map((n) => n.message), ...(warnings.get(model) ?? [])].join('\n');
+
+describe('requires_grad: what the script freezes', () => {
+  it('counts every parameter as trained when nothing is frozen', async () => {
+    const model = await trained('');
+    assert.equal(trainableOf(model), STEM + STAGE + HEAD);
+    assert.doesNotMatch(notes(model), /frozen/);
+  });
+
+  it('freezes a loop over parameters() and trains a head put in afterwards', async () => {
+    const model = await trained(['for p in model.parameters():', '    p.requires_grad = False', 'model.head = nn.Linear(64, 10)'].join('\n'));
+    assert.equal(trainableOf(model), HEAD);
+    assert.match(notes(model), /parameters frozen \(requires_grad=False\), 650 trained.*layers before `head` keep no activations/);
+  });
+
+  it('reads requires_grad_() on modules in order: the last setting for a parameter wins', async () => {
+    assert.equal(trainableOf(await trained('model.requires_grad_(False)\nmodel.head.requires_grad_(True)')), HEAD);
+    assert.equal(trainableOf(await trained('model.head.requires_grad_(True)\nmodel.requires_grad_(False)')), 0);
+    assert.equal(trainableOf(await trained('model.stem.requires_grad_(False)')), STAGE + HEAD);
+  });
+
+  it('evaluates conditions on named_parameters() names', async () => {
+    const model = await trained(['for name, param in model.named_parameters():', '    if not name.startswith(("stage", "head")):', '        param.requires_grad = False'].join('\n'));
+    assert.equal(trainableOf(model), STAGE + HEAD);
+    assert.match(notes(model), /layers before `stage\.0` keep no activations/);
+  });
+
+  it('follows nested loops over submodules, slices of the parameter list and p.requires_grad_()', async () => {
+    assert.equal(trainableOf(await trained(['for block in [model.stem, model.stage]:', '    for p in block.parameters():', '        p.requires_grad_(False)'].join('\n'))), HEAD);
+    assert.equal(trainableOf(await trained(['for p in list(model.parameters())[:-2]:', '    p.requires_grad = False'].join('\n'))), HEAD);
+  });
+
+  it('freezes one weight assigned directly (a frozen embedding) and a module frozen before it is put in', async () => {
+    assert.equal(trainableOf(await trained('model.head.weight.requires_grad = False')), STEM + STAGE);
+    assert.equal(trainableOf(await trained('fixed = nn.Linear(64, 10)\nfixed.requires_grad_(False)\nmodel.head = fixed')), STEM + STAGE);
+  });
+
+  it('counts parameters as trained, and says so, where the freezing depends on what the analysis cannot know', async () => {
+    const model = await trained(['import random', 'if random.random() > 0.5:', '    for p in model.stem.parameters():', '        p.requires_grad = False'].join('\n'));
+    assert.equal(trainableOf(model), STEM + STAGE + HEAD);
+    assert.match(notes(model), /`p\.requires_grad = False`: runs under a condition the analysis cannot decide; those parameters are counted as trained/);
+  });
+
+  it('estimates less when the backbone is frozen: no gradients, no optimizer state, no activations kept before the head', async () => {
+    const full = await trained('');
+    const head = await trained('for p in model.parameters():\n    p.requires_grad = False\nmodel.head = nn.Linear(64, 10)');
+    const analytical = (m: ModelEstimate) => m.estimates.find((r) => r.estimator === 'analytical')!.estimateMiB!;
+    assert.ok(head.memory.estimateMiB! < full.memory.estimateMiB!, `${head.memory.estimateMiB} vs ${full.memory.estimateMiB}`);
+    assert.ok(analytical(head) < analytical(full));
+    assert.equal(head.memory.method, 'real-model');
+  });
+
+  it('freezes parts of a torchvision model by attribute and by parameter name', async () => {
+    const vgg = (freezing: string) =>
+      estimate(['import torch', 'import torch.nn as nn', 'import torchvision', 'model = torchvision.models.vgg11(weights=None)', freezing, 'opt = torch.optim.SGD(filter(lambda p: p.requires_grad, model.parameters()), lr=0.01)', 'x = torch.randn(16, 3, 224, 224)', 'model(x).sum().backward()', ''].join('\n'));
+    const byAttribute = (await vgg('for p in model.features.parameters():\n    p.requires_grad = False')).models[0]!;
+    const byName = (await vgg('for n, p in model.named_parameters():\n    if "classifier" not in n:\n        p.requires_grad = False')).models[0]!;
+    const classifier = 25088 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 1000 + 1000;
+    assert.equal(trainableOf(byAttribute), classifier);
+    assert.equal(trainableOf(byName), classifier);
+  });
+});
