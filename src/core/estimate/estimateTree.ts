@@ -125,7 +125,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
   const catalogPart = model.root.catalog ?? model.root.wholeCatalogModule()?.catalog;
   const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
-  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus);
+  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus, table);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
   if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}) }, family, options.gpu);

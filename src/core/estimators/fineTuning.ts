@@ -148,6 +148,12 @@ export interface FineTuningJob {
   readonly adapterDropout?: boolean;
   /** `zero_grad()` that zeroes the gradients in place (torch before 2.0, set_to_none=False): they live through the forward. */
   readonly gradientsZeroedInPlace?: boolean;
+  /**
+   * Without an adapter, parameters the script froze (requires_grad=False: the encoder, the lower
+   * layers): only `trainableParams` get gradients and optimizer state, and autograd records only the
+   * last `recordedLayers` layers (frozen layers before the first trained one keep nothing).
+   */
+  readonly frozen?: { readonly trainableParams: number; readonly recordedLayers: number };
 }
 
 export interface FineTuningEstimate {
@@ -357,7 +363,15 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   let optimizerState = 0;
   let paramBytes: number;
   const adapterBytes = job.adapterBytes ?? 4;
-  if (full) {
+  if (full && job.frozen) {
+    // The frozen weights are a base like an adapter's; the rest train as in a full fine-tune (one state per parameter: their tensors are not told apart).
+    paramBytes = job.weightBits === 32 ? 4 : 2;
+    trainableParams = Math.min(totalParams, job.frozen.trainableParams);
+    baseWeights = (totalParams - trainableParams) * paramBytes;
+    trainableWeights = trainableParams * paramBytes;
+    gradients = trainableWeights;
+    optimizerState = optimizerBytes(job.optimizer, { rows: trainableParams, cols: 1 }, paramBytes);
+  } else if (full) {
     if (job.weightBits < 16) notes.push('Full fine-tuning of a quantized model is not possible; the weights are counted at 16 bits.');
     paramBytes = job.weightBits === 32 ? 4 : 2;
     trainableParams = totalParams;
@@ -402,7 +416,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const options: LayerActivationOptions = { computeBytes: e, residualBytes, autocast: job.autocast ?? false, full, adapted, adapterBytes, dora: !full && job.adapter.dora === true, adapterDropout: job.adapterDropout ?? false, compiled: job.compiled ?? false, ...(scaled ? { scaled } : {}), attention, seq };
   const perLayer = (savedBytesPerTokenLayer(shape, options) + (shape.moe ? moeBlockBytesPerToken(shape.hidden, shape.moe, options) : 0)) * tokens;
   const layerInput = shape.hidden * residualBytes * tokens;
-  let activations = job.checkpointing ? shape.layers * layerInput : shape.layers * perLayer;
+  // Frozen layers before the first trained one are not recorded by autograd: they keep nothing.
+  const recorded = full && job.frozen ? Math.max(0, Math.min(shape.layers, job.frozen.recordedLayers)) : shape.layers;
+  let activations = job.checkpointing ? recorded * layerInput : recorded * perLayer;
   let recomputed = job.checkpointing ? perLayer : 0;
   if (shape.decoderLayers) {
     // The decoder's layers over the target tokens: self-attention over the target, cross-attention over the encoder's output.
@@ -414,8 +430,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     activations += layerInput;
     if (job.checkpointing) recomputed = Math.max(recomputed, decoderLayer);
   }
-  // The embeddings' output and the final norm's input and output.
-  activations += 3 * layerInput;
+  // The embeddings' output and the final norm's input and output (with the layers frozen, the head's input alone).
+  activations += (recorded === shape.layers ? 3 : recorded > 0 ? 2 : 1) * layerInput;
   if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
   // A mixture of experts' largest is one expert's intermediate over at most every token (or the shared expert's).
@@ -438,7 +454,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
-  const autocastCopies = job.autocast && full && job.weightBits === 32 ? totalParams * 2 : 0;
+  const autocastCopies = job.autocast && full && job.weightBits === 32 ? trainableParams * 2 : 0;
   const stepTemporary = job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0;
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);

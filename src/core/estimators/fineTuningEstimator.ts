@@ -8,6 +8,8 @@ import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
+import { firstRecordedCall, hasFrozenParameters } from '../layerTable/frozenLayers';
+import type { LayerRow, LayerTable } from '../layerTable/layerTable';
 
 /** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
 const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
@@ -20,7 +22,7 @@ const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|g
  * estimated a full fine-tune of BERT-large by a fifth. Undefined for every other model (the other
  * estimators then decide). `seq` is the tokens per sample the layer table was built for.
  */
-export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined, gpus?: number): TrainingJob['fineTuning'] {
+export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchitecture | undefined, seq: number | undefined, gpus?: number, table?: LayerTable): TrainingJob['fineTuning'] {
   const hf = architecture?.hfConfig;
   const adapter = setup.adapter?.value.applied ? setup.adapter.value : undefined;
   if (!hf || seq === undefined) return undefined;
@@ -95,10 +97,26 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     ...(shape.decoderLayers && setup.targetSequenceLength ? { targetSeq: setup.targetSequenceLength.value } : {}),
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
+    ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
   };
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
   const sharding = shardingSpec(setup, shape, gpus, notes);
   return { job, notes, ...(sharding ? { sharding } : {}) };
+}
+
+/** Numbered layers in transformers' module paths: `bert.encoder.layer.3.`, `model.layers.3.`, `transformer.h.3.`, `encoder.block.3.`. */
+const LAYER_INDEX = /(?:^|\.)(?:layer|layers|h|block|blocks)\.(\d+)(?:\.|$)/;
+
+/** What the script froze of a full fine-tune (frozenLayers.ts): the trained parameters, and how many layers autograd records. */
+function frozenPart(table: LayerTable, layers: number): Pick<FineTuningJob, 'frozen'> {
+  if (!hasFrozenParameters(table)) return {};
+  const calls = table.rows.filter((row) => (row.activations ?? 0) > 0);
+  const start = firstRecordedCall(table, calls);
+  const index = (row: LayerRow | undefined) => (row ? LAYER_INDEX.exec(row.path)?.[1] : undefined);
+  const first = index(calls[start]);
+  // The first recorded call inside a layer: that layer and the ones after it; before every layer (the embeddings): all; after them (the head): none.
+  const recordedLayers = first !== undefined ? layers - Number(first) : calls.slice(start).some((row) => index(row) !== undefined) ? layers : 0;
+  return { frozen: { trainableParams: table.totals.trainableParams, recordedLayers } };
 }
 
 /** The fine-tuning estimate as the parts the estimate's breakdown shows. */

@@ -12,11 +12,11 @@ import { arithmetic, batchArithmetic, compareValues } from './operators';
 import { partialAttribute } from './partials';
 import { isTokenizer, isVocabularyAttribute, tokenizerVocabulary } from './tokenizers';
 import { BUILTINS } from './pythonBuiltins';
-import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope, type SliceValue } from './pyValues';
 import { isLibraryRegistryObject } from './libraryRegistries';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
-import { catalogPart, moduleAttribute } from './torchModules';
+import { catalogPart, catalogSlice, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
 
 export function evaluate(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
@@ -299,6 +299,7 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     return { kind: 'external', name: `${(container as ExternalValue).name.slice(0, -'.__dict__'.length)}.${key}` };
   }
   const module = asModule(container);
+  if (module?.kind === 'catalog' && kindOf(key) === 'slice') return catalogSlice(module, key as SliceValue, node);
   if (module?.kind === 'catalog' && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) {
     return catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
   }

@@ -241,8 +241,9 @@ export class ModuleObject {
     this.children.set(name, child);
     this.attrs.delete(name);
     generation += 1;
-    // A module put in after a freeze keeps its own requires_grad (a new head trains): what was set on it counts after the freeze.
-    if (gradOrder > 0) {
+    // A layer the script puts into a standard architecture after freezing it trains (a new head), unless it was frozen itself:
+    // the architecture's own layers are no objects, so its settings are paths, and this one's path starts afresh.
+    if (this.kind === 'catalog' && gradOrder > 0) {
       this.gradSettings.push({ path: name, trainable: true, order: ++gradOrder, range: null });
       for (const module of [child, ...child.namedModules().map(([, m]) => m)]) {
         module.gradSettings = [...module.gradSettings].sort((a, b) => a.order - b.order).map((setting) => ({ ...setting, order: ++gradOrder }));
@@ -250,12 +251,21 @@ export class ModuleObject {
     }
   }
 
-  /** `requires_grad_(trainable)` on the parameters under `path` (relative to this module); a catalog part records it on its architecture's root. */
+  /**
+   * `requires_grad_(trainable)` on the parameters under `path` (relative to this module): kept by
+   * the module objects themselves, so that a module moved into another container takes its
+   * setting along; a standard architecture's own layers are no objects, so a part records it on
+   * the architecture's root, under the part's path.
+   */
   setRequiresGrad(path: string, trainable: boolean, range: SourceRange): void {
-    const owner = this.catalog && this.catalog.root !== this ? this.catalog.root : this;
-    const base = owner === this ? '' : this.catalog!.path;
-    const full = base && path ? `${base}.${path}` : base || path;
-    owner.gradSettings.push({ path: full, trainable, order: ++gradOrder, range });
+    const order = ++gradOrder;
+    if (this.catalog && this.catalog.root !== this) {
+      const base = this.catalog.path;
+      this.catalog.root.gradSettings.push({ path: base && path ? `${base}.${path}` : base || path, trainable, order, range });
+      return;
+    }
+    this.gradSettings.push({ path, trainable, order, range });
+    if (path === '') for (const [, module] of this.namedModules()) module.gradSettings.push({ path: '', trainable, order, range });
   }
 
   private cached: { generation: number; modules: [string, ModuleObject][] } | undefined;

@@ -1,6 +1,7 @@
 // Frozen parameters: what the script sets `requires_grad` on, and which layer-table rows that leaves trainable.
 import { rangeOf, type SourceRange, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
+import { catalogRows } from './catalogRows';
 import type { LayerRow } from '../../layerTable/layerTable';
 import { isUnderPath } from '../../layerTable/layerTable';
 import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type ModuleObject, type ParameterValue, type PyList, type PyValue } from './pyValues';
@@ -11,7 +12,8 @@ import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type Mod
  * it is recorded: the module `.parameters()` was called on and the owning module's path below it.
  */
 export interface ParameterHandle extends ParameterValue {
-  readonly handle: { readonly receiver: ModuleObject; readonly ownerPath: string; readonly name: string };
+  /** `receiver`: whose `.parameters()` listed it; `owner` and `path`: the module holding it and the parameters under it a setting covers. */
+  readonly handle: { readonly receiver: ModuleObject; readonly owner: ModuleObject; readonly path: string; readonly name: string };
 }
 
 /** Beyond this many parameter tensors a loop over them is not unrolled (a 70B model has about 720). */
@@ -33,26 +35,26 @@ export function parameterItems(module: ModuleObject, named: boolean): PyList | u
 
 function parameterHandles(receiver: ModuleObject): ParameterHandle[] | undefined {
   const handles: ParameterHandle[] = [];
-  const add = (ownerPath: string, name: string, numel: number | null): boolean => {
-    if (handles.length >= MAX_HANDLES) return false;
-    handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, ownerPath, name } });
-    return true;
-  };
   const join = (a: string, b: string) => (a && b ? `${a}.${b}` : a || b);
   const modules: [string, ModuleObject][] = [['', receiver], ...receiver.namedModules()];
   for (const [path, module] of modules) {
-    for (const [name, parameter] of module.parameters) if (!add(join(path, name), join(path, name), parameter.numel)) return undefined;
+    const add = (within: string, name: string, numel: number | null): boolean => {
+      if (handles.length >= MAX_HANDLES) return false;
+      handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, owner: module, path: within, name: join(path, name) } });
+      return true;
+    };
+    for (const [name, parameter] of module.parameters) if (!add(name, name, parameter.numel)) return undefined;
     if (module.kind === 'layer') {
       const names = module.layer && WEIGHT_AND_BIAS.test(module.layer.type) && module.layer.kwargs.bias !== false ? ['weight', 'bias'] : ['weight'];
-      for (const name of names) if (!add(path, join(path, name), null)) return undefined;
+      for (const name of names) if (!add('', name, null)) return undefined;
     }
-    if (module.kind === 'catalog' && !catalogHandles(module, path, add)) return undefined;
+    if (module.kind === 'catalog' && !catalogHandles(module, add)) return undefined;
   }
   return handles;
 }
 
 /** A catalog architecture's (or part's) parameters, from its layer table at its usual input, leaving out what the script replaced. */
-function catalogHandles(module: ModuleObject, path: string, add: (ownerPath: string, name: string, numel: number | null) => boolean): boolean {
+function catalogHandles(module: ModuleObject, add: (within: string, name: string, numel: number | null) => boolean): boolean {
   const part = module.catalog!;
   const rows = catalogParameterRows(part.architecture);
   if (!rows) return true;
@@ -61,26 +63,19 @@ function catalogHandles(module: ModuleObject, path: string, add: (ownerPath: str
   const relative = (rowPath: string) => (part.path === '' ? rowPath : rowPath.slice(part.path.length + 1));
   for (const row of rows) {
     if (!inPart(row.path) || replaced.some((r) => row.path === r || row.path.startsWith(`${r}.`))) continue;
-    const owner = [path, relative(row.path)].filter(Boolean).join('.');
-    const names = row.type === 'Parameter' ? [owner] : WEIGHT_AND_BIAS.test(row.type) ? [`${owner}.weight`, `${owner}.bias`] : [`${owner}.weight`];
-    for (const name of names) if (!add(owner, name, row.params)) return false;
+    const within = relative(row.path);
+    const names = row.type === 'Parameter' ? [within] : WEIGHT_AND_BIAS.test(row.type) ? [`${within}.weight`, `${within}.bias`] : [`${within}.weight`];
+    for (const name of names) if (!add(within, name, row.params)) return false;
   }
   return true;
 }
 
-const catalogRows = new WeakMap<object, readonly LayerRow[] | null>();
-
-function catalogParameterRows(architecture: NonNullable<ModuleObject['catalog']>['architecture']): readonly LayerRow[] | null {
-  if (catalogRows.has(architecture)) return catalogRows.get(architecture)!;
-  let rows: readonly LayerRow[] | null = null;
-  try {
-    const seen = new Set<string>();
-    rows = architecture.table(architecture.input.defaultShape).rows.filter((row) => (row.params ?? 0) > 0 && !seen.has(row.path) && seen.add(row.path));
-  } catch {
-    // An architecture that cannot be sized at its usual input: its parameters are not listed, and a loop over them runs as over unknown values.
-  }
-  catalogRows.set(architecture, rows);
-  return rows;
+/** The rows with parameters of an architecture, each path once. */
+function catalogParameterRows(architecture: NonNullable<ModuleObject['catalog']>['architecture']): LayerRow[] | null {
+  const rows = catalogRows(architecture);
+  if (!rows) return null;
+  const seen = new Set<string>();
+  return rows.filter((row) => (row.params ?? 0) > 0 && !seen.has(row.path) && seen.add(row.path));
 }
 
 /**
@@ -104,7 +99,7 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
     return true;
   }
   const range = rangeOf(node);
-  if (isParameterHandle(target)) target.handle.receiver.setRequiresGrad(target.handle.ownerPath, flag, range);
+  if (isParameterHandle(target)) target.handle.owner.setRequiresGrad(target.handle.path, flag, range);
   else (weightOf ?? module)!.setRequiresGrad('', flag, range);
   return true;
 }

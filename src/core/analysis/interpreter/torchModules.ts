@@ -1,11 +1,13 @@
 // torch.nn modules as scripts build and use them: layers, containers, parameters, catalog architectures and their parts.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerSpecs';
+import { catalogRows } from './catalogRows';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';
 import { parametersOf } from './parameterOwners';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type DictValue, type ParameterValue, type PyList, type PyValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type DictValue, type ParameterValue, type PyList, type PyValue, type SliceValue } from './pyValues';
+import { sliceList } from './valueMethods';
 
 export const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
   'torch.nn.Sequential': 'sequential',
@@ -97,6 +99,26 @@ export function catalogPart(module: ModuleObject, name: string): PyValue | undef
   const inner = new ModuleObject('catalog', name, module.range);
   inner.catalog = { architecture: part.architecture, root: part.root, path };
   return { kind: 'module', module: inner };
+}
+
+/** The names of a catalog architecture's (or part's) children, in the order its rows list them: `layer.0`, `layer.1`, ... under `bert.encoder`. */
+export function catalogChildNames(module: ModuleObject): string[] {
+  const part = module.catalog!;
+  const prefix = part.path ? `${part.path}.` : '';
+  const names = new Set<string>();
+  for (const row of catalogRows(part.architecture) ?? []) if (row.path.startsWith(prefix) && row.path.length > prefix.length) names.add(row.path.slice(prefix.length).split('.')[0]!);
+  return [...names];
+}
+
+/** `model.bert.encoder.layer[:8]`: the parts in that slice of a catalog container, as a Sequential holding them. */
+export function catalogSlice(module: ModuleObject, slice: SliceValue, node: SyntaxNode): PyValue {
+  const container = new ModuleObject('sequential', 'Sequential', rangeOf(node));
+  const picked = sliceList(catalogChildNames(module), slice) as string[];
+  for (const name of picked) {
+    const child = asModule(catalogPart(module, name));
+    if (child) container.setChild(name, child);
+  }
+  return { kind: 'module', module: container };
 }
 
 /** `model.fc = nn.Linear(2048, 10)` on a catalog architecture: the script's layer replaces the architecture's at that path. */

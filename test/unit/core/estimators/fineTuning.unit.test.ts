@@ -28,6 +28,19 @@ const qlora = (over: Partial<FineTuningJob> = {}): FineTuningJob => ({
 });
 
 describe('fineTuning estimator', () => {
+  it('holds every weight but trains only the parameters left unfrozen, and records only the layers after the first trained one', () => {
+    const full = estimateFineTuning(qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: false }));
+    const headOnly = estimateFineTuning(qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: false, frozen: { trainableParams: 1_000_000, recordedLayers: 0 } }));
+    const lastEight = estimateFineTuning(qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: false, frozen: { trainableParams: 8 * 202_383_360, recordedLayers: 8 } }));
+    assert.equal(headOnly.baseWeights + headOnly.trainableWeights, full.trainableWeights);
+    assert.equal(headOnly.gradients, 2_000_000);
+    assert.equal(headOnly.optimizerState, 4_000_000);
+    // One layer input (the head's) against 32 layers' activations and three layer inputs.
+    assert.ok(headOnly.activations < full.activations / 30, `${headOnly.activations} vs ${full.activations}`);
+    assert.ok(lastEight.activations > full.activations / 5 && lastEight.activations < full.activations / 3);
+    assert.ok(headOnly.driver < lastEight.driver && lastEight.driver < full.driver);
+  });
+
   it('counts the parameters of Llama-2-7B, Llama-3.2-3B (tied, GQA) and BERT-large with a classifier exactly', () => {
     assert.equal(total(llama7b()), 6_738_415_616);
     assert.equal(total(shapeOf('meta-llama/Llama-3.2-3B')), 3_212_749_824);

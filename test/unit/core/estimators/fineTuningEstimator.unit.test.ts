@@ -9,6 +9,23 @@ const GiB = 1024;
 const reading = (model: ModelEstimate, id: string) => model.estimates.find((r) => r.estimator === id);
 
 describe('fineTuningEstimator', () => {
+  it('counts a BERT fine-tune with its embeddings and first eight layers frozen: gradients, state and activations of the rest only', async () => {
+    const source = llm('bert_frozen_encoder.py');
+    const [frozen] = (await estimate(source)).models;
+    const [full] = (await estimate(source.replace('for param in model.bert.embeddings.parameters():', 'for param in []:').replace('for layer in model.bert.encoder.layer[:FROZEN_LAYERS]:', 'for layer in []:'))).models;
+    assert.equal(frozen!.memory.method, 'fineTuning');
+    // The last four layers (7,087,872 each), the pooler (590,592) and the classifier (1,538) train.
+    const trained = 4 * 7087872 + 590592 + 1538;
+    assert.equal(frozen!.layerTable.totals.trainableParams, trained);
+    const b = frozen!.memory.breakdown!;
+    assert.ok(Math.abs(b.gradientsMiB - (trained * 4) / 2 ** 20) < 1, String(b.gradientsMiB));
+    assert.ok(Math.abs(b.weightsMiB - full!.memory.breakdown!.weightsMiB) < 1, 'every weight is still held');
+    // Four of twelve layers keep their activations.
+    const activations = full!.memory.breakdown!.activationsMiB;
+    assert.ok(b.activationsMiB < activations / 2 && b.activationsMiB > activations / 6, `${b.activationsMiB} of ${activations}`);
+    assert.ok(frozen!.notes.some((n) => /80\.5M parameters frozen.*layers before `bert\.encoder\.layer\.8\./.test(n.message)));
+  });
+
   it("is the estimate of the issue's QLoRA script: 13B in 4 bits with a LoRA adapter fits a 24 GB card, where counting every parameter as trained does not fit 80 GB", async () => {
     const [model] = (await estimate(llm('qlora_trainer.py'))).models;
     assert.ok(model);

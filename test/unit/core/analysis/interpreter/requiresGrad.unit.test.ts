@@ -81,6 +81,13 @@ describe('requires_grad: what the script freezes', () => {
     assert.equal(trainableOf(await trained('fixed = nn.Linear(64, 10)\nfixed.requires_grad_(False)\nmodel.head = fixed')), STEM + STAGE);
   });
 
+  it('keeps a frozen module frozen when it is put into another container', async () => {
+    const e = await estimate(`${NET}\nmodel.requires_grad_(False)\nclf = nn.Sequential(model.stem, model.stage, nn.Linear(64, 10))\n${TRAIN.replace('model.parameters()', 'clf.parameters()').replace('model(x)', 'clf(x)')}\n`);
+    const clf = e.models.find((m) => m.name === 'clf');
+    assert.ok(clf, e.models.map((m) => m.name).join());
+    assert.equal(trainableOf(clf), HEAD);
+  });
+
   it('counts parameters as trained, and says so, where the freezing depends on what the analysis cannot know', async () => {
     const model = await trained(['import random', 'if random.random() > 0.5:', '    for p in model.stem.parameters():', '        p.requires_grad = False'].join('\n'));
     assert.equal(trainableOf(model), STEM + STAGE + HEAD);
