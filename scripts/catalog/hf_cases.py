@@ -26,6 +26,7 @@ sys.path.insert(0, ROOT)
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
 from scripts.catalog import hf_cases_falcon_swin_clip as fsc  # noqa: E402
+from scripts.catalog import hf_cases_gemma2_phi3_neox_olmo as gpno  # noqa: E402
 from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
@@ -37,6 +38,7 @@ CONFIG_CLASS = {
     "phi": "PhiConfig", "opt": "OPTConfig", "deberta-v2": "DebertaV2Config", "bloom": "BloomConfig", "gpt_neo": "GPTNeoConfig", "electra": "ElectraConfig", "gptj": "GPTJConfig", "bart": "BartConfig", "albert": "AlbertConfig",
 }
 CONFIG_CLASS.update(fsc.CONFIG_CLASS)
+CONFIG_CLASS.update(gpno.CONFIG_CLASS)
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
 CLASSES = {
@@ -113,7 +115,8 @@ AUTO = {
 }
 
 CLASSES.update(fsc.CLASSES)
-for _auto, _by_type in fsc.AUTO.items():
+CLASSES.update(gpno.CLASSES)
+for _auto, _by_type in [*fsc.AUTO.items(), *gpno.AUTO.items()]:
     AUTO.setdefault(_auto, {}).update(_by_type)
 
 MODEL_KWARGS = {"add_pooling_layer", "use_mask_token"}
@@ -193,6 +196,8 @@ TINY = {
 }
 CONFIG_FIELDS.update(fsc.CONFIG_FIELDS)
 TINY.update(fsc.TINY)
+CONFIG_FIELDS.update(gpno.CONFIG_FIELDS)
+TINY.update(gpno.TINY)
 
 
 # The LLaMA-style types after llama; llama's own cases above stay as they were written.
@@ -256,7 +261,7 @@ def build(request, model_type):
     config = getattr(transformers, CONFIG_CLASS[model_type])(**kwargs)
     pad_set = False
     if class_name.endswith("ForSequenceClassification") and model_type in ("gpt2", "llama", "phi", "bloom", "gpt_neo", "gptj", "falcon",
-                                                                           *LLAMA_STYLE_CASE_TYPES) \
+                                                                           *gpno.CONFIG_CLASS, *LLAMA_STYLE_CASE_TYPES) \
             and config.pad_token_id is None:
         # Both raise for batches above 1 without a pad token; the harness runs batches of 2 and 3.
         config.pad_token_id = 0
@@ -464,6 +469,7 @@ def cases():
             {"className": "AutoModelForCausalLM", "configClass": CONFIG_CLASS[model_type], "config": TINY[model_type]}, [7])
     add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
     fsc.add_variants(tiny, add)
+    gpno.add_variants(tiny, add)
     add("tiny/AutoModelForSequenceClassification/roberta",
         {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
          "options": {"num_labels": 3}}, [7])
@@ -471,7 +477,8 @@ def cases():
     # The published checkpoints: every class their model type has, and the Auto classes.
     for name, checkpoint in CHECKPOINTS.items():
         model_type = checkpoint["modelType"]
-        for class_name in CLASSES[model_type]:
+        # The mixture-of-experts types (mixtral, qwen2_moe) are not recorded against the library yet.
+        for class_name in CLASSES.get(model_type, []):
             add(f"full/{name}/{class_name}", {"className": class_name, "checkpoint": name},
                 full_sample(model_type, checkpoint["config"], class_name), full=True)
     add("full/roberta-base/AutoModelForSequenceClassification/3",

@@ -50,8 +50,20 @@ export interface TransformerShape {
   readonly qkvBias?: boolean;
   /** Mixture of experts (moe.ts): every layer's MLP is routed experts (and a shared one) instead of one dense MLP. */
   readonly moe?: MoeShape;
-  /** Attention and MLP side by side on the layer's input (Falcon), behind one shared norm or two (savedActivations.ts). */
+  /** Attention and MLP side by side on the layer's input (Falcon, GPT-NeoX's parallel residual), behind one shared norm or two (savedActivations.ts). */
   readonly parallelNorms?: 1 | 2;
+  /** One fused gate-and-up linear (Phi-3's gate_up_proj, 2 x intermediate wide). */
+  readonly fusedGateUp?: boolean;
+  /** Norms on the attention's and the MLP's outputs, beside the two before them (Gemma-2: four a layer) or instead of them (OLMo-2). */
+  readonly postNorms?: 'extra' | 'instead';
+  /** RMS norms over the projected queries and keys (OLMo-2's q_norm and k_norm, q and k's widths). */
+  readonly qkNorms?: boolean;
+  /** Gemma's RMSNorm: (1 + weight) applied in fp32, so a trained weight keeps the fp32 normalized tensor. */
+  readonly normWeightFp32?: boolean;
+  /** Norms without weight or bias (OLMo's LayerNorm): no norm parameters at all. */
+  readonly parameterFreeNorms?: boolean;
+  /** The logits are soft-capped (Gemma-2's final_logit_softcapping: tanh between two scalings): tanh keeps its output, one more logits-sized tensor. */
+  readonly logitSoftcap?: boolean;
 }
 
 /** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
@@ -222,8 +234,8 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   const kv = kvHeads * headDim;
   const tensors: ParameterTensor[] = [{ name: 'embed_tokens', rows: vocab, cols: h, kind: 'embedding', perLayer: false }];
   if (shape.positions > 0) tensors.push({ name: 'position_embeddings', rows: shape.positions, cols: h, kind: 'embedding', perLayer: false });
-  // A norm's weight (and LayerNorm's bias): `h` (or 2h) elements.
-  const normSize = h * (shape.bias ? 2 : 1);
+  // A norm's weight (and LayerNorm's bias): `h` (or 2h) elements; none for OLMo's LayerNorm.
+  const normSize = shape.parameterFreeNorms ? 0 : h * (shape.bias ? 2 : 1);
   const layer = (decoder: boolean) => {
     const linear = (name: string, inFeatures: number, out: number) => {
       tensors.push({ name, rows: out, cols: inFeatures, kind: 'linear', perLayer: true, ...(decoder ? { decoder } : {}) });
@@ -242,14 +254,19 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
     attention();
     // The decoder's cross-attention has the same projections (PEFT's names match both).
     if (decoder) attention();
+    if (shape.qkNorms) tensors.push({ name: 'qk_norms', rows: q + kv, cols: 1, kind: 'vector', perLayer: true });
     if (shape.moe) for (const t of moeLinears(h, shape.moe)) tensors.push({ ...t, kind: 'linear', perLayer: true });
-    else {
+    else if (shape.fusedGateUp) {
+      linear('gate_up_proj', h, 2 * i);
+      linear('down_proj', i, h);
+    } else {
       if (shape.gatedMlp) linear('gate_proj', h, i);
       linear('up_proj', h, i);
       linear('down_proj', i, h);
     }
     // Two norms per layer, three with a cross-attention; a parallel block's one or two.
-    tensors.push({ name: 'norms', rows: (decoder ? 3 : shape.parallelNorms ?? 2) * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
+    const norms = decoder ? 3 : shape.postNorms === 'extra' ? 4 : shape.parallelNorms ?? 2;
+    tensors.push({ name: 'norms', rows: norms * normSize, cols: 1, kind: 'vector', perLayer: true, ...(decoder ? { decoder } : {}) });
   };
   layer(false);
   if (shape.decoderLayers) {
@@ -280,6 +297,7 @@ const ALIASES: Readonly<Record<string, readonly string[]>> = {
   // GPT-2 names both its attention's and its MLP's output projection c_proj: PEFT's "c_proj" adapts both.
   o_proj: ['o_proj', 'dense', 'out_proj', 'o', 'wo', 'out_lin', 'c_proj'],
   gate_proj: ['gate_proj', 'w1'],
+  gate_up_proj: ['gate_up_proj'],
   up_proj: ['up_proj', 'fc1', 'intermediate.dense', 'w3', 'dense_h_to_4h', 'lin1', 'c_fc', 'fc_in'],
   down_proj: ['down_proj', 'fc2', 'output.dense', 'w2', 'dense_4h_to_h', 'lin2', 'c_proj', 'fc_out'],
   lm_head: ['lm_head', 'output'],
@@ -451,6 +469,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     if (job.fusedLoss === 'inPlace') logits = elements * e;
     else if (job.fusedLoss === 'linear') logits = (elements / Math.max(1, Math.ceil(shape.vocab / shape.hidden))) * (e + LOSS_BYTES);
     else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
+    // Gemma-2's soft-capping (logits / cap, tanh, * cap): tanh's output is kept for its backward, beside the capped logits.
+    if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;
   }
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
@@ -522,6 +542,16 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
       ...(config.alibi === true ? { eagerOnly: true } : {}), ...(parallel ? { parallelNorms: norms } : {}),
     };
   }
+  if (modelType === 'gpt_neox') {
+    // GPT-NeoX (Pythia): one fused query_key_value, a 4h GELU MLP (dense_h_to_4h, dense_4h_to_h), LayerNorm, biases, an
+    // untied head; with use_parallel_residual (every published checkpoint) attention and MLP read the layer's input side
+    // by side through two norms.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('intermediate_size') ?? 4 * hidden, vocab,
+      tiedEmbeddings: config.tie_word_embeddings === true, gatedMlp: false, bias: true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0,
+      fusedQkv: true, ...(config.use_parallel_residual !== false ? { parallelNorms: 2 as const } : {}),
+    };
+  }
   if (modelType === 'bart') {
     // BART: an encoder and a decoder stack with biases and LayerNorm, learned positions (offset by 2) on both sides, a tied head, dropout 0.1.
     return {
@@ -554,6 +584,12 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     dropout: bert || dropoutRate > 0,
     rmsNorm: GATED.test(modelType),
     ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
+    // Phi-3 (and Phi-3.5, Phi-4): qkv_proj and gate_up_proj. Gemma-2: four norms a layer, soft-capped logits. OLMo: norms
+    // without parameters. OLMo-2: norms after attention and MLP, and over the queries and keys.
+    ...(modelType === 'phi3' ? { fusedQkv: true, fusedGateUp: true } : {}),
+    ...(modelType === 'gemma2' ? { postNorms: 'extra' as const, normWeightFp32: true, ...(typeof config.final_logit_softcapping === 'number' ? { logitSoftcap: true } : {}) } : {}),
+    ...(modelType === 'olmo' ? { parameterFreeNorms: true } : {}),
+    ...(modelType === 'olmo2' ? { postNorms: 'instead' as const, qkNorms: true } : {}),
     ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
   };

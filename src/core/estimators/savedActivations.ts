@@ -31,6 +31,19 @@ export interface LayerShape {
   readonly parallelNorms?: 1 | 2;
   /** One fused query-key-value linear (BLOOM's and Falcon's query_key_value, GPT-2's c_attn): PEFT adapts it as one module. */
   readonly fusedQkv?: boolean;
+  /** One fused gate-and-up linear (Phi-3's gate_up_proj), split in two after it: one consumer of the norm's output. */
+  readonly fusedGateUp?: boolean;
+  /**
+   * Norms on the attention's and the MLP's outputs: beside the two before them (Gemma-2's
+   * post_attention_layernorm and post_feedforward_layernorm: four a layer), or instead of them (OLMo-2).
+   */
+  readonly postNorms?: 'extra' | 'instead';
+  /** RMS norms over the projected queries and keys (OLMo-2's q_norm and k_norm). */
+  readonly qkNorms?: boolean;
+  /** Gemma's RMSNorm multiplies by (1 + weight) in fp32 before casting back: a trained weight keeps the fp32 normalized tensor. */
+  readonly normWeightFp32?: boolean;
+  /** Norms without a weight (OLMo's LayerNorm): even a full fine-tune keeps no normalized tensor for one. */
+  readonly parameterFreeNorms?: boolean;
 }
 
 export interface LayerActivationOptions {
@@ -102,11 +115,15 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // tensor the weight multiplies is kept too (RMSNorm makes a 16-bit copy of it; LayerNorm's fused
   // kernel recomputes it from the input and its saved mean and rstd).
   const normInput = o.compiled ? o.residualBytes : shape.rmsNorm ? 4 : o.residualBytes;
-  const normalized = o.full && shape.rmsNorm && !o.compiled ? e : 0;
+  const normalized = o.full && shape.rmsNorm && !o.compiled && !shape.parameterFreeNorms ? (shape.normWeightFp32 ? 4 : e) : 0;
   // A parallel block's norms read the same tensor, kept once (checked with saved_tensors_hooks on a tiny
   // Falcon-style block in torch 1.13: one saved storage of the layer input for ln_attn and ln_mlp).
   const norms = shape.parallelNorms ?? 2;
   bytes += (shape.parallelNorms ? 1 : 2) * normInput * h + norms * normalized * h;
+  // Gemma-2's two more norms read the attention's and the MLP's outputs, tensors of their own: each keeps its
+  // fp32 copy (and, trained, the normalized tensor). OLMo-2's q_norm and k_norm do the same over q and k's widths.
+  if (shape.postNorms === 'extra') bytes += 2 * (normInput + normalized) * h;
+  if (shape.qkNorms) bytes += (normInput + normalized) * (q + kv);
 
   // The linears' inputs: the first norm's output (q, k, v), the attention's output made contiguous
   // (o_proj), the second norm's output (gate and up, or fc1) and the MLP's hidden tensor (down).
@@ -114,7 +131,7 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // shared norm the attention's and the MLP's first linears read the same tensor (kept once: the same check).
   const attentionIn = shape.fusedQkv ? ['qkv_proj'] : ['q_proj', 'k_proj', 'v_proj'];
   // A mixture of experts' block reads the second norm's output itself (moeActivations.ts).
-  const mlpIn = shape.moe ? [] : shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
+  const mlpIn = shape.moe ? [] : shape.fusedGateUp ? ['gate_up_proj'] : shape.gatedMlp ? ['gate_proj', 'up_proj'] : ['up_proj'];
   if (shape.parallelNorms === 1) bytes += linearInputs(h, o.residualBytes, [...attentionIn, ...mlpIn], o);
   else bytes += linearInputs(h, o.residualBytes, attentionIn, o) + linearInputs(h, o.residualBytes, mlpIn, o);
   bytes += linearInputs(q, e, ['o_proj'], o);
@@ -134,12 +151,13 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   }
 
   // MLP: SiLU keeps the gate's output, the product keeps SiLU's output and up's (gated); GELU keeps fc1's output.
+  // Phi-3's gate and up are halves of gate_up_proj's output: the two views keep that one 2i-wide tensor, the same bytes.
   if (!shape.moe) bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
 
   // Dropout after the attention and the MLP blocks: a 1-byte mask each.
   if (shape.dropout) bytes += 2 * h;
 
-  const widths: Readonly<Record<string, number>> = { q_proj: q, k_proj: kv, v_proj: kv, qkv_proj: q + 2 * kv, o_proj: h, gate_proj: i, up_proj: i, down_proj: h };
+  const widths: Readonly<Record<string, number>> = { q_proj: q, k_proj: kv, v_proj: kv, qkv_proj: q + 2 * kv, o_proj: h, gate_proj: i, up_proj: i, gate_up_proj: 2 * i, down_proj: h };
   // DoRA (PEFT's DoraLinearLayer): (magnitude / norm - 1) * base(x) + magnitude / norm * lora(x) keeps both fp32 outputs.
   if (o.dora && !o.full) for (const name of o.adapted) bytes += 2 * 4 * (widths[name] ?? 0);
   // IA3 (PEFT's IA3 Linear): base(x) * vector keeps base(x) in the compute dtype.

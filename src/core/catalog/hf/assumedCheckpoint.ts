@@ -23,10 +23,15 @@ const MIXTURE = /(\d+x\d+(\.\d+)?[bm])|(^|[^a-z])moe([^a-z]|$)|mixtral|-a\d+(\.\
 const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp; readonly modelType: string; readonly label: string }> = [
   { word: /mistral|zephyr|nemo|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
   { word: /qwen/, members: /./, modelType: 'qwen2', label: 'Qwen2' },
+  // The families modelled on their own tree: an unknown member scales the catalogued one nearest in size.
+  { word: /gemma-?2(?![\da-z.])/, members: /./, modelType: 'gemma2', label: 'Gemma-2' },
   { word: /gemma/, members: /./, modelType: 'gemma', label: 'Gemma' },
-  // Phi-3's vocabulary (32064) and full multi-head attention are Llama 2's; Phi-4's vocabulary (100352) and grouped keys and values are nearer Llama 3's.
-  { word: /phi-?3/, members: /llama-2(?!\d)|codellama/i, modelType: 'llama', label: 'Llama 2' },
-  { word: /phi-?4/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
+  // Phi-4 keeps its 100352-entry vocabulary, Phi-3 and 3.5 their 32064.
+  { word: /phi-?4/, members: /phi-4/i, modelType: 'phi3', label: 'Phi-4' },
+  { word: /phi-?3/, members: /phi-3/i, modelType: 'phi3', label: 'Phi-3' },
+  { word: /pythia|neox/, members: /./, modelType: 'gpt_neox', label: 'GPT-NeoX' },
+  { word: /olmo-?2(?![\da-z.])/, members: /./, modelType: 'olmo2', label: 'OLMo-2' },
+  { word: /olmo/, members: /./, modelType: 'olmo', label: 'OLMo' },
   { word: /llama-?3(?!\d)/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
   { word: /llama-?2(?!\d)|codellama|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|codellama|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
   { word: /smollm/, members: /smollm/i, modelType: 'llama', label: 'SmolLM' },
@@ -34,7 +39,7 @@ const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp;
 ];
 
 /** Families people fine-tune whose own architecture the assumed shape does not follow (a Llama-style decoder of their size stands in). */
-const OTHER_DECODERS = /phi|falcon|opt|bloom|gpt|pythia|neox|mpt|stablelm|olmo|starcoder|deepseek|internlm|baichuan|chatglm|granite|cohere|command|jamba|dbrx/;
+const OTHER_DECODERS = /phi|falcon|opt|bloom|gpt|mpt|stablelm|starcoder|deepseek|internlm|baichuan|chatglm|granite|cohere|command|jamba|dbrx/;
 
 /** The parameter count a model id's size tag gives (`Llama-2-7b-hf` -> 7e9, `bloom-7b1` -> 7.1e9, `SmolLM2-360M` -> 3.6e8), or why there is none. */
 export function sizeFromName(name: string): { readonly params: number; readonly tag: string } | { readonly declined: string } | undefined {
@@ -58,19 +63,29 @@ function phiTier(short: string): { readonly params: number; readonly tag: string
   return undefined;
 }
 
-/** Parameters of a Llama-style config (embeddings, attention with its biases where the type has them, gated MLP, norms, an untied head). */
+/**
+ * Parameters of a decoder config of the kinds scaled here (embeddings, attention with its biases where
+ * the type has them, the MLP, norms, an untied head): LLaMA's layout, with Gemma-2's four norms a layer,
+ * OLMo's norms without weights, OLMo-2's query and key norms, and GPT-NeoX's biased 4h MLP and LayerNorms.
+ */
 export function llamaStyleParams(modelType: string, config: Readonly<Record<string, ConfigValue | undefined>>): number {
   const n = (key: string) => (typeof config[key] === 'number' ? config[key] : 0);
   const h = n('hidden_size');
+  const i = n('intermediate_size');
   const heads = n('num_attention_heads');
   const kvHeads = n('num_key_value_heads') || heads;
   const headDim = n('head_dim') || h / heads;
   const q = heads * headDim;
   const kv = kvHeads * headDim;
-  const bias = modelType === 'qwen2' || config.attention_bias === true ? q + 2 * kv : 0;
-  const perLayer = h * (q + 2 * kv) + q * h + bias + 3 * h * n('intermediate_size') + 2 * h;
-  const tied = typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : modelType === 'gemma';
-  return n('vocab_size') * h * (tied ? 1 : 2) + n('num_hidden_layers') * perLayer + h;
+  const neox = modelType === 'gpt_neox';
+  const attentionBias = modelType === 'qwen2' || config.attention_bias === true || (neox && config.attention_bias !== false) ? q + 2 * kv + (neox ? h : 0) : 0;
+  // GPT-NeoX: two linears with biases and LayerNorms (weight and bias); the others a gated MLP and RMS norms.
+  const mlp = neox ? 2 * h * i + i + h : 3 * h * i;
+  const normsPerLayer = neox ? 4 * h : modelType === 'gemma2' ? 4 * h : modelType === 'olmo' ? 0 : modelType === 'olmo2' ? 2 * h + q + kv : 2 * h;
+  const finalNorm = neox ? 2 * h : modelType === 'olmo' ? 0 : h;
+  const perLayer = h * (q + 2 * kv) + q * h + attentionBias + mlp + normsPerLayer;
+  const tied = typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : /^gemma/.test(modelType);
+  return n('vocab_size') * h * (tied ? 1 : 2) + n('num_hidden_layers') * perLayer + finalNorm;
 }
 
 /** The largest divisor of `n` not above `most` (at least 1): key-value heads must divide the heads. */
@@ -91,7 +106,8 @@ export function scaledConfig(reference: Checkpoint, params: number): Record<stri
   const kvShare = (typeof c.num_key_value_heads === 'number' ? num('num_key_value_heads') : num('num_attention_heads')) / num('num_attention_heads');
   const kvHeads = divisorAtMost(heads, Math.max(1, Math.round(heads * kvShare)));
   const intermediate = Math.max(64, Math.round((num('intermediate_size') / num('hidden_size')) * hidden / 64) * 64);
-  const shaped: Record<string, ConfigValue> = { ...c, hidden_size: hidden, num_attention_heads: heads, num_key_value_heads: kvHeads, intermediate_size: intermediate, num_hidden_layers: 1 };
+  // GPT-NeoX has no key-value heads of its own (its config takes no such field).
+  const shaped: Record<string, ConfigValue> = { ...c, hidden_size: hidden, num_attention_heads: heads, ...(reference.modelType === 'gpt_neox' ? {} : { num_key_value_heads: kvHeads }), intermediate_size: intermediate, num_hidden_layers: 1 };
   const oneLayer = llamaStyleParams(reference.modelType, shaped);
   const twoLayers = llamaStyleParams(reference.modelType, { ...shaped, num_hidden_layers: 2 });
   const perLayer = twoLayers - oneLayer;
@@ -99,9 +115,12 @@ export function scaledConfig(reference: Checkpoint, params: number): Record<stri
   return shaped;
 }
 
-/** The catalog members that give a family its proportions (Llama-style types only: their config's fields are the ones scaled). */
+/** The model types whose configs are scaled here: LLaMA-style ones and the decoders whose fields are named as theirs are. */
+const SCALED_TYPES = new Set(['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2']);
+
+/** The catalog members that give a family its proportions (the scaled types only: their config's fields are the ones scaled). */
 function membersOf(modelType: string, members: RegExp): Checkpoint[] {
-  return CHECKPOINTS.filter((c) => c.modelType === modelType && isLlamaStyle(c.modelType) && members.test(c.name));
+  return CHECKPOINTS.filter((c) => c.modelType === modelType && (isLlamaStyle(c.modelType) || SCALED_TYPES.has(c.modelType)) && members.test(c.name));
 }
 
 /** The member nearest in size to `params` (by the ratio of counts), leaving out the names in `except` (to measure the fallback on catalogued models). */
@@ -134,8 +153,7 @@ export function assumedCheckpoint(name: string, options: { readonly params?: num
   const reference = (family && nearestMember(family.modelType, family.members, params, options.except)) ?? nearestMember(family?.modelType ?? 'llama', /./, params, options.except);
   if (!reference) return { declined: `no catalog member to take the proportions of for '${name}'` };
   const config = scaledConfig(reference, params);
-  // Phi takes Llama proportions without being a Llama: its own architecture is said not to be modelled, as for the families with none.
-  const other = family && !/phi/.test(family.word.source) ? undefined : OTHER_DECODERS.exec(lower)?.[0];
+  const other = family ? undefined : OTHER_DECODERS.exec(lower)?.[0];
   const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
   const suggestions = closest(name, names);
   const shape = `hidden ${String(config.hidden_size)}, ${String(config.num_hidden_layers)} layers, ${String(config.num_attention_heads)} heads (${String(config.num_key_value_heads)} key-value), MLP ${String(config.intermediate_size)}, vocabulary ${String(config.vocab_size)}`;

@@ -40,6 +40,9 @@ import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { mixtralTypeSpec, qwen2MoeTypeSpec } from './models/moe';
+import { gemma2TypeSpec, olmo2TypeSpec, olmoTypeSpec } from './models/llamaVariants';
+import { phi3TypeSpec } from './models/phi3';
+import { gptNeoxTypeSpec } from './models/gptNeox';
 import { countParams, layerRows, Trace } from './moduleTree';
 
 /** The transformers version whose modeling code the tables follow (and the generator checked them against). */
@@ -86,6 +89,11 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   clip: clipTypeSpec,
   mixtral: mixtralTypeSpec,
   qwen2_moe: qwen2MoeTypeSpec,
+  gemma2: gemma2TypeSpec,
+  phi3: phi3TypeSpec,
+  gpt_neox: gptNeoxTypeSpec,
+  olmo: olmoTypeSpec,
+  olmo2: olmo2TypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -96,12 +104,14 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
-    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel',
+    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
+    olmo: 'OlmoModel', olmo2: 'Olmo2Model',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
     bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM',
+    gemma2: 'Gemma2ForCausalLM', phi3: 'Phi3ForCausalLM', gpt_neox: 'GPTNeoXForCausalLM', olmo: 'OlmoForCausalLM', olmo2: 'Olmo2ForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -115,6 +125,8 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
     albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
     mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification',
+    gemma2: 'Gemma2ForSequenceClassification', phi3: 'Phi3ForSequenceClassification', gpt_neox: 'GPTNeoXForSequenceClassification',
+    olmo: 'OlmoForSequenceClassification', olmo2: 'Olmo2ForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
@@ -123,6 +135,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
     albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
     mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification',
+    gemma2: 'Gemma2ForTokenClassification', phi3: 'Phi3ForTokenClassification', gpt_neox: 'GPTNeoXForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
@@ -130,6 +143,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
     gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
     bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering', falcon: 'FalconForQuestionAnswering',
+    gpt_neox: 'GPTNeoXForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification' },

@@ -48,6 +48,14 @@ describe('fineTuning estimator', () => {
     assert.ok(Math.abs(bert - 335_143_938) < 1e5, String(bert));
   });
 
+  it("counts Gemma-2's soft-capped logits: tanh's bf16 output beside the capped logits, one more logits-sized tensor (not with a fused loss)", () => {
+    const shape = checkpointShape('google/gemma-2-2b');
+    const job: FineTuningJob = { shape, batch: 2, seq: 512, adapter: { method: 'lora', rank: 8 }, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: true, logitsHeld: false };
+    const uncapped = { ...shape, logitSoftcap: false };
+    assert.equal(estimateFineTuning(job).logits - estimateFineTuning({ ...job, shape: uncapped }).logits, 2 * 512 * 256000 * 2);
+    assert.equal(estimateFineTuning({ ...job, fusedLoss: 'inPlace' }).logits, estimateFineTuning({ ...job, shape: uncapped, fusedLoss: 'inPlace' }).logits);
+  });
+
   it("counts LoRA's adapter as PEFT does: r x (in + out) per targeted linear, DoRA's magnitude on top", () => {
     // Published by PEFT's MetaMathQA run (lora--llama-3.2-3B-rank32): 9,175,040 trainable parameters.
     assert.equal(loraParams(shapeOf('meta-llama/Llama-3.2-3B'), { method: 'lora', rank: 32, targetModules: ['q_proj', 'v_proj'] }), 9_175_040);

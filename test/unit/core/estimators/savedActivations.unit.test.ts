@@ -41,6 +41,28 @@ describe('saved activations', () => {
     assert.equal(savedBytesPerTokenLayer({ ...falcon, parallelNorms: 1 }, adapted) - savedBytesPerTokenLayer({ ...falcon, parallelNorms: 1 }, bf16()), 2 * 4 * 4544);
   });
 
+  it("keeps Gemma-2's two more norms' fp32 copies (and, trained, their fp32 normalized tensors), OLMo-2's query and key norms', and nothing normalized for OLMo's weightless norms", () => {
+    // Checked with saved_tensors_hooks in torch 2.13 (scripts/llm/norm_variants_saved.py): Gemma2RMSNorm keeps its fp32 input,
+    // and with a trained weight the fp32 normalized tensor; Olmo2RMSNorm its fp32 input and, trained, a bf16 normalized copy.
+    const gemma2: LayerShape = { hidden: 3584, heads: 16, kvHeads: 8, headDim: 256, intermediate: 14336, gatedMlp: true, dropout: false, rmsNorm: true };
+    const extra = { ...gemma2, postNorms: 'extra' as const, normWeightFp32: true };
+    assert.equal(savedBytesPerTokenLayer(extra, bf16()) - savedBytesPerTokenLayer(gemma2, bf16()), 2 * 4 * 3584);
+    // Trained: four fp32 normalized tensors instead of two bf16 copies, and the two more norms' inputs.
+    assert.equal(savedBytesPerTokenLayer(extra, bf16({ full: true })) - savedBytesPerTokenLayer(gemma2, bf16({ full: true })), 2 * 4 * 3584 + 4 * 4 * 3584 - 2 * 2 * 3584);
+    const olmo2: LayerShape = { ...llama, kvHeads: 24, postNorms: 'instead', qkNorms: true };
+    // Two norms a layer as Llama's (after the blocks instead of before), plus q_norm and k_norm over q and k's widths (24 heads of 128 each).
+    assert.equal(savedBytesPerTokenLayer(olmo2, bf16()) - savedBytesPerTokenLayer({ ...llama, kvHeads: 24 }, bf16()), 4 * (3072 + 3072));
+    const olmo: LayerShape = { ...llama, parameterFreeNorms: true };
+    assert.equal(savedBytesPerTokenLayer(llama, bf16({ full: true })) - savedBytesPerTokenLayer(olmo, bf16({ full: true })), 2 * 2 * 3072);
+  });
+
+  it("keeps Phi-3's fused gate_up_proj output as Llama keeps gate's and up's, and PEFT's fp32 copy once for the one module", () => {
+    const phi3: LayerShape = { ...llama, fusedQkv: true, fusedGateUp: true };
+    assert.equal(savedBytesPerTokenLayer(phi3, bf16()), savedBytesPerTokenLayer({ ...llama, fusedQkv: true }, bf16()));
+    assert.equal(savedBytesPerTokenLayer(phi3, bf16({ adapted: new Set(['gate_up_proj']) })) - savedBytesPerTokenLayer(phi3, bf16()), 4 * 3072);
+    assert.equal(savedBytesPerTokenLayer({ ...llama, fusedQkv: true }, bf16({ adapted: new Set(['gate_proj', 'up_proj']) })) - savedBytesPerTokenLayer(phi3, bf16()), 2 * 4 * 3072);
+  });
+
   it("keeps PEFT's fp32 copy for a fused query_key_value it adapts (BLOOM, Falcon), which is one module", () => {
     const bloom: LayerShape = { hidden: 4096, heads: 32, kvHeads: 32, headDim: 128, intermediate: 16384, gatedMlp: false, dropout: false, fusedQkv: true };
     assert.equal(savedBytesPerTokenLayer(bloom, bf16({ adapted: new Set(['qkv_proj']) })) - savedBytesPerTokenLayer(bloom, bf16()), 4 * 4096);

@@ -19,23 +19,43 @@ function hasBias(c: HfConfig, rule: BiasRule): boolean {
   return typeof rule === 'boolean' ? rule : c[rule] === true;
 }
 
-function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
-  const p = entry.prefix;
-  const rmsNorm = (d: number): Module => weightOnlyNorm(`${p}RMSNorm`, d);
+/**
+ * What tells the LLaMA tree's relatives apart (Gemma-2's four norms a layer, OLMo's norms without
+ * weights, OLMo-2's norms after attention and MLP and on the queries and keys): the tree is otherwise
+ * LLaMA's, registered in LLaMA's order.
+ */
+export interface LlamaTreeSpec {
+  /** Class-name prefix: `Llama`, `Gemma2`. */
+  readonly prefix: string;
+  /** `embed_tokens`: nn.Embedding (a row), or the library's own subclass (a Parameter row, its call no row). */
+  readonly embedding: { readonly type: string; readonly torch: boolean };
+  readonly bias: Readonly<Record<'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj', boolean>>;
+  /** The MLP's activation name (ACT2FN). */
+  readonly activation: string;
+  /** The decoder layer's norms after self_attn and mlp, in registration order. */
+  readonly layerNorms: readonly string[];
+  /** One norm of `d` features: the library's own module, so never a row. */
+  norm(d: number): Module;
+  /** OLMo-2: `q_norm` and `k_norm` over the projected queries and keys, registered after o_proj. */
+  readonly qkNorms?: boolean;
+}
+
+/** The base model of a LLaMA-style tree: embed_tokens, layers of self_attn and mlp with their norms, norm, rotary_emb. */
+export function llamaTree(spec: LlamaTreeSpec, c: HfConfig): [Module, Forward] {
+  const p = spec.prefix;
   const d = num(c, 'hidden_size');
   const inter = num(c, 'intermediate_size');
-  const headDim = num(c, 'head_dim');
+  const headDim = typeof c.head_dim === 'number' ? c.head_dim : Math.floor(d / num(c, 'num_attention_heads'));
   const q = num(c, 'num_attention_heads') * headDim;
   const kv = num(c, 'num_key_value_heads') * headDim;
-  const attnBias = entry.projectionBias;
-  const mlpBias = entry.mlpBias;
+  const bias = spec.bias;
   const vocab = num(c, 'vocab_size');
   const root = userModule(`${p}Model`);
   let embed: Module;
-  if (entry.embedding.torch) {
+  if (spec.embedding.torch) {
     embed = root.add('embed_tokens', embedding(vocab, d));
   } else {
-    embed = root.add('embed_tokens', userModule(entry.embedding.type));
+    embed = root.add('embed_tokens', userModule(spec.embedding.type));
     embed.param('weight', vocab * d);
   }
   const list = root.add('layers', userModule('ModuleList'));
@@ -43,17 +63,20 @@ function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
   for (let i = 0; i < num(c, 'num_hidden_layers'); i++) {
     const layer = list.add(String(i), userModule(`${p}DecoderLayer`));
     const attn = layer.add('self_attn', userModule(`${p}Attention`));
-    const qProj = attn.add('q_proj', linear(d, q, hasBias(c, attnBias.q_proj)));
-    const kProj = attn.add('k_proj', linear(d, kv, hasBias(c, attnBias.k_proj)));
-    const vProj = attn.add('v_proj', linear(d, kv, hasBias(c, attnBias.v_proj)));
-    const oProj = attn.add('o_proj', linear(q, d, hasBias(c, attnBias.o_proj)));
+    const qProj = attn.add('q_proj', linear(d, q, bias.q_proj));
+    const kProj = attn.add('k_proj', linear(d, kv, bias.k_proj));
+    const vProj = attn.add('v_proj', linear(d, kv, bias.v_proj));
+    const oProj = attn.add('o_proj', linear(q, d, bias.o_proj));
+    if (spec.qkNorms) {
+      attn.add('q_norm', spec.norm(q));
+      attn.add('k_norm', spec.norm(kv));
+    }
     const mlp = layer.add('mlp', userModule(`${p}MLP`));
-    const gate = mlp.add('gate_proj', linear(d, inter, hasBias(c, mlpBias.gate_proj)));
-    const up = mlp.add('up_proj', linear(d, inter, hasBias(c, mlpBias.up_proj)));
-    const down = mlp.add('down_proj', linear(inter, d, hasBias(c, mlpBias.down_proj)));
-    const act = mlp.add('act_fn', activation(str(c, entry.activationField)));
-    layer.add('input_layernorm', rmsNorm(d));
-    layer.add('post_attention_layernorm', rmsNorm(d));
+    const gate = mlp.add('gate_proj', linear(d, inter, bias.gate_proj));
+    const up = mlp.add('up_proj', linear(d, inter, bias.up_proj));
+    const down = mlp.add('down_proj', linear(inter, d, bias.down_proj));
+    const act = mlp.add('act_fn', activation(spec.activation));
+    for (const name of spec.layerNorms) layer.add(name, spec.norm(d));
     layers.push((trace, t) => {
       trace.call(qProj, [t, q]);
       trace.call(kProj, [t, kv]);
@@ -65,16 +88,32 @@ function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
       trace.call(down, [t, d]);
     });
   }
-  root.add('norm', rmsNorm(d));
+  root.add('norm', spec.norm(d));
   root.add('rotary_emb', userModule(`${p}RotaryEmbedding`));
   return [
     root,
     (trace, t) => {
       // The library's own embedding (Gemma) computes inside a module that is not a row.
-      if (entry.embedding.torch) trace.call(embed, [t, d]);
+      if (spec.embedding.torch) trace.call(embed, [t, d]);
       for (const layer of layers) layer(trace, t);
     },
   ];
+}
+
+function base(entry: LlamaStyleEntry, c: HfConfig): [Module, Forward] {
+  const rule = (r: BiasRule) => hasBias(c, r);
+  return llamaTree({
+    prefix: entry.prefix,
+    embedding: entry.embedding,
+    bias: {
+      q_proj: rule(entry.projectionBias.q_proj), k_proj: rule(entry.projectionBias.k_proj), v_proj: rule(entry.projectionBias.v_proj),
+      o_proj: rule(entry.projectionBias.o_proj), gate_proj: rule(entry.mlpBias.gate_proj), up_proj: rule(entry.mlpBias.up_proj),
+      down_proj: rule(entry.mlpBias.down_proj),
+    },
+    activation: str(c, entry.activationField),
+    layerNorms: ['input_layernorm', 'post_attention_layernorm'],
+    norm: (d) => weightOnlyNorm(`${entry.prefix}RMSNorm`, d),
+  }, c);
 }
 
 function typeSpec(entry: LlamaStyleEntry): ModelTypeSpec {

@@ -24,6 +24,8 @@ const JOBS: ReadonlyArray<{ readonly label: string; readonly job: Omit<FineTunin
   { label: 'LoRA bf16, no checkpointing', job: { batch: 2, seq: 512, adapter: { method: 'lora', rank: 16, targetModules: 'all-linear' }, weightBits: 16, computeBytes: 2, optimizer: 'adamw', checkpointing: false, logitsHeld: false } },
 ];
 
+const findVocab = (name: string) => CHECKPOINTS.find((c) => c.name === name)!.config.vocab_size;
+
 const figure = (shape: TransformerShape, job: Omit<FineTuningJob, 'shape'>) => {
   const estimate = estimateFineTuning({ ...job, shape });
   return estimate.driver + estimate.fittedMargin;
@@ -59,12 +61,28 @@ describe('assumed checkpoint (a shape from the name)', () => {
     assert.match(JSON.stringify(sizeFromName('Qwen/Qwen1.5-MoE-A2.7B')), /mixture-of-experts/);
   });
 
-  it("gives Phi-3 Llama 2's proportions (its 32064-entry vocabulary and full multi-head attention), saying Phi's own architecture is not modelled", () => {
-    const phi = assumedCheckpoint('microsoft/Phi-3-mini-4k-instruct');
-    assert.ok(!('declined' in phi));
-    assert.equal(phi.config.vocab_size, 32000);
-    assert.equal(phi.config.num_key_value_heads ?? phi.config.num_attention_heads, phi.config.num_attention_heads);
-    assert.match(phi.assumed, /phi architecture is not modelled/);
+  it('scales an unknown Phi-3, Phi-4, Gemma-2, GPT-NeoX, OLMo or OLMo-2 from the nearest catalogued member of its own family, built on its own tree', () => {
+    for (const [name, family, reference, params] of [
+      ['microsoft/Phi-3-small-8k-instruct', 'phi3', 'microsoft/Phi-3-mini-4k-instruct', 7e9],
+      ['acme/phi-4-reasoning-plus-20b', 'phi3', 'microsoft/phi-4', 20e9],
+      ['acme/gemma-2-4b-merge', 'gemma2', 'google/gemma-2-2b', 4e9],
+      ['org/pythia-3b-custom', 'gpt_neox', 'EleutherAI/pythia-2.8b', 3e9],
+      ['acme/olmo-1.5b-sft', 'olmo', 'allenai/OLMo-1B-hf', 1.5e9],
+      ['acme/OLMo-2-13B-tuned', 'olmo2', 'allenai/OLMo-2-1124-7B', 13e9],
+    ] as const) {
+      const assumed = assumedCheckpoint(name);
+      if ('declined' in assumed) assert.fail(assumed.declined);
+      assert.equal(assumed.modelType, family, name);
+      assert.match(assumed.source, new RegExp(`scaled from ${reference.replace(/[.]/g, '\\.')} `), name);
+      assert.doesNotMatch(assumed.assumed, /not modelled/, name);
+      const architecture = transformersArchitecture({ className: 'AutoModelForCausalLM', checkpoint: name });
+      if (isCatalogMiss(architecture)) assert.fail(architecture.miss);
+      const counted = llamaStyleParams(assumed.modelType, assumed.config);
+      // The family's own parameter count (its norms, biases and MLP) is the catalog's, and within a layer of the size.
+      assert.equal(architecture.params, counted, name);
+      assert.ok(Math.abs(counted - params) / params < 1 / (assumed.config.num_hidden_layers as number), `${name}: ${counted}`);
+      assert.equal(assumed.config.vocab_size, findVocab(reference), name);
+    }
   });
 
   it('declines mixture-of-experts, encoder and size-less names', () => {

@@ -1,0 +1,117 @@
+/**
+ * The config classes of Gemma-2, Phi-3, GPT-NeoX, OLMo and OLMo-2 as transformers 5.18.0 defines
+ * them (defaults, field kinds, `__post_init__`, `validate_architecture`); configs.ts puts them beside
+ * the others. Fields that size no module (rotary settings, soft-capping, sliding windows, dropout
+ * rates of functional dropout) are kind 'any' or 'number': the generator's cases check they change no row.
+ */
+import { commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field } from './configKit';
+
+/** Rotary settings every one of these accepts, including the names older config.json files carry. */
+const ROTARY: Readonly<Record<string, Field>> = {
+  rope_parameters: f('any'), rope_theta: f('number'), rope_scaling: f('any'), partial_rotary_factor: f('number'), token_classification_bias: f('bool'),
+};
+
+/** A decoder's core sizes: what every one of them reads to size its modules. */
+const SIZES: Readonly<Record<string, Field>> = {
+  vocab_size: f('count'), hidden_size: f('count'), intermediate_size: f('count'), num_hidden_layers: f('count'), num_attention_heads: f('count'),
+  max_position_embeddings: f('count'), attention_dropout: f('number'),
+};
+
+/** `num_key_value_heads=None` means full multi-head attention (`__post_init__`), then the shared divisibility checks. */
+function groupedHeads(c: Record<string, ConfigValue>): string | undefined {
+  if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
+  return (
+    divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads') ??
+    divisible(c.num_attention_heads!, c.num_key_value_heads!, 'num_attention_heads must be a multiple of num_key_value_heads')
+  );
+}
+
+const OLMO_FIELDS: Readonly<Record<string, Field>> = {
+  ...SIZES, ...ROTARY, num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), attention_bias: f('bool'),
+};
+
+export const GEMMA2_PHI3_NEOX_OLMO_SCHEMAS: Readonly<Record<'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2', ConfigSchema>> = {
+  gemma2: {
+    modelType: 'gemma2',
+    configClass: 'Gemma2Config',
+    defaults: {
+      vocab_size: 256000, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4,
+      head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 8192, rms_norm_eps: 1e-6, pad_token_id: 0, eos_token_id: 1,
+      bos_token_id: 2, tie_word_embeddings: true, attention_bias: false, attention_dropout: 0, query_pre_attn_scalar: 256, sliding_window: 4096,
+      layer_types: null, final_logit_softcapping: 30.0, attn_logit_softcapping: 50.0, use_bidirectional_attention: null,
+    },
+    fields: {
+      ...SIZES, ...ROTARY, num_key_value_heads: f('count'), head_dim: f('count'), hidden_activation: f('activation'), rms_norm_eps: f('number'),
+      attention_bias: f('bool'), query_pre_attn_scalar: f('number'), sliding_window: f('count', { nullable: true }),
+      // Which layers attend to a sliding window and which to the whole sequence: the mask, not the modules.
+      layer_types: f('any'), final_logit_softcapping: f('number', { nullable: true }), attn_logit_softcapping: f('number', { nullable: true }),
+      use_bidirectional_attention: f('any'), cache_implementation: f('any'),
+      // Gemma-2's config.json carries hidden_act beside hidden_activation; Gemma2Config keeps it as an attribute the MLP does not read.
+      hidden_act: f('any'),
+    },
+    aliases: {},
+    finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+  phi3: {
+    modelType: 'phi3',
+    configClass: 'Phi3Config',
+    defaults: {
+      vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+      resid_pdrop: 0, embd_pdrop: 0, attention_dropout: 0, hidden_act: 'silu', max_position_embeddings: 4096, original_max_position_embeddings: 4096,
+      rms_norm_eps: 1e-5, tie_word_embeddings: false, bos_token_id: 1, eos_token_id: 32000, pad_token_id: 32000, sliding_window: null,
+    },
+    fields: {
+      ...SIZES, ...ROTARY, num_key_value_heads: f('count', { nullable: true }), resid_pdrop: f('number'), embd_pdrop: f('number'),
+      hidden_act: f('activation'), original_max_position_embeddings: f('count'), rms_norm_eps: f('number'), sliding_window: f('count', { nullable: true }),
+    },
+    aliases: {},
+    finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+  gpt_neox: {
+    modelType: 'gpt_neox',
+    configClass: 'GPTNeoXConfig',
+    defaults: {
+      vocab_size: 50432, hidden_size: 6144, num_hidden_layers: 44, num_attention_heads: 64, intermediate_size: 24576, hidden_act: 'gelu',
+      attention_dropout: 0, hidden_dropout: 0, classifier_dropout: 0.1, max_position_embeddings: 2048, layer_norm_eps: 1e-5, bos_token_id: 0,
+      eos_token_id: 2, pad_token_id: null, tie_word_embeddings: false, use_parallel_residual: true, attention_bias: true,
+    },
+    fields: {
+      ...SIZES, ...ROTARY, hidden_act: f('activation'), hidden_dropout: f('number'), layer_norm_eps: f('number'), use_parallel_residual: f('bool'),
+      attention_bias: f('bool'),
+      // The names Pythia's and GPT-NeoX-20B's config.json files give the rotary share and base (GPTNeoXConfig folds them into rope_parameters).
+      rotary_pct: f('number'), rotary_emb_base: f('number'),
+    },
+    aliases: {},
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
+    uncovered: commonUncovered,
+  },
+  olmo: {
+    modelType: 'olmo',
+    configClass: 'OlmoConfig',
+    defaults: {
+      vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+      hidden_act: 'silu', max_position_embeddings: 2048, pad_token_id: 1, bos_token_id: null, eos_token_id: 50279, tie_word_embeddings: false,
+      attention_bias: false, attention_dropout: 0, clip_qkv: null,
+    },
+    // clip_qkv clamps the projections in place: no module.
+    fields: { ...OLMO_FIELDS, clip_qkv: f('number', { nullable: true }) },
+    aliases: {},
+    finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+  olmo2: {
+    modelType: 'olmo2',
+    configClass: 'Olmo2Config',
+    defaults: {
+      vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+      hidden_act: 'silu', max_position_embeddings: 2048, pad_token_id: 1, bos_token_id: null, eos_token_id: 50279, tie_word_embeddings: false,
+      attention_bias: false, attention_dropout: 0, rms_norm_eps: 1e-5,
+    },
+    fields: { ...OLMO_FIELDS, rms_norm_eps: f('number') },
+    aliases: {},
+    finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+};

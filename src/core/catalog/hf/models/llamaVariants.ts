@@ -1,0 +1,77 @@
+/**
+ * The decoders transformers 5.18.0 builds on LLaMA's tree with other norms (llama.ts's llamaTree):
+ *
+ * - Gemma-2 (models/gemma2/modeling_gemma2.py; google/gemma-2-2b, 9b, 27b): four RMS norms a layer
+ *   (input, post-attention, pre- and post-feedforward), the scaled embedding of Gemma (the library's
+ *   subclass of nn.Embedding: a Parameter row, no call row), head_dim 256 apart from the width, and a
+ *   tied head. Logit soft-capping is a tanh, sliding-window layers differ in their mask only: no rows.
+ * - OLMo (models/olmo/modeling_olmo.py; allenai/OLMo-1B-hf, OLMo-7B-hf): LayerNorm without weight or
+ *   bias (OlmoLayerNorm holds no parameter); clip_qkv clamps in place.
+ * - OLMo-2 (models/olmo2/modeling_olmo2.py; allenai/OLMo-2-1124-7B): no norm before attention or MLP;
+ *   RMS norms after each (post_attention_layernorm, post_feedforward_layernorm) and over the projected
+ *   queries and keys (q_norm, k_norm: the full width of all heads).
+ *
+ * Their heads are the generic ones of modeling_layers.py on `model`; only the classes the library has.
+ */
+import { num, str, type HfConfig } from '../configs';
+import type { ClassSpec, ModelTypeSpec } from '../modelTypeSpec';
+import type { ModelType } from '../configKit';
+import { userModule, weightOnlyNorm } from '../layers';
+import { decoderClasses } from './decoderHeads';
+import { llamaTree, type LlamaTreeSpec } from './llama';
+
+const NO_BIAS = { gate_proj: false, up_proj: false, down_proj: false } as const;
+
+/** q, k, v and o with attention_bias's bias, the MLP without. */
+function attentionBias(c: HfConfig): LlamaTreeSpec['bias'] {
+  const b = c.attention_bias === true;
+  return { q_proj: b, k_proj: b, v_proj: b, o_proj: b, ...NO_BIAS };
+}
+
+function variantTypeSpec(modelType: ModelType, prefix: string, heads: readonly string[], spec: (c: HfConfig) => LlamaTreeSpec): ModelTypeSpec {
+  const all: Record<string, ClassSpec> = decoderClasses({
+    prefix,
+    causalLm: `${prefix}ForCausalLM`,
+    base: 'model',
+    hidden: 'hidden_size',
+    embedding: 'embed_tokens',
+    tokenClassifier: (c) => ({ name: 'score', bias: c.token_classification_bias !== false }),
+  }, (c) => llamaTree(spec(c), c));
+  const classes = Object.fromEntries([`${prefix}Model`, `${prefix}ForCausalLM`, ...heads].map((name) => [name, all[name]!]));
+  return {
+    modelType,
+    input: 'tokens',
+    classes,
+    // Rotary positions have no table: the longest sequence is the trained context, capped as the LLaMA-style types are.
+    defaultShape: (c) => [Math.min(4096, num(c, 'max_position_embeddings'))],
+  };
+}
+
+export const gemma2TypeSpec = variantTypeSpec('gemma2', 'Gemma2', ['Gemma2ForSequenceClassification', 'Gemma2ForTokenClassification'], (c) => ({
+  prefix: 'Gemma2',
+  embedding: { type: 'Gemma2TextScaledWordEmbedding', torch: false },
+  bias: attentionBias(c),
+  activation: str(c, 'hidden_activation'),
+  layerNorms: ['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm', 'post_feedforward_layernorm'],
+  norm: (d) => weightOnlyNorm('Gemma2RMSNorm', d),
+}));
+
+export const olmoTypeSpec = variantTypeSpec('olmo', 'Olmo', ['OlmoForSequenceClassification'], (c) => ({
+  prefix: 'Olmo',
+  embedding: { type: 'Embedding', torch: true },
+  bias: attentionBias(c),
+  activation: str(c, 'hidden_act'),
+  layerNorms: ['input_layernorm', 'post_attention_layernorm'],
+  // OlmoLayerNorm: F.layer_norm with neither weight nor bias.
+  norm: () => userModule('OlmoLayerNorm'),
+}));
+
+export const olmo2TypeSpec = variantTypeSpec('olmo2', 'Olmo2', ['Olmo2ForSequenceClassification'], (c) => ({
+  prefix: 'Olmo2',
+  embedding: { type: 'Embedding', torch: true },
+  bias: attentionBias(c),
+  activation: str(c, 'hidden_act'),
+  layerNorms: ['post_attention_layernorm', 'post_feedforward_layernorm'],
+  norm: (d) => weightOnlyNorm('Olmo2RMSNorm', d),
+  qkNorms: true,
+}));
