@@ -177,6 +177,11 @@ def _meta_kernels() -> Any:
     def same_as_input(grad_output, input, *args):  # noqa: ANN001
         return input.new_empty(input.shape)
 
+    def masked_select(input, mask):  # noqa: ANN001
+        # The size depends on the data: every element selected, as the losses that use it (label smoothing
+        # with ignore_index) select all but the ignored targets.
+        return input.new_empty((torch.broadcast_shapes(input.shape, mask.shape).numel(),))
+
     kernels = (
         ("convolution_backward", convolution_backward),
         ("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward),
@@ -191,6 +196,7 @@ def _meta_kernels() -> Any:
         ("binary_cross_entropy_backward", same_as_input),
         ("soft_margin_loss_backward", same_as_input),
         ("replication_pad2d_backward", same_as_input),
+        ("masked_select", masked_select),
         ("upsample_nearest2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
         ("upsample_bilinear2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
     )

@@ -468,3 +468,15 @@ def test_assumed_values_reach_argparse_constants_dataclass_fields_and_the_enviro
     """, {**SPEC, "argv": ["--batch-size", "16"], "assume": {"width": 128, "DEPTH": 3, "batch-size": 32, "hidden_units": 4096, "lr": 0.5, "model.n_layer": 2}})
     assert result["ok"], result.get("error")
     assert result["notes"] == ["assumed values: set as environment variables; replaced argparse option batch_size, constant LR, constant WIDTH, dataclass field Config.depth"]
+
+
+def test_label_smoothing_and_frozen_layers_run_on_meta(tmp_path: Path) -> None:
+    # CrossEntropyLoss(label_smoothing=...) selects the targets with masked_select, which has no meta kernel in torch 1.13.
+    source = MLP_SCRIPT.replace("nn.functional.cross_entropy(model(x), y)", "nn.CrossEntropyLoss(label_smoothing=0.1)(model(x), y)").replace(
+        "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)", "model[0].requires_grad_(False)\noptimizer = torch.optim.Adam(model[2].parameters(), lr=1e-3)"
+    )
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+    # The frozen first layer gets no gradient and no moments: weights, then the head's gradient and two moments.
+    head = (512 * 10 + 10) * 4
+    assert live_peak(result["events"]) < WEIGHT_BYTES + 3 * head + 32 * (784 + 512 * 2 + 10) * 4 * 2
