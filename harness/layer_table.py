@@ -128,6 +128,8 @@ class _FunctionalCalls(TorchFunctionMode):
         kind = FUNCTIONAL_ROWS.get(func)
         if kind is not None and self.state["inside_layer"] == 0 and isinstance(result, torch.Tensor):
             path = self.state["user_stack"][-1] if self.state["user_stack"] else ""
+            if not torch.is_grad_enabled():
+                self.state["no_grad"].add(len(self.calls))
             self.calls.append((kind, path, [tuple(result.shape)]))
         return result
 
@@ -147,7 +149,8 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     # Per index in `calls`: the eager attention (rule 9) inside that layer call.
     attention: Dict[int, Dict[str, Any]] = {}
     handles = []
-    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": [], "attention": None}
+    # Indices in `calls` of the calls made with autograd off (rule 11).
+    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": [], "attention": None, "no_grad": set()}
 
     def enter_layer(_module: nn.Module, _inputs: Any) -> None:
         if state["inside_layer"] == 0:
@@ -158,6 +161,8 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         state["inside_layer"] -= 1
         if state["inside_layer"] == 0 and state["attention"] is not None:
             attention[len(calls)] = state["attention"]
+        if not torch.is_grad_enabled():
+            state["no_grad"].add(len(calls))
         calls.append((module, "", [tuple(t.shape) for t in flatten_tensors(output)]))
 
     def enter_attention(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> None:
@@ -195,7 +200,7 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         for handle in handles:
             handle.remove()
     input_shapes = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
-    return calls, input_shapes, attention
+    return calls, input_shapes, attention, state["no_grad"]
 
 
 class _CallWatch:
@@ -255,8 +260,8 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
     for path, module in model.named_modules():
         first_name.setdefault(id(module), path)
 
-    small_calls, small_inputs, small_attention = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
-    large_calls, large_inputs, large_attention = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
+    small_calls, small_inputs, small_attention, small_no_grad = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
+    large_calls, large_inputs, large_attention, _large_no_grad = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
     if [_call_key(c) for c in small_calls] != [_call_key(c) for c in large_calls]:
         raise LayerTableError(f"{name}: forward calls different layers for batch sizes {BATCH_SIZES}")
     if small_attention != large_attention:
@@ -295,12 +300,16 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         activations = sum(math.prod(shape) for shape in shapes)
         if functional:
             rows.append(_row(path, type_name, output_shape, activations, 0, True))
+            if index in small_no_grad:
+                rows[-1]["noGrad"] = True
             continue
         params = list(target.parameters())
         called.add(id(target))
         rows.append(_row(path, type_name, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
         if index in small_attention:
             rows[-1]["eagerAttention"] = small_attention[index]
+        if index in small_no_grad:
+            rows[-1]["noGrad"] = True
 
     # Layer modules forward never calls come last.
     for path, module in leaves:

@@ -54,19 +54,19 @@ def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, 
         return sum(allocated_bytes(int(row["params"]) * sizes["weights"]) for row in rows if (row.get("params") or 0) > 0)
 
     weight_bytes = weights(table["rows"])
-    gradient_bytes = weights(row for row in table["rows"] if row["trainable"])
+    gradient_bytes = weights(row for row in table["rows"] if _trains_parameters(row))
     optimizer_bytes = gradient_bytes * data["optimizerCopies"][optimizer]
     rows = table["rows"]
-    start = first_recorded_call(table, rows)
+    recorded = recorded_calls(table, rows)
     shape = table.get("inputShape")
-    saved = allocated_bytes(batch_size * _product(shape) * sizes["activations"]) if shape and start == 0 else 0
+    saved = allocated_bytes(batch_size * _product(shape) * sizes["activations"]) if shape and (not recorded or recorded[0]) else 0
     largest = 0
     for index, row in enumerate(rows):
         if row.get("activations") is None:
             continue
         elements = batch_size * int(row["activations"])
         largest = max(largest, elements)
-        if index < start:
+        if not recorded[index]:
             continue
         traits = _traits(row["type"])
         following = _traits(rows[index + 1]["type"]) if index + 1 < len(rows) else None
@@ -80,17 +80,23 @@ def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, 
 
 
 def _trains_parameters(row: Mapping[str, Any]) -> bool:
-    return bool(row["trainable"]) and (row.get("params") is None or row["params"] > 0)
+    return bool(row["trainable"]) and not row.get("noGrad", False) and (row.get("params") is None or row["params"] > 0)
 
 
 def first_recorded_call(table: Mapping[str, Any], calls) -> int:
     """src/core/layerTable/frozenLayers.ts: where autograd's graph starts among `calls` when parameters are frozen."""
     rows = table["rows"]
-    if not any(not row["trainable"] and (row.get("params") or 0) > 0 for row in rows):
+    if not any(row.get("noGrad", False) or (not row["trainable"] and (row.get("params") or 0) > 0) for row in rows):
         return 0
     if any(row["type"] == "Parameter" and _trains_parameters(row) for row in rows):
         return 0
     return next((index for index, row in enumerate(calls) if _trains_parameters(row)), len(calls))
+
+
+def recorded_calls(table: Mapping[str, Any], calls) -> list:
+    """Per call, whether autograd records it: from the first recorded call on, unless it ran with autograd off."""
+    start = first_recorded_call(table, calls)
+    return [index >= start and not row.get("noGrad", False) for index, row in enumerate(calls)]
 
 
 def analytical_mib(table: Mapping[str, Any], batch_size: int, optimizer: str, precision: str) -> float:

@@ -66,12 +66,12 @@ const median = (values: readonly number[]): number => {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { python: { type: 'string', default: '/usr/bin/python3' } } });
   const folder = path.join(REPO, 'test', 'fixtures', 'transfer');
-  const scripts = [...readdirSync(folder).filter((f) => f.endsWith('.py')).map((f) => path.join(folder, f)), path.join(REPO, 'test', 'fixtures', 'corpus', 'finetune_frozen_stages.py')];
+  const scripts = [...readdirSync(folder).filter((f) => f.endsWith('.py')).map((f) => path.join(folder, f)), ...['finetune_frozen_stages.py', 'linear_probe_no_grad.py'].map((f) => path.join(REPO, 'test', 'fixtures', 'corpus', f))];
   console.log('| script | trained / all parameters | batch | static estimate (estimator) | dry run | static vs dry run |');
   console.log('| --- | --- | --- | --- | --- | --- |');
   const differences: number[] = [];
   for (const script of scripts) {
-    for (const r of await read(script, values.python!)) {
+    for (const r of await read(script, values.python)) {
       const share = `${((100 * r.trainable) / Math.max(1, r.params)).toFixed(1)}% of ${(r.params / 1e6).toFixed(1)}M`;
       const difference = r.estimateMiB !== null && r.dryRunMiB ? (r.estimateMiB - r.dryRunMiB) / r.dryRunMiB : null;
       if (difference !== null) differences.push(difference);

@@ -2,7 +2,7 @@ import type { OptimizerKind, Precision } from '../analysis/modelDescription';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerTraits } from '../layers/layerTraits';
 import type { LayerRow } from '../layerTable/layerTable';
-import { firstRecordedCall } from '../layerTable/frozenLayers';
+import { recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -75,19 +75,19 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const bytes = PRECISION_BYTES[precision];
   const weightsOf = (rows: readonly LayerRow[]) => rows.reduce((sum, row) => sum + ((row.params ?? 0) > 0 ? allocatedBytes((row.params ?? 0) * bytes.weights) : 0), 0);
   const weightBytes = weightsOf(table.rows);
-  const gradientBytes = weightsOf(table.rows.filter((row) => row.trainable));
+  const gradientBytes = weightsOf(table.rows.filter(trainsParameters));
   const optimizerBytes = gradientBytes * OPTIMIZER_COPIES[optimizer];
 
   const rows = table.rows;
-  // Layers before the first one that trains keep nothing for backward (frozenLayers.ts).
-  const start = firstRecordedCall(table, rows);
-  let savedBytes = table.inputShape && start === 0 ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
+  // Layers before the first one that trains, and calls under no_grad, keep nothing for backward (frozenLayers.ts).
+  const recorded = recordedCalls(table, rows);
+  let savedBytes = table.inputShape && recorded[0] !== false ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
   let largest = 0;
   rows.forEach((row, index) => {
     if (row.activations === null) return;
     const elements = batchSize * row.activations;
     largest = Math.max(largest, elements);
-    if (index < start) return;
+    if (!recorded[index]) return;
     const spec = layerTraits(row.type);
     const next = rows[index + 1];
     const nextSpec = next && layerTraits(next.type);

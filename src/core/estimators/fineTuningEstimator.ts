@@ -8,7 +8,7 @@ import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
-import { firstRecordedCall, hasFrozenParameters } from '../layerTable/frozenLayers';
+import { firstRecordedCall, hasFrozenParts } from '../layerTable/frozenLayers';
 import type { LayerRow, LayerTable } from '../layerTable/layerTable';
 
 /** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
@@ -109,7 +109,7 @@ const LAYER_INDEX = /(?:^|\.)(?:layer|layers|h|block|blocks)\.(\d+)(?:\.|$)/;
 
 /** What the script froze of a full fine-tune (frozenLayers.ts): the trained parameters, and how many layers autograd records. */
 function frozenPart(table: LayerTable, layers: number): Pick<FineTuningJob, 'frozen'> {
-  if (!hasFrozenParameters(table)) return {};
+  if (!hasFrozenParts(table)) return {};
   const calls = table.rows.filter((row) => (row.activations ?? 0) > 0);
   const start = firstRecordedCall(table, calls);
   const index = (row: LayerRow | undefined) => (row ? LAYER_INDEX.exec(row.path)?.[1] : undefined);

@@ -13,7 +13,7 @@ import { outOfDistribution, type ModelCard } from './onnx/modelCard';
 import type { LayerTable } from '../layerTable/layerTable';
 import type { ModelFamily } from './family';
 import type { TrainingJob } from './trainingJob';
-import { hasFrozenParameters } from '../layerTable/frozenLayers';
+import { hasFrozenParts } from '../layerTable/frozenLayers';
 
 /** Batch sizes searched for the largest that fits: 2^(k/8) up to 2^24. */
 const GRID_STEPS_PER_DOUBLING = 8;
@@ -104,7 +104,7 @@ export function outsideEnsembleData(table: LayerTable, family: ModelFamily, ood:
   const reasons: string[] = [];
   if (unseen.length > 0) reasons.push(`layer types it never saw: ${listed(unseen)}`);
   if (ood.length > 0) reasons.push(listed(ood));
-  if (hasFrozenParameters(table)) reasons.push('frozen parameters: its networks train every one');
+  if (hasFrozenParts(table)) reasons.push('frozen parameters: its networks train every one');
   return reasons.length === 0 ? undefined : `outside the ${family.toUpperCase()} ensemble's training data, GPUMemNet's generated networks (${reasons.join('; ')})`;
 }
 

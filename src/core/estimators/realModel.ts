@@ -12,7 +12,7 @@ import type { Estimator } from '../estimate/estimator';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import coefficients from './realModelCoefficients.json';
 import type { LayerTable } from '../layerTable/layerTable';
-import { hasFrozenParameters } from '../layerTable/frozenLayers';
+import { hasFrozenParts } from '../layerTable/frozenLayers';
 import { realModelFeatures } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
 import type { TrainingJob } from './trainingJob';
@@ -93,7 +93,7 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
 
 export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
   const { vector, replay, physicalMiB } = realModelFeatures(job);
-  if (!hasFrozenParameters(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
+  if (!hasFrozenParts(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
   // The correction was learnt on models trained in full; on a frozen step's replay its features
   // fall where it never saw a run (few saved activations, much state). The factor it gives the
   // same model trained in full is applied instead (docs/real-model-estimator.md, "Frozen parameters").
@@ -110,9 +110,14 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   };
 }
 
-/** The table with every parameter trainable: the job the correction was learnt on. */
+/** The table with every parameter trainable and every call recorded: the job the correction was learnt on. */
 function trainedInFull(table: LayerTable): LayerTable {
-  return { ...table, rows: table.rows.map((row) => (row.trainable ? row : { ...row, trainable: true })), totals: { ...table.totals, trainableParams: table.totals.params } };
+  const rows = table.rows.map((row) => {
+    if (row.trainable && !row.noGrad) return row;
+    const { noGrad: _noGrad, ...recorded } = row;
+    return { ...recorded, trainable: true };
+  });
+  return { ...table, rows, totals: { ...table.totals, trainableParams: table.totals.params } };
 }
 
 /**

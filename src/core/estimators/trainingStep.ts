@@ -30,7 +30,7 @@ import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layer
 import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
-import { firstRecordedCall } from '../layerTable/frozenLayers';
+import { recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -126,8 +126,8 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const paramRows = table.rows.filter((row) => (row.params ?? 0) > 0);
   const weightSizes = paramRows.map((row) => (row.params ?? 0) * bytes.weights);
   for (const size of weightSizes) alloc(size);
-  // Frozen parameters (frozenLayers.ts) get neither a gradient nor optimizer state.
-  const trainedSizes = paramRows.flatMap((row, index) => (row.trainable ? [weightSizes[index]!] : []));
+  // Frozen parameters, and those only called with autograd off (frozenLayers.ts), get neither a gradient nor optimizer state.
+  const trainedSizes = paramRows.flatMap((row, index) => (trainsParameters(row) ? [weightSizes[index]!] : []));
   const round = (size: number): number => Math.ceil(size / 512) * 512;
   const total = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + round(size), 0);
   const state = OPTIMIZER_STATE[optimizer];
@@ -153,9 +153,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   });
   // The measured parts' scales are what the whole part keeps, so they are taken before a frozen prefix drops some of it.
   const { scales, measured: measuredRows, wholeModel } = activationScales(table, active, keptIfRecorded);
-  // Calls before the first recorded one keep nothing, except the input of that one when it saves its input.
-  const start = firstRecordedCall(table, active);
-  const kept = keptIfRecorded.map((keeps, index) => (index >= start ? keeps : index === start - 1 && start < active.length && layerTraits(active[start]!.type)?.savesInput === true));
+  // Calls autograd does not record (a frozen prefix, calls under no_grad) keep nothing, except the input of a recorded call that saves its input.
+  const recorded = recordedCalls(table, active);
+  const lastRecorded = recorded.lastIndexOf(true);
+  const savesInput = (index: number) => recorded[index] === true && layerTraits(active[index]!.type)?.savesInput === true;
+  // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.
+  const kept = active.map((row, index) => (recorded[index] ? index === lastRecorded || layerTraits(row.type)?.savesOutput === true || savesInput(index + 1) : savesInput(index + 1)));
   // A row's activation elements for the whole batch, as the replay allocates them.
   const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scales[index]!;
   let savedBytes = 0;
@@ -167,12 +170,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const labels = alloc(batchSize * 8);
     const outputs: (number | null)[] = [];
     const masks: (number | null)[] = [];
-    let saved = start === 0 ? round(batchSize * inputElements * bytes.activations) : 0;
+    let saved = recorded[0] === true ? round(batchSize * inputElements * bytes.activations) : 0;
     let measured = wholeModel ? saved : 0;
     active.forEach((row, index) => {
       const elements = batchElements(index);
       const out = alloc(elements * bytes.activations);
-      const extra = index >= start ? (layerTraits(row.type)?.extraBytesPerElement ?? 0) : 0;
+      const extra = recorded[index] ? (layerTraits(row.type)?.extraBytesPerElement ?? 0) : 0;
       masks.push(extra > 0 ? alloc(elements * extra) : null);
       const keeps = (extra > 0 ? round(elements * extra) : 0) + (kept[index] ? round(elements * bytes.activations) : 0);
       saved += keeps;
@@ -189,11 +192,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     // Backward: a row's weight gradient appears when backward reaches the row, before what the
     // row kept is freed; parameters outside every called row get theirs at the end.
     const gradients: number[] = [];
-    let gradOut = active.length > start ? alloc(batchElements(active.length - 1) * bytes.activations) : null;
-    for (let index = active.length - 1; index >= start; index--) {
+    let gradOut = lastRecorded >= 0 ? alloc(batchElements(lastRecorded) * bytes.activations) : null;
+    for (let index = lastRecorded; index >= 0; index--) {
+      if (!recorded[index]) continue;
       const row = active[index]!;
-      const gradIn = index > start ? alloc(batchElements(index - 1) * bytes.activations) : null;
-      if ((row.params ?? 0) > 0 && row.trainable) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+      const gradIn = index > 0 && recorded[index - 1] ? alloc(batchElements(index - 1) * bytes.activations) : null;
+      if ((row.params ?? 0) > 0 && trainsParameters(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
       if (gradOut !== null) free(gradOut);
       gradOut = gradIn;
       const out = outputs[index];
@@ -202,12 +206,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       if (mask !== null && mask !== undefined) free(mask);
     }
     if (gradOut !== null) free(gradOut);
-    // The frozen prefix's last output (kept as the first recorded call's input, or the model's output when nothing trains).
-    for (let index = 0; index < start; index++) {
+    // What unrecorded calls still hold (an output kept as a recorded call's input, the model's output when nothing trains).
+    active.forEach((_, index) => {
       const out = outputs[index];
-      if (out !== null && out !== undefined) free(out);
-    }
-    for (const row of paramRows) if (!activeRows.has(row) && row.trainable) gradients.push(alloc((row.params ?? 0) * bytes.weights));
+      if (!recorded[index] && out !== null && out !== undefined) free(out);
+    });
+    for (const row of paramRows) if (!activeRows.has(row) && trainsParameters(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
 
     if (optimizerState === null) {
       optimizerState = [];

@@ -161,11 +161,20 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   return { table, inputShape: input, orderFromDeclaration, notes: frozen ? [...notes, frozen] : notes, layoutMismatches: recorder.layoutMismatches };
 }
 
-/** What the script froze, said once: the estimate changes a lot with it, so the user should see it was read. */
+/** What the script froze or runs without autograd, said once: the estimate changes a lot with it, so the user should see it was read. */
 function frozenNote(model: ModelDescription, table: LayerTable): AnalysisNote | undefined {
   const settings = gradSettingsOf(model.root);
   const summary = frozenSummary(table.rows, settings);
-  if (!summary) return undefined;
+  const withoutAutograd = table.rows.filter((row) => row.noGrad);
+  if (!summary) {
+    if (withoutAutograd.length === 0) return undefined;
+    const params = withoutAutograd.reduce((sum, row) => sum + (row.params ?? 0), 0);
+    return {
+      severity: 'info',
+      message: `${model.name}: ${withoutAutograd.length} layer call${withoutAutograd.length === 1 ? '' : 's'} in forward run with autograd off (torch.no_grad()): they keep nothing for backward${params > 0 ? `, and the ${formatCount(params)} parameters only they use get no gradient or optimizer state` : ''}.`,
+      range: model.range,
+    };
+  }
   const calls = table.rows.filter((row) => (row.activations ?? 0) > 0);
   const start = firstRecordedCall(table, calls);
   const kept = start === 0 ? '' : start < calls.length ? `, and the layers before \`${calls[start]!.path}\` keep no activations for backward` : ', and no layer keeps activations for backward';
@@ -187,7 +196,7 @@ function forwardInterpreter(recorder: RowRecorder, context: AnalysisContext): In
     context.imports,
     {
       onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter),
-      onFunctionalCall: (type, output) => recorder.functional(type, output),
+      onFunctionalCall: (type, output) => recorder.functional(type, output, interpreter.gradDisabled > 0),
     },
     context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS),
   );
@@ -225,6 +234,16 @@ class RowRecorder {
   }
 
   call(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
+    const before = this.calls.length;
+    try {
+      return this.callRows(module, inputs, kwargs, node, interpreter);
+    } finally {
+      // Rows of calls made with autograd off (rule 11) say so: they keep nothing for backward.
+      if (interpreter.gradDisabled > 0) for (let i = before; i < this.calls.length; i++) if (!this.calls[i]!.noGrad) this.calls[i] = { ...this.calls[i]!, noGrad: true };
+    }
+  }
+
+  private callRows(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
     const ownForward = module.classValue && kindOf(interpreter.classAttribute(module.classValue, 'forward')) === 'function';
     if (module.kind === 'sequential' && !ownForward) {
       let value: PyValue = inputs[0] ?? null;
@@ -302,10 +321,10 @@ class RowRecorder {
    * A `torch.cat` / `torch.stack` made by forward() code: a row under the path of the
    * innermost user-defined module whose forward() is running (rule 2 of docs/layer-table.md).
    */
-  functional(type: FunctionalRowType, output: PyValue): void {
+  functional(type: FunctionalRowType, output: PyValue, noGrad: boolean): void {
     const shape = shapeOf(output);
     if (!shape) return;
-    this.calls.push({ path: this.forwardPaths[this.forwardPaths.length - 1] ?? '', type, outputShape: perSampleShape(shape), activations: perSampleElements(shape), params: 0, trainable: true });
+    this.calls.push({ path: this.forwardPaths[this.forwardPaths.length - 1] ?? '', type, outputShape: perSampleShape(shape), activations: perSampleElements(shape), params: 0, trainable: true, ...(noGrad ? { noGrad: true as const } : {}) });
   }
 
   /**

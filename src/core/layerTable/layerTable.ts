@@ -18,6 +18,8 @@ export interface LayerRow {
   readonly trainable: boolean;
   /** nn.MultiheadAttention rows whose call leaves need_weights True: the score matrices eager attention keeps (rule 9 of docs/layer-table.md). */
   readonly eagerAttention?: EagerAttention;
+  /** The call ran with autograd off (`with torch.no_grad():` in forward, rule 11): it keeps nothing for backward, and its parameters get no gradient from it. */
+  readonly noGrad?: true;
 }
 
 /** The batch x heads x L x S matrices an eager torch.nn attention call computes and autograd keeps. */

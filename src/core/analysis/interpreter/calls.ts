@@ -6,6 +6,7 @@ import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { applyRequiresGrad } from './requiresGrad';
+import { decoratedNoGrad } from './gradMode';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
 import { declareArgument, parseCommandLine } from './argparseCommandLine';
@@ -134,8 +135,14 @@ function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwa
     () => {
       const scope = fn.closure.child();
       bindParameters(interp, fn, fn.self === undefined ? args : [fn.self, ...args], kwargs, scope);
-      const flow = interp.execBlock(fn.node.childForFieldName('body'), scope);
-      return flow?.kind === 'return' ? flow.value : null;
+      const noGrad = interp.forwardMode && decoratedNoGrad(interp, fn);
+      if (noGrad) interp.gradDisabled += 1;
+      try {
+        const flow = interp.execBlock(fn.node.childForFieldName('body'), scope);
+        return flow?.kind === 'return' ? flow.value : null;
+      } finally {
+        if (noGrad) interp.gradDisabled -= 1;
+      }
     },
     () => unresolved(node.text, 'recursion'),
   );
@@ -274,6 +281,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name === 'torch.nn.Parameter' || name === 'torch.nn.parameter.Parameter') return parameterFrom(args[0], kwargs);
   // Wrappers that return the model they wrap.
   if (MODEL_WRAPPERS.test(name)) return args[0] ?? null;
+  // `copy.deepcopy(model)`: an EMA copy, a teacher, a target network: a model of its own with the same layers.
+  if ((name === 'copy.deepcopy' || name === 'copy.copy') && asModule(args[0])) return { kind: 'module', module: asModule(args[0])!.clone(name === 'copy.deepcopy') };
   if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
     return buildLayer(interp, name.slice('torch.nn.'.length), args, kwargs, node);
   }

@@ -97,6 +97,8 @@ export interface Evaluator {
   scriptLevel: boolean;
   /** How many `if` branches taken on a condition the analysis cannot decide enclose the code running now. */
   undecidedBranches: number;
+  /** How many contexts that turn autograd off (`with torch.no_grad():`, gradMode.ts) enclose the code running now. */
+  gradDisabled: number;
   tick(): void;
   note(node: SyntaxNode | undefined, message: string): void;
   /** Reports a functional row (`torch.cat`, `torch.stack`) made by forward code. */

@@ -36,6 +36,7 @@ export class Interpreter implements Evaluator {
   /** True while running the script's own code (module body, main(), train()), false inside constructors. */
   scriptLevel = false;
   undecidedBranches = 0;
+  gradDisabled = 0;
 
   constructor(
     readonly imports: ImportTable,

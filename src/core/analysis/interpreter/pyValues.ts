@@ -268,6 +268,32 @@ export class ModuleObject {
     if (path === '') for (const [, module] of this.namedModules()) module.gradSettings.push({ path: '', trainable, order, range });
   }
 
+  /**
+   * `copy.deepcopy(module)`: new module objects with the same layers, parameters and settings
+   * (a tied weight stays tied to its copy); `copy.copy` shares the children, as Python's does.
+   */
+  clone(deep = true): ModuleObject {
+    const copies = new Map<ModuleObject, ModuleObject>();
+    const copy = (module: ModuleObject): ModuleObject => {
+      const known = copies.get(module);
+      if (known) return known;
+      const twin = new ModuleObject(module.kind, module.className, module.range, module.layer && { ...module.layer }, module.classValue);
+      copies.set(module, twin);
+      for (const [name, child] of module.children) twin.children.set(name, deep ? copy(child) : child);
+      for (const [name, parameter] of module.parameters) twin.parameters.set(name, parameter);
+      for (const [name, value] of module.attrs) twin.attrs.set(name, value);
+      twin.gradSettings = [...module.gradSettings];
+      return twin;
+    };
+    const root = copy(this);
+    for (const [original, twin] of copies) {
+      if (original.tiedWeightOf) twin.tiedWeightOf = copies.get(original.tiedWeightOf) ?? original.tiedWeightOf;
+      if (original.catalog) twin.catalog = { ...original.catalog, root: copies.get(original.catalog.root) ?? original.catalog.root };
+    }
+    generation += 1;
+    return root;
+  }
+
   private cached: { generation: number; modules: [string, ModuleObject][] } | undefined;
 
   /** Every module below this one with its dotted path, depth first in registration order; a shared module keeps its first path. */

@@ -10,6 +10,7 @@ import { applyDecorators, runImport } from './definitionTime';
 import { isLightningCli } from './lightningCli';
 import { isParametersOf } from './parameterOwners';
 import { applyRequiresGrad, parameterItems } from './requiresGrad';
+import { disablesGrad } from './gradMode';
 import { isYacsNode } from './yacsConfig';
 
 /** Right-hand sides that are a setting written out (`batch_size = 12`, `dataset = 'shakespeare'`), which the user's assumed values replace. */
@@ -50,14 +51,22 @@ export function exec(interp: Evaluator, node: SyntaxNode, scope: Scope, discover
       return flow?.kind === 'return' ? flow : undefined;
     }
     case 'with_statement': {
+      let noGrad = false;
       for (const item of node.descendantsOfType('with_item')) {
         const value = item.childForFieldName('value');
-        const evaluated = value ? interp.evaluate(value.type === 'as_pattern' ? value.namedChildren[0]! : value, scope) : null;
+        const expression = value?.type === 'as_pattern' ? value.namedChildren[0]! : value;
+        noGrad ||= expression !== null && disablesGrad(interp, expression, scope);
+        const evaluated = expression ? interp.evaluate(expression, scope) : null;
         const alias = value?.type === 'as_pattern' ? value.childForFieldName('alias') : null;
         const target = alias?.namedChildren[0] ?? alias;
         if (target?.type === 'identifier') scope.set(target.text, evaluated);
       }
-      return execBlock(interp, node.childForFieldName('body'), scope, discovering);
+      if (noGrad) interp.gradDisabled += 1;
+      try {
+        return execBlock(interp, node.childForFieldName('body'), scope, discovering);
+      } finally {
+        if (noGrad) interp.gradDisabled -= 1;
+      }
     }
     case 'try_statement':
       return execBlock(interp, node.childForFieldName('body'), scope, discovering);

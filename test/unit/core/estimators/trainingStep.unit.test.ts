@@ -50,6 +50,21 @@ describe('training step replay with frozen parameters', () => {
     assert.equal(savedBytes, 0);
   });
 
+  it('keeps nothing of a call made without autograd, before or after the trained layers, and gives its parameters no gradient', () => {
+    // The first Linear under torch.no_grad() is the frozen prefix again.
+    const noGradFirst: LayerTable = { ...mlp, rows: mlp.rows.map((row) => (row.path === '0' ? { ...row, noGrad: true as const } : row)) };
+    assert.deepEqual(
+      (({ stateBytes, savedBytes }) => ({ stateBytes, savedBytes }))(replayTrainingStep(job({ table: noGradFirst }))),
+      (({ stateBytes, savedBytes }) => ({ stateBytes, savedBytes }))(replayTrainingStep(job({ table: frozen(['0']) }))),
+    );
+    // A teacher's Linear run without autograd after the student's head: its 40 MiB output is not kept, its weights get no gradient.
+    const teacher = { path: 'teacher', type: 'Linear', outputShape: [10240], activations: 10240, params: 1024 * 10240, trainable: true, noGrad: true as const };
+    const withTeacher = table([...mlp.rows, teacher], [1024]);
+    const replay = replayTrainingStep(job({ table: withTeacher }));
+    assert.equal(replay.savedBytes, replayTrainingStep(job()).savedBytes);
+    assert.equal(replay.stateBytes, replayTrainingStep(job()).stateBytes + 1024 * 10240 * 4);
+  });
+
   it('models an unfrozen table exactly as before: the first rows keep what they keep even without parameters', () => {
     const withDropout = table([{ path: 'drop', type: 'Dropout', outputShape: [1024], activations: 1024, params: 0, trainable: true }, ...mlp.rows], [1024]);
     const replay = replayTrainingStep(job({ table: withDropout }));
