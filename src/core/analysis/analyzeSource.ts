@@ -1,5 +1,5 @@
 import type { Tree } from 'web-tree-sitter';
-import { rangeOf, type SyntaxNode } from '../parsing/syntax';
+import { rangeOf, type SourceRange, type SyntaxNode } from '../parsing/syntax';
 import { copySyntaxTree } from '../parsing/syntaxTree';
 import { ImportTable } from './imports';
 import { Budget } from './interpreter/budget';
@@ -59,6 +59,8 @@ interface GroupDiscovery {
   readonly notes: Ordered<{ note: AnalysisNote }>[];
   readonly invocations: Map<number, Sourced<readonly (readonly number[])[]>>;
   readonly arities: Map<number, number>;
+  /** Per model object the script calls: whether a call had autograd on, and where the first call without it is. */
+  readonly gradModes: Map<number, { withGrad: boolean; withoutGrad?: SourceRange }>;
   readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
   /** Names the discovered body binds loaders to (`train_loader = build_loader(cfg)`), by the DataLoader(...) call that made each. */
   readonly loaderNames: Ordered<{ call: CallEvent; name: string }>[];
@@ -161,10 +163,15 @@ export function analyzeSource(
   const candidates = byOrder(found.flatMap((group) => group.candidates));
   const invocations = new Map(found.flatMap((group) => [...group.invocations]));
   const arities = new Map(found.flatMap((group) => [...group.arities]));
+  const gradModes = new Map<number, { withGrad: boolean; withoutGrad?: SourceRange }>();
+  for (const group of found) for (const [id, mode] of group.gradModes) gradModes.set(id, { withGrad: mode.withGrad || gradModes.get(id)?.withGrad === true, withoutGrad: gradModes.get(id)?.withoutGrad ?? mode.withoutGrad });
   const models = [...uniqueModels(candidates), ...byOrder(found.flatMap((group) => group.unbuilt)).map(({ model }) => model)].map((model) => {
     const exampleInputs = invocations.get(model.root.id);
     const invocationArity = arities.get(model.root.id);
-    return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}) };
+    // A model the script only ever calls with autograd off (a distillation teacher under torch.no_grad()) runs inference only.
+    const mode = gradModes.get(model.root.id);
+    const inferenceOnly = mode && !mode.withGrad ? mode.withoutGrad : undefined;
+    return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}), ...(inferenceOnly ? { inferenceOnly } : {}) };
   });
   const scope = new Scope();
   for (const group of found) for (const name of group.scope.ownNames()) scope.set(name, group.scope.get(name)!);
@@ -242,7 +249,7 @@ function stopped(reason: string): AnalysisNote {
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), gradModes: new Map(), argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -258,6 +265,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     notes: [],
     invocations: new Map(),
     arities: new Map(),
+    gradModes: new Map(),
     argumentNodes: [],
     loaderNames: [],
     readings: [],
@@ -278,6 +286,8 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
       },
       onModelInvocation: (module, inputs, node) => {
         if (!found.arities.has(module.id)) found.arities.set(module.id, inputs.length);
+        const mode = found.gradModes.get(module.id) ?? { withGrad: false };
+        found.gradModes.set(module.id, interpreter.gradDisabled > 0 ? { ...mode, withoutGrad: mode.withoutGrad ?? rangeOf(node) } : { ...mode, withGrad: true });
         const samples = exampleSamples(inputs);
         if (samples && !found.invocations.has(module.id)) found.invocations.set(module.id, { value: samples, range: rangeOf(node), origin: `the tensors passed in ${node.text.split('\n')[0]}` });
       },

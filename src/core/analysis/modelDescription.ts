@@ -41,6 +41,8 @@ export interface ModelDescription {
   readonly invocationArity?: number;
   /** The model's own set-up where the data flow settles it (modelSetup.ts), over the file's `TrainingSetup`. */
   readonly setup?: ModelSetup;
+  /** Every call the script makes of the model runs with autograd off (a teacher under `torch.no_grad()`): where the first is. It is estimated as inference. */
+  readonly inferenceOnly?: SourceRange;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
-import type { FileEstimate, Risk, UtilizationClass } from './fileEstimate';
+import type { FileEstimate, ModelEstimate, Risk, UtilizationClass } from './fileEstimate';
 import { estimateCurve } from './outlook';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
@@ -83,20 +83,32 @@ function jobShare(estimate: FileEstimate): JobShare {
   const notes: string[] = [...estimate.warnings];
   if (estimate.models.length === 0) notes.push('No model found in the script.');
   for (const model of estimate.models) if (model.memory.estimateMiB === null) notes.push(`${model.name}: no estimate (batch size or input shape unknown), left out.`);
-  if (estimated.length > 1) notes.push(`${estimated.length} models counted as trained in one process: their estimates added, with one CUDA context.`);
-  const memoryMiB = estimated.length ? processPeak(estimated.map((model) => model.memory.estimateMiB!)) : null;
+  const trained = estimated.filter((model) => !model.inferenceOnly);
+  const inference = estimated.filter((model) => model.inferenceOnly);
+  if (trained.length > 1) notes.push(`${trained.length} models counted as trained in one process: their estimates added, with one CUDA context.`);
+  if (inference.length > 0 && trained.length > 0) notes.push(`${inference.map((model) => model.name).join(', ')} run${inference.length === 1 ? 's' : ''} inference only (every call under torch.no_grad()): ${inference.length === 1 ? 'its weights are' : 'their weights are'} added to the trained ${trained.length === 1 ? "model's" : "models'"} peak.`);
+  const resident = (model: ModelEstimate) => model.memory.breakdown?.weightsMiB ?? Math.max(0, model.memory.estimateMiB! - RUNTIME_OVERHEAD_MIB);
+  const peakOf = (figure: (model: ModelEstimate) => number) => processPeak(trained.map(figure), inference.map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })));
+  const memoryMiB = estimated.length ? peakOf((model) => model.memory.estimateMiB!) : null;
   const largest = [...estimated].sort((a, b) => b.memory.estimateMiB! - a.memory.estimateMiB!)[0];
   const batchSize = largest?.batchSize ?? null;
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
-  const curves = scalable ? estimated.map(estimateCurve) : null;
-  const memoryAt = curves ? (b: number) => processPeak(curves.map((at) => at(b))) : null;
+  const curves = scalable ? new Map(estimated.map((model) => [model, estimateCurve(model)])) : null;
+  const memoryAt = curves ? (b: number) => peakOf((model) => curves.get(model)!(b)) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
 }
 
-/** One process: every model's estimate includes a CUDA context and allocator floor; the process has one. */
-function processPeak(estimates: readonly number[]): number {
-  return estimates.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (estimates.length - 1);
+/**
+ * One process: every model's estimate includes a CUDA context and allocator floor; the process has
+ * one. Models it trains are added whole; a model it only runs for inference (a teacher) adds its
+ * weights, as its forward's transient tensors are gone before the trained models' backward, but
+ * the process needs at least that model's own peak.
+ */
+function processPeak(trained: readonly number[], inference: readonly { readonly peakMiB: number; readonly residentMiB: number }[]): number {
+  if (trained.length === 0) return inference.reduce((sum, model) => sum + model.peakMiB, 0) - RUNTIME_OVERHEAD_MIB * (inference.length - 1);
+  const trainedPeak = trained.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (trained.length - 1);
+  return Math.max(trainedPeak + inference.reduce((sum, model) => sum + model.residentMiB, 0), ...inference.map((model) => model.peakMiB));
 }
 
 

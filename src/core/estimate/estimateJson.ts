@@ -26,6 +26,7 @@ type Shared = Pick<
   | 'precision'
   | 'gradientCheckpointing'
   | 'compiled'
+  | 'inferenceOnly'
   | 'memory'
   | 'utilization'
   | 'fits'
@@ -91,6 +92,7 @@ function modelJson(model: ModelEstimate): ModelEstimateJson {
     precision: model.precision,
     gradientCheckpointing: model.gradientCheckpointing,
     compiled: model.compiled,
+    ...(model.inferenceOnly ? { inferenceOnly: true } : {}),
     memory: model.memory,
     ...(comparisons as { horusMiB: number | null }),
     utilization: model.utilization,

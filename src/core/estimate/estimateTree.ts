@@ -4,6 +4,7 @@
  * counts. The pipeline (pipeline.ts) adds the learned pass.
  */
 import { analyzeSource, type ProjectContext, type SyntaxCache } from '../analysis/analyzeSource';
+import type { SourceRange } from '../parsing/syntax';
 import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
@@ -99,6 +100,7 @@ function withCurrentInputSource(cached: LayerTableResult, model: ModelDescriptio
 function tableKey(model: ModelDescription, setup: TrainingSetup): string {
   return `${model.root.id}:${JSON.stringify([
     model.name,
+    model.inferenceOnly !== undefined,
     model.exampleInputs?.value,
     model.invocationArity,
     setup.datasetSamples?.value,
@@ -118,7 +120,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const precision: Precision = setup.precision?.value ?? 'fp32';
   const warn = (message: string) => modelNotes.push({ severity: 'warning', message });
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
-  if (!setup.optimizer) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
+  if (!setup.optimizer && !model.inferenceOnly) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
 
   const family = modelFamily(table);
@@ -171,7 +173,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     risk: estimate ? riskOf(estimate.pointMiB, memoryMiB, options.safetyMargin) : null,
     maxBatchSize,
     ...(whatIf ? { fineTuning: whatIf } : {}),
-    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown), ...configAssumptions(analysis.configReadings, shown)],
+    ...(model.inferenceOnly ? { inferenceOnly: true as const } : {}),
+    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown, model.inferenceOnly), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
   };
@@ -209,7 +212,7 @@ function batchSizeName(origin: string): string | undefined {
   return /^constant ([A-Za-z_]\w*)$/.exec(origin)?.[1] ?? /^--([\w-]+) default$/.exec(origin)?.[1]?.replace(/-/g, '_');
 }
 
-function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string): Assumption[] {
+function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string, inference?: SourceRange): Assumption[] {
   // A value read in an imported module (the optimizer its method makes) says which file its line is in.
   const line = (found: Sourced<unknown> | undefined): { line: number | null; file?: string } => {
     const file = found?.range.file;
@@ -226,7 +229,9 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
   // A Trainer's optimizer outside torch.optim (`optim="paged_adamw_8bit"`) is shown by its name, not as "other".
   const optimizerShown = optimizer?.value === 'other' && setup.optimizerName ? setup.optimizerName.value : (optimizer?.value ?? 'adam');
-  list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
+  // A model run for inference only (a teacher under torch.no_grad()) has no optimizer to assume.
+  if (inference) list.push({ name: 'optimizer', value: 'none', origin: 'inference only: every call under torch.no_grad()', line: inference.startLine + 1 });
+  else list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
   list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
   if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });

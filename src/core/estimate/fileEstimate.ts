@@ -112,6 +112,8 @@ export interface ModelEstimate {
   readonly gradientCheckpointing: boolean;
   /** `torch.compile(model)` in the script. */
   readonly compiled: boolean;
+  /** Every call the script makes of the model runs with autograd off (a distillation teacher): estimated as inference. */
+  readonly inferenceOnly?: true;
   readonly memory: MemoryEstimate;
   /** Every registered estimator's figure (src/core/estimate/estimators.ts), in the registry's order. */
   readonly estimates: readonly EstimatorReading[];

@@ -148,7 +148,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
     const prediction = realModelPrediction(job);
     const warnings: string[] = [];
     if (prediction.frozenFactor !== undefined) {
-      warnings.push(`Frozen parameters: the correction learnt on models trained in full is applied as the factor it gives this model trained in full (x${prediction.frozenFactor.toFixed(2)}) to the frozen step's replay (docs/real-model-estimator.md, "Frozen parameters"); \`--dry-run\` gives a second figure.`);
+      warnings.push(`Frozen parameters or calls without autograd: the correction learnt on models trained in full is applied as the factor it gives this model trained in full (x${prediction.frozenFactor.toFixed(2)}) to the frozen step's replay (docs/real-model-estimator.md, "Frozen parameters"); \`--dry-run\` gives a second figure.`);
     }
     if (job.table.rows.some((row) => row.type === 'Embedding')) {
       warnings.push('Measured on vision models only: for a language model the correction learned on vision Transformers is applied to its embeddings, logits and attention (docs/real-model-estimator.md).');

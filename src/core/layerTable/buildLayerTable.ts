@@ -9,7 +9,7 @@ import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import type { ForwardCall } from '../layers/layerSpec';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
-import type { SyntaxNode } from '../parsing/syntax';
+import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import { formatCount } from '../format/units';
 import { firstRecordedCall } from './frozenLayers';
 import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
@@ -35,6 +35,22 @@ const MAX_INPUT_TRIALS = 4;
  * so, where forward() cannot be followed.
  */
 export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
+  const result = followModel(model, setup, context);
+  return model.inferenceOnly ? asInference(result, model, model.inferenceOnly) : result;
+}
+
+/** A model the script only calls with autograd off: every call is a row without autograd (rule 11), so the step is its weights and one forward pass. */
+function asInference(result: LayerTableResult, model: ModelDescription, where: SourceRange): LayerTableResult {
+  const rows = result.table.rows.map((row) => (row.noGrad ? row : { ...row, noGrad: true as const }));
+  const note: AnalysisNote = {
+    severity: 'info',
+    message: `${model.name}: every call the script makes of it runs with autograd off (torch.no_grad()): estimated as inference, its weights and one forward pass; nothing is kept for backward and no optimizer state is counted.`,
+    range: where,
+  };
+  return { ...result, table: { ...result.table, rows }, notes: [...result.notes.filter((n) => !/run with autograd off/.test(n.message)), note] };
+}
+
+function followModel(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
   const inputs: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean })[] = [
     ...(model.exampleInputs ? [model.exampleInputs] : []),
     ...(setup.datasetSamples ? [setup.datasetSamples] : []),

@@ -83,6 +83,17 @@ describe('collocation of training jobs on one GPU', () => {
     assert.ok(job.notes.some((note) => /2 models counted as trained in one process/.test(note)), job.notes.join(' | '));
   });
 
+  it('adds only the weights of a model the script runs for inference (a teacher under torch.no_grad()) to the trained model\'s peak', async () => {
+    const source = MLP(256) + 'teacher = nn.Sequential(nn.Linear(1024, 8192), nn.ReLU(), nn.Linear(8192, 10))\nwith torch.no_grad():\n    soft = teacher(x)\n';
+    const file = await learned('distill.py', source);
+    const [student, teacher] = [file.models.find((m) => m.name === 'model')!, file.models.find((m) => m.name === 'teacher')!];
+    assert.equal(teacher.inferenceOnly, true);
+    assert.equal(student.inferenceOnly, undefined);
+    const job = collocationOf([file, await learned('b.py', MLP(64))], A100, 0.1).jobs[0]!;
+    assert.equal(job.memoryMiB, student.memory.estimateMiB! + teacher.memory.breakdown!.weightsMiB);
+    assert.ok(job.notes.some((note) => /teacher runs inference only.*its weights are added to the trained model's peak/.test(note)), job.notes.join(' | '));
+  });
+
   it('names the smallest MIG profile each job fits alone; none past the largest slice; nothing for a GPU without MIG', async () => {
     const small = await learned('small.py', MLP(64));
     const mid = await learned('mid.py', MLP(20000));

@@ -36,7 +36,7 @@ function script(forward: string, decorator = ''): string {
 }
 
 async function probe(forward: string, decorator = ''): Promise<ModelEstimate> {
-  const e = await estimateSource('train.py', script(forward, decorator), await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
+  const e = estimateSource('train.py', script(forward, decorator), await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
   const model = e.models.find((m) => m.name === 'model');
   assert.ok(model, JSON.stringify(e.warnings));
   return model;
@@ -79,10 +79,41 @@ describe('autograd switched off in forward', () => {
 describe('copy.deepcopy of a module', () => {
   it('is a module of its own with the same layers: an EMA teacher called without autograd', async () => {
     const source = script('with torch.no_grad():\n    t = self.teacher(x)\nreturn self.head(self.backbone(x)) + t').replace("        self.head = nn.Linear(1024, 10)", "        self.head = nn.Linear(1024, 10)\n        self.teacher = copy.deepcopy(nn.Sequential(self.backbone, self.head))");
-    const e = await estimateSource('train.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
+    const e = estimateSource('train.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 });
     const model = e.models.find((m) => m.name === 'model')!;
     const layers = 512 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 10 + 10;
     assert.equal(model.layerTable.totals.params, 2 * layers);
     assert.deepEqual(withoutAutograd(model), ['teacher.0.0', 'teacher.0.1', 'teacher.0.2', 'teacher.0.3', 'teacher.1']);
+  });
+});
+
+describe('a model the script only runs for inference', () => {
+  const distillation = (teacherCall: string) =>
+    [
+      'import torch',
+      'import torch.nn as nn',
+      'teacher = nn.Sequential(nn.Linear(512, 4096), nn.ReLU(), nn.Linear(4096, 10))',
+      'student = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))',
+      'optimizer = torch.optim.Adam(student.parameters())',
+      'x = torch.randn(256, 512)',
+      'for step in range(10):',
+      ...teacherCall.split('\n').map((line) => `    ${line}`),
+      '    loss = (student(x) - soft).pow(2).mean()',
+      '    loss.backward()',
+      '    optimizer.step()',
+      '',
+    ].join('\n');
+  const teacherOf = async (teacherCall: string) => estimateSource('kd.py', distillation(teacherCall), await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1 }).models.find((m) => m.name === 'teacher')!;
+
+  it('is estimated as inference where every call is under torch.no_grad(): no optimizer assumed, nothing kept for backward', async () => {
+    const teacher = await teacherOf('with torch.no_grad():\n    soft = teacher(x)');
+    assert.equal(teacher.inferenceOnly, true);
+    assert.ok(teacher.layerTable.rows.every((row) => row.noGrad));
+    assert.deepEqual(teacher.assumptions.find((a) => a.name === 'optimizer'), { name: 'optimizer', value: 'none', origin: 'inference only: every call under torch.no_grad()', line: 9 });
+    assert.ok(!teacher.notes.some((n) => /Adam is assumed/.test(n.message)));
+    assert.ok(teacher.notes.some((n) => /estimated as inference/.test(n.message)));
+    const trained = await teacherOf('soft = teacher(x).detach()');
+    assert.equal(trained.inferenceOnly, undefined);
+    assert.ok(teacher.memory.estimateMiB! < trained.memory.estimateMiB!);
   });
 });
