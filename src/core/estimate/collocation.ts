@@ -87,16 +87,26 @@ function jobShare(estimate: FileEstimate): JobShare {
   const inference = estimated.filter((model) => model.inferenceOnly);
   if (trained.length > 1) notes.push(`${trained.length} models counted as trained in one process: their estimates added, with one CUDA context.`);
   if (inference.length > 0 && trained.length > 0) notes.push(`${inference.map((model) => model.name).join(', ')} run${inference.length === 1 ? 's' : ''} inference only (every call under torch.no_grad()): ${inference.length === 1 ? 'its weights are' : 'their weights are'} added to the trained ${trained.length === 1 ? "model's" : "models'"} peak.`);
-  const resident = (model: ModelEstimate) => model.memory.breakdown?.weightsMiB ?? Math.max(0, model.memory.estimateMiB! - RUNTIME_OVERHEAD_MIB);
-  const peakOf = (figure: (model: ModelEstimate) => number) => processPeak(trained.map(figure), inference.map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })));
-  const memoryMiB = estimated.length ? peakOf((model) => model.memory.estimateMiB!) : null;
+  const memoryMiB = estimated.length ? scriptPeakMiB(estimated) : null;
   const largest = [...estimated].sort((a, b) => b.memory.estimateMiB! - a.memory.estimateMiB!)[0];
   const batchSize = largest?.batchSize ?? null;
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
   const curves = scalable ? new Map(estimated.map((model) => [model, estimateCurve(model)])) : null;
-  const memoryAt = curves ? (b: number) => peakOf((model) => curves.get(model)!(b)) : null;
+  const memoryAt = curves ? (b: number) => scriptPeakMiB(estimated, (model) => curves.get(model)!(b)) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
+}
+
+/** What the peak of a script's process needs of its models (a model's `--json` output has these too). */
+export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'>;
+
+/** The peak of one script's process from its estimated models' figures (each model's estimate, or `figure` of it: a batch's). */
+export function scriptPeakMiB<M extends ProcessModel>(models: readonly M[], figure: (model: M) => number = (model) => model.memory.estimateMiB!): number {
+  const resident = (model: M) => model.memory.breakdown?.weightsMiB ?? Math.max(0, figure(model) - RUNTIME_OVERHEAD_MIB);
+  return processPeak(
+    models.filter((model) => !model.inferenceOnly).map(figure),
+    models.filter((model) => model.inferenceOnly).map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })),
+  );
 }
 
 /**
