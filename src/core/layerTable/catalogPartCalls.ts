@@ -7,17 +7,15 @@
  */
 import { catalogRows } from '../analysis/interpreter/catalogRows';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
-import { CatalogPartError, type CatalogTable } from '../catalog/catalog';
+import type { CatalogTable } from '../catalog/catalog';
+import { rowsPartTable } from '../catalog/rowsPart';
 import type { LayerRow } from './layerTable';
 
 /** The rows a catalog module gives for one sample: the whole architecture's, or the part's (paths relative to it); throws CatalogInputError or CatalogPartError. */
 export function catalogCallTable(module: ModuleObject, sample: readonly number[]): CatalogTable {
   const { architecture, path } = module.catalog!;
   if (path === '') return architecture.table(sample);
-  if (!architecture.partTable) {
-    throw new CatalogPartError(`calling a part of ${architecture.name} (\`${path}\`) is not followed: the ${architecture.library} data records the layers' sizes, not what each part computes`);
-  }
-  return architecture.partTable(path, sample);
+  return architecture.partTable ? architecture.partTable(path, sample) : rowsPartTable(architecture, path, sample);
 }
 
 /** The layers the script put in place of the architecture's under this module (`model.fc = ...`), with paths relative to it. */

@@ -105,7 +105,7 @@ const innerParts = new WeakMap<ModuleObject, Map<string, ModuleObject>>();
 
 function partObject(root: ModuleObject, path: string, make: () => ModuleObject): ModuleObject {
   let parts = innerParts.get(root);
-  if (!parts) innerParts.set(root, (parts = new Map()));
+  if (!parts) innerParts.set(root, (parts = new Map<string, ModuleObject>()));
   let part = parts.get(path);
   if (!part) {
     part = make();

@@ -33,7 +33,7 @@ export function tracedChildNames(model: TracedModel, path: string): string[] | u
 export function tracedPartTable(model: TracedModel, path: string, sample: readonly number[]): TracedPartTable {
   const { tree, scopes, graph } = model;
   if (!tree || !scopes) throw new CatalogPartError(`the data of ${model.label} has no module tree (regenerate it)`);
-  const scopePath = (i: number) => (scopes[i] ? tree[scopes[i]! - 1]! : '');
+  const scopePath = (i: number) => (scopes[i] ? tree[scopes[i] - 1]! : '');
   const inPart = graph.map((node, i) => (node[0] === 'm' ? under(model.modules[node[1]]!.path, path) : node[0] !== 'p' && node[0] !== 'g' && under(scopePath(i), path)));
   const dynamic = dependsOnInput(graph);
   const external = new Set<number>();
@@ -100,7 +100,7 @@ function refsOf(node: GraphNode): number[] {
     }
     for (const item of Object.values(value as Record<string, DataValue>)) walk(item);
   };
-  walk(node[2] as DataValue);
+  walk(node[2]);
   walk(node[3] as unknown as DataValue);
   return refs;
 }
