@@ -75,8 +75,8 @@ describe('parts of standard architectures, listed and called', () => {
     const body = result.models.find((m) => m.name === 'body');
     // resnet50 without fc (2048 x 1000 + 1000).
     assert.equal(body?.params, 25_557_032 - 2_049_000);
-    assert.deepEqual(body!.layerTable.rows.at(-1)!.outputShape, [2048, 7, 7]);
-    assert.equal(body!.layerTable.rows[0]!.path, '0');
+    assert.deepEqual(body.layerTable.rows.at(-1)!.outputShape, [2048, 7, 7]);
+    assert.equal(body.layerTable.rows[0]!.path, '0');
     const probe = result.models.find((m) => m.name === 'probe');
     assert.equal(probe?.params, 4096 * 10 + 10);
   });
