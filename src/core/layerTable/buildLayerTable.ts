@@ -374,7 +374,7 @@ class RowRecorder {
 
   /** The path a module's rows go under: where the model registers it, or where it reaches it through a standard architecture it holds. */
   private pathOf(module: ModuleObject): string {
-    return this.paths.get(module.id) ?? catalogPartPath(module, this.paths) ?? module.className;
+    return catalogPartPath(module, this.paths) ?? this.paths.get(module.id) ?? module.className;
   }
 
   private checkLayout(module: ModuleObject, input: TensorShape): void {

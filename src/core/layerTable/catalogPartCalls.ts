@@ -9,7 +9,7 @@ import { catalogRows } from '../analysis/interpreter/catalogRows';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import type { CatalogTable } from '../catalog/catalog';
 import { rowsPartTable } from '../catalog/rowsPart';
-import type { LayerRow } from './layerTable';
+import { isFunctionalRow, type LayerRow } from './layerTable';
 
 /** The rows a catalog module gives for one sample: the whole architecture's, or the part's (paths relative to it); throws CatalogInputError or CatalogPartError. */
 export function catalogCallTable(module: ModuleObject, sample: readonly number[]): CatalogTable {
@@ -33,15 +33,28 @@ export function catalogRowKey(module: ModuleObject, relativePath: string): strin
 }
 
 /**
- * The path under which a module the model reaches through a standard architecture it holds
- * (`self.backbone.layer1`, a part object, not a registered child) shows its rows: the holder's path and the part's.
+ * The path under which a part of a standard architecture the model holds shows its rows, where
+ * that is the holder's path and the part's: a part the model reaches through the architecture
+ * (`self.backbone.layer1`, not registered itself), or one registered again after the architecture
+ * (`self.stem = nn.Sequential(*list(self.backbone.children())[:4])`), which PyTorch names by its
+ * first path, `backbone.conv1`.
  */
 export function catalogPartPath(module: ModuleObject, paths: ReadonlyMap<number, string>): string | undefined {
   const part = module.catalog;
   if (!part || part.path === '') return undefined;
   const rootPath = paths.get(part.root.id);
   if (rootPath === undefined) return undefined;
+  if (paths.has(module.id) && registrationOrder(paths).get(module.id)! < registrationOrder(paths).get(part.root.id)!) return undefined;
   return rootPath ? `${rootPath}.${part.path}` : part.path;
+}
+
+const orders = new WeakMap<ReadonlyMap<number, string>, Map<number, number>>();
+
+/** Each module's place in named_modules() order (the order the path map was filled in). */
+function registrationOrder(paths: ReadonlyMap<number, string>): Map<number, number> {
+  let order = orders.get(paths);
+  if (!order) orders.set(paths, (order = new Map([...paths.keys()].map((id, i) => [id, i]))));
+  return order;
 }
 
 /**
@@ -61,7 +74,7 @@ export function uncalledCatalogRows(holders: readonly (readonly [string, ModuleO
       if (!row.path.startsWith(prefix) && part.path !== '') continue;
       const relative = row.path.slice(prefix.length);
       const key = catalogRowKey(module, relative);
-      if (emitted.has(key) || listed.has(key) || (row.params ?? 0) === 0) continue;
+      if (emitted.has(key) || listed.has(key) || isFunctionalRow(row)) continue;
       if (replaced.some((path) => row.path === path || row.path.startsWith(`${path}.`))) continue;
       listed.add(key);
       rows.push({ ...row, path: where ? `${where}.${relative}` : relative, outputShape: null, activations: 0 });

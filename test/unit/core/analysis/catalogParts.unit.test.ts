@@ -115,8 +115,10 @@ describe('parts of standard architectures, listed and called', () => {
     );
     const model = result.models.find((m) => m.name === 'model')!;
     assert.ok(model.notes.some((note) => /no graph of resnet18's forward: `layer1` is sized from the whole model's rows/.test(note.message)), JSON.stringify(model.notes.map((n) => n.message)));
-    assert.deepEqual(model.layerTable.rows.find((row) => row.path === 'stem.0')?.outputShape, [64, 128, 128]);
-    assert.deepEqual(model.layerTable.rows.find((row) => row.path === 'body.1.act2')?.outputShape, [64, 64, 64]);
+    // The parts keep the names PyTorch gives them: their first path, under the backbone registered before them.
+    assert.deepEqual(model.layerTable.rows.find((row) => row.path === 'backbone.conv1')?.outputShape, [64, 128, 128]);
+    assert.deepEqual(model.layerTable.rows.find((row) => row.path === 'backbone.layer1.1.act2')?.outputShape, [64, 64, 64]);
+    assert.ok(!model.layerTable.rows.some((row) => row.path.startsWith('stem.') || row.path.startsWith('body.')));
     // timm's resnet18 without its classifier: 11,176,512 parameters, layer2 to layer4 held but never called.
     assert.equal(model.params, 11_176_512);
     assert.equal(model.layerTable.rows.find((row) => row.path === 'backbone.layer4.1.conv2')?.activations, 0);
