@@ -235,13 +235,29 @@ def _proxy_iter(self: torch.fx.Proxy) -> Any:
 
 
 class LayerTracer(torch.fx.Tracer):
-    """Layer modules (docs/layer-table.md rule 1) are leaves; everything else is traced through."""
+    """Layer modules (docs/layer-table.md rule 1) are leaves; everything else is traced through.
+    Each node remembers the module whose forward made it (its scope), so a part of the model
+    (`model.layer1`) can be run on its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes: List[str] = []
 
     def is_leaf_module(self, module: nn.Module, qualified_name: str) -> bool:
         return is_layer_module(module)
 
+    def call_module(self, m: nn.Module, forward: Any, args: Any, kwargs: Any) -> Any:
+        if self.is_leaf_module(m, ""):
+            return super().call_module(m, forward, args, kwargs)
+        self.scopes.append(self.path_of_module(m))
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self.scopes.pop()
+
     def create_proxy(self, kind: str, target: Any, args: Any, kwargs: Any, *rest: Any, **named: Any) -> torch.fx.Proxy:
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **named)
+        proxy.node.meta["scope"] = self.scopes[-1] if self.scopes else ""
         if kind == "call_function" and target is torch._assert:
             proxy.node.meta["assert_source"] = _calling_line("torch._assert(")
         return proxy
@@ -295,8 +311,10 @@ def encode_literal(value: Any, where: str) -> Any:
     raise TypeError(f"{where}: cannot encode the constant {value!r} ({type(value).__name__})")
 
 
-def trace(model: nn.Module, modules: List[Tuple[str, nn.Module]]) -> List[list]:
-    """The forward graph as compact JSON nodes; call_module targets are indices into `modules`."""
+def trace(model: nn.Module, modules: List[Tuple[str, nn.Module]], tree: List[str]) -> Tuple[List[list], List[int]]:
+    """The forward graph as compact JSON nodes; call_module targets are indices into `modules`.
+    Beside it, each node's scope: 0 for the model's own forward, else 1 + the index in `tree` of
+    the module whose forward made the node."""
     tracer = LayerTracer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -304,6 +322,8 @@ def trace(model: nn.Module, modules: List[Tuple[str, nn.Module]]) -> List[list]:
     index_of = {id(module): i for i, (_, module) in enumerate(modules)}
     node_index: Dict[torch.fx.Node, int] = {}
     nodes: List[list] = []
+    scopes: List[int] = []
+    scope_index = {path: i + 1 for i, path in enumerate(tree)}
 
     def arg(value: Any, where: str) -> Any:
         if isinstance(value, torch.fx.Node):
@@ -345,7 +365,11 @@ def trace(model: nn.Module, modules: List[Tuple[str, nn.Module]]) -> List[list]:
             raise RuntimeError(f"{where}: unexpected op {node.op}")
         node_index[node] = len(nodes)
         nodes.append(encoded)
-    return nodes
+        scope = node.meta.get("scope", "")
+        if scope and scope not in scope_index:
+            raise RuntimeError(f"{where}: made in {scope}, which named_modules() does not list")
+        scopes.append(scope_index.get(scope, 0))
+    return nodes, scopes
 
 
 def _calling_line(marker: str) -> Optional[str]:
@@ -483,13 +507,18 @@ def compact(value: Any) -> Any:
 
 def extract(model: nn.Module) -> Dict[str, Any]:
     """modules: [path, type, args] per layer module; parameters: [name, shape] for parameters
-    outside every layer module; graph: the forward's nodes."""
+    outside every layer module; graph: the forward's nodes; tree: the paths of every module but
+    those inside a layer module, in named_modules() order, so a part's children are listed as
+    named_children() lists them; scopes: each graph node's module (trace)."""
     leaves = layer_modules(model)
     in_leaves = {id(p) for _, module in leaves for p in module.parameters()}
     parameters = [[name, list(p.shape)] for name, p in model.named_parameters() if id(p) not in in_leaves]
     modules = [[path, type(module).__name__, module_args(module)] for path, module in leaves]
-    graph = trace(model, leaves)
-    return {"modules": modules, "parameters": parameters, "graph": graph}
+    leaf_paths = [path for path, _ in leaves]
+    inside_leaf = lambda name: any(name.startswith(f"{leaf}.") for leaf in leaf_paths)
+    tree = [name for name, _ in model.named_modules() if name and not inside_leaf(name)]
+    graph, scopes = trace(model, leaves, tree)
+    return {"modules": modules, "parameters": parameters, "graph": graph, "tree": tree, "scopes": scopes}
 
 
 def param_count(model: nn.Module) -> int:

@@ -76,7 +76,18 @@ export interface CatalogArchitecture {
   readonly hfConfig?: { readonly modelType: string; readonly className: string; readonly config: Readonly<Record<string, unknown>> };
   /** The torch.nn layer at a module path with its constructor arguments (`fc` -> Linear(2048, 1000)), for scripts that read `model.fc.in_features`. */
   layerAt?(path: string): CatalogLayer | undefined;
+  /**
+   * The part at a module path (`layer3`, `features`) called on its own with one sample: its rows
+   * with paths relative to it, each row's input, and its output. Throws CatalogInputError where
+   * the sample does not fit the part, CatalogPartError where the part cannot be run alone.
+   */
+  partTable?(path: string, sample: readonly number[]): CatalogTable;
+  /** What `named_children()` of the module at a path ('' for the model) lists, in PyTorch's order; undefined where the data does not say. */
+  childNames?(path: string): readonly string[] | undefined;
 }
+
+/** A part of an architecture that cannot be run on its own (it takes several tensors, or the data does not say what it computes). */
+export class CatalogPartError extends Error {}
 
 /** An input the architecture cannot take (an image smaller than its downsampling, a sequence past its positions). */
 export class CatalogInputError extends Error {}

@@ -4,7 +4,7 @@ import { isLoss } from '../analysis/interpreter/torchModules';
 import { applyGradSettings, frozenSummary, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
 import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
-import { CatalogInputError, type CatalogTable } from '../catalog/catalog';
+import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import type { ForwardCall } from '../layers/layerSpec';
@@ -12,6 +12,7 @@ import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type 
 import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import { formatCount } from '../format/units';
 import { firstRecordedCall } from './frozenLayers';
+import { catalogCallTable, catalogPartPath, catalogRowKey, replacementsOf, uncalledCatalogRows } from './catalogPartCalls';
 import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
 export interface LayerTableResult {
@@ -241,6 +242,8 @@ class RowRecorder {
   private readonly paths = new Map<number, string>();
   private readonly counted = new Set<string>();
   private readonly called = new Set<number>();
+  /** The standard architectures' rows already in the table (catalogRowKey): a part run twice counts its parameters once. */
+  private readonly catalogEmitted = new Set<string>();
   /** Paths of the user-defined modules whose forward() is running, innermost last; the root's is "". */
   private readonly forwardPaths: string[] = [];
 
@@ -282,7 +285,8 @@ class RowRecorder {
     // A loss inside forward() returns a scalar and is no layer of the model.
     if (isLoss(module.layer.type)) return tensor([]);
     this.called.add(module.id);
-    const path = this.paths.get(module.id) ?? module.className;
+    if (module.catalog) this.catalogEmitted.add(catalogRowKey(module, ''));
+    const path = this.pathOf(module);
     const spec = layerSpec(module.layer.type);
     const args = new LayerArgs(module.layer);
     // Tensors are the layer's inputs; other positional values are options (`mha(q, k, v, None, False)`).
@@ -350,18 +354,14 @@ class RowRecorder {
    */
   private callCatalog(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode, interpreter: Interpreter): PyValue {
     const part = module.catalog!;
-    const where = this.paths.get(module.id) ?? module.className;
-    if (part.path !== '') {
-      interpreter.note(node, `${where}: calling a part of ${part.architecture.name} (\`${part.path}\`) is not followed`);
-      return tensor(null);
-    }
+    const where = this.pathOf(module);
     const shape = shapeOf(inputs[0]);
     if (!shape) return tensor(null);
     let table: CatalogTable;
     try {
-      table = part.architecture.table(perSampleShape(shape));
+      table = catalogCallTable(module, perSampleShape(shape));
     } catch (error) {
-      if (!(error instanceof CatalogInputError)) throw error;
+      if (!(error instanceof CatalogInputError) && !(error instanceof CatalogPartError)) throw error;
       interpreter.note(node, `${where || part.architecture.name}: ${error.message}`);
       return tensor(null);
     }
@@ -371,8 +371,9 @@ class RowRecorder {
       this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source });
     }
     const prefix = (path: string) => (where ? (path ? `${where}.${path}` : where) : path);
-    const replacements = [...module.children].filter(([path]) => table.rows.some((row) => row.path === path || row.path.startsWith(`${path}.`)));
-    for (const [path] of module.children) {
+    const replaced = replacementsOf(module);
+    const replacements = replaced.filter(([path]) => table.rows.some((row) => row.path === path || row.path.startsWith(`${path}.`)));
+    for (const [path] of replaced) {
       if (!replacements.some(([replaced]) => replaced === path)) interpreter.note(node, `${part.architecture.name} has no layer \`${path}\` that forward calls; the layer put there is not counted`);
     }
     let output: PyValue = table.outputs
@@ -384,8 +385,11 @@ class RowRecorder {
     table.rows.forEach((row, i) => {
       const replacement = replacements.find(([path]) => row.path === path || row.path.startsWith(`${path}.`));
       if (!replacement) {
-        if (row.type === 'Parameter') this.catalogParameters.push({ ...row, path: prefix(row.path) });
-        else this.calls.push({ ...row, path: prefix(row.path) });
+        const key = catalogRowKey(module, row.path);
+        const counted = this.catalogEmitted.has(key) ? { ...row, params: 0 } : row;
+        this.catalogEmitted.add(key);
+        if (row.type === 'Parameter') this.catalogParameters.push({ ...counted, path: prefix(row.path) });
+        else this.calls.push({ ...counted, path: prefix(row.path) });
         return;
       }
       if (done.has(replacement[0])) return;
@@ -401,6 +405,11 @@ class RowRecorder {
       if (table.rows.slice(i + 1).every((later) => later.type === 'Parameter' || later.path === replacement[0] || later.path.startsWith(`${replacement[0]}.`))) output = result;
     });
     return output;
+  }
+
+  /** The path a module's rows go under: where the model registers it, or where it reaches it through a standard architecture it holds. */
+  private pathOf(module: ModuleObject): string {
+    return catalogPartPath(module, this.paths) ?? this.paths.get(module.id) ?? module.className;
   }
 
   private checkLayout(module: ModuleObject, input: TensorShape): void {
@@ -478,7 +487,9 @@ class RowRecorder {
     for (const [path, module] of layers) {
       if (module.kind !== 'layer' || this.called.has(module.id) || isLoss(module.className)) continue;
       unused.push({ path, type: module.layer?.type ?? module.className, outputShape: null, activations: 0, params: this.unusedParams(module), trainable: true });
+      if (module.catalog) this.catalogEmitted.add(catalogRowKey(module, ''));
     }
+    unused.push(...uncalledCatalogRows(this.root.kind === 'catalog' ? [['', this.root]] : this.root.namedModules(), this.catalogEmitted));
     // What the script froze (`requires_grad_(False)`, a loop over parameters) decides `trainable`, as the harness reads it after the script ran.
     const rows = applyGradSettings([...parameterRows, ...this.catalogParameters, ...this.calls, ...unused], gradSettingsOf(this.root));
     const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);

@@ -16,7 +16,7 @@ import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, t
 import { isLibraryRegistryObject } from './libraryRegistries';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
-import { catalogPart, catalogSlice, moduleAttribute } from './torchModules';
+import { catalogChildNames, catalogPart, catalogSlice, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
 
 export function evaluate(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
@@ -300,6 +300,11 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
   }
   const module = asModule(container);
   if (module?.kind === 'catalog' && kindOf(key) === 'slice') return catalogSlice(module, key as SliceValue, node);
+  if (module?.kind === 'catalog' && typeof key === 'number' && key < 0) {
+    // `model.classifier[-1]`: counted from the end of the container's children.
+    const name = catalogChildNames(module).at(key);
+    return (name !== undefined && catalogPart(module, name)) || unresolved(node.text, `no module ${key} in ${module.catalog!.architecture.name}`);
+  }
   if (module?.kind === 'catalog' && (typeof key === 'string' || (typeof key === 'number' && key >= 0))) {
     return catalogPart(module, String(key)) ?? unresolved(node.text, `no module ${String(key)} in ${module.catalog!.architecture.name}`);
   }

@@ -107,8 +107,16 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
 /** Every setting made on `root` and the modules under it, with paths relative to `root`, in the order the script made them. */
 export function gradSettingsOf(root: ModuleObject): GradSetting[] {
   const settings: GradSetting[] = [];
+  const join = (path: string, inner: string) => (path && inner ? `${path}.${inner}` : path || inner);
   for (const [path, module] of [['', root] as [string, ModuleObject], ...root.namedModules()]) {
-    for (const setting of module.gradSettings) settings.push({ ...setting, path: path && setting.path ? `${path}.${setting.path}` : path || setting.path });
+    for (const setting of module.gradSettings) settings.push({ ...setting, path: join(path, setting.path) });
+    // A part of a standard architecture (`list(backbone.children())[4]`) keeps the settings its architecture got, under its own path here.
+    const part = module.catalog;
+    if (!part || part.root === module) continue;
+    for (const setting of part.root.gradSettings) {
+      if (setting.path === '' || part.path === setting.path || part.path.startsWith(`${setting.path}.`)) settings.push({ ...setting, path });
+      else if (setting.path.startsWith(`${part.path}.`)) settings.push({ ...setting, path: join(path, setting.path.slice(part.path.length + 1)) });
+    }
   }
   return settings.sort((a, b) => a.order - b.order);
 }

@@ -91,19 +91,39 @@ export function catalogPart(module: ModuleObject, name: string): PyValue | undef
   const layer = part.architecture.layerAt?.(path);
   if (layer) {
     const range = module.range;
-    const leaf = new ModuleObject('layer', layer.type, range, { type: layer.type, path, args: [...layer.args], kwargs: { ...layer.kwargs }, range });
-    leaf.catalog = { architecture: part.architecture, root: part.root, path };
-    return { kind: 'module', module: leaf };
+    return {
+      kind: 'module',
+      module: partObject(part.root, path, () => new ModuleObject('layer', layer.type, range, { type: layer.type, path, args: [...layer.args], kwargs: { ...layer.kwargs }, range })),
+    };
   }
   if (!/^[A-Za-z_]\w*$|^\d+$/.test(name)) return undefined;
-  const inner = new ModuleObject('catalog', name, module.range);
-  inner.catalog = { architecture: part.architecture, root: part.root, path };
-  return { kind: 'module', module: inner };
+  return { kind: 'module', module: partObject(part.root, path, () => new ModuleObject('catalog', name, module.range)) };
 }
 
-/** The names of a catalog architecture's (or part's) children, in the order its rows list them: `layer.0`, `layer.1`, ... under `bert.encoder`. */
+/** One object per part of an architecture, as PyTorch has one module: `model.layer1` read twice is the same module (counted once, frozen once). */
+const innerParts = new WeakMap<ModuleObject, Map<string, ModuleObject>>();
+
+function partObject(root: ModuleObject, path: string, make: () => ModuleObject): ModuleObject {
+  let parts = innerParts.get(root);
+  if (!parts) innerParts.set(root, (parts = new Map<string, ModuleObject>()));
+  let part = parts.get(path);
+  if (!part) {
+    part = make();
+    part.catalog = { architecture: root.catalog!.architecture, root, path };
+    parts.set(path, part);
+  }
+  return part;
+}
+
+/**
+ * The names of a catalog architecture's (or part's) children: as `named_children()` lists them
+ * where the library's data records the module tree (torchvision), else in the order its rows
+ * list them (`layer.0`, `layer.1`, ... under `bert.encoder`).
+ */
 export function catalogChildNames(module: ModuleObject): string[] {
   const part = module.catalog!;
+  const listed = part.architecture.childNames?.(part.path);
+  if (listed) return [...listed];
   const prefix = part.path ? `${part.path}.` : '';
   const names = new Set<string>();
   for (const row of catalogRows(part.architecture) ?? []) if (row.path.startsWith(prefix) && row.path.length > prefix.length) names.add(row.path.slice(prefix.length).split('.')[0]!);
@@ -206,9 +226,19 @@ export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyVa
   if ((method === 'children' || method === 'named_children') && module.kind !== 'catalog') {
     return [...module.children].map(([name, child]): PyValue => (method === 'children' ? { kind: 'module', module: child } : tuple([name, { kind: 'module', module: child }])));
   }
-  if (method === 'children' || method === 'named_children') return unresolved(node.text, `the children of ${module.className} (a standard architecture) are not listed yet`);
+  if (method === 'children' || method === 'named_children') return catalogChildren(module, method, node);
   if (method === 'modules') return unresolved(node.text, `model.${method}()`);
   return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
+}
+
+/** `list(backbone.children())[:-1]` of a standard architecture: its parts (and the script's replacements) in PyTorch's order. */
+function catalogChildren(module: ModuleObject, method: 'children' | 'named_children', node: SyntaxNode): PyValue {
+  const names = catalogChildNames(module);
+  if (names.length === 0) return unresolved(node.text, `the children of ${module.className} (${module.catalog!.architecture.name}) are not known: it cannot be sized at its usual input`);
+  return names.map((name): PyValue => {
+    const child = catalogPart(module, name) ?? unresolved(node.text, `no module ${name} in ${module.catalog!.architecture.name}`);
+    return method === 'children' ? child : tuple([name, child]);
+  });
 }
 
 function isOrderedDictPairs(value: PyValue | undefined): boolean {

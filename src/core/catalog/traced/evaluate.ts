@@ -49,6 +49,9 @@ export interface TracedModel {
   readonly graph: readonly GraphNode[];
   /** Values of the symbolic numbers in the graph. */
   readonly values: Readonly<Record<string, number>>;
+  /** The other modules' paths and each node's module (tracedData.ts), where the data has them. */
+  readonly tree?: readonly string[];
+  readonly scopes?: readonly number[];
 }
 
 /** A model's data for the given option values; throws (a bug) where a layer type is unknown. */
@@ -60,7 +63,7 @@ export function instantiateVariant(variant: TracedVariant, values: Readonly<Reco
     return { path, type, spec, args: new LayerArgs({ type, args: [], kwargs: instantiated }), kwargs: instantiated };
   });
   const parameters = variant.parameters.map(([name, shape]) => ({ name, shape: shape.map((d) => instantiate(d, values) as number) }));
-  return { label, modules, parameters, graph: variant.graph, values };
+  return { label, modules, parameters, graph: variant.graph, values, ...(variant.tree && variant.scopes ? { tree: variant.tree, scopes: variant.scopes } : {}) };
 }
 
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
@@ -103,7 +106,7 @@ export function tracedTable(model: TracedModel, sample: readonly number[]): Trac
   return { rows, rowInputs, output: last ? perSampleShape(last.shape) : undefined };
 }
 
-function evaluateNode(node: GraphNode, model: TracedModel, results: readonly Val[], input: TensorShape, sample: readonly number[], rows: LayerRow[], called: Set<number>, rowInputs: (readonly number[] | null)[]): Val {
+export function evaluateNode(node: GraphNode, model: TracedModel, results: readonly Val[], input: TensorShape, sample: readonly number[], rows: LayerRow[], called: Set<number>, rowInputs: (readonly number[] | null)[]): Val {
   const fail = (where: string, message: string): never => {
     throw new CatalogInputError(`${model.label} cannot take a ${sample.join('x')} input: ${where}${message}`);
   };

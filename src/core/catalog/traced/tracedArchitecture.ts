@@ -2,6 +2,7 @@
 import type { CatalogArchitecture, CatalogLayer, CatalogLibrary, CatalogTable } from '../catalog';
 import { CatalogInputError } from '../catalog';
 import { instantiateVariant, tracedParams, tracedTable, type TracedModel } from './evaluate';
+import { tracedChildNames, tracedPartTable } from './tracedPart';
 import type { OptionValue, TracedBlob, TracedVariant } from './tracedData';
 
 export interface TracedArchitectureSpec {
@@ -51,6 +52,11 @@ export function tracedArchitecture(spec: TracedArchitectureSpec): CatalogArchite
       const module = model.modules.find((m) => m.path === path);
       return module && { type: module.type, args: [], kwargs: module.kwargs };
     },
+    partTable(path: string, sample: readonly number[]): CatalogTable {
+      const { rows, rowInputs, output } = tracedPartTable(model, path, sample);
+      return { inputShape: [...sample], rows, rowInputs, ...(output ? { output } : {}), notes: [] };
+    },
+    childNames: (path: string) => tracedChildNames(model, path),
     table(sample: readonly number[]): CatalogTable {
       checkSample(sample, spec);
       try {

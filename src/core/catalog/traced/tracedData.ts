@@ -67,6 +67,13 @@ export interface TracedVariant {
   readonly modules: readonly ModuleEntry[];
   readonly parameters: readonly ParameterEntry[];
   readonly graph: readonly GraphNode[];
+  /**
+   * The paths of the modules that are not layer modules (containers, the library's blocks) in
+   * `named_modules()` order: with the layer modules' paths, what `named_children()` lists.
+   */
+  readonly tree?: readonly string[];
+  /** Per graph node, the module whose forward made it: 0 for the model's own, else 1 + its index in `tree`. */
+  readonly scopes?: readonly number[];
 }
 
 export interface TracedBlob {
