@@ -284,6 +284,13 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
     }
     if (kindOf(key) === 'slice') return sliceList(container, key as { start: PyValue; stop: PyValue; step: PyValue });
   }
+  // `name[-11:]`, `name[0]`: characters of a string (a parameter's name in a freezing loop).
+  if (typeof container === 'string') {
+    if (typeof key === 'number') return container[key < 0 ? container.length + key : key] ?? unresolved(node.text, 'index out of range');
+    const bounds = kindOf(key) === 'slice' ? (key as { start: PyValue; stop: PyValue; step: PyValue }) : undefined;
+    if (bounds && [bounds.start, bounds.stop, bounds.step].every((bound) => bound === null || typeof bound === 'number')) return sliceList([...container], bounds).join('');
+    if (bounds) return unresolved(node.text, 'a slice with bounds the analysis cannot read');
+  }
   const mapping = mappingOf(container);
   if (isRegistry(mapping)) registryLookup(interp, mapping, key, { registry: node.childForFieldName('value')!.text, key: indexNodes.map((n) => n.text).join(', ') });
   if (mapping && (typeof key === 'string' || typeof key === 'number')) {

@@ -259,13 +259,21 @@ export class ModuleObject {
    */
   setRequiresGrad(path: string, trainable: boolean, range: SourceRange): void {
     const order = ++gradOrder;
-    if (this.catalog && this.catalog.root !== this) {
-      const base = this.catalog.path;
-      this.catalog.root.gradSettings.push({ path: base && path ? `${base}.${path}` : base || path, trainable, order, range });
+    const record = (module: ModuleObject, within: string) => {
+      if (module.catalog && module.catalog.root !== module) {
+        const base = module.catalog.path;
+        module.catalog.root.gradSettings.push({ path: base && within ? `${base}.${within}` : base || within, trainable, order, range });
+      } else module.gradSettings.push({ path: within, trainable, order, range });
+    };
+    if (path !== '') {
+      record(this, path);
       return;
     }
-    this.gradSettings.push({ path, trainable, order, range });
-    if (path === '') for (const [, module] of this.namedModules()) module.gradSettings.push({ path: '', trainable, order, range });
+    // The parameters there are now, each on its holder: a layer put in later (a new head) is not covered.
+    for (const module of [this, ...this.namedModules().map(([, m]) => m)]) {
+      if (module.kind === 'layer' || module.kind === 'catalog') record(module, '');
+      for (const name of module.parameters.keys()) record(module, name);
+    }
   }
 
   /**

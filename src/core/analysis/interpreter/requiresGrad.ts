@@ -4,7 +4,7 @@ import type { Evaluator } from './evaluator';
 import { catalogRows } from './catalogRows';
 import type { LayerRow } from '../../layerTable/layerTable';
 import { isUnderPath } from '../../layerTable/layerTable';
-import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type ModuleObject, type ParameterValue, type PyList, type PyValue } from './pyValues';
+import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type Scope, type ModuleObject, type ParameterValue, type PyList, type PyValue } from './pyValues';
 
 /**
  * One parameter of a module as `for p in model.parameters()` visits it: its name (for
@@ -16,14 +16,44 @@ export interface ParameterHandle extends ParameterValue {
   readonly handle: { readonly receiver: ModuleObject; readonly owner: ModuleObject; readonly path: string; readonly name: string };
 }
 
-/** Beyond this many parameter tensors a loop over them is not unrolled (a 70B model has about 720). */
-const MAX_HANDLES = 4096;
+/**
+ * Beyond this many parameter tensors a loop over them is not followed one by one (an 8B decoder
+ * lists about 580 names, a 70B one about 1,450): each round runs the loop's body, and the file's
+ * analysis has a time budget. A loop whose body only sets requires_grad is applied whole instead.
+ */
+const MAX_HANDLES = 1024;
 
 /** Layers whose parameters PyTorch names `weight` and `bias` (the bias is assumed present: a name test on it is rare). */
 const WEIGHT_AND_BIAS = /^(Linear|LazyLinear|Bilinear|Conv[123]d|ConvTranspose[123]d|BatchNorm[123]d|SyncBatchNorm|LayerNorm|GroupNorm|InstanceNorm[123]d)$/;
 
 export function isParameterHandle(value: PyValue | undefined): value is ParameterHandle {
   return kindOf(value) === 'parameter' && 'handle' in (value as object);
+}
+
+/**
+ * `for p in model.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, or over
+ * `named_parameters()` with the name unused): one setting for the whole module, without a round per
+ * parameter. Undefined where the loop's body does anything else.
+ */
+export function wholeModuleSetting(interp: Evaluator, target: SyntaxNode, body: SyntaxNode | null, scope: Scope): { readonly flag: PyValue; readonly node: SyntaxNode } | undefined {
+  const parameter = target.type === 'identifier' ? target.text : target.type === 'pattern_list' || target.type === 'tuple_pattern' ? target.namedChildren[1]?.text : undefined;
+  const statements = body?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
+  const expression = statements.length === 1 && statements[0]!.type === 'expression_statement' ? statements[0]!.namedChildren[0] : undefined;
+  if (!parameter || !expression) return undefined;
+  if (expression.type === 'assignment') {
+    const left = expression.childForFieldName('left');
+    const right = expression.childForFieldName('right');
+    if (left?.type === 'attribute' && left.childForFieldName('object')?.text === parameter && left.childForFieldName('attribute')?.text === 'requires_grad' && right) return { flag: interp.evaluate(right, scope), node: left };
+  }
+  if (expression.type === 'call') {
+    const fn = expression.childForFieldName('function');
+    const args = expression.childForFieldName('arguments')?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
+    if (fn?.type === 'attribute' && fn.childForFieldName('object')?.text === parameter && fn.childForFieldName('attribute')?.text === 'requires_grad_' && args.length <= 1) {
+      const value = args[0]?.type === 'keyword_argument' ? args[0].childForFieldName('value') : args[0];
+      return { flag: value ? interp.evaluate(value, scope) : true, node: expression };
+    }
+  }
+  return undefined;
 }
 
 /** The items of `module.parameters()` (handles) or `module.named_parameters()` ((name, handle) pairs), in registration order; undefined past MAX_HANDLES. */

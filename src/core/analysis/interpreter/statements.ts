@@ -9,7 +9,7 @@ import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
 import { isLightningCli } from './lightningCli';
 import { isParametersOf } from './parameterOwners';
-import { applyRequiresGrad, parameterItems } from './requiresGrad';
+import { applyRequiresGrad, parameterItems, wholeModuleSetting } from './requiresGrad';
 import { disablesGrad } from './gradMode';
 import { isYacsNode } from './yacsConfig';
 
@@ -138,8 +138,20 @@ function execIf(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
 function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: boolean): Flow {
   const left = node.childForFieldName('left')!;
   const iterable = interp.evaluate(node.childForFieldName('right')!, scope);
-  const items = iterate(iterable);
   const body = node.childForFieldName('body');
+  if (isParametersOf(iterable)) {
+    // `for p in model.parameters(): p.requires_grad = False` freezes the module: one setting, not a round per parameter.
+    const whole = wholeModuleSetting(interp, left, body, scope);
+    // A flag that reads the loop's variables (`p.requires_grad = "head" in name`) is decided per parameter.
+    if (whole && typeof whole.flag === 'boolean') {
+      applyRequiresGrad(interp, { kind: 'module', module: iterable.parametersOf }, whole.flag, whole.node);
+      return undefined;
+    }
+  }
+  const items = iterate(iterable);
+  if (!items && isParametersOf(iterable) && body?.text.includes('requires_grad')) {
+    interp.note(node, `${iterable.parametersOf.className} has too many parameter tensors to follow \`${node.text.split('\n')[0]!.slice(0, 60)}\` one by one: the requires_grad settings of this loop are not applied (those parameters are counted as trained)`);
+  }
   if (!items) {
     // Unknown iterable (a data loader): follow the body once with unknown loop variables.
     bind(interp, left, unresolved(left.text, 'loop variable'), scope, discovering);

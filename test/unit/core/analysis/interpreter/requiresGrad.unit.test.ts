@@ -112,4 +112,20 @@ describe('requires_grad: what the script freezes', () => {
     assert.equal(trainableOf(byAttribute), classifier);
     assert.equal(trainableOf(byName), classifier);
   });
+
+  it('freezes a 70B model in one setting, and leaves a per-name loop over its 1,450 tensors unapplied with a note', async () => {
+    const llm = (loop: string) =>
+      estimate(['import torch', 'from transformers import AutoModelForCausalLM, Trainer, TrainingArguments', 'model = AutoModelForCausalLM.from_pretrained("meta-llama/Meta-Llama-3-70B", torch_dtype=torch.bfloat16)', loop, 'args = TrainingArguments(output_dir="o", per_device_train_batch_size=1, bf16=True, gradient_checkpointing=True)', 'Trainer(model=model, args=args).train()', ''].join('\n'));
+    const head = (await llm('for param in model.parameters():\n    param.requires_grad = False\nfor param in model.lm_head.parameters():\n    param.requires_grad = True')).models[0]!;
+    assert.equal(head.batchSize, 1, 'the Trainer after the loops is still read');
+    assert.equal(trainableOf(head), 8192 * 128256);
+    const perName = await llm('for name, param in model.named_parameters():\n    param.requires_grad = name[-11:] == "norm.weight" or "layers.79." in name');
+    assert.equal(trainableOf(perName.models[0]!), perName.models[0]!.layerTable.totals.params);
+    assert.match(perName.warnings.join('\n'), /too many parameter tensors to follow .* one by one: the requires_grad settings of this loop are not applied/);
+  });
+
+  it('reads string slices of parameter names', async () => {
+    const model = await trained(['for name, p in model.named_parameters():', '    if name[:4] != "head":', '        p.requires_grad = False'].join('\n'));
+    assert.equal(trainableOf(model), HEAD);
+  });
 });
