@@ -9,7 +9,7 @@ import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
 import { isLightningCli } from './lightningCli';
 import { isParametersOf } from './parameterOwners';
-import { applyRequiresGrad, parameterItems, wholeModuleSetting } from './requiresGrad';
+import { applyRequiresGrad, isParameterHandle, parameterItems, wholeModuleSetting } from './requiresGrad';
 import { disablesGrad } from './gradMode';
 import { isYacsNode } from './yacsConfig';
 
@@ -159,6 +159,8 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     return flow?.kind === 'return' ? flow : undefined;
   }
   const setsRequiresGrad = body?.text.includes('requires_grad') === true;
+  // A loop over parameters or modules that sets requires_grad must visit every one of them.
+  const overParameters = setsRequiresGrad && items.some((item) => isParameterHandle(item) || asModule(item) !== undefined || (isList(item) && item.some(isParameterHandle)));
   for (const [i, item] of items.entries()) {
     const modulesBefore = ModuleObject.created;
     bind(interp, left, item, scope, discovering);
@@ -166,8 +168,21 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     if (flow?.kind === 'break') break;
     if (flow?.kind === 'return') return flow;
     // In script code (not a constructor), a loop that builds no module, such as a training
-    // loop, has shown what it does after two rounds; one that sets requires_grad parameter by parameter has not.
-    if (interp.scriptLevel && !interp.forwardMode && i >= 1 && ModuleObject.created === modulesBefore && !setsRequiresGrad) break;
+    // loop, has shown what it does after two rounds.
+    if (interp.scriptLevel && !interp.forwardMode && i >= 1 && ModuleObject.created === modulesBefore && !overParameters) {
+      // Gradual unfreezing (`if epoch == 10: backbone.requires_grad_(True)`): the rounds left are one more round with the
+      // loop's variable unknown, so a later unfreezing counts (the peak is after it) and a freezing it cannot place does not.
+      if (setsRequiresGrad && i < items.length - 1) {
+        bind(interp, left, unresolved(left.text, 'a later round of the loop'), scope, discovering);
+        interp.undecidedBranches += 1;
+        try {
+          execBlock(interp, body, scope, discovering);
+        } finally {
+          interp.undecidedBranches -= 1;
+        }
+      }
+      break;
+    }
   }
   return undefined;
 }

@@ -128,4 +128,16 @@ describe('requires_grad: what the script freezes', () => {
     const model = await trained(['for name, p in model.named_parameters():', '    if name[:4] != "head":', '        p.requires_grad = False'].join('\n'));
     assert.equal(trainableOf(model), HEAD);
   });
+
+  it('counts a backbone unfrozen at a later epoch as trained: the peak comes after the unfreezing', async () => {
+    const gradual = (unfreeze: string) =>
+      estimate(`${NET}\nfor p in model.parameters():\n    p.requires_grad = False\nmodel.head = nn.Linear(64, 10)\noptimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\nx = torch.randn(64, 3, 32, 32)\nfor epoch in range(30):\n${unfreeze}\n    loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n`);
+    const later = (await gradual('    if epoch == 10:\n        model.requires_grad_(True)')).models[0]!;
+    assert.equal(trainableOf(later), STEM + STAGE + HEAD);
+    const stemFirst = (await gradual('    if epoch >= 5:\n        for p in model.stage.parameters():\n            p.requires_grad = True')).models[0]!;
+    assert.equal(trainableOf(stemFirst), STAGE + HEAD);
+    // Frozen again at a later epoch: where it cannot be placed it is not applied.
+    const refrozen = (await gradual('    if epoch == 20:\n        model.head.requires_grad_(False)')).models[0]!;
+    assert.equal(trainableOf(refrozen), HEAD);
+  });
 });
