@@ -8,7 +8,7 @@ import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
-import { firstRecordedCall, hasFrozenParts } from '../layerTable/frozenLayers';
+import { firstRecordedCall, hasFrozenParts, trainsParameters } from '../layerTable/frozenLayers';
 import type { LayerRow, LayerTable } from '../layerTable/layerTable';
 
 /** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
@@ -116,7 +116,9 @@ function frozenPart(table: LayerTable, layers: number): Pick<FineTuningJob, 'fro
   const first = index(calls[start]);
   // The first recorded call inside a layer: that layer and the ones after it; before every layer (the embeddings): all; after them (the head): none.
   const recordedLayers = first !== undefined ? layers - Number(first) : calls.slice(start).some((row) => index(row) !== undefined) ? layers : 0;
-  return { frozen: { trainableParams: table.totals.trainableParams, recordedLayers } };
+  // Parameters only calls without autograd use get no gradient, whatever requires_grad says.
+  const trainableParams = table.rows.filter(trainsParameters).reduce((sum, row) => sum + (row.params ?? 0), 0);
+  return { frozen: { trainableParams, recordedLayers } };
 }
 
 /** The fine-tuning estimate as the parts the estimate's breakdown shows. */

@@ -9,6 +9,34 @@ const GiB = 1024;
 const reading = (model: ModelEstimate, id: string) => model.estimates.find((r) => r.estimator === id);
 
 describe('fineTuningEstimator', () => {
+  it('estimates a Hugging Face teacher called only under torch.no_grad() as inference: its weights, no gradients or optimizer state', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn.functional as F',
+      'from transformers import AutoModelForSequenceClassification, AutoTokenizer',
+      'teacher = AutoModelForSequenceClassification.from_pretrained("bert-large-uncased", num_labels=2).cuda().eval()',
+      'student = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2).cuda()',
+      'tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")',
+      'optimizer = torch.optim.AdamW(student.parameters(), lr=5e-5)',
+      'for step in range(1000):',
+      '    batch = tokenizer(texts, padding="max_length", truncation=True, max_length=256, return_tensors="pt").to("cuda")',
+      '    with torch.no_grad():',
+      '        t_logits = teacher(**batch).logits',
+      '    loss = F.kl_div(F.log_softmax(student(**batch).logits, -1), F.softmax(t_logits, -1), reduction="batchmean")',
+      '    loss.backward()',
+      '    optimizer.step()',
+      '',
+    ].join('\n');
+    const models = (await estimate(source, { batchSize: 32 })).models;
+    const teacher = models.find((m) => m.name === 'teacher')!;
+    const student = models.find((m) => m.name === 'student')!;
+    assert.equal(teacher.inferenceOnly, true);
+    assert.equal(teacher.memory.method, 'fineTuning');
+    assert.equal(teacher.memory.breakdown!.gradientsMiB, 0);
+    assert.equal(teacher.memory.breakdown!.optimizerMiB, 0);
+    assert.ok(student.memory.breakdown!.gradientsMiB > 200);
+  });
+
   it('counts a BERT fine-tune with its embeddings and first eight layers frozen: gradients, state and activations of the rest only', async () => {
     const source = llm('bert_frozen_encoder.py');
     const [frozen] = (await estimate(source)).models;
