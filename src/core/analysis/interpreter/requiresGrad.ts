@@ -40,16 +40,20 @@ export function wholeModuleSetting(interp: Evaluator, target: SyntaxNode, body: 
   const statements = body?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
   const expression = statements.length === 1 && statements[0]!.type === 'expression_statement' ? statements[0]!.namedChildren[0] : undefined;
   if (!parameter || !expression) return undefined;
+  // A flag that reads the loop's variables (`p.requires_grad = "head" in name`) is decided per parameter, even where a name is bound already.
+  const loopNames = new Set([target, ...target.descendantsOfType('identifier')].filter((n) => n.type === 'identifier').map((n) => n.text));
+  const readsLoop = (node: SyntaxNode) => [node, ...node.descendantsOfType('identifier')].some((n) => n.type === 'identifier' && loopNames.has(n.text));
   if (expression.type === 'assignment') {
     const left = expression.childForFieldName('left');
     const right = expression.childForFieldName('right');
-    if (left?.type === 'attribute' && left.childForFieldName('object')?.text === parameter && left.childForFieldName('attribute')?.text === 'requires_grad' && right) return { flag: interp.evaluate(right, scope), node: left };
+    if (left?.type === 'attribute' && left.childForFieldName('object')?.text === parameter && left.childForFieldName('attribute')?.text === 'requires_grad' && right && !readsLoop(right)) return { flag: interp.evaluate(right, scope), node: left };
   }
   if (expression.type === 'call') {
     const fn = expression.childForFieldName('function');
     const args = expression.childForFieldName('arguments')?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
     if (fn?.type === 'attribute' && fn.childForFieldName('object')?.text === parameter && fn.childForFieldName('attribute')?.text === 'requires_grad_' && args.length <= 1) {
       const value = args[0]?.type === 'keyword_argument' ? args[0].childForFieldName('value') : args[0];
+      if (value && readsLoop(value)) return undefined;
       return { flag: value ? interp.evaluate(value, scope) : true, node: expression };
     }
   }

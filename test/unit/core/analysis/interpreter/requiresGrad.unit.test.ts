@@ -140,4 +140,9 @@ describe('requires_grad: what the script freezes', () => {
     const refrozen = (await gradual('    if epoch == 20:\n        model.head.requires_grad_(False)')).models[0]!;
     assert.equal(trainableOf(refrozen), HEAD);
   });
+
+  it('decides a flag that reads the loop variable per parameter, though an earlier loop left the name bound', async () => {
+    const model = await trained(['for name, p in model.stem.named_parameters():', '    pass', 'for name, p in model.named_parameters():', '    p.requires_grad = name.startswith("head")'].join('\n'));
+    assert.equal(trainableOf(model), HEAD);
+  });
 });
