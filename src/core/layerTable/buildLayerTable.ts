@@ -352,14 +352,16 @@ class RowRecorder {
    * module's path; layers the script put in place of the architecture's (`model.fc = ...`) are
    * called instead of the rows they replace, on the same input.
    */
-  private callCatalog(module: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode, interpreter: Interpreter): PyValue {
-    const part = module.catalog!;
+  private callCatalog(called: ModuleObject, inputs: readonly PyValue[], node: SyntaxNode, interpreter: Interpreter): PyValue {
+    const part = called.catalog!;
+    // `backbone.forward_features(x)` runs the architecture itself, without its head: its rows go under the architecture's path.
+    const module = part.featuresOnly ? part.root : called;
     const where = this.pathOf(module);
     const shape = shapeOf(inputs[0]);
     if (!shape) return tensor(null);
     let table: CatalogTable;
     try {
-      table = catalogCallTable(module, perSampleShape(shape));
+      table = catalogCallTable(called, perSampleShape(shape));
     } catch (error) {
       if (!(error instanceof CatalogInputError) && !(error instanceof CatalogPartError)) throw error;
       interpreter.note(node, `${where || part.architecture.name}: ${error.message}`);

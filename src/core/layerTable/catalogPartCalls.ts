@@ -11,10 +11,29 @@ import type { CatalogTable } from '../catalog/catalog';
 import { rowsPartTable } from '../catalog/rowsPart';
 import { isFunctionalRow, type LayerRow } from './layerTable';
 
+/** The modules timm's `forward_head` runs after `forward_features`, by their first path segment. */
+const HEAD_MODULES = new Set(['head', 'fc', 'classifier', 'global_pool', 'fc_norm', 'head_drop', 'pre_logits', 'head_dist']);
+
+/**
+ * timm's `forward_features`: the architecture's rows without its head (the trailing run of rows
+ * under `head`, `fc`, `classifier`, `global_pool`, `fc_norm`... , the modules timm's `forward_head`
+ * runs), returning the last feature map (or token sequence) the rest produced.
+ */
+export function featuresTable(table: CatalogTable): CatalogTable {
+  const isHead = (row: LayerRow) => HEAD_MODULES.has(row.path.split('.')[0]!);
+  let end = table.rows.length;
+  while (end > 0 && (isHead(table.rows[end - 1]!) || table.rows[end - 1]!.type === 'Parameter')) end--;
+  const body = table.rows.filter((_, i) => i < end || table.rows[i]!.type === 'Parameter');
+  const last = [...body].reverse().find((row) => row.type !== 'Parameter' && row.outputShape !== null)?.outputShape;
+  const { outputs: _outputs, output: _output, ...rest } = table;
+  const kept = (i: number) => i < end || table.rows[i]!.type === 'Parameter';
+  return { ...rest, rows: body, ...(table.rowInputs ? { rowInputs: table.rowInputs.filter((_, i) => kept(i)) } : {}), ...(last ? { output: last } : {}) };
+}
+
 /** The rows a catalog module gives for one sample: the whole architecture's, or the part's (paths relative to it); throws CatalogInputError or CatalogPartError. */
 export function catalogCallTable(module: ModuleObject, sample: readonly number[]): CatalogTable {
-  const { architecture, path } = module.catalog!;
-  if (path === '') return architecture.table(sample);
+  const { architecture, path, featuresOnly } = module.catalog!;
+  if (path === '') return featuresOnly ? featuresTable(architecture.table(sample)) : architecture.table(sample);
   return architecture.partTable ? architecture.partTable(path, sample) : rowsPartTable(architecture, path, sample);
 }
 

@@ -186,6 +186,8 @@ export interface CatalogPart {
   readonly root: ModuleObject;
   /** Dotted module path inside the architecture; '' for the model itself. */
   readonly path: string;
+  /** timm's `model.forward_features`: the model without its head (layerTable/catalogPartCalls.ts, `featuresTable`). */
+  readonly featuresOnly?: true;
 }
 
 let nextId = 1;

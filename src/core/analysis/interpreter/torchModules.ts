@@ -87,6 +87,12 @@ export function catalogPart(module: ModuleObject, name: string): PyValue | undef
   const path = part.path ? `${part.path}.${name}` : name;
   const replaced = part.root.children.get(path);
   if (replaced) return { kind: 'module', module: replaced };
+  // timm's `backbone.forward_features(x)`: the model run up to its head, called like a module.
+  if (name === 'forward_features' && part.path === '' && part.architecture.library === 'timm') {
+    const features = new ModuleObject('catalog', `${part.architecture.className}.forward_features`, module.range);
+    features.catalog = { ...part, featuresOnly: true };
+    return { kind: 'module', module: features };
+  }
   if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
   const layer = part.architecture.layerAt?.(path);
   if (layer) {

@@ -123,4 +123,40 @@ describe('parts of standard architectures, listed and called', () => {
     assert.equal(model.params, 11_176_512);
     assert.equal(model.layerTable.rows.find((row) => row.path === 'backbone.layer4.1.conv2')?.activations, 0);
   });
+
+  it("runs timm's forward_features: the model without its head, returning the last feature map or token sequence", async () => {
+    const held = (name: string, rest: string, features = 'self.backbone.forward_features(x)') =>
+      estimate(
+        [
+          'import timm',
+          'import torch',
+          'import torch.nn as nn',
+          'class Net(nn.Module):',
+          '    def __init__(self):',
+          '        super().__init__()',
+          `        self.backbone = timm.create_model("${name}", pretrained=False, num_classes=0)`,
+          '        self.head = nn.Linear(768, 5)',
+          '    def forward(self, x):',
+          `        f = ${features}`,
+          `        return self.head(${rest})`,
+          'model = Net()',
+          'out = model(torch.randn(8, 3, 224, 224))',
+        ].join('\n'),
+      );
+    const convnext = (await held('convnext_tiny', 'f.mean((2, 3))')).models[0]!;
+    const rows = convnext.layerTable.rows;
+    assert.ok(rows.some((row) => row.path.startsWith('backbone.stages.3.') && row.activations! > 0));
+    assert.ok(!rows.some((row) => row.path.startsWith('backbone.head.') && (row.activations ?? 0) > 0), 'the head does not run');
+    assert.deepEqual(rows.find((row) => row.path === 'head')?.outputShape, [5]);
+    assert.equal(convnext.layerTable.incomplete, false);
+    const vit = (await held('vit_base_patch16_224', 'f[:, 0]')).models[0]!;
+    // timm's own norm is a Parameter row (not a torch.nn layer): the last call is the last block's, on 197 tokens.
+    assert.deepEqual(vit.layerTable.rows.find((row) => row.path === 'backbone.blocks.11.drop_path2')?.outputShape, [197, 768]);
+    assert.equal(vit.layerTable.rows.find((row) => row.path === 'backbone.head_drop')?.activations, 0);
+    assert.deepEqual(vit.layerTable.rows.find((row) => row.path === 'head')?.outputShape, [5]);
+    // The whole backbone's activations, without its head: as many as the model called whole, less than a tenth more.
+    const whole = (await held('convnext_tiny', 'f', 'self.backbone(x)')).models[0]!;
+    const ratio = convnext.layerTable.totals.activations / whole.layerTable.totals.activations;
+    assert.ok(ratio > 0.9 && ratio <= 1, String(ratio));
+  });
 });
