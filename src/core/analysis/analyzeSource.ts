@@ -61,6 +61,8 @@ interface GroupDiscovery {
   readonly arities: Map<number, number>;
   /** Per model object the script calls: whether a call had autograd on, and where the first call without it is. */
   readonly gradModes: Map<number, { withGrad: boolean; withoutGrad?: SourceRange }>;
+  /** Unfreezings of parameters the analysis could not follow (requiresGrad.ts). */
+  readonly unfollowedUnfreezes: SourceRange[];
   readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
   /** Names the discovered body binds loaders to (`train_loader = build_loader(cfg)`), by the DataLoader(...) call that made each. */
   readonly loaderNames: Ordered<{ call: CallEvent; name: string }>[];
@@ -163,6 +165,7 @@ export function analyzeSource(
   const candidates = byOrder(found.flatMap((group) => group.candidates));
   const invocations = new Map(found.flatMap((group) => [...group.invocations]));
   const arities = new Map(found.flatMap((group) => [...group.arities]));
+  const unfollowedUnfreeze = found.flatMap((group) => group.unfollowedUnfreezes)[0];
   const gradModes = new Map<number, { withGrad: boolean; withoutGrad?: SourceRange }>();
   for (const group of found) for (const [id, mode] of group.gradModes) gradModes.set(id, { withGrad: mode.withGrad || gradModes.get(id)?.withGrad === true, withoutGrad: gradModes.get(id)?.withoutGrad ?? mode.withoutGrad });
   const models = [...uniqueModels(candidates), ...byOrder(found.flatMap((group) => group.unbuilt)).map(({ model }) => model)].map((model) => {
@@ -171,7 +174,7 @@ export function analyzeSource(
     // A model the script only ever calls with autograd off (a distillation teacher under torch.no_grad()) runs inference only.
     const mode = gradModes.get(model.root.id);
     const inferenceOnly = mode && !mode.withGrad ? mode.withoutGrad : undefined;
-    return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}), ...(inferenceOnly ? { inferenceOnly } : {}) };
+    return { ...model, ...(exampleInputs ? { exampleInputs } : {}), ...(invocationArity ? { invocationArity } : {}), ...(inferenceOnly ? { inferenceOnly } : {}), ...(unfollowedUnfreeze ? { unfollowedUnfreeze } : {}) };
   });
   const scope = new Scope();
   for (const group of found) for (const name of group.scope.ownNames()) scope.set(name, group.scope.get(name)!);
@@ -249,7 +252,7 @@ function stopped(reason: string): AnalysisNote {
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), gradModes: new Map(), argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), gradModes: new Map(), unfollowedUnfreezes: [], argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -266,6 +269,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     invocations: new Map(),
     arities: new Map(),
     gradModes: new Map(),
+    unfollowedUnfreezes: [],
     argumentNodes: [],
     loaderNames: [],
     readings: [],
@@ -298,6 +302,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
         if (loader) found.loaderNames.push({ call: loader, name, order: at() });
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
+      onUnfollowedUnfreeze: (node) => found.unfollowedUnfreezes.push(rangeOf(node)),
       onScriptCall: (fn, args, kwargs) => {
         // The first call with arguments counts: `main(**config)` under `if __name__ == "__main__":`.
         if ((args.length || kwargs.size) && !scriptCalls.has(fn.node.id)) scriptCalls.set(fn.node.id, { args, kwargs });

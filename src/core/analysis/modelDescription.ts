@@ -43,6 +43,8 @@ export interface ModelDescription {
   readonly setup?: ModelSetup;
   /** Every call the script makes of the model runs with autograd off (a teacher under `torch.no_grad()`): where the first is. It is estimated as inference. */
   readonly inferenceOnly?: SourceRange;
+  /** The script unfreezes parameters the analysis cannot follow: what it freezes is not applied to the layer table (requiresGrad.ts). */
+  readonly unfollowedUnfreeze?: SourceRange;
 }
 
 /**

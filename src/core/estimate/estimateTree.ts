@@ -101,6 +101,7 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
   return `${model.root.id}:${JSON.stringify([
     model.name,
     model.inferenceOnly !== undefined,
+    model.unfollowedUnfreeze !== undefined,
     model.exampleInputs?.value,
     model.invocationArity,
     setup.datasetSamples?.value,

@@ -135,7 +135,7 @@ function firstLayer(root: ModuleObject): ModuleObject | undefined {
 
 function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
-  const recorder = new RowRecorder(model.root);
+  const recorder = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined);
   const interpreter = forwardInterpreter(recorder, context);
   let orderFromDeclaration = false;
   const notes: AnalysisNote[] = [];
@@ -160,7 +160,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   } else orderFromDeclaration = true;
   if (!orderFromDeclaration && input && recorder.calls.some((row) => row.outputShape === null)) {
     // Part of forward() was lost (a library call, an unknown layer): see whether declaration order sizes more.
-    const fallback = new RowRecorder(model.root);
+    const fallback = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined);
     const fallbackInterpreter = forwardInterpreter(fallback, context);
     fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
     if (sizedLayerRows(fallback.calls) > sizedLayerRows(recorder.calls)) {
@@ -176,6 +176,13 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   const table = recorder.table(model.name, input?.value);
   const frozen = frozenNote(model, table);
   return { table, inputShape: input, orderFromDeclaration, notes: frozen ? [...notes, frozen] : notes, layoutMismatches: recorder.layoutMismatches };
+}
+
+/** A Linear row's per-sample input where the catalog does not record inputs (timm): its in_features from its parameters (weight and bias) and outputs. */
+function linearInput(row: LayerRow): readonly number[] | undefined {
+  const out = row.outputShape?.length === 1 ? row.outputShape[0] : undefined;
+  const inFeatures = row.type === 'Linear' && out && row.params ? row.params / out - 1 : undefined;
+  return inFeatures !== undefined && Number.isInteger(inFeatures) && inFeatures > 0 ? [inFeatures] : undefined;
 }
 
 /** What the script froze or runs without autograd, said once: the estimate changes a lot with it, so the user should see it was read. */
@@ -247,7 +254,11 @@ class RowRecorder {
   /** Paths of the user-defined modules whose forward() is running, innermost last; the root's is "". */
   private readonly forwardPaths: string[] = [];
 
-  constructor(private readonly root: ModuleObject) {
+  /** `applyGradSettings`: false where the script unfreezes parameters the analysis cannot follow (every parameter then counts as trained). */
+  constructor(
+    private readonly root: ModuleObject,
+    private readonly applySettings = true,
+  ) {
     this.paths.set(root.id, '');
     for (const [path, module] of root.namedModules()) this.paths.set(module.id, path);
   }
@@ -396,7 +407,7 @@ class RowRecorder {
       }
       if (done.has(replacement[0])) return;
       done.add(replacement[0]);
-      const input = table.rowInputs?.[i];
+      const input = table.rowInputs?.[i] ?? linearInput(row);
       if (!input) {
         interpreter.note(node, `${part.architecture.name}: the input of \`${replacement[0]}\` is not known, so the layer put there is not sized`);
         this.calls.push({ path: prefix(replacement[0]), type: replacement[1].className, outputShape: null, activations: null, params: null, trainable: true });
@@ -493,7 +504,8 @@ class RowRecorder {
     }
     unused.push(...uncalledCatalogRows(this.root.kind === 'catalog' ? [['', this.root]] : this.root.namedModules(), this.catalogEmitted));
     // What the script froze (`requires_grad_(False)`, a loop over parameters) decides `trainable`, as the harness reads it after the script ran.
-    const rows = applyGradSettings([...parameterRows, ...this.catalogParameters, ...this.calls, ...unused], gradSettingsOf(this.root));
+    const listed = [...parameterRows, ...this.catalogParameters, ...this.calls, ...unused];
+    const rows = this.applySettings ? applyGradSettings(listed, gradSettingsOf(this.root)) : listed;
     const sum = (values: (number | null)[]) => values.reduce<number>((total, v) => total + (v ?? 0), 0);
     return {
       schemaVersion: LAYER_TABLE_SCHEMA_VERSION,

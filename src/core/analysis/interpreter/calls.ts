@@ -5,7 +5,7 @@ import { configCall, configMethod, execConfiguration, readConfigKey } from './co
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import type { CallEvent, Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
-import { applyRequiresGrad } from './requiresGrad';
+import { applyRequiresGrad, unfollowedUnfreeze } from './requiresGrad';
 import { decoratedNoGrad } from './gradMode';
 import { callBuiltin, callMath } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, MAPPING_ENTRIES, ModuleObject, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ModuleValue, type PartialValue, type PyValue, type Scope } from './pyValues';
@@ -60,6 +60,8 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
     if (picked !== undefined) return picked;
   }
   const callee = interp.evaluate(fnNode, scope);
+  // `p.requires_grad_()` on a parameter the analysis cannot follow: an unfreezing it cannot place (requiresGrad.ts).
+  if (isUnresolvedValue(callee) && fnNode.type === 'attribute' && fnNode.childForFieldName('attribute')?.text === 'requires_grad_' && !/^\(\s*(False|requires_grad\s*=\s*False)\s*\)$/.test(argumentList?.text ?? '')) unfollowedUnfreeze(interp, node);
   const args: PyValue[] = [];
   const kwargs = new Map<string, PyValue>();
   if (argumentList?.type === 'generator_expression') args.push(interp.evaluate(argumentList, scope));

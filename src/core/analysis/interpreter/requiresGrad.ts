@@ -60,6 +60,17 @@ export function wholeModuleSetting(interp: Evaluator, target: SyntaxNode, body: 
   return undefined;
 }
 
+/**
+ * An unfreezing of parameters the analysis cannot name (`for p in model.get_classifier().parameters(): p.requires_grad = True`):
+ * applying what the script froze without it would count trained parameters as frozen, the under-estimate. So the model's
+ * freezing is not applied (analyzeSource.ts), and the note says why.
+ */
+export function unfollowedUnfreeze(interp: Evaluator, node: SyntaxNode): void {
+  const statement = (node.parent?.type === 'assignment' ? node.parent : node).text.split('\n')[0]!.slice(0, 60);
+  interp.note(node, `\`${statement}\`: unfreezes parameters the analysis cannot follow, so what the script freezes is not applied (every parameter counted as trained)`);
+  interp.hooks.onUnfollowedUnfreeze?.(node);
+}
+
 /** The items of `module.parameters()` (handles) or `module.named_parameters()` ((name, handle) pairs), in registration order; undefined past MAX_HANDLES. */
 export function parameterItems(module: ModuleObject, named: boolean): PyList | undefined {
   const handles = parameterHandles(module);

@@ -9,7 +9,7 @@ import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
 import { isLightningCli } from './lightningCli';
 import { isParametersOf } from './parameterOwners';
-import { applyRequiresGrad, isParameterHandle, parameterItems, wholeModuleSetting } from './requiresGrad';
+import { applyRequiresGrad, isParameterHandle, parameterItems, unfollowedUnfreeze, wholeModuleSetting } from './requiresGrad';
 import { disablesGrad } from './gradMode';
 import { isYacsNode } from './yacsConfig';
 
@@ -286,6 +286,7 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
 /** `self.fc = nn.Linear(...)` registers a child, `self.pos = nn.Parameter(...)` a parameter; `head.weight = emb.weight` ties them. */
 function setAttribute(interp: Evaluator, object: PyValue, name: string, value: PyValue, node: SyntaxNode): void {
   if (name === 'requires_grad' && applyRequiresGrad(interp, object, value, node)) return;
+  if (name === 'requires_grad' && value !== false && isUnresolvedValue(object)) unfollowedUnfreeze(interp, node);
   const module = asModule(object);
   if (module) {
     const child = asModule(value);

@@ -2,6 +2,7 @@
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerSpecs';
 import { catalogRows } from './catalogRows';
+import { TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';
@@ -41,6 +42,8 @@ export function isLoss(type: string): boolean {
 }
 
 export function moduleAttribute(module: ModuleObject, name: string, self: PyValue): PyValue {
+  const timm = module.kind === 'catalog' ? timmAttribute(module, name) : undefined;
+  if (timm !== undefined) return timm;
   const part = module.kind === 'catalog' && catalogPart(module, name);
   if (part) return part;
   const child = module.children.get(name);
@@ -94,6 +97,7 @@ export function catalogPart(module: ModuleObject, name: string): PyValue | undef
     return { kind: 'module', module: features };
   }
   if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
+  if (part.architecture.library === 'timm' && TIMM_MEMBERS.has(name)) return undefined;
   const layer = part.architecture.layerAt?.(path);
   if (layer) {
     const range = module.range;
@@ -206,6 +210,17 @@ export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwa
 
 export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   if (MODULE_PASS_THROUGH.has(method)) return self;
+  if (module.kind === 'catalog') {
+    const timm = timmMethod(interp, module, method, args, kwargs, node, {
+      part: (name) => catalogPart(module, name),
+      replace: (path, layer) => {
+        const child = asModule(layer);
+        if (child) replaceCatalogPart(module, path, child);
+      },
+      layer: (type, layerArgs) => buildLayer(interp, type, layerArgs, new Map(), node),
+    });
+    if (timm !== undefined) return timm;
+  }
   if (method === 'add_module' || method === 'register_module') {
     const child = asModule(args[1]);
     if (typeof args[0] === 'string' && child) module.setChild(args[0], child);

@@ -145,4 +145,10 @@ describe('requires_grad: what the script freezes', () => {
     const model = await trained(['for name, p in model.stem.named_parameters():', '    pass', 'for name, p in model.named_parameters():', '    p.requires_grad = name.startswith("head")'].join('\n'));
     assert.equal(trainableOf(model), HEAD);
   });
+
+  it('applies no freezing where the script unfreezes parameters the analysis cannot follow, and says so', async () => {
+    const model = await trained(['for p in model.parameters():', '    p.requires_grad = False', 'for p in model.get_head().parameters():', '    p.requires_grad = True'].join('\n'));
+    assert.equal(trainableOf(model), STEM + STAGE + HEAD);
+    assert.match(notes(model), /`p\.requires_grad = True`: unfreezes parameters the analysis cannot follow, so what the script freezes is not applied/);
+  });
 });
