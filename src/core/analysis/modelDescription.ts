@@ -57,6 +57,8 @@ export interface ModelSetup {
   readonly precision?: Sourced<Precision>;
   /** Why the model has no optimizer though the file has some (they are given other models' parameters). */
   readonly optimizerMissing?: string;
+  /** The module paths whose parameters the optimizer holds, where it holds only parts of the model (`Adam(model.fc.parameters())`); absent: all. */
+  readonly optimizedPaths?: readonly string[];
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';

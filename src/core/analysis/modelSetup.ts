@@ -2,6 +2,8 @@ import { rangeOf, type SourceRange, type SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/pyValues';
 import type { Found, ModelDescription, ModelSetup, OptimizerKind, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
+import { LayerArgs } from '../layers/layerArgs';
+import { layerSpec } from '../layers/layerSpecs';
 import { loopsOf } from './trainingLoops';
 import { dataLoaderBatches, optimizerOf } from './trainingSetup';
 
@@ -24,8 +26,12 @@ export function modelSetups(models: readonly ModelDescription[], events: readonl
   const names = models.map((model) => model.name);
   const setups = new Map<ModelDescription, ModelSetup>();
   for (const model of models) {
-    const setup: { optimizer?: Sourced<OptimizerKind>; batchSize?: Sourced<number>; optimizerMissing?: string } = {};
+    const setup: { optimizer?: Sourced<OptimizerKind>; batchSize?: Sourced<number>; optimizerMissing?: string; optimizedPaths?: readonly string[] } = {};
     const own = optimizers.find(({ owners }) => owners.some((owner) => related(owner, model.root)));
+    // Every optimizer given parts of this model (a GAN module's two: the generator's and the discriminator's) holds state.
+    const holders = optimizers.flatMap(({ owners }) => owners.filter((owner) => related(owner, model.root)));
+    const held = own && heldPaths(holders, model.root);
+    if (held) setup.optimizedPaths = held;
     if (own) setup.optimizer = sourced(own.found);
     else if (optimizers.length > 0) {
       // Optimizers whose parameters are unknown may be this model's; those given other models' parameters are not.
@@ -44,6 +50,40 @@ export function modelSetups(models: readonly ModelDescription[], events: readonl
 }
 
 const sourced = <T>(found: Found<T>): Sourced<T> => ({ value: found.value, range: rangeOf(found.node), origin: found.origin });
+
+/**
+ * The paths in the model of the parts whose parameters an optimizer was given (`model.fc`,
+ * `model.backbone.layer4` of a standard architecture); undefined where it holds the whole model,
+ * or a part the analysis cannot place.
+ */
+function heldPaths(owners: readonly ModuleObject[], root: ModuleObject): string[] | undefined {
+  const paths = new Map<number, string>([[root.id, ''], ...root.namedModules().map(([path, module]): [number, string] => [module.id, path])]);
+  const held: string[] = [];
+  for (const owner of owners) {
+    const own = paths.get(owner.id);
+    const part = owner.catalog && owner.catalog.root !== owner ? owner.catalog : undefined;
+    const partRoot = part ? paths.get(part.root.id) : undefined;
+    const path = own ?? (part && partRoot !== undefined ? (partRoot ? `${partRoot}.${part.path}` : part.path) : undefined);
+    if (path === undefined || path === '') return undefined;
+    held.push(path);
+  }
+  // Parts that together hold every parameter (a GAN module's generator and discriminator, each with its optimizer) are the whole model.
+  const covered = (path: string) => held.some((part) => path === part || path.startsWith(`${part}.`));
+  const outside = [['', root] as [string, ModuleObject], ...root.namedModules()].some(([path, module]) => !covered(path) && ownsParameters(module));
+  return held.length > 0 && outside ? held : undefined;
+}
+
+/** A module with parameters of its own: a layer that has some, a standard architecture, or a module registering nn.Parameter. */
+function ownsParameters(module: ModuleObject): boolean {
+  if (module.parameters.size > 0 || module.kind === 'catalog') return true;
+  if (module.kind !== 'layer' || !module.layer) return false;
+  try {
+    return (layerSpec(module.layer.type)?.params(new LayerArgs(module.layer)) ?? 1) > 0;
+  } catch {
+    // Arguments the analysis cannot read: it may hold parameters.
+    return true;
+  }
+}
 
 /** One module holds the other (a model and the part of it an optimizer was given, or the wrapper it is inside). */
 function related(owner: ModuleObject, model: ModuleObject): boolean {

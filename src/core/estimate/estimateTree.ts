@@ -123,6 +123,8 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (batchSize === null) warn('Batch size not found in the source; pass one (CLI: --batch-size) to get an estimate.');
   if (!setup.optimizer && !model.inferenceOnly) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
+  const held = model.setup?.optimizedPaths;
+  if (held && setup.optimizer) modelNotes.push({ severity: 'info', message: `The optimizer holds the parameters of ${held.map((path) => `\`${path}\``).join(', ')} only: the others get gradients but no optimizer state.`, range: setup.optimizer.range });
 
   const family = modelFamily(table);
   // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
@@ -131,7 +133,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus, table);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
   if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
-  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}) }, family, options.gpu);
+  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}), ...(model.setup?.optimizedPaths ? { optimizedPaths: model.setup.optimizedPaths } : {}) }, family, options.gpu);
   const chosen = theEstimate(results);
   // The breakdown is the analytical model's, or the fine-tuning model's when that is the estimate.
   const analytical = chosen?.estimator === fineTuningEstimator ? (chosen.result as EstimatorResult<MemoryBreakdown>) : resultOf(results, analyticalEstimator);

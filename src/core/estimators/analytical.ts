@@ -2,7 +2,7 @@ import type { OptimizerKind, Precision } from '../analysis/modelDescription';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerTraits } from '../layers/layerTraits';
 import type { LayerRow } from '../layerTable/layerTable';
-import { recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
+import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -76,7 +76,7 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const weightsOf = (rows: readonly LayerRow[]) => rows.reduce((sum, row) => sum + ((row.params ?? 0) > 0 ? allocatedBytes((row.params ?? 0) * bytes.weights) : 0), 0);
   const weightBytes = weightsOf(table.rows);
   const gradientBytes = weightsOf(table.rows.filter(trainsParameters));
-  const optimizerBytes = gradientBytes * OPTIMIZER_COPIES[optimizer];
+  const optimizerBytes = weightsOf(table.rows.filter((row) => optimizesParameters(row, job.optimizedPaths))) * OPTIMIZER_COPIES[optimizer];
 
   const rows = table.rows;
   // Layers before the first one that trains, and calls under no_grad, keep nothing for backward (frozenLayers.ts).

@@ -15,6 +15,8 @@ export interface TrainingJob {
    * attention is eager unless a part with measured activations holds it (trainingStep.ts).
    */
   readonly fusedAttention?: boolean;
+  /** The module paths whose parameters the optimizer holds, where it holds only parts of the model (`Adam(model.fc.parameters())`): the others get gradients but no optimizer state. Absent: all. */
+  readonly optimizedPaths?: readonly string[];
   /** Fine-tuning a pretrained Transformer (fineTuningEstimator.ts): the job without its batch, and what was assumed to make it. */
   readonly fineTuning?: { readonly job: Omit<FineTuningJob, 'batch'>; readonly notes: readonly string[]; readonly sharding?: ShardingSpec };
 }

@@ -30,7 +30,7 @@ import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layer
 import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
-import { recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
+import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -128,10 +128,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   for (const size of weightSizes) alloc(size);
   // Frozen parameters, and those only called with autograd off (frozenLayers.ts), get neither a gradient nor optimizer state.
   const trainedSizes = paramRows.flatMap((row, index) => (trainsParameters(row) ? [weightSizes[index]!] : []));
+  // The optimizer's state and step temporaries: the parameters it was given (`Adam(model.fc.parameters())`), of those that train.
+  const optimizedSizes = paramRows.flatMap((row, index) => (optimizesParameters(row, job.optimizedPaths) ? [weightSizes[index]!] : []));
   const round = (size: number): number => Math.ceil(size / 512) * 512;
   const total = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + round(size), 0);
   const state = OPTIMIZER_STATE[optimizer];
-  const stateBytes = total(weightSizes) + total(trainedSizes) * (1 + state.copies);
+  const stateBytes = total(weightSizes) + total(trainedSizes) + total(optimizedSizes) * state.copies;
 
   let attentionElements = 0;
   let eagerAttentionBytes = 0;
@@ -215,10 +217,10 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
 
     if (optimizerState === null) {
       optimizerState = [];
-      for (let copy = 0; copy < state.copies; copy++) for (const size of trainedSizes) optimizerState.push(alloc(size));
+      for (let copy = 0; copy < state.copies; copy++) for (const size of optimizedSizes) optimizerState.push(alloc(size));
     }
     if (state.temporary) {
-      const temporaries = trainedSizes.map((size) => alloc(size));
+      const temporaries = optimizedSizes.map((size) => alloc(size));
       temporaries.forEach(free);
     }
     gradients.forEach(free);

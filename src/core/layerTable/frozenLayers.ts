@@ -7,7 +7,7 @@
  * and backward does not reach them. The model's input never requires grad in a training script,
  * so the graph starts at the first trained layer.
  */
-import type { LayerRow, LayerTable } from './layerTable';
+import { isUnderPath, type LayerRow, type LayerTable } from './layerTable';
 
 /** Some parameter of the table is frozen, or some call ran with autograd off. */
 export function hasFrozenParts(table: LayerTable): boolean {
@@ -31,6 +31,11 @@ export function firstRecordedCall(table: LayerTable, calls: readonly LayerRow[])
   if (table.rows.some((row) => row.type === 'Parameter' && trainsParameters(row))) return 0;
   const index = calls.findIndex(trainsParameters);
   return index < 0 ? calls.length : index;
+}
+
+/** A row whose parameters the optimizer holds: it trains them, and they are under a path the optimizer was given (all, where `optimizedPaths` is absent). */
+export function optimizesParameters(row: LayerRow, optimizedPaths: readonly string[] | undefined): boolean {
+  return trainsParameters(row) && (optimizedPaths === undefined || optimizedPaths.some((path) => isUnderPath(row, path)));
 }
 
 /** Per call, whether autograd records it: from the first recorded call on, unless it ran with autograd off. */

@@ -65,6 +65,14 @@ describe('training step replay with frozen parameters', () => {
     assert.equal(replay.stateBytes, replayTrainingStep(job()).stateBytes + 1024 * 10240 * 4);
   });
 
+  it('gives optimizer state to the parameters the optimizer holds only, gradients to every trained one', () => {
+    const headOnly = replayTrainingStep(job({ optimizedPaths: ['2'] }));
+    const weights = 4 * MIB + 10240 * 4;
+    // Weights and gradients of both layers, Adam's two moments of the head alone.
+    assert.equal(headOnly.stateBytes, 2 * weights + 2 * 10240 * 4);
+    assert.ok(headOnly.stats.peakAllocatedBytes < replayTrainingStep(job()).stats.peakAllocatedBytes);
+  });
+
   it('models an unfrozen table exactly as before: the first rows keep what they keep even without parameters', () => {
     const withDropout = table([{ path: 'drop', type: 'Dropout', outputShape: [1024], activations: 1024, params: 0, trainable: true }, ...mlp.rows], [1024]);
     const replay = replayTrainingStep(job({ table: withDropout }));

@@ -151,4 +151,14 @@ describe('requires_grad: what the script freezes', () => {
     assert.equal(trainableOf(model), STEM + STAGE + HEAD);
     assert.match(notes(model), /`p\.requires_grad = True`: unfreezes parameters the analysis cannot follow, so what the script freezes is not applied/);
   });
+
+  it('counts optimizer state only for the parts the optimizer is given, with a note, when nothing is frozen', async () => {
+    const e = await estimate(`${NET}\n${TRAIN.replace('model.parameters()', 'model.head.parameters()')}\n`);
+    const model = e.models[0]!;
+    const all = (await trained('')).memory.breakdown!;
+    // Adam's two moments and its step's temporary of the head (650 parameters): far below a MiB.
+    assert.ok(model.memory.breakdown!.optimizerMiB < 0.05 && all.optimizerMiB > 0.15, `${model.memory.breakdown!.optimizerMiB} vs ${all.optimizerMiB}`);
+    assert.equal(model.memory.breakdown!.gradientsMiB, all.gradientsMiB);
+    assert.ok(model.notes.some((n) => /The optimizer holds the parameters of `head` only/.test(n.message)));
+  });
 });
