@@ -3,6 +3,7 @@ import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerSpecs';
 import { catalogRows } from './catalogRows';
 import { TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
+import { applyRequiresGrad } from './requiresGrad';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';
@@ -210,6 +211,11 @@ export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwa
 
 export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   if (MODULE_PASS_THROUGH.has(method)) return self;
+  // LightningModule.freeze() / unfreeze(): requires_grad of every parameter (and eval / train mode, which holds no memory).
+  if ((method === 'freeze' || method === 'unfreeze') && module.classValue?.lightning && args.length === 0) {
+    applyRequiresGrad(interp, self, method === 'unfreeze', node);
+    return null;
+  }
   if (module.kind === 'catalog') {
     const timm = timmMethod(interp, module, method, args, kwargs, node, {
       part: (name) => catalogPart(module, name),

@@ -161,4 +161,42 @@ describe('requires_grad: what the script freezes', () => {
     assert.equal(model.memory.breakdown!.gradientsMiB, all.gradientsMiB);
     assert.ok(model.notes.some((n) => /The optimizer holds the parameters of `head` only/.test(n.message)));
   });
+
+  it("reads LightningModule.freeze() on a module held by another: its parameters are frozen, unfreeze() trains them again", async () => {
+    const lightning = (call: string) =>
+      estimate(
+        [
+          'import lightning as L',
+          'import torch',
+          'import torch.nn as nn',
+          'class Encoder(L.LightningModule):',
+          '    def __init__(self):',
+          '        super().__init__()',
+          '        self.net = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 64))',
+          '    def forward(self, x):',
+          '        return self.net(x)',
+          'class Classifier(L.LightningModule):',
+          '    def __init__(self):',
+          '        super().__init__()',
+          '        self.encoder = Encoder()',
+          `        ${call}`,
+          '        self.head = nn.Linear(64, 10)',
+          '    def forward(self, x):',
+          '        return self.head(self.encoder(x))',
+          '    def training_step(self, batch, batch_idx):',
+          '        x, y = batch',
+          '        return nn.functional.cross_entropy(self(x), y)',
+          '    def configure_optimizers(self):',
+          '        return torch.optim.Adam(self.parameters())',
+          'model = Classifier()',
+          'loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(100, 784), torch.randint(0, 10, (100,))), batch_size=32)',
+          'L.Trainer().fit(model, loader)',
+          '',
+        ].join('\n'),
+      );
+    const frozen = (await lightning('self.encoder.freeze()')).models[0]!;
+    assert.equal(frozen.layerTable.totals.trainableParams, 64 * 10 + 10);
+    const again = (await lightning('self.encoder.freeze(); self.encoder.unfreeze()')).models[0]!;
+    assert.equal(again.layerTable.totals.trainableParams, again.layerTable.totals.params);
+  });
 });
