@@ -2,6 +2,7 @@ import { rangeOf, type SourceRange, type SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/pyValues';
 import type { Found, ModelDescription, ModelSetup, OptimizerKind, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
+import { childPath } from '../layerTable/layerTable';
 import { LayerArgs } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import { loopsOf } from './trainingLoops';
@@ -63,7 +64,7 @@ function heldPaths(owners: readonly ModuleObject[], root: ModuleObject): string[
     const own = paths.get(owner.id);
     const part = owner.catalog && owner.catalog.root !== owner ? owner.catalog : undefined;
     const partRoot = part ? paths.get(part.root.id) : undefined;
-    const path = own ?? (part && partRoot !== undefined ? (partRoot ? `${partRoot}.${part.path}` : part.path) : undefined);
+    const path = own ?? (part && partRoot !== undefined ? childPath(partRoot, part.path) : undefined);
     if (path === undefined || path === '') return undefined;
     held.push(path);
   }

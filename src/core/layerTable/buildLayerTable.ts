@@ -13,7 +13,7 @@ import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import { formatCount } from '../format/units';
 import { firstRecordedCall } from './frozenLayers';
 import { catalogCallTable, catalogPartPath, catalogRowKey, replacementsOf, uncalledCatalogRows } from './catalogPartCalls';
-import { LAYER_TABLE_SCHEMA_VERSION, isFunctionalRow, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
+import { LAYER_TABLE_SCHEMA_VERSION, childPath, isFunctionalRow, linearInFeatures, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
 export interface LayerTableResult {
   readonly table: LayerTable;
@@ -176,13 +176,6 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   const table = recorder.table(model.name, input?.value);
   const frozen = frozenNote(model, table);
   return { table, inputShape: input, orderFromDeclaration, notes: frozen ? [...notes, frozen] : notes, layoutMismatches: recorder.layoutMismatches };
-}
-
-/** A Linear row's per-sample input where the catalog does not record inputs (timm): its in_features from its parameters (weight and bias) and outputs. */
-function linearInput(row: LayerRow): readonly number[] | undefined {
-  const out = row.outputShape?.length === 1 ? row.outputShape[0] : undefined;
-  const inFeatures = row.type === 'Linear' && out && row.params ? row.params / out - 1 : undefined;
-  return inFeatures !== undefined && Number.isInteger(inFeatures) && inFeatures > 0 ? [inFeatures] : undefined;
 }
 
 /** What the script froze or runs without autograd, said once: the estimate changes a lot with it, so the user should see it was read. */
@@ -383,7 +376,7 @@ class RowRecorder {
       const earlier = this.measured.get(where)?.savedBytesPerSample ?? 0;
       this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source });
     }
-    const prefix = (path: string) => (where ? (path ? `${where}.${path}` : where) : path);
+    const prefix = (path: string) => childPath(where, path);
     const replaced = replacementsOf(module);
     const replacements = replaced.filter(([path]) => table.rows.some((row) => row.path === path || row.path.startsWith(`${path}.`)));
     for (const [path] of replaced) {
@@ -407,7 +400,9 @@ class RowRecorder {
       }
       if (done.has(replacement[0])) return;
       done.add(replacement[0]);
-      const input = table.rowInputs?.[i] ?? linearInput(row);
+      // Where the catalog records no inputs (timm), a Linear's is its in_features.
+      const inFeatures = linearInFeatures(row);
+      const input = table.rowInputs?.[i] ?? (inFeatures === undefined ? undefined : [inFeatures]);
       if (!input) {
         interpreter.note(node, `${part.architecture.name}: the input of \`${replacement[0]}\` is not known, so the layer put there is not sized`);
         this.calls.push({ path: prefix(replacement[0]), type: replacement[1].className, outputShape: null, activations: null, params: null, trainable: true });

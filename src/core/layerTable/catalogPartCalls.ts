@@ -9,7 +9,7 @@ import { catalogRows } from '../analysis/interpreter/catalogRows';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import type { CatalogTable } from '../catalog/catalog';
 import { rowsPartTable } from '../catalog/rowsPart';
-import { isFunctionalRow, type LayerRow } from './layerTable';
+import { childPath, isFunctionalRow, isUnderPath, type LayerRow } from './layerTable';
 
 /** The modules timm's `forward_head` runs after `forward_features`, by their first path segment. */
 const HEAD_MODULES = new Set(['head', 'fc', 'classifier', 'global_pool', 'fc_norm', 'head_drop', 'pre_logits', 'head_dist']);
@@ -47,8 +47,7 @@ export function replacementsOf(module: ModuleObject): [string, ModuleObject][] {
 /** A catalog row's identity across calls: the architecture object and the row's path in it. */
 export function catalogRowKey(module: ModuleObject, relativePath: string): string {
   const { root, path } = module.catalog!;
-  const full = path && relativePath ? `${path}.${relativePath}` : path || relativePath;
-  return `${root.id}:${full}`;
+  return `${root.id}:${childPath(path, relativePath)}`;
 }
 
 /**
@@ -64,7 +63,7 @@ export function catalogPartPath(module: ModuleObject, paths: ReadonlyMap<number,
   const rootPath = paths.get(part.root.id);
   if (rootPath === undefined) return undefined;
   if (paths.has(module.id) && registrationOrder(paths).get(module.id)! < registrationOrder(paths).get(part.root.id)!) return undefined;
-  return rootPath ? `${rootPath}.${part.path}` : part.path;
+  return childPath(rootPath, part.path);
 }
 
 const orders = new WeakMap<ReadonlyMap<number, string>, Map<number, number>>();
@@ -94,9 +93,9 @@ export function uncalledCatalogRows(holders: readonly (readonly [string, ModuleO
       const relative = row.path.slice(prefix.length);
       const key = catalogRowKey(module, relative);
       if (emitted.has(key) || listed.has(key) || isFunctionalRow(row)) continue;
-      if (replaced.some((path) => row.path === path || row.path.startsWith(`${path}.`))) continue;
+      if (replaced.some((path) => isUnderPath(row, path))) continue;
       listed.add(key);
-      rows.push({ ...row, path: where ? `${where}.${relative}` : relative, outputShape: null, activations: 0 });
+      rows.push({ ...row, path: childPath(where, relative), outputShape: null, activations: 0 });
     }
   }
   return rows;

@@ -67,6 +67,18 @@ export interface MeasuredActivations {
   readonly source: string;
 }
 
+/** The dotted path of `name` under `parent` (`''`: the root itself). */
+export function childPath(parent: string, name: string): string {
+  return parent && name ? `${parent}.${name}` : parent || name;
+}
+
+/** A Linear row's in_features from its parameters (weight and bias) and its output; undefined where they do not give a whole number. */
+export function linearInFeatures(row: Pick<LayerRow, 'type' | 'outputShape' | 'params'>): number | undefined {
+  const out = row.outputShape?.length === 1 ? row.outputShape[0] : undefined;
+  const inFeatures = row.type === 'Linear' && out && row.params ? row.params / out - 1 : undefined;
+  return inFeatures !== undefined && Number.isInteger(inFeatures) && inFeatures > 0 ? inFeatures : undefined;
+}
+
 /** A row at or under a module path (`''`: every row). */
 export function isUnderPath(row: Pick<LayerRow, 'path'>, path: string): boolean {
   return path === '' || row.path === path || row.path.startsWith(`${path}.`);

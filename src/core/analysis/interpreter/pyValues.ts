@@ -2,6 +2,7 @@ import type { SourceRange, SyntaxNode } from '../../parsing/syntax';
 import type { BatchDim, TensorShape } from '../../layers/tensorShape';
 import type { LayerCall, Unresolved, Value } from '../layerCall';
 import type { CatalogArchitecture } from '../../catalog/catalog';
+import { childPath } from '../../layerTable/layerTable';
 
 /**
  * Values while the analyzer "runs" a script symbolically. Plain data (numbers, strings, lists)
@@ -263,8 +264,7 @@ export class ModuleObject {
     const order = ++gradOrder;
     const record = (module: ModuleObject, within: string) => {
       if (module.catalog && module.catalog.root !== module) {
-        const base = module.catalog.path;
-        module.catalog.root.gradSettings.push({ path: base && within ? `${base}.${within}` : base || within, trainable, order, range });
+        module.catalog.root.gradSettings.push({ path: childPath(module.catalog.path, within), trainable, order, range });
       } else module.gradSettings.push({ path: within, trainable, order, range });
     };
     if (path !== '') {

@@ -3,7 +3,7 @@ import { rangeOf, type SourceRange, type SyntaxNode } from '../../parsing/syntax
 import type { Evaluator } from './evaluator';
 import { catalogRows } from './catalogRows';
 import type { LayerRow } from '../../layerTable/layerTable';
-import { isUnderPath } from '../../layerTable/layerTable';
+import { childPath, isUnderPath } from '../../layerTable/layerTable';
 import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type Scope, type ModuleObject, type ParameterValue, type PyList, type PyValue } from './pyValues';
 
 /**
@@ -80,12 +80,11 @@ export function parameterItems(module: ModuleObject, named: boolean): PyList | u
 
 function parameterHandles(receiver: ModuleObject): ParameterHandle[] | undefined {
   const handles: ParameterHandle[] = [];
-  const join = (a: string, b: string) => (a && b ? `${a}.${b}` : a || b);
   const modules: [string, ModuleObject][] = [['', receiver], ...receiver.namedModules()];
   for (const [path, module] of modules) {
     const add = (within: string, name: string, numel: number | null): boolean => {
       if (handles.length >= MAX_HANDLES) return false;
-      handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, owner: module, path: within, name: join(path, name) } });
+      handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, owner: module, path: within, name: childPath(path, name) } });
       return true;
     };
     for (const [name, parameter] of module.parameters) if (!add(name, name, parameter.numel)) return undefined;
@@ -104,11 +103,9 @@ function catalogHandles(module: ModuleObject, add: (within: string, name: string
   const rows = catalogParameterRows(part.architecture);
   if (!rows) return true;
   const replaced = [...part.root.children.keys()];
-  const inPart = (rowPath: string) => part.path === '' || rowPath === part.path || rowPath.startsWith(`${part.path}.`);
-  const relative = (rowPath: string) => (part.path === '' ? rowPath : rowPath.slice(part.path.length + 1));
   for (const row of rows) {
-    if (!inPart(row.path) || replaced.some((r) => row.path === r || row.path.startsWith(`${r}.`))) continue;
-    const within = relative(row.path);
+    if (!isUnderPath(row, part.path) || replaced.some((path) => isUnderPath(row, path))) continue;
+    const within = part.path === '' ? row.path : row.path.slice(part.path.length + 1);
     const names = row.type === 'Parameter' ? [within] : WEIGHT_AND_BIAS.test(row.type) ? [`${within}.weight`, `${within}.bias`] : [`${within}.weight`];
     for (const name of names) if (!add(within, name, row.params)) return false;
   }
@@ -152,15 +149,14 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
 /** Every setting made on `root` and the modules under it, with paths relative to `root`, in the order the script made them. */
 export function gradSettingsOf(root: ModuleObject): GradSetting[] {
   const settings: GradSetting[] = [];
-  const join = (path: string, inner: string) => (path && inner ? `${path}.${inner}` : path || inner);
   for (const [path, module] of [['', root] as [string, ModuleObject], ...root.namedModules()]) {
-    for (const setting of module.gradSettings) settings.push({ ...setting, path: join(path, setting.path) });
+    for (const setting of module.gradSettings) settings.push({ ...setting, path: childPath(path, setting.path) });
     // A part of a standard architecture (`list(backbone.children())[4]`) keeps the settings its architecture got, under its own path here.
     const part = module.catalog;
     if (!part || part.root === module) continue;
     for (const setting of part.root.gradSettings) {
       if (setting.path === '' || part.path === setting.path || part.path.startsWith(`${setting.path}.`)) settings.push({ ...setting, path });
-      else if (setting.path.startsWith(`${part.path}.`)) settings.push({ ...setting, path: join(path, setting.path.slice(part.path.length + 1)) });
+      else if (setting.path.startsWith(`${part.path}.`)) settings.push({ ...setting, path: childPath(path, setting.path.slice(part.path.length + 1)) });
     }
   }
   return settings.sort((a, b) => a.order - b.order);

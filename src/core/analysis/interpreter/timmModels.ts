@@ -3,6 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import { catalogRows } from './catalogRows';
 import type { Evaluator } from './evaluator';
 import type { ModuleObject, PyValue } from './pyValues';
+import { linearInFeatures } from '../../layerTable/layerTable';
 
 /** timm model methods and attributes that are not parts of the model (they are read here, or left unresolved, never taken as a submodule). */
 export const TIMM_MEMBERS = new Set(['get_classifier', 'reset_classifier', 'forward_head', 'set_grad_checkpointing', 'num_features', 'num_classes', 'head_hidden_size', 'default_cfg', 'pretrained_cfg', 'feature_info', 'group_matcher', 'no_weight_decay']);
@@ -13,10 +14,8 @@ export function timmClassifier(module: ModuleObject): { readonly path: string; r
   if (!part || part.path !== '' || part.architecture.library !== 'timm') return undefined;
   const calls = (catalogRows(part.architecture) ?? []).filter((row) => row.type !== 'Parameter' && (row.params ?? 0) > 0);
   const last = calls.at(-1);
-  const classes = last?.outputShape?.at(-1);
-  if (!last || last.type !== 'Linear' || !classes || !/^(head|fc|classifier)(\.|$)/.test(last.path)) return undefined;
-  const inFeatures = (last.params ?? 0) / classes - 1;
-  return Number.isInteger(inFeatures) && inFeatures > 0 ? { path: last.path, inFeatures, classes } : undefined;
+  const inFeatures = last && /^(head|fc|classifier)(\.|$)/.test(last.path) ? linearInFeatures(last) : undefined;
+  return inFeatures === undefined ? undefined : { path: last!.path, inFeatures, classes: last!.outputShape![0]! };
 }
 
 /** `model.num_features`, `model.num_classes` of a timm model; undefined where not known. */
