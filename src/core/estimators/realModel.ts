@@ -110,14 +110,21 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   };
 }
 
+/** The tables trainedInFull made, by the table: the largest-batch search predicts the same job at many batch sizes. */
+const fullTables = new WeakMap<LayerTable, LayerTable>();
+
 /** The table with every parameter trainable and every call recorded: the job the correction was learnt on. */
 function trainedInFull(table: LayerTable): LayerTable {
+  const known = fullTables.get(table);
+  if (known) return known;
   const rows = table.rows.map((row) => {
     if (row.trainable && !row.noGrad) return row;
     const { noGrad: _noGrad, ...recorded } = row;
     return { ...recorded, trainable: true };
   });
-  return { ...table, rows, totals: { ...table.totals, trainableParams: table.totals.params } };
+  const full = { ...table, rows, totals: { ...table.totals, trainableParams: table.totals.params } };
+  fullTables.set(table, full);
+  return full;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import { BudgetExceeded, Interpreter, type FunctionalRowType } from '../analysis/interpreter/interpreter';
 import { isLoss } from '../analysis/interpreter/torchModules';
-import { applyGradSettings, frozenSummary, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
+import { applyGradSettings, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
 import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
@@ -37,7 +37,10 @@ const MAX_INPUT_TRIALS = 4;
  */
 export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
   const result = followModel(model, setup, context);
-  return model.inferenceOnly ? asInference(result, model, model.inferenceOnly) : result;
+  // A model run for inference only says so itself: its calls without autograd need no note of their own.
+  const frozen = frozenNote(model, result.table, !model.inferenceOnly);
+  const noted = frozen ? { ...result, notes: [...result.notes, frozen] } : result;
+  return model.inferenceOnly ? asInference(noted, model, model.inferenceOnly) : noted;
 }
 
 /** A model the script only calls with autograd off: every call is a row without autograd (rule 11), so the step is its weights and one forward pass. */
@@ -48,7 +51,7 @@ function asInference(result: LayerTableResult, model: ModelDescription, where: S
     message: `${model.name}: every call the script makes of it runs with autograd off (torch.no_grad()): estimated as inference, its weights and one forward pass; nothing is kept for backward and no optimizer state is counted.`,
     range: where,
   };
-  return { ...result, table: { ...result.table, rows }, notes: [...result.notes.filter((n) => !/run with autograd off/.test(n.message)), note] };
+  return { ...result, table: { ...result.table, rows }, notes: [...result.notes, note] };
 }
 
 function followModel(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
@@ -173,18 +176,15 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
     recorder.declarationOrder(input?.value, interpreter, model.node);
   }
   notes.push(...interpreter.notes);
-  const table = recorder.table(model.name, input?.value);
-  const frozen = frozenNote(model, table);
-  return { table, inputShape: input, orderFromDeclaration, notes: frozen ? [...notes, frozen] : notes, layoutMismatches: recorder.layoutMismatches };
+  return { table: recorder.table(model.name, input?.value), inputShape: input, orderFromDeclaration, notes, layoutMismatches: recorder.layoutMismatches };
 }
 
 /** What the script froze or runs without autograd, said once: the estimate changes a lot with it, so the user should see it was read. */
-function frozenNote(model: ModelDescription, table: LayerTable): AnalysisNote | undefined {
-  const settings = gradSettingsOf(model.root);
-  const summary = frozenSummary(table.rows, settings);
+function frozenNote(model: ModelDescription, table: LayerTable, callsWithoutAutograd: boolean): AnalysisNote | undefined {
+  const frozenParams = table.totals.params - table.totals.trainableParams;
   const withoutAutograd = table.rows.filter((row) => row.noGrad);
-  if (!summary) {
-    if (withoutAutograd.length === 0) return undefined;
+  if (frozenParams === 0) {
+    if (withoutAutograd.length === 0 || !callsWithoutAutograd) return undefined;
     const params = withoutAutograd.reduce((sum, row) => sum + (row.params ?? 0), 0);
     return {
       severity: 'info',
@@ -197,8 +197,9 @@ function frozenNote(model: ModelDescription, table: LayerTable): AnalysisNote | 
   const kept = start === 0 ? '' : start < calls.length ? `, and the layers before \`${calls[start]!.path}\` keep no activations for backward` : ', and no layer keeps activations for backward';
   return {
     severity: 'info',
-    message: `${model.name}: ${formatCount(summary.frozenParams)} parameters frozen (requires_grad=False), ${formatCount(summary.trainableParams)} trained: the frozen ones get no gradients or optimizer state${kept}.`,
-    range: summary.where ?? model.range,
+    message: `${model.name}: ${formatCount(frozenParams)} parameters frozen (requires_grad=False), ${formatCount(table.totals.trainableParams)} trained: the frozen ones get no gradients or optimizer state${kept}.`,
+    // The first statement that froze some.
+    range: gradSettingsOf(model.root).find((setting) => !setting.trainable)?.range ?? model.range,
   };
 }
 

@@ -3,7 +3,7 @@ import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
 import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
-import type { CallEvent, Evaluator } from './evaluator';
+import { inContext, type CallEvent, type Evaluator } from './evaluator';
 import { callTensorFunction, callTensorMethod } from './forwardOps';
 import { applyRequiresGrad, unfollowedUnfreeze } from './requiresGrad';
 import { decoratedNoGrad } from './gradMode';
@@ -137,14 +137,8 @@ function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwa
     () => {
       const scope = fn.closure.child();
       bindParameters(interp, fn, fn.self === undefined ? args : [fn.self, ...args], kwargs, scope);
-      const noGrad = interp.forwardMode && decoratedNoGrad(interp, fn);
-      if (noGrad) interp.gradDisabled += 1;
-      try {
-        const flow = interp.execBlock(fn.node.childForFieldName('body'), scope);
-        return flow?.kind === 'return' ? flow.value : null;
-      } finally {
-        if (noGrad) interp.gradDisabled -= 1;
-      }
+      const flow = inContext(interp, 'gradDisabled', interp.forwardMode && decoratedNoGrad(interp, fn), () => interp.execBlock(fn.node.childForFieldName('body'), scope));
+      return flow?.kind === 'return' ? flow.value : null;
     },
     () => unresolved(node.text, 'recursion'),
   );

@@ -70,6 +70,16 @@ export type FunctionalRowType = 'torch.cat' | 'torch.stack';
 /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
 export const MAX_EXPRESSION_DEPTH = 150;
 
+/** Runs `run` with one of the interpreter's context counters raised (when `on`), lowered again however it ends. */
+export function inContext<T>(interp: Evaluator, counter: 'undecidedBranches' | 'gradDisabled', on: boolean, run: () => T): T {
+  if (on) interp[counter] += 1;
+  try {
+    return run();
+  } finally {
+    if (on) interp[counter] -= 1;
+  }
+}
+
 /** How a statement or block ends: returning a value, breaking or continuing a loop, or running on (undefined). */
 export type Flow = { kind: 'return'; value: PyValue } | { kind: 'break' } | { kind: 'continue' } | undefined;
 

@@ -1,5 +1,5 @@
 // Frozen parameters: what the script sets `requires_grad` on, and which layer-table rows that leaves trainable.
-import { rangeOf, type SourceRange, type SyntaxNode } from '../../parsing/syntax';
+import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { catalogRows } from './catalogRows';
 import type { LayerRow } from '../../layerTable/layerTable';
@@ -66,8 +66,7 @@ export function wholeModuleSetting(interp: Evaluator, target: SyntaxNode, body: 
  * freezing is not applied (analyzeSource.ts), and the note says why.
  */
 export function unfollowedUnfreeze(interp: Evaluator, node: SyntaxNode): void {
-  const statement = (node.parent?.type === 'assignment' ? node.parent : node).text.split('\n')[0]!.slice(0, 60);
-  interp.note(node, `\`${statement}\`: unfreezes parameters the analysis cannot follow, so what the script freezes is not applied (every parameter counted as trained)`);
+  interp.note(node, `\`${statementText(node)}\`: unfreezes parameters the analysis cannot follow, so what the script freezes is not applied (every parameter counted as trained)`);
   interp.hooks.onUnfollowedUnfreeze?.(node);
 }
 
@@ -130,7 +129,7 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
   const weightOf = kindOf(target) === 'external' && (target as ExternalValue).name === 'weight-of' ? asModule((target as ExternalValue).self) : undefined;
   const module = asModule(target);
   if (!isParameterHandle(target) && !weightOf && !module) return false;
-  const statement = (node.parent?.type === 'assignment' ? node.parent : node).text.split('\n')[0]!.slice(0, 60);
+  const statement = statementText(node);
   if (typeof flag !== 'boolean') {
     interp.note(node, `\`${statement}\`: requires_grad is set to a value the analysis cannot read; those parameters are counted as trained`);
     return true;
@@ -144,6 +143,11 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
   if (isParameterHandle(target)) target.handle.owner.setRequiresGrad(target.handle.path, flag, range);
   else (weightOf ?? module)!.setRequiresGrad('', flag, range);
   return true;
+}
+
+/** The statement that sets requires_grad, for a note: the assignment around `p.requires_grad`, or the call; its first line. */
+function statementText(node: SyntaxNode): string {
+  return (node.parent?.type === 'assignment' ? node.parent : node).text.split('\n')[0]!.slice(0, 60);
 }
 
 /** Every setting made on `root` and the modules under it, with paths relative to `root`, in the order the script made them. */
@@ -171,18 +175,4 @@ export function applyGradSettings(rows: readonly LayerRow[], settings: readonly 
     for (const setting of settings) if (isUnderPath(row, setting.path)) trainable = setting.trainable;
     return trainable === undefined || trainable === row.trainable ? row : { ...row, trainable };
   });
-}
-
-/** What the script froze, for a note: the frozen parameter count, the trainable one, and the first statement that froze some. */
-export interface FrozenSummary {
-  readonly frozenParams: number;
-  readonly trainableParams: number;
-  readonly where: SourceRange | null;
-}
-
-export function frozenSummary(rows: readonly LayerRow[], settings: readonly GradSetting[]): FrozenSummary | undefined {
-  const frozenParams = rows.filter((row) => !row.trainable).reduce((sum, row) => sum + (row.params ?? 0), 0);
-  if (frozenParams === 0) return undefined;
-  const trainableParams = rows.filter((row) => row.trainable).reduce((sum, row) => sum + (row.params ?? 0), 0);
-  return { frozenParams, trainableParams, where: settings.find((s) => !s.trainable)?.range ?? null };
 }

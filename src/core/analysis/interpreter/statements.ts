@@ -1,6 +1,6 @@
 // Statements of the interpreter: blocks, if/for/while/with/try, assignment and binding, function and class definitions.
 import type { SyntaxNode } from '../../parsing/syntax';
-import { MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
+import { inContext, MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
 import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart } from './torchModules';
@@ -61,12 +61,7 @@ export function exec(interp: Evaluator, node: SyntaxNode, scope: Scope, discover
         const target = alias?.namedChildren[0] ?? alias;
         if (target?.type === 'identifier') scope.set(target.text, evaluated);
       }
-      if (noGrad) interp.gradDisabled += 1;
-      try {
-        return execBlock(interp, node.childForFieldName('body'), scope, discovering);
-      } finally {
-        if (noGrad) interp.gradDisabled -= 1;
-      }
+      return inContext(interp, 'gradDisabled', noGrad, () => execBlock(interp, node.childForFieldName('body'), scope, discovering));
     }
     case 'try_statement':
       return execBlock(interp, node.childForFieldName('body'), scope, discovering);
@@ -117,15 +112,12 @@ function execIf(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
   if (condition === true) return execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
   if (condition === undefined) {
     // Unknown condition: take the first branch; while discovering, look at every branch.
-    interp.undecidedBranches += 1;
-    try {
+    return inContext(interp, 'undecidedBranches', true, () => {
       const flow = execBlock(interp, node.childForFieldName('consequence'), scope, discovering);
       if (!discovering) return flow;
       for (const alternative of alternatives) execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
       return flow?.kind === 'return' ? flow : undefined;
-    } finally {
-      interp.undecidedBranches -= 1;
-    }
+    });
   }
   for (const alternative of alternatives) {
     if (alternative.type === 'else_clause') return execBlock(interp, alternative.childForFieldName('body'), scope, discovering);
@@ -139,6 +131,7 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
   const left = node.childForFieldName('left')!;
   const iterable = interp.evaluate(node.childForFieldName('right')!, scope);
   const body = node.childForFieldName('body');
+  const setsRequiresGrad = body?.text.includes('requires_grad') === true;
   if (isParametersOf(iterable)) {
     // `for p in model.parameters(): p.requires_grad = False` freezes the module: one setting, not a round per parameter.
     const whole = wholeModuleSetting(interp, left, body, scope);
@@ -149,7 +142,7 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     }
   }
   const items = iterate(iterable);
-  if (!items && isParametersOf(iterable) && body?.text.includes('requires_grad')) {
+  if (!items && isParametersOf(iterable) && setsRequiresGrad) {
     interp.note(node, `${iterable.parametersOf.className} has too many parameter tensors to follow \`${node.text.split('\n')[0]!.slice(0, 60)}\` one by one: the requires_grad settings of this loop are not applied (those parameters are counted as trained)`);
   }
   if (!items) {
@@ -158,7 +151,6 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
     const flow = execBlock(interp, body, scope, discovering);
     return flow?.kind === 'return' ? flow : undefined;
   }
-  const setsRequiresGrad = body?.text.includes('requires_grad') === true;
   // A loop over parameters or modules that sets requires_grad must visit every one of them.
   const overParameters = setsRequiresGrad && items.some((item) => isParameterHandle(item) || asModule(item) !== undefined || (isList(item) && item.some(isParameterHandle)));
   for (const [i, item] of items.entries()) {
@@ -174,12 +166,7 @@ function execFor(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering:
       // loop's variable unknown, so a later unfreezing counts (the peak is after it) and a freezing it cannot place does not.
       if (setsRequiresGrad && i < items.length - 1) {
         bind(interp, left, unresolved(left.text, 'a later round of the loop'), scope, discovering);
-        interp.undecidedBranches += 1;
-        try {
-          execBlock(interp, body, scope, discovering);
-        } finally {
-          interp.undecidedBranches -= 1;
-        }
+        inContext(interp, 'undecidedBranches', true, () => execBlock(interp, body, scope, discovering));
       }
       break;
     }

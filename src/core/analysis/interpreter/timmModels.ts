@@ -20,6 +20,8 @@ export function timmClassifier(module: ModuleObject): { readonly path: string; r
 
 /** `model.num_features`, `model.num_classes` of a timm model; undefined where not known. */
 export function timmAttribute(module: ModuleObject, name: string): PyValue | undefined {
+  // Read on every attribute of a catalog model: the classifier is looked for only for these names.
+  if (name !== 'num_features' && name !== 'head_hidden_size' && name !== 'num_classes') return undefined;
   const classifier = timmClassifier(module);
   if (!classifier) return undefined;
   // The backbone's width stays what it is when the classifier is replaced; the number of classes is then the new one's.
