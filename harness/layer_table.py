@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 from functools import partial
+from types import FrameType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
@@ -128,10 +130,37 @@ class _FunctionalCalls(TorchFunctionMode):
         kind = FUNCTIONAL_ROWS.get(func)
         if kind is not None and self.state["inside_layer"] == 0 and isinstance(result, torch.Tensor):
             path = self.state["user_stack"][-1] if self.state["user_stack"] else ""
-            if not torch.is_grad_enabled():
-                self.state["no_grad"].add(len(self.calls))
+            _record_grad_mode(self.state, len(self.calls))
             self.calls.append((kind, path, [tuple(result.shape)]))
         return result
+
+
+def _checkpoint_frame() -> Optional[FrameType]:
+    """The frame of the outermost torch.utils.checkpoint.checkpoint call running now, or None
+    (checkpoint_sequential calls checkpoint for each segment but its last)."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    found = None
+    while frame is not None:
+        if frame.f_code.co_name == "checkpoint" and frame.f_globals.get("__name__") == "torch.utils.checkpoint":
+            found = frame
+        frame = frame.f_back
+    return found
+
+
+def _record_grad_mode(state: Dict[str, Any], index: int) -> None:
+    """Rules 11 and 12 for the call about to be recorded at `index`: inside a checkpoint it gets
+    the segment's number (a new checkpoint call, a new number; the reentrant checkpoint runs its
+    function under no_grad, which is not rule 11), else noGrad when autograd is off."""
+    frame = _checkpoint_frame()
+    if frame is None:
+        if not torch.is_grad_enabled():
+            state["no_grad"].add(index)
+        return
+    if frame is not state["segment_frame"]:
+        # The frame is held until the next segment's, so a new call's frame is never taken for it.
+        state["segment_frame"] = frame
+        state["segment_count"] += 1
+    state["segments"][index] = state["segment_count"] - 1
 
 
 # Hooks must return None: a forward hook's return value would replace the module's output.
@@ -150,7 +179,8 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     attention: Dict[int, Dict[str, Any]] = {}
     handles = []
     # Indices in `calls` of the calls made with autograd off (rule 11).
-    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": [], "attention": None, "no_grad": set()}
+    # Per index in `calls`: the checkpointed segment the call ran in (rule 12).
+    state: Dict[str, Any] = {"inside_layer": 0, "user_stack": [], "attention": None, "no_grad": set(), "segments": {}, "segment_frame": None, "segment_count": 0}
 
     def enter_layer(_module: nn.Module, _inputs: Any) -> None:
         if state["inside_layer"] == 0:
@@ -161,8 +191,7 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         state["inside_layer"] -= 1
         if state["inside_layer"] == 0 and state["attention"] is not None:
             attention[len(calls)] = state["attention"]
-        if not torch.is_grad_enabled():
-            state["no_grad"].add(len(calls))
+        _record_grad_mode(state, len(calls))
         calls.append((module, "", [tuple(t.shape) for t in flatten_tensors(output)]))
 
     def enter_attention(module: nn.MultiheadAttention, arguments: Dict[str, Any]) -> None:
@@ -199,8 +228,9 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
     finally:
         for handle in handles:
             handle.remove()
+    state["segment_frame"] = None
     input_shapes = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
-    return calls, input_shapes, attention, state["no_grad"]
+    return calls, input_shapes, attention, state["no_grad"], state["segments"]
 
 
 class _CallWatch:
@@ -260,8 +290,8 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
     for path, module in model.named_modules():
         first_name.setdefault(id(module), path)
 
-    small_calls, small_inputs, small_attention, small_no_grad = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
-    large_calls, large_inputs, large_attention, _large_no_grad = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
+    small_calls, small_inputs, small_attention, small_no_grad, small_segments = _trace(model, make_input, BATCH_SIZES[0], leaves, functional_calls)
+    large_calls, large_inputs, large_attention, _large_no_grad, _large_segments = _trace(model, make_input, BATCH_SIZES[1], leaves, functional_calls)
     if [_call_key(c) for c in small_calls] != [_call_key(c) for c in large_calls]:
         raise LayerTableError(f"{name}: forward calls different layers for batch sizes {BATCH_SIZES}")
     if small_attention != large_attention:
@@ -300,16 +330,14 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         activations = sum(math.prod(shape) for shape in shapes)
         if functional:
             rows.append(_row(path, type_name, output_shape, activations, 0, True))
-            if index in small_no_grad:
-                rows[-1]["noGrad"] = True
+            _mark(rows[-1], index, small_no_grad, small_segments)
             continue
         params = list(target.parameters())
         called.add(id(target))
         rows.append(_row(path, type_name, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
         if index in small_attention:
             rows[-1]["eagerAttention"] = small_attention[index]
-        if index in small_no_grad:
-            rows[-1]["noGrad"] = True
+        _mark(rows[-1], index, small_no_grad, small_segments)
 
     # Layer modules forward never calls come last.
     for path, module in leaves:
@@ -340,6 +368,13 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         },
         "incomplete": False,
     }
+
+
+def _mark(row: Dict[str, Any], index: int, no_grad: set, segments: Dict[int, int]) -> None:
+    if index in no_grad:
+        row["noGrad"] = True
+    if index in segments:
+        row["checkpoint"] = segments[index]
 
 
 def _row(path: str, type_name: str, output_shape: Optional[Shape], activations: int, params: int, trainable: bool) -> Dict[str, Any]:

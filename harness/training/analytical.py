@@ -5,7 +5,7 @@ TypeScript agree to the last bit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .definitions import analytical_model
 
@@ -61,6 +61,9 @@ def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, 
     shape = table.get("inputShape")
     saved = allocated_bytes(batch_size * _product(shape) * sizes["activations"]) if shape and (not recorded or recorded[0]) else 0
     largest = 0
+    # Checkpointed segments keep their input; one segment's saved tensors are held at a time, in backward.
+    segments = checkpoint_segments(rows)
+    segment_bytes: Dict[Tuple[int, int], int] = {}
     for index, row in enumerate(rows):
         if row.get("activations") is None:
             continue
@@ -72,9 +75,18 @@ def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, 
         following = _traits(rows[index + 1]["type"]) if index + 1 < len(rows) else None
         is_last = index == len(rows) - 1
         kept = is_last or (traits is not None and traits["savesOutput"]) or (following is not None and following["savesInput"])
-        if kept:
-            saved += allocated_bytes(elements * sizes["activations"])
-        saved += allocated_bytes(elements * (traits["extraBytesPerElement"] if traits else 0))
+        output = allocated_bytes(elements * sizes["activations"])
+        keeps = (output if kept else 0) + allocated_bytes(elements * (traits["extraBytesPerElement"] if traits else 0))
+        segment = segments[index]
+        following_segment = segments[index + 1] if index + 1 < len(rows) else None
+        segment_input = following_segment is not None and following_segment != segment
+        if segment is None:
+            saved += keeps + (output if segment_input and not kept else 0)
+        else:
+            segment_bytes[segment] = segment_bytes.get(segment, 0) + keeps
+            if index == segment[1] and (kept or segment_input):
+                saved += output
+    saved += max(segment_bytes.values(), default=0)
     backward = 2 * allocated_bytes(largest * sizes["activations"])
     return AnalyticalBytes(weight_bytes, gradient_bytes, optimizer_bytes, saved, backward)
 
@@ -97,6 +109,22 @@ def recorded_calls(table: Mapping[str, Any], calls) -> list:
     """Per call, whether autograd records it: from the first recorded call on, unless it ran with autograd off."""
     start = first_recorded_call(table, calls)
     return [index >= start and not row.get("noGrad", False) for index, row in enumerate(calls)]
+
+
+def checkpoint_segments(calls) -> list:
+    """src/core/layerTable/checkpointSegments.ts: per call, the (start, end) of the checkpointed segment it lies in, or None."""
+    segments: list = [None] * len(calls)
+    start = 0
+    while start < len(calls):
+        number = calls[start].get("checkpoint")
+        end = start
+        while number is not None and end + 1 < len(calls) and calls[end + 1].get("checkpoint") == number:
+            end += 1
+        if number is not None:
+            for index in range(start, end + 1):
+                segments[index] = (start, end)
+        start = end + 1
+    return segments
 
 
 def analytical_mib(table: Mapping[str, Any], batch_size: int, optimizer: str, precision: str) -> float:

@@ -22,7 +22,7 @@ from .definitions import REPO_ROOT
 from .features import feature_record, is_functional_row
 
 VECTORS = REPO_ROOT / "test" / "vectors" / "features"
-CORPUS = ["mlp_mnist_sequential.model", "resnet18_cifar.net", "nanogpt_shakespeare_char.model", "lstm_text_classifier.model", "vit_cifar10.model", "video_c3d_bf16.model", "resnet50_imagenet_amp.model", "recsys_embeddingbag.model"]
+CORPUS = ["mlp_mnist_sequential.model", "resnet18_cifar.net", "nanogpt_shakespeare_char.model", "lstm_text_classifier.model", "vit_cifar10.model", "video_c3d_bf16.model", "resnet50_imagenet_amp.model", "recsys_embeddingbag.model", "densenet_memory_efficient.model", "checkpoint_sequential_resnet.model"]
 #: (family, 0-based data row) of reference rows turned into vectors; cnn 690 is a dense record
 #: (its table gains a torch.cat row before every Conv2d, growth and transition convs alike).
 REFERENCE_ROWS = [("mlp", 0), ("mlp", 1), ("cnn", 0), ("cnn", 3), ("cnn", 690)]

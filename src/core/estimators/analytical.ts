@@ -3,6 +3,7 @@ import { BYTES_PER_MIB } from '../format/units';
 import { layerTraits } from '../layers/layerTraits';
 import type { LayerRow } from '../layerTable/layerTable';
 import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
+import { checkpointSegments, type CheckpointSegment } from '../layerTable/checkpointSegments';
 import type { TrainingJob } from './trainingJob';
 
 /**
@@ -83,6 +84,9 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const recorded = recordedCalls(table, rows);
   let savedBytes = table.inputShape && recorded[0] !== false ? allocatedBytes(batchSize * product(table.inputShape) * bytes.activations) : 0;
   let largest = 0;
+  // Checkpointed segments (checkpointSegments.ts) keep their input; one segment's saved tensors are held at a time, in backward.
+  const segments = checkpointSegments(rows);
+  const segmentBytes = new Map<CheckpointSegment, number>();
   rows.forEach((row, index) => {
     if (row.activations === null) return;
     const elements = batchSize * row.activations;
@@ -93,9 +97,18 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
     const nextSpec = next && layerTraits(next.type);
     const isLast = index === rows.length - 1;
     const kept = isLast || spec?.savesOutput === true || nextSpec?.savesInput === true;
-    if (kept) savedBytes += allocatedBytes(elements * bytes.activations);
-    savedBytes += allocatedBytes(elements * (spec?.extraBytesPerElement ?? 0));
+    const output = allocatedBytes(elements * bytes.activations);
+    const keeps = (kept ? output : 0) + allocatedBytes(elements * (spec?.extraBytesPerElement ?? 0));
+    const segment = segments[index];
+    // Its output is the input of the segment after it, which keeps it.
+    const segmentInput = segments[index + 1] !== undefined && segments[index + 1] !== segment;
+    if (segment === undefined) savedBytes += keeps + (segmentInput && !kept ? output : 0);
+    else {
+      segmentBytes.set(segment, (segmentBytes.get(segment) ?? 0) + keeps);
+      if (index === segment.end && (kept || segmentInput)) savedBytes += output;
+    }
   });
+  savedBytes += Math.max(0, ...segmentBytes.values());
   // During backward the gradient flowing in and the one flowing out coexist (in a frozen prefix, a layer's input and output).
   const backwardBytes = 2 * allocatedBytes(largest * bytes.activations);
   return { weightBytes, gradientBytes, optimizerBytes, savedBytes, backwardBytes };

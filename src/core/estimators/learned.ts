@@ -14,6 +14,7 @@ import type { LayerTable } from '../layerTable/layerTable';
 import type { ModelFamily } from './family';
 import type { TrainingJob } from './trainingJob';
 import { hasFrozenParts } from '../layerTable/frozenLayers';
+import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
 
 /** Batch sizes searched for the largest that fits: 2^(k/8) up to 2^24. */
 const GRID_STEPS_PER_DOUBLING = 8;
@@ -105,6 +106,7 @@ export function outsideEnsembleData(table: LayerTable, family: ModelFamily, ood:
   if (unseen.length > 0) reasons.push(`layer types it never saw: ${listed(unseen)}`);
   if (ood.length > 0) reasons.push(listed(ood));
   if (hasFrozenParts(table)) reasons.push('frozen parameters: its networks train every one');
+  if (hasCheckpointedCalls(table)) reasons.push('gradient checkpointing: its networks keep every activation');
   return reasons.length === 0 ? undefined : `outside the ${family.toUpperCase()} ensemble's training data, GPUMemNet's generated networks (${reasons.join('; ')})`;
 }
 

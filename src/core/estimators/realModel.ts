@@ -13,6 +13,7 @@ import type { GpuProfile } from '../gpus/gpuProfiles';
 import coefficients from './realModelCoefficients.json';
 import type { LayerTable } from '../layerTable/layerTable';
 import { hasFrozenParts } from '../layerTable/frozenLayers';
+import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
 import { realModelFeatures } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
 import type { TrainingJob } from './trainingJob';
@@ -93,10 +94,11 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
 
 export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
   const { vector, replay, physicalMiB } = realModelFeatures(job);
-  if (!hasFrozenParts(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
-  // The correction was learnt on models trained in full; on a frozen step's replay its features
-  // fall where it never saw a run (few saved activations, much state). The factor it gives the
-  // same model trained in full is applied instead (docs/real-model-estimator.md, "Frozen parameters").
+  if (!hasFrozenParts(job.table) && !hasCheckpointedCalls(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
+  // The correction was learnt on models trained in full without checkpointing; on a frozen or
+  // checkpointed step's replay its features fall where it never saw a run (few saved activations,
+  // much state). The factor it gives the same model trained in full is applied instead
+  // (docs/real-model-estimator.md, "Frozen parameters").
   const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
   const fullPrediction = predictFromFeatures(full.vector);
   const factor = fullPrediction.pointMiB / full.physicalMiB;
@@ -113,13 +115,13 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
 /** The tables trainedInFull made, by the table: the largest-batch search predicts the same job at many batch sizes. */
 const fullTables = new WeakMap<LayerTable, LayerTable>();
 
-/** The table with every parameter trainable and every call recorded: the job the correction was learnt on. */
+/** The table with every parameter trainable and every call recorded, without checkpoints: the job the correction was learnt on. */
 function trainedInFull(table: LayerTable): LayerTable {
   const known = fullTables.get(table);
   if (known) return known;
   const rows = table.rows.map((row) => {
-    if (row.trainable && !row.noGrad) return row;
-    const { noGrad: _noGrad, ...recorded } = row;
+    if (row.trainable && !row.noGrad && row.checkpoint === undefined) return row;
+    const { noGrad: _noGrad, checkpoint: _checkpoint, ...recorded } = row;
     return { ...recorded, trainable: true };
   });
   const full = { ...table, rows, totals: { ...table.totals, trainableParams: table.totals.params } };
@@ -155,7 +157,8 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
     const prediction = realModelPrediction(job);
     const warnings: string[] = [];
     if (prediction.frozenFactor !== undefined) {
-      warnings.push(`Frozen parameters or calls without autograd: the correction learnt on models trained in full is applied as the factor it gives this model trained in full (x${prediction.frozenFactor.toFixed(2)}) to the frozen step's replay (docs/real-model-estimator.md, "Frozen parameters"); \`--dry-run\` gives a second figure.`);
+      const checkpointed = hasCheckpointedCalls(job.table);
+      warnings.push(`${checkpointed ? 'Gradient checkpointing' : 'Frozen parameters or calls without autograd'}: the correction learnt on models trained in full${checkpointed ? ' without checkpointing' : ''} is applied as the factor it gives this model ${checkpointed ? 'so trained' : 'trained in full'} (x${prediction.frozenFactor.toFixed(2)}) to this step's replay (docs/real-model-estimator.md, "Frozen parameters"); \`--dry-run\` gives a second figure.`);
     }
     if (job.table.rows.some((row) => row.type === 'Embedding')) {
       warnings.push('Measured on vision models only: for a language model the correction learned on vision Transformers is applied to its embeddings, logits and attention (docs/real-model-estimator.md).');

@@ -31,6 +31,7 @@ import { layerTraits } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
 import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
+import { checkpointSegments, keptThroughForward } from '../layerTable/checkpointSegments';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -161,6 +162,10 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const savesInput = (index: number) => recorded[index] === true && layerTraits(active[index]!.type)?.savesInput === true;
   // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.
   const kept = active.map((row, index) => (recorded[index] ? index === lastRecorded || layerTraits(row.type)?.savesOutput === true || savesInput(index + 1) : savesInput(index + 1)));
+  // Checkpointed segments (checkpointSegments.ts) keep only their input through the forward, and are run again in backward.
+  const segments = checkpointSegments(active);
+  const keptForward = keptThroughForward(kept, segments);
+  const inSegment = (index: number) => segments[index] !== undefined && recorded[index] === true;
   // A row's activation elements for the whole batch, as the replay allocates them.
   const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scales[index]!;
   let savedBytes = 0;
@@ -174,20 +179,31 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const masks: (number | null)[] = [];
     let saved = recorded[0] === true ? round(batchSize * inputElements * bytes.activations) : 0;
     let measured = wholeModel ? saved : 0;
-    active.forEach((row, index) => {
+    // A call's output (and mask): allocated, and the previous call's output freed unless it is kept.
+    const run = (index: number, keep: readonly boolean[]) => {
       const elements = batchElements(index);
-      const out = alloc(elements * bytes.activations);
-      const extra = recorded[index] ? (layerTraits(row.type)?.extraBytesPerElement ?? 0) : 0;
-      masks.push(extra > 0 ? alloc(elements * extra) : null);
-      const keeps = (extra > 0 ? round(elements * extra) : 0) + (kept[index] ? round(elements * bytes.activations) : 0);
-      saved += keeps;
-      if (measuredRows[index]) measured += keeps;
+      const out = outputs[index] ?? alloc(elements * bytes.activations);
+      const extra = recorded[index] ? (layerTraits(active[index]!.type)?.extraBytesPerElement ?? 0) : 0;
+      masks[index] = extra > 0 ? alloc(elements * extra) : null;
       const previous = index > 0 ? outputs[index - 1] : null;
-      if (previous !== null && previous !== undefined && !kept[index - 1]) {
+      if (previous !== null && previous !== undefined && !keep[index - 1]) {
         free(previous);
         outputs[index - 1] = null;
       }
-      outputs.push(out);
+      outputs[index] = out;
+      return extra > 0 ? round(elements * extra) : 0;
+    };
+    active.forEach((_, index) => {
+      const extra = run(index, keptForward);
+      // Inside a checkpoint the mask is freed with the call's other temporaries: the segment's rerun makes it again.
+      const masked = masks[index];
+      if (inSegment(index) && masked !== null && masked !== undefined) {
+        free(masked);
+        masks[index] = null;
+      }
+      const keeps = (inSegment(index) ? 0 : extra) + (keptForward[index] ? round(batchElements(index) * bytes.activations) : 0);
+      saved += keeps;
+      if (measuredRows[index]) measured += keeps;
     });
     if (saved > savedBytes) [savedBytes, measuredSavedBytes] = [saved, measured];
 
@@ -198,6 +214,15 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     for (let index = lastRecorded; index >= 0; index--) {
       if (!recorded[index]) continue;
       const row = active[index]!;
+      // Backward reaches a checkpointed segment: its forward runs again, keeping what it would without checkpointing.
+      const segment = segments[index];
+      if (segment !== undefined && index === segment.end) {
+        for (let call = segment.start; call <= segment.end; call++) run(call, kept);
+        if (!kept[segment.end] && outputs[segment.end] !== null) {
+          free(outputs[segment.end]!);
+          outputs[segment.end] = null;
+        }
+      }
       const gradIn = index > 0 && recorded[index - 1] ? alloc(batchElements(index - 1) * bytes.activations) : null;
       if ((row.params ?? 0) > 0 && trainsParameters(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
       if (gradOut !== null) free(gradOut);

@@ -215,6 +215,7 @@ function forwardInterpreter(recorder: RowRecorder, context: AnalysisContext): In
     {
       onModuleCall: (module, args, kwargs, node): PyValue => recorder.call(module, args, kwargs, node, interpreter),
       onFunctionalCall: (type, output) => recorder.functional(type, output, interpreter.gradDisabled > 0),
+      onCheckpoint: (run) => recorder.checkpointed(run),
     },
     context.budget.limit(FORWARD_STEPS, FORWARD_MILLIS),
   );
@@ -247,6 +248,9 @@ class RowRecorder {
   private readonly catalogEmitted = new Set<string>();
   /** Paths of the user-defined modules whose forward() is running, innermost last; the root's is "". */
   private readonly forwardPaths: string[] = [];
+  /** Checkpointed segments numbered so far, and whether one is running (a checkpoint inside another is the outer's). */
+  private segments = 0;
+  private inSegment = false;
 
   /** `applyGradSettings`: false where the script unfreezes parameters the analysis cannot follow (every parameter then counts as trained). */
   constructor(
@@ -264,6 +268,22 @@ class RowRecorder {
     } finally {
       // Rows of calls made with autograd off (rule 11) say so: they keep nothing for backward.
       if (interpreter.gradDisabled > 0) for (let i = before; i < this.calls.length; i++) if (!this.calls[i]!.noGrad) this.calls[i] = { ...this.calls[i]!, noGrad: true };
+    }
+  }
+
+  /** Runs the body of a checkpoint call: the calls it makes are one segment (rule 12), numbered in call order. */
+  checkpointed(run: () => PyValue): PyValue {
+    if (this.inSegment) return run();
+    const before = this.calls.length;
+    this.inSegment = true;
+    try {
+      return run();
+    } finally {
+      this.inSegment = false;
+      if (this.calls.length > before) {
+        const segment = this.segments++;
+        for (let i = before; i < this.calls.length; i++) this.calls[i] = { ...this.calls[i]!, checkpoint: segment };
+      }
     }
   }
 

@@ -20,6 +20,11 @@ export interface LayerRow {
   readonly eagerAttention?: EagerAttention;
   /** The call ran with autograd off (`with torch.no_grad():` in forward, rule 11): it keeps nothing for backward, and its parameters get no gradient from it. */
   readonly noGrad?: true;
+  /**
+   * The call ran inside a `torch.utils.checkpoint` call (rule 12): calls with the same number form one checkpointed
+   * segment, which keeps only its input for backward and is run again when backward reaches it.
+   */
+  readonly checkpoint?: number;
 }
 
 /** The batch x heads x L x S matrices an eager torch.nn attention call computes and autograd keeps. */

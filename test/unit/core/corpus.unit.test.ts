@@ -98,7 +98,7 @@ async function analyzedModel(file: string, name: string): Promise<ModelEstimate>
 /** One line per row, so a failing deepEqual shows a line diff. */
 const rowLine = (row: LayerRow): string => `${row.path || '<root>'}  ${row.type}  params=${row.params === null ? 'null' : row.params}`;
 const shapeLine = (row: LayerRow): string => JSON.stringify(row.outputShape);
-const trainableLine = (row: LayerRow): string => `${row.path || '<root>'}  ${row.trainable ? 'trained' : 'frozen'}${row.noGrad ? ', without autograd' : ''}`;
+const trainableLine = (row: LayerRow): string => `${row.path || '<root>'}  ${row.trainable ? 'trained' : 'frozen'}${row.noGrad ? ', without autograd' : ''}${row.checkpoint !== undefined ? `, checkpointed segment ${row.checkpoint}` : ''}`;
 const attentionLine = (row: LayerRow): string => (row.eagerAttention ? `elements=${row.eagerAttention.elements} dropout=${row.eagerAttention.dropout}` : '-');
 
 function firstDifference(actual: readonly string[], expected: readonly string[]): number {
@@ -166,7 +166,7 @@ describe('corpus: layer tables against PyTorch', () => {
           assert.deepEqual(got, want, describeDifference(got, want, expected.rows, `${label} output shapes`));
         });
 
-        it(`${label}: rows' trainable (requires_grad after the script froze what it freezes) and calls without autograd match PyTorch's`, async () => {
+        it(`${label}: rows' trainable (requires_grad after the script froze what it freezes), calls without autograd and checkpointed segments match PyTorch's`, async () => {
           const expected = expectedTable(entry.file, spec.name);
           const { layerTable } = await analyzedModel(entry.file, spec.name);
           const got = layerTable.rows.map(trainableLine);

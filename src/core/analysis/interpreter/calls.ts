@@ -1,6 +1,7 @@
 // Calls in the interpreter: arguments, user functions and classes, super(), library calls, and methods of values.
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { catalogCall } from './catalogCalls';
+import { checkpointCall } from './checkpointCalls';
 import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import { inContext, type CallEvent, type Evaluator } from './evaluator';
@@ -295,8 +296,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   // (`args.batch_size = int(args.batch_size / ngpus_per_node)`) is that process's batch.
   if (name === 'torch.cuda.device_count') return 1;
   // Gradient checkpointing runs the function on the arguments (and again in backward).
-  if (name === 'torch.utils.checkpoint.checkpoint') return callValue(interp, args[0] ?? null, args.slice(1), new Map(), node);
-  if (name === 'torch.utils.checkpoint.checkpoint_sequential') return callValue(interp, args[0] ?? null, args.slice(2), new Map(), node);
+  const checkpointed = checkpointCall(interp, name, args, kwargs, node);
+  if (checkpointed !== undefined) return checkpointed;
   if (/(^|\.)TensorDataset$/.test(name)) return { kind: 'instance', className: 'TensorDataset', attrs: new Map([['tensors', tuple(args)]]) };
   if (/(^|\.)DataLoader$/.test(name)) {
     const loader = dataLoader(kwargs.get('dataset') ?? args[0]);

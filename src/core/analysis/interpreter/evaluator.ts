@@ -62,6 +62,8 @@ export interface InterpreterHooks {
    * forward mode, with the tensor it returns; only called when the result's shape is known.
    */
   onFunctionalCall?(type: FunctionalRowType, output: PyValue, node: SyntaxNode): void;
+  /** `run` is the body of a `torch.utils.checkpoint` call in forward mode (checkpointCalls.ts): the layer calls it makes are one checkpointed segment. */
+  onCheckpoint?(run: () => PyValue): PyValue;
 }
 
 /** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */

@@ -1,0 +1,51 @@
+// Gradient checkpointing in forward: `torch.utils.checkpoint.checkpoint(block, x)` and `checkpoint_sequential(layers, segments, x)`.
+import type { SyntaxNode } from '../../parsing/syntax';
+import type { Evaluator } from './evaluator';
+import { asModule, isList, type PyValue } from './pyValues';
+
+const CHECKPOINT = 'torch.utils.checkpoint.checkpoint';
+const CHECKPOINT_SEQUENTIAL = 'torch.utils.checkpoint.checkpoint_sequential';
+
+/**
+ * The value of a checkpoint call, or undefined for any other function. The function runs on the
+ * arguments as it would without checkpointing; its layer calls are marked as one segment
+ * (docs/layer-table.md, rule 12) through the interpreter's `onCheckpoint` hook.
+ */
+export function checkpointCall(interp: Evaluator, name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined {
+  if (name === CHECKPOINT) {
+    const fn = args[0] ?? kwargs.get('function') ?? null;
+    return segment(interp, () => interp.callValue(fn, args.slice(1), new Map(), node));
+  }
+  if (name !== CHECKPOINT_SEQUENTIAL) return undefined;
+  const functions = args[0] ?? kwargs.get('functions') ?? null;
+  const segments = args[1] ?? kwargs.get('segments');
+  let value: PyValue = args[2] ?? kwargs.get('input') ?? null;
+  const layers = sequenceOf(functions);
+  if (!layers || typeof segments !== 'number' || !Number.isInteger(segments) || segments < 1) {
+    interp.note(node, 'checkpoint_sequential: its functions or number of segments are not known; run without checkpointing');
+    return interp.callValue(functions, [value], new Map(), node);
+  }
+  // PyTorch's split: segments - 1 checkpointed runs of len // segments functions, then the rest without checkpointing.
+  const size = Math.floor(layers.length / segments);
+  const run = (from: number, to: number) => {
+    for (let index = from; index < to; index++) value = interp.callValue(layers[index]!, [value], new Map(), node);
+    return value;
+  };
+  let end = 0;
+  for (let start = 0; start < size * (segments - 1); start += size) {
+    end = start + size;
+    segment(interp, () => run(start, end));
+  }
+  return run(end, layers.length);
+}
+
+function segment(interp: Evaluator, run: () => PyValue): PyValue {
+  return interp.hooks.onCheckpoint ? interp.hooks.onCheckpoint(run) : run();
+}
+
+/** The functions `checkpoint_sequential` runs in order: an nn.Sequential's children or a list's items. */
+function sequenceOf(functions: PyValue): PyValue[] | undefined {
+  const module = asModule(functions);
+  if (module) return module.kind === 'sequential' ? [...module.children.values()].map((child) => ({ kind: 'module' as const, module: child })) : undefined;
+  return isList(functions) ? [...functions] : undefined;
+}
