@@ -247,12 +247,13 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 tensor = args[0]
                 return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
             target = None
+            real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs))
             if "device" in kwargs:
                 target = "cuda" if _is_cuda(kwargs["device"]) else "cpu"
-                kwargs["device"] = torch.device("cpu") if target == "cpu" and name in _REAL_CPU_FACTORIES else meta(kwargs["device"])
+                kwargs["device"] = torch.device("cpu") if target == "cpu" and real else meta(kwargs["device"])
             elif name in _FACTORIES:
                 target = "cpu"
-                if name not in _REAL_CPU_FACTORIES:
+                if not real:
                     kwargs["device"] = torch.device("meta")
             if name == "cuda":
                 tensor = args[0]
@@ -308,6 +309,10 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
         def __torch_dispatch__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = kwargs or {}
             name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+            if name in ("detach", "alias") and args and isinstance(args[0], (bool, int, float)):
+                # A number autograd saved as a tensor (the scale in `q * 0.125`) reaches Python dispatch as a
+                # plain number; the non-reentrant checkpoint detaches what it saves, so it needs a tensor back.
+                return torch.tensor(args[0])
             if name == "_local_scalar_dense" and args[0].is_meta:
                 tensor = args[0]
                 # One, not zero: libraries divide by what they read back (Adam: 1 - beta1 ** step).
@@ -489,6 +494,24 @@ def _to_meta(value: Any) -> Any:
 _REAL_CPU_FACTORIES = {"arange", "tensor", "as_tensor", "linspace", "logspace", "from_numpy", "randperm", "scalar_tensor", "eye"}
 # Factories that make a CPU tensor unless told a device (the `_like` ones follow their input instead).
 _FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "randperm", "linspace", "eye", "normal", "from_numpy", "empty_strided", "logspace", "scalar_tensor"}
+
+
+#: A CPU `torch.randint` of at most this many elements stays real: offsets a script slices its data
+#: with (nanoGPT's `ix = torch.randint(len(data) - block_size, (batch_size,))`), which read back as
+#: ones would give empty slices.
+FEW_INDICES = 1 << 16
+
+
+def _few_indices(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
+    size = kwargs.get("size", next((a for a in reversed(args) if isinstance(a, (tuple, list))), None))
+    if size is None:
+        return False
+    count = 1
+    for dim in size:
+        if not isinstance(dim, int):
+            return False
+        count *= dim
+    return count <= FEW_INDICES
 
 
 def _flat(values: Any) -> List[Any]:
@@ -756,8 +779,122 @@ def _patch_torch() -> None:
     _patch_value_dependent_ops()
     _patch_argparse()
     _patch_datasets()
+    _patch_pretrained_weights()
+    _patch_numpy_files()
     _patch_distributed()
     _patch_writes()
+
+
+class PretrainedWeights(dict):
+    """Weights the script would download (torchvision's `weights=`, timm's `pretrained=True`) or read
+    from a file it does not have here: loading them keeps the model's own, of the same sizes. A key
+    the script looks up (`checkpoint["model"]`) is more of them."""
+
+    def __missing__(self, key: Any) -> "PretrainedWeights":
+        return PretrainedWeights()
+
+
+def _patch_pretrained_weights() -> None:
+    """No download and no missing file stops the run: pretrained weights change values, not memory."""
+    import torch
+    import torch.hub
+
+    def no_download(*args: Any, **kwargs: Any) -> PretrainedWeights:
+        return PretrainedWeights()
+
+    torch.hub.load_state_dict_from_url = no_download  # type: ignore[assignment]
+    for module_name in ("torchvision.models._api", "torchvision._internally_replaced_utils"):
+        module = sys.modules.get(module_name)
+        if module is None:
+            with contextlib.suppress(Exception):
+                module = __import__(module_name, fromlist=["_"])
+        if module is not None and hasattr(module, "load_state_dict_from_url"):
+            module.load_state_dict_from_url = no_download  # type: ignore[attr-defined]
+
+    original_load = torch.load
+
+    def load(f: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(f, (str, os.PathLike)) and not os.path.exists(f):
+            return PretrainedWeights()
+        return original_load(f, *args, **kwargs)
+
+    torch.load = load  # type: ignore[assignment]
+    for owner in (torch.nn.Module, torch.optim.Optimizer):
+        original = owner.load_state_dict
+
+        def load_state_dict(self: Any, state_dict: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            if isinstance(state_dict, PretrainedWeights):
+                return torch.nn.modules.module._IncompatibleKeys([], []) if isinstance(self, torch.nn.Module) else None
+            return _original(self, state_dict, *args, **kwargs)
+
+        owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
+    # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
+    # (timm.models.helpers before 0.9): patched when the script imports it.
+    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
+
+
+#: Elements of a token file the script memory-maps but does not have here (nanoGPT's train.bin): enough for any context.
+NUMPY_FILE_ELEMENTS = 1 << 22
+
+
+def _patch_numpy_files() -> None:
+    """`np.memmap`, `np.fromfile` and `np.load` of a file that is not here (a tokenised corpus) give zeros
+    of the dtype asked for, as a dataset class that cannot read its files gives fake batches."""
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    original_memmap, original_fromfile, original_load = np.memmap, np.fromfile, np.load
+
+    def missing(file: Any) -> bool:
+        return isinstance(file, (str, os.PathLike)) and not os.path.exists(file)
+
+    def memmap(filename: Any, dtype: Any = np.uint8, mode: str = "r+", offset: int = 0, shape: Any = None, order: str = "C") -> Any:
+        if missing(filename) and mode in ("r", "c", "r+"):
+            return np.zeros(shape if shape is not None else NUMPY_FILE_ELEMENTS, dtype=dtype, order=order)
+        return original_memmap(filename, dtype=dtype, mode=mode, offset=offset, shape=shape, order=order)
+
+    def fromfile(file: Any, dtype: Any = float, count: int = -1, *args: Any, **kwargs: Any) -> Any:
+        if missing(file):
+            return np.zeros(count if count >= 0 else NUMPY_FILE_ELEMENTS, dtype=dtype)
+        return original_fromfile(file, dtype, count, *args, **kwargs)
+
+    def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if missing(file):
+            return np.zeros(NUMPY_FILE_ELEMENTS, dtype=np.int64)
+        return original_load(file, *args, **kwargs)
+
+    np.memmap, np.fromfile, np.load = memmap, fromfile, load  # type: ignore[assignment,misc]
+
+
+def _skip_timm_pretrained(module: Any) -> None:
+    if hasattr(module, "load_pretrained"):
+        module.load_pretrained = lambda *args, **kwargs: None
+
+
+class _AfterImport:
+    """A meta-path finder that runs `patches[name](module)` once the module `name` is imported."""
+
+    def __init__(self, patches: Dict[str, Callable[[Any], None]]):
+        self.patches = patches
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        patch = self.patches.get(name)
+        if patch is None:
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original(module)
+            patch(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 def _patch_value_dependent_ops() -> None:

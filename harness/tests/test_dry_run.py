@@ -480,3 +480,83 @@ def test_label_smoothing_and_frozen_layers_run_on_meta(tmp_path: Path) -> None:
     # The frozen first layer gets no gradient and no moments: weights, then the head's gradient and two moments.
     head = (512 * 10 + 10) * 4
     assert live_peak(result["events"]) < WEIGHT_BYTES + 3 * head + 32 * (784 + 512 * 2 + 10) * 4 * 2
+
+
+CHECKPOINTED_SCRIPT = """
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        # autograd saves the scale as a number: the checkpoint detaches it when it saves it.
+        return torch.relu(self.fc(x)) * 0.125
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range(8))
+        self.head = nn.Linear(1024, 10)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=CHECKPOINT_REENTRANT) if CHECKPOINT_REENTRANT is not None else block(x)
+        return self.head(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(100, 1024), torch.randint(0, 10, (100,))), batch_size=4096)
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("reentrant", ["False", "True"])
+def test_checkpointed_blocks_run_again_in_backward_and_keep_less(tmp_path: Path, reentrant: str) -> None:
+    spec = {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "batchSize": 4096, "argv": []}
+    plain = dry_run(tmp_path, CHECKPOINTED_SCRIPT.replace("CHECKPOINT_REENTRANT", "None"), spec, steps=1)
+    checkpointed = dry_run(tmp_path, CHECKPOINTED_SCRIPT.replace("CHECKPOINT_REENTRANT", reentrant), spec, steps=1)
+    assert plain["ok"], plain.get("error")
+    assert checkpointed["ok"], checkpointed.get("error")
+    # Without checkpointing each block keeps its Linear's input and the ReLU's output (16 MiB each at batch 4096);
+    # with it, its input, and one block's two again in backward (torch 1.13's non-reentrant checkpoint holds a
+    # little more of what it recomputes): at least six 16 MiB tensors fewer at the peak.
+    output = 4096 * 1024 * 4
+    assert live_peak(plain["events"]) - live_peak(checkpointed["events"]) >= 6 * output
+
+
+def test_pretrained_weights_missing_checkpoints_and_token_files_are_not_needed(tmp_path: Path) -> None:
+    source = """
+    import numpy as np
+    import torch
+    from torchvision import models
+
+    model = models.resnet18(weights="IMAGENET1K_V1")  # a download: refused by the sandbox
+    state = torch.load("pretrained/backbone.pt", map_location="cpu")  # not here
+    model.load_state_dict(state["model"], strict=True)
+    data = np.memmap("data/train.bin", dtype=np.uint16, mode="r")  # nanoGPT's token file, not here
+    ix = torch.randint(len(data) - 8, (4,))
+    tokens = torch.stack([torch.from_numpy(data[i:i + 8].astype(np.int64)) for i in ix])
+    assert tuple(tokens.shape) == (4, 8), tokens.shape
+    model.cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.load_state_dict(state["optimizer"])
+    for step in range(10):
+        model(torch.randn(4, 3, 64, 64).cuda()).sum().backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+    # ResNet-18's 11.7M weights and their gradients are on the GPU.
+    assert live_peak(result["events"]) > 2 * 11_689_512 * 4
