@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   mkdirSync(cache, { recursive: true });
   const steps = Number(values.steps);
   const cached = (c: Case) => path.join(cache, `${c.key}-steps${steps}.json`);
-  const python = values.python ?? process.env.TIMM_PYTHON ?? '/work/venvs/timm/bin/python';
+  const python = values.python ?? process.env.TIMM_PYTHON ?? path.join(REPO, 'build', 'venvs', 'timm', 'bin', 'python');
   const cases = [...timmCases(Number(values.every)), ...syntheticCases(Number(values['synthetic-every']), cache)];
   console.log(`Dry run of ${cases.length} measured runs (${values.steps} steps each, ${python}; timm: every ${values.every}th model, synthetic: every ${values['synthetic-every']}th usable record)`);
   const started = Date.now();

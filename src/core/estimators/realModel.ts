@@ -14,7 +14,7 @@ import coefficients from './realModelCoefficients.json';
 import type { LayerTable } from '../layerTable/layerTable';
 import { hasFrozenParts } from '../layerTable/frozenLayers';
 import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
-import { realModelFeatures } from './realModelFeatures';
+import { realModelFeatures, replayAttentionMiB } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
 import type { TrainingJob } from './trainingJob';
 
@@ -99,13 +99,17 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   // checkpointed step's replay its features fall where it never saw a run (few saved activations,
   // much state). The factor it gives the same model trained in full is applied instead
   // (docs/real-model-estimator.md, "Frozen parameters").
+  // The factor is over the replay and the attention matrices it does not allocate (a feature of the correction's),
+  // which checkpointing keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
   const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
   const fullPrediction = predictFromFeatures(full.vector);
-  const factor = fullPrediction.pointMiB / full.physicalMiB;
+  const base = full.physicalMiB + replayAttentionMiB(full.replay, job.batchSize);
+  const own = physicalMiB + replayAttentionMiB(replay, job.batchSize);
+  const factor = fullPrediction.pointMiB / base;
   return {
-    lowMiB: Math.min(physicalMiB, (physicalMiB * fullPrediction.lowMiB) / full.physicalMiB),
-    pointMiB: physicalMiB * factor,
-    highMiB: (physicalMiB * fullPrediction.highMiB) / full.physicalMiB,
+    lowMiB: Math.min(physicalMiB, (own * fullPrediction.lowMiB) / base),
+    pointMiB: own * factor,
+    highMiB: (own * fullPrediction.highMiB) / base,
     physicalMiB,
     replay,
     frozenFactor: factor,

@@ -96,11 +96,16 @@ function tableTraits(job: TrainingJob): TableTraits {
   return traits;
 }
 
+/** The attention matrices the replay does not allocate (StepReplay.attentionElements, eagerAttentionBytes), MiB for the batch. */
+export function replayAttentionMiB(replay: StepReplay, batchSize: number): number {
+  return (replay.attentionElements * batchSize * FP32_BYTES + replay.eagerAttentionBytes * batchSize) / BYTES_PER_MIB;
+}
+
 export function realModelFeatures(job: TrainingJob): RealModelFeatures {
   const replay = replayTrainingStep(job);
   const reservedMiB = Math.max(1, replay.stats.peakReservedBytes / BYTES_PER_MIB);
   const traits = tableTraits(job);
-  const attentionMiB = (replay.attentionElements * job.batchSize * FP32_BYTES + replay.eagerAttentionBytes * job.batchSize) / BYTES_PER_MIB;
+  const attentionMiB = replayAttentionMiB(replay, job.batchSize);
   const values: Record<RealModelFeatureName, number> = {
     bias: 1,
     logPhysicalMiB: Math.log(reservedMiB + RUNTIME_OVERHEAD_MIB),

@@ -136,18 +136,28 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const state = OPTIMIZER_STATE[optimizer];
   const stateBytes = total(weightSizes) + total(trainedSizes) + total(optimizedSizes) * state.copies;
 
-  let attentionElements = 0;
-  let eagerAttentionBytes = 0;
+  // The attention matrices, per checkpointed segment (key: its number) and outside every segment (key: undefined):
+  // a segment's are alive one segment at a time, in backward (checkpointSegments.ts).
+  const attention = new Map<number | undefined, { elements: number; eagerBytes: number }>();
   // A library part measured with fused attention (a catalog model) runs it fused; the script's own code eagerly.
   const fused = (row: LayerRow) => job.fusedAttention === true || (table.measuredActivations ?? []).some((part) => isUnderPath(row, part.path));
   const active = table.rows.filter((row) => {
     if (row.activations === null || row.activations <= 0) return false;
     const matrix = isAttentionMatrix(row);
     const eager = fused(row) ? undefined : rowEagerAttention(row, matrix);
-    if (eager) eagerAttentionBytes += eager.elements * eagerAttentionBytesPerElement(precision, eager.dropout);
-    else if (matrix) attentionElements += row.activations;
+    if (eager || matrix) {
+      const sums = attention.get(row.checkpoint) ?? { elements: 0, eagerBytes: 0 };
+      if (eager) sums.eagerBytes += eager.elements * eagerAttentionBytesPerElement(precision, eager.dropout);
+      else sums.elements += row.activations;
+      attention.set(row.checkpoint, sums);
+    }
     return !matrix;
   });
+  const outside = attention.get(undefined) ?? { elements: 0, eagerBytes: 0 };
+  const segmentSums = [...attention].filter(([segment]) => segment !== undefined).map(([, sums]) => sums);
+  const largestSegment = segmentSums.reduce((largest, sums) => (sums.elements * 4 + sums.eagerBytes > largest.elements * 4 + largest.eagerBytes ? sums : largest), { elements: 0, eagerBytes: 0 });
+  const attentionElements = outside.elements + largestSegment.elements;
+  const eagerAttentionBytes = outside.eagerBytes + largestSegment.eagerBytes;
   const activeRows = new Set(active);
   const inputElements = table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) : 0;
   const keptIfRecorded = active.map((row, index) => {

@@ -12,6 +12,7 @@ import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type 
 import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import { formatCount } from '../format/units';
 import { firstRecordedCall } from './frozenLayers';
+import { repeatedBlockOf } from './checkpointSegments';
 import { catalogCallTable, catalogPartPath, catalogRowKey, replacementsOf, uncalledCatalogRows } from './catalogPartCalls';
 import { LAYER_TABLE_SCHEMA_VERSION, childPath, isFunctionalRow, linearInFeatures, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
@@ -409,6 +410,7 @@ class RowRecorder {
         ? tensor(batched([...table.output]))
         : tensor(null);
     const done = new Set<string>();
+    const first = this.calls.length;
     table.rows.forEach((row, i) => {
       const replacement = replacements.find(([path]) => row.path === path || row.path.startsWith(`${path}.`));
       if (!replacement) {
@@ -433,7 +435,23 @@ class RowRecorder {
       // A replaced head is what the model returns.
       if (table.rows.slice(i + 1).every((later) => later.type === 'Parameter' || later.path === replacement[0] || later.path.startsWith(`${replacement[0]}.`))) output = result;
     });
+    if (part.root.blocksCheckpointed && !this.inSegment) this.checkpointBlocks(first, where);
     return output;
+  }
+
+  /** An architecture's own checkpointing (rule 12): each of its blocks (repeatedBlockOf), from the call at `first` on, is a segment. */
+  private checkpointBlocks(first: number, where: string): void {
+    let block: string | undefined;
+    for (let i = first; i < this.calls.length; i++) {
+      // The architecture's modules forward never calls (listed last, rule 5) run in no segment.
+      if (this.calls[i]!.outputShape === null && this.calls[i]!.activations === 0) continue;
+      const path = this.calls[i]!.path;
+      const relative = where === '' ? path : path.slice(where.length + 1);
+      const current = repeatedBlockOf(relative);
+      if (current !== undefined && current !== block) this.segments++;
+      block = current;
+      if (current !== undefined) this.calls[i] = { ...this.calls[i]!, checkpoint: this.segments - 1 };
+    }
   }
 
   /** The path a module's rows go under: where the model registers it, or where it reaches it through a standard architecture it holds. */

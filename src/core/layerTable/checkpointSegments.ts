@@ -53,3 +53,16 @@ export function keptThroughForward(kept: readonly boolean[], segments: readonly 
     return segment === undefined ? keeps : keeps && index === segment.end;
   });
 }
+
+/**
+ * The block a standard architecture's row lies in, as timm's `checkpoint_seq` and transformers'
+ * checkpointed layers cut it: the longest prefix of the path that ends in an index and has a module
+ * below it (`blocks.3.attn.qkv` -> `blocks.3`, `layer2.0.downsample.0` -> `layer2.0`,
+ * `stages.1.blocks.2.conv_dw` -> `stages.1.blocks.2`, `bert.encoder.layer.5.output.dense` ->
+ * `bert.encoder.layer.5`); undefined outside every numbered block (stems, heads).
+ */
+export function repeatedBlockOf(path: string): string | undefined {
+  const parts = path.split('.');
+  for (let end = parts.length - 1; end > 0; end--) if (/^\d+$/.test(parts[end - 1]!)) return parts.slice(0, end).join('.');
+  return undefined;
+}

@@ -230,6 +230,8 @@ export class ModuleObject {
   catalog?: CatalogPart;
   /** The script's `requires_grad` settings on this module's parameters (requiresGrad.ts reads them); a catalog part's go to its root. */
   gradSettings: GradSetting[] = [];
+  /** A standard architecture's own gradient checkpointing (timm's `set_grad_checkpointing()`, transformers' `gradient_checkpointing_enable()`): each of its blocks is a checkpointed segment. */
+  blocksCheckpointed?: boolean;
 
   constructor(
     readonly kind: ModuleKind,
@@ -293,6 +295,7 @@ export class ModuleObject {
       for (const [name, parameter] of module.parameters) twin.parameters.set(name, parameter);
       for (const [name, value] of module.attrs) twin.attrs.set(name, value);
       twin.gradSettings = [...module.gradSettings];
+      if (module.blocksCheckpointed !== undefined) twin.blocksCheckpointed = module.blocksCheckpointed;
       return twin;
     };
     const root = copy(this);

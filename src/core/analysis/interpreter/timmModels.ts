@@ -36,6 +36,9 @@ export function timmAttribute(module: ModuleObject, name: string): PyValue | und
  * model; undefined for any other call.
  */
 export function timmMethod(interp: Evaluator, module: ModuleObject, method: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, parts: { readonly part: (name: string) => PyValue | undefined; readonly replace: (path: string, layer: PyValue) => void; readonly layer: (type: string, args: PyValue[]) => PyValue }): PyValue | undefined {
+  if (method === 'set_grad_checkpointing' && module.catalog?.path === '' && module.catalog.architecture.library === 'timm') {
+    return checkpointBlocks(interp, module, args[0] ?? kwargs.get('enable') ?? true, node);
+  }
   if (method !== 'get_classifier' && method !== 'reset_classifier') return undefined;
   const classifier = timmClassifier(module);
   if (!classifier) return undefined;
@@ -46,5 +49,18 @@ export function timmMethod(interp: Evaluator, module: ModuleObject, method: stri
     return null;
   }
   parts.replace(classifier.path, classes > 0 ? parts.layer('Linear', [classifier.inFeatures, classes]) : parts.layer('Identity', []));
+  return null;
+}
+
+/**
+ * timm's `model.set_grad_checkpointing(enable)` and transformers' `model.gradient_checkpointing_enable()` /
+ * `_disable()` on a standard architecture: its blocks become checkpointed segments (docs/layer-table.md, rule 12).
+ */
+export function checkpointBlocks(interp: Evaluator, module: ModuleObject, enable: PyValue, node: SyntaxNode): PyValue {
+  if (typeof enable !== 'boolean') {
+    interp.note(node, `\`${node.text.split('\n')[0]!.slice(0, 60)}\`: whether it turns checkpointing on is not a constant the analysis can read; counted without checkpointing`);
+    return null;
+  }
+  module.catalog!.root.blocksCheckpointed = enable;
   return null;
 }

@@ -2,7 +2,7 @@
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerSpecs';
 import { catalogRows } from './catalogRows';
-import { TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
+import { checkpointBlocks, TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
 import { applyRequiresGrad } from './requiresGrad';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
@@ -226,6 +226,9 @@ export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyVa
       layer: (type, layerArgs) => buildLayer(interp, type, layerArgs, new Map(), node),
     });
     if (timm !== undefined) return timm;
+    if ((method === 'gradient_checkpointing_enable' || method === 'gradient_checkpointing_disable') && module.catalog?.path === '' && module.catalog.architecture.library === 'transformers') {
+      return checkpointBlocks(interp, module, method === 'gradient_checkpointing_enable', node);
+    }
   }
   if (method === 'add_module' || method === 'register_module') {
     const child = asModule(args[1]);

@@ -2,8 +2,9 @@ import * as assert from 'node:assert/strict';
 import { analyticalBytes } from '../../../../src/core/estimators/analytical';
 import { replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
 import type { TrainingJob } from '../../../../src/core/estimators/trainingJob';
-import { checkpointSegments, hasCheckpointedCalls, keptThroughForward } from '../../../../src/core/layerTable/checkpointSegments';
+import { checkpointSegments, hasCheckpointedCalls, keptThroughForward, repeatedBlockOf } from '../../../../src/core/layerTable/checkpointSegments';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
+import { estimate } from '../../fixtures';
 
 const MIB = 1024 * 1024;
 
@@ -81,5 +82,38 @@ describe('checkpointed segments (rule 12)', () => {
     assert.equal(plain.savedBytes, 9 * 4 * MIB + 40 * 1024);
     assert.equal(checkpointed.savedBytes, (1 + 2 + 2 + 3) * 4 * MIB + 40 * 1024);
     assert.equal(checkpointed.gradientBytes, plain.gradientBytes);
+  });
+});
+
+describe('an architecture\'s own checkpointing: its blocks are the segments', () => {
+  it('takes the numbered block a row lies in, and none for stems and heads', () => {
+    assert.equal(repeatedBlockOf('blocks.3.attn.qkv'), 'blocks.3');
+    assert.equal(repeatedBlockOf('layer2.0.downsample.0'), 'layer2.0');
+    assert.equal(repeatedBlockOf('stages.1.blocks.2.conv_dw'), 'stages.1.blocks.2');
+    assert.equal(repeatedBlockOf('vit.encoder.layer.11.output.dense'), 'vit.encoder.layer.11');
+    assert.equal(repeatedBlockOf('stem.0'), undefined);
+    assert.equal(repeatedBlockOf('head.fc'), undefined);
+  });
+
+  it('transformers\' gradient_checkpointing_enable() checkpoints each encoder layer of a model trained in a plain loop', async () => {
+    const script = (enable: boolean) =>
+      [
+        'import torch',
+        'from transformers import ViTForImageClassification',
+        'model = ViTForImageClassification.from_pretrained("google/vit-base-patch16-224")',
+        ...(enable ? ['model.gradient_checkpointing_enable()'] : []),
+        'optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)',
+        'pixels = torch.randn(64, 3, 224, 224)',
+        'for step in range(100):',
+        '    model(pixel_values=pixels).logits.sum().backward()',
+        '    optimizer.step()',
+        '',
+      ].join('\n');
+    const [plain] = (await estimate(script(false))).models;
+    const [checkpointed] = (await estimate(script(true))).models;
+    const segments = new Set(checkpointed!.layerTable.rows.flatMap((row) => (row.checkpoint === undefined ? [] : [row.checkpoint])));
+    assert.equal(segments.size, 12);
+    assert.ok(plain!.layerTable.rows.every((row) => row.checkpoint === undefined));
+    assert.ok(checkpointed!.memory.estimateMiB! < 0.75 * plain!.memory.estimateMiB!, `${checkpointed!.memory.estimateMiB} vs ${plain!.memory.estimateMiB}`);
   });
 });

@@ -38,3 +38,28 @@ describe('timm models: classifier and width', () => {
     assert.equal(model!.params, BODY + 1280 * 3 + 3);
   });
 });
+
+describe('timm models: set_grad_checkpointing', () => {
+  const pointOf = (model: { memory: { estimateMiB: number | null } }) => model.memory.estimateMiB ?? NaN;
+
+  it('makes each block a checkpointed segment (rule 12): the stem and the head are not, and the estimate falls', async () => {
+    const [plain] = (await estimate(script())).models;
+    const [checkpointed] = (await estimate(script('model.set_grad_checkpointing(True)'))).models;
+    const rows = checkpointed!.layerTable.rows;
+    // efficientnet_b0's blocks are blocks.<stage>.<block>: sixteen of them, numbered in call order.
+    const segments = [...new Set(rows.flatMap((row) => (row.checkpoint === undefined ? [] : [row.checkpoint])))];
+    assert.deepEqual(segments, Array.from({ length: 16 }, (_, i) => i));
+    assert.equal(rows.find((row) => row.path === 'blocks.1.0.conv_pw')?.checkpoint, 1);
+    assert.equal(rows.find((row) => row.path === 'conv_stem')?.checkpoint, undefined);
+    assert.equal(rows.find((row) => row.path === 'classifier')?.checkpoint, undefined);
+    assert.ok(pointOf(checkpointed!) < 0.8 * pointOf(plain!), `${pointOf(checkpointed!)} vs ${pointOf(plain!)}`);
+  });
+
+  it('set_grad_checkpointing(False), or a flag it cannot read, leaves the blocks as they are', async () => {
+    const [off] = (await estimate(script('model.set_grad_checkpointing(True)', 'model.set_grad_checkpointing(enable=False)'))).models;
+    assert.ok(off!.layerTable.rows.every((row) => row.checkpoint === undefined));
+    const unread = await estimate(script('import os', 'model.set_grad_checkpointing(os.environ["CKPT"] == "1")'));
+    assert.ok(unread.models[0]!.layerTable.rows.every((row) => row.checkpoint === undefined));
+    assert.ok(unread.warnings.some((warning) => /whether it turns checkpointing on is not a constant/.test(warning)), JSON.stringify(unread.warnings));
+  });
+});
