@@ -83,6 +83,8 @@ class Recorder:
         self._next_id = 1
         # storage key -> (id, gpu?, number of live tensors on it, made on the CPU by a factory?)
         self._live: Dict[int, List[int]] = {}
+        # (storage key, id of a tensor object) -> the finalizer that releases that object's reference to the storage.
+        self._holders: Dict[Tuple[int, int], Any] = {}
         self.cudnn = False
         # Per convolution that would run on the GPU: where in the trace, and its shapes (the
         # replay gives it cuDNN's workspace): [event index, phase, backward?, N, C, H, W, O,
@@ -109,12 +111,22 @@ class Recorder:
         entry = self._live.get(key) if key is not None else None
         return bool(entry and not entry[1] and entry[3])
 
-    def saw(self, tensor: Any, gpu: bool, cpu_made: bool = False) -> None:
-        """`tensor` came out of an op: a new storage is born (on the GPU or not); a view adds a reference."""
+    def saw(self, tensor: Any, gpu: bool, cpu_made: bool = False, fresh: bool = False) -> None:
+        """`tensor` came out of an op: a new storage is born (on the GPU or not); a view adds a reference.
+
+        `fresh`: the op makes new storage (its schema aliases no input). A storage already known at the
+        same address is then dead, though a tensor object still refers to its key: a parameter whose
+        `.data` was replaced (Module.to) keeps the old storage's key alive. Its place is taken
+        afresh, else the new storage would inherit its device."""
         key = self._key(tensor)
         if key is None:
             return
         entry = self._live.get(key)
+        if entry is not None and fresh:
+            del self._live[key]
+            if entry[1]:
+                self.events.append([-entry[0]])
+            entry = None
         if entry is None:
             ident = self._next_id
             self._next_id += 1
@@ -122,8 +134,7 @@ class Recorder:
             self._live[key] = entry
             if gpu:
                 self.events.append([ident, int(tensor.storage().nbytes()), self.phase])
-        entry[2] += 1
-        weakref.finalize(tensor, self._released, key, entry[0])
+        self._hold(tensor, key, entry)
 
     def adopt(self, alias: Any, tensor: Any) -> None:
         """`alias` shares `tensor`'s storage without an op the modes see (`nn.Parameter(tensor)`):
@@ -132,8 +143,27 @@ class Recorder:
         entry = self._live.get(key) if key is not None else None
         if entry is None:
             return
+        self._hold(alias, key, entry)
+
+    def _hold(self, holder: Any, key: int, entry: List[int]) -> None:
+        """One reference of the tensor object `holder` to the storage (an in-place op returning it again adds none)."""
+        token = (key, id(holder))
+        known = self._holders.get(token)
+        if known is not None and known.alive and known.peek()[0] is holder and known.peek()[2][2] == entry[0]:
+            return
         entry[2] += 1
-        weakref.finalize(alias, self._released, key, entry[0])
+        self._holders[token] = weakref.finalize(holder, self._release_holder, token, key, entry[0])
+
+    def _release_holder(self, token: Tuple[int, int], key: int, ident: int) -> None:
+        self._holders.pop(token, None)
+        self._released(key, ident)
+
+    def let_go(self, holder: Any, key: Optional[int]) -> None:
+        """The tensor object `holder` no longer refers to the storage at `key` (its `.data` was replaced)."""
+        finalizer = self._holders.pop((key, id(holder)), None) if key is not None else None
+        if finalizer is not None and finalizer.alive:
+            _, _, args, _ = finalizer.detach()
+            self._released(args[1], args[2])
 
     def move_to_gpu(self, tensor: Any) -> None:
         """A storage the script made on the CPU goes to the GPU in place (meta tensors need no copy)."""
@@ -248,6 +278,9 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
             target = None
             real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs))
+            if name == "_parse_to":
+                # Module.to(device="cuda") parses its arguments here: the device must reach the tensors' .to() as given.
+                return func(*args, **kwargs)
             if "device" in kwargs:
                 target = "cuda" if _is_cuda(kwargs["device"]) else "cpu"
                 kwargs["device"] = torch.device("cpu") if target == "cpu" and real else meta(kwargs["device"])
@@ -329,9 +362,14 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             out = func(*args, **kwargs)
             target = state["target"]
             gpu = target == "cuda" if target is not None else any(recorder.is_gpu(t) for t in inputs)
+            # An op whose schema aliases none of its outputs to an input makes new storages (each once, however often returned).
+            schema = getattr(func, "_schema", None)
+            fresh = schema is not None and all(r.alias_info is None for r in schema.returns)
+            seen: set = set()
             for tensor in _flat(out if isinstance(out, (tuple, list)) else [out]):
-                if isinstance(tensor, torch.Tensor):
-                    recorder.saw(tensor, gpu, cpu_made=not inputs and tensor.is_meta)
+                if isinstance(tensor, torch.Tensor) and id(tensor) not in seen:
+                    seen.add(id(tensor))
+                    recorder.saw(tensor, gpu, cpu_made=not inputs and tensor.is_meta, fresh=fresh)
             return out
 
     return DeviceToMeta(), TraceStorages()
@@ -708,6 +746,24 @@ def _patch_torch() -> None:
         return parameter
 
     torch.nn.Parameter.__new__ = staticmethod(parameter_new)  # type: ignore[assignment]
+    original_apply = torch.nn.Module._apply
+
+    def apply(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        # Module.to / .half() / .cuda() replace each parameter's `.data` (set_data, no op the modes see):
+        # the parameter no longer holds its old storage, which is freed unless something else holds it.
+        run = _CURRENT["run"]
+        if run is None:
+            return original_apply(self, fn, *args, **kwargs)
+        # Its own tensors: each submodule's _apply (called from this one) sees to its own.
+        tensors = list(self.parameters(recurse=False)) + list(self.buffers(recurse=False))
+        before = [(t, run.recorder._key(t)) for t in tensors]
+        result = original_apply(self, fn, *args, **kwargs)
+        for tensor, key in before:
+            if run.recorder._key(tensor) != key:
+                run.recorder.let_go(tensor, key)
+        return result
+
+    torch.nn.Module._apply = apply  # type: ignore[method-assign]
     torch.Tensor.backward = in_phase(2, original_backward)  # type: ignore[method-assign]
     torch.autograd.backward = in_phase(2, original_autograd_backward)  # type: ignore[assignment]
 
@@ -781,6 +837,7 @@ def _patch_torch() -> None:
     _patch_datasets()
     _patch_pretrained_weights()
     _patch_numpy_files()
+    _patch_fused_attention()
     _patch_distributed()
     _patch_writes()
 
@@ -819,6 +876,16 @@ def _patch_pretrained_weights() -> None:
         return original_load(f, *args, **kwargs)
 
     torch.load = load  # type: ignore[assignment]
+    original_from_file = torch.from_file
+
+    def from_file(filename: Any, *args: Any, **kwargs: Any) -> Any:
+        # A token file (`torch.from_file("data/train.bin", dtype=torch.int16, size=...)`) that is not here: zeros, as np.memmap's.
+        if isinstance(filename, (str, os.PathLike)) and not os.path.exists(filename):
+            size = kwargs.get("size", args[1] if len(args) > 1 else 0) or NUMPY_FILE_ELEMENTS
+            return torch.zeros(min(int(size), NUMPY_FILE_ELEMENTS), dtype=kwargs.get("dtype") or torch.float32, device="cpu")
+        return original_from_file(filename, *args, **kwargs)
+
+    torch.from_file = from_file  # type: ignore[assignment]
     for owner in (torch.nn.Module, torch.optim.Optimizer):
         original = owner.load_state_dict
 
@@ -831,6 +898,34 @@ def _patch_pretrained_weights() -> None:
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
     sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
+
+
+def _patch_fused_attention() -> None:
+    """PyTorch 2's `F.scaled_dot_product_attention`, which torch 1.13 lacks, as its fused kernels
+    (flash, memory-efficient) run it on a GPU: the output, and for the backward the query, key,
+    value, output and an fp32 log-sum-exp per query row; no attention matrix."""
+    import torch
+    import torch.nn.functional as F
+    if hasattr(F, "scaled_dot_product_attention"):
+        return
+
+    class FusedAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, query: Any, key: Any, value: Any) -> Any:  # noqa: ANN401
+            out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
+            logsumexp = query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
+            ctx.save_for_backward(query, key, value, out, logsumexp)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:  # noqa: ANN401
+            query, key, value, _, _ = ctx.saved_tensors
+            return query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape)
+
+    def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, scale: Any = None, enable_gqa: bool = False) -> Any:
+        return FusedAttention.apply(query, key, value)
+
+    F.scaled_dot_product_attention = scaled_dot_product_attention  # type: ignore[attr-defined]
 
 
 #: Elements of a token file the script memory-maps but does not have here (nanoGPT's train.bin): enough for any context.

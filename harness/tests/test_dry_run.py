@@ -560,3 +560,66 @@ def test_pretrained_weights_missing_checkpoints_and_token_files_are_not_needed(t
     assert result["ok"], result.get("error")
     # ResNet-18's 11.7M weights and their gradients are on the GPU.
     assert live_peak(result["events"]) > 2 * 11_689_512 * 4
+
+
+def test_module_to_with_the_device_by_keyword_moves_the_weights(tmp_path: Path) -> None:
+    # Module.to parses device= itself (torch._C._nn._parse_to): it must see "cuda", not the meta device.
+    source = MLP_SCRIPT.replace(".to(device)\noptimizer", ".to(device=device)\noptimizer")
+    assert ".to(device=device)" in source
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+
+
+def test_half_frees_the_fp32_weights_it_replaces(tmp_path: Path) -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Sequential(nn.Linear(4096, 4096), nn.Linear(4096, 4096)).cuda()
+    model.half()  # each parameter's .data replaced by an fp16 copy: the fp32 storage is freed
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        model(torch.randn(8, 4096, device="cuda", dtype=torch.half)).sum().backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+    sizes, live = {}, 0
+    for event in result["events"]:
+        if len(event) == 3:
+            sizes[event[0]] = event[1]
+            live += event[1]
+        else:
+            live -= sizes.pop(-event[0])
+    weights = 2 * (4096 * 4096 + 4096)
+    # At the end: the fp16 weights and their gradients; the fp32 ones are gone.
+    assert live == 2 * weights * 2, (live, weights)
+    # The peak: the fp32 weights and one layer's fp16 copy while .half() runs (and a few batch-sized tensors).
+    assert weights * 4 < live_peak(result["events"]) <= weights * 4 + (4096 * 4096 + 4096) * 2 + 4 * 8 * 4096 * 2
+
+
+def test_scaled_dot_product_attention_runs_as_pytorch_2s_fused_kernels(tmp_path: Path) -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(256, 768)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(x.shape[0], x.shape[1], 3, 4, 64).permute(2, 0, 3, 1, 4)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(x.shape)
+
+    model = Attention().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        model(torch.randn(8, 2048, 256, device="cuda")).sum().backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+    # The 8 x 4 x 2048 x 2048 fp32 scores (512 MiB) are never made: the peak is some 16 to 48 MiB activations and gradients.
+    assert live_peak(result["events"]) < 8 * 4 * 2048 * 2048 * 4 // 3

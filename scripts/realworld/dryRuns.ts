@@ -1,0 +1,55 @@
+/**
+ * `npm run realworld:dry-run`: the CPU dry run on every project of the real-projects corpus
+ * (test/fixtures/realworld/), each run from its folder with its documented command's arguments
+ * (`gpu-estimate --json --root <project> <entry> --dry-run --python PATH [-- <arguments>]`), and
+ * which complete: a figure, or the reason the dry run gives (a library this Python lacks, a file
+ * the script reads, a device mismatch...). A report, not a test.
+ *
+ *   node out/scripts/realworld/dryRuns.js [--python /usr/bin/python3] [--only NAME[,NAME]] [--timeout-ms 180000]
+ */
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { findPackageRoot } from '../../src/core/parsing/parserAssets';
+import { corpusDir, loadCorpus, scriptArgumentsOf } from './corpus';
+import { runWithTimeout } from './runCli';
+
+interface DryRunJson {
+  readonly models?: readonly { readonly dryRun?: { readonly predictedMiB?: number; readonly error?: string } }[];
+  readonly dryRun?: { readonly error?: string };
+}
+
+/** What stopped a dry run, in a few words: the exception's type and first words, or the outcome. */
+function reasonOf(json: DryRunJson | undefined, detail: string): string {
+  const error = json?.models?.find((model) => model.dryRun?.error)?.dryRun?.error ?? json?.dryRun?.error;
+  if (error) return error.replace(/\s+/g, ' ').slice(0, 140);
+  return json ? 'no dry-run figure' : detail.slice(0, 140);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { python: { type: 'string', default: '/usr/bin/python3' }, only: { type: 'string' }, 'timeout-ms': { type: 'string', default: '180000' } } });
+  const root = findPackageRoot(__dirname);
+  const cli = path.join(root, 'dist', 'cli.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
+  const corpus = loadCorpus(corpusDir(root));
+  const only = values.only?.split(',');
+  const projects = corpus.projects.filter((project) => !only || only.includes(project.project));
+  let completed = 0;
+  const reasons: string[] = [];
+  for (const project of projects) {
+    const dir = path.join(corpus.dir, project.project);
+    const scriptArguments = scriptArgumentsOf(project.command, project.entry);
+    const run = await runWithTimeout(process.execPath, [cli, '--json', '--root', dir, path.join(dir, project.entry), '--dry-run', '--python', values.python, ...(scriptArguments.length ? ['--', ...scriptArguments] : [])], { cwd: dir, timeoutMs: Number(values['timeout-ms']) });
+    const json = run.json as DryRunJson | undefined;
+    const figure = json?.models?.find((model) => model.dryRun?.predictedMiB !== undefined)?.dryRun?.predictedMiB;
+    if (figure !== undefined) completed += 1;
+    else reasons.push(`${project.project}: ${reasonOf(json, run.detail)}`);
+    console.log(`${project.project.padEnd(28)} ${figure !== undefined ? `${Math.round(figure)} MiB` : `not done: ${reasonOf(json, run.detail)}`}`);
+  }
+  console.log(`\nThe dry run completes for ${completed} of ${projects.length} projects (${values.python}); ${new Date().toISOString()}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
