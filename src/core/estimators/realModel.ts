@@ -13,6 +13,7 @@ import type { GpuProfile } from '../gpus/gpuProfiles';
 import coefficients from './realModelCoefficients.json';
 import type { LayerTable } from '../layerTable/layerTable';
 import { hasFrozenParts } from '../layerTable/frozenLayers';
+import { BYTES_PER_MIB } from '../format/units';
 import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
 import { realModelFeatures, replayAttentionMiB } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
@@ -101,15 +102,18 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   // (docs/real-model-estimator.md, "Frozen parameters").
   // The factor is over the replay and the attention matrices it does not allocate (a feature of the correction's),
   // which checkpointing keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
+  // The loss's tensors are the same in both steps and learnt on no run with a large output: they are added, not scaled.
   const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
   const fullPrediction = predictFromFeatures(full.vector);
-  const base = full.physicalMiB + replayAttentionMiB(full.replay, job.batchSize);
-  const own = physicalMiB + replayAttentionMiB(replay, job.batchSize);
-  const factor = fullPrediction.pointMiB / base;
+  const lossMiB = Math.min(replay.lossBytes, full.replay.lossBytes) / BYTES_PER_MIB;
+  const base = Math.max(1, full.physicalMiB + replayAttentionMiB(full.replay, job.batchSize) - lossMiB);
+  const own = physicalMiB + replayAttentionMiB(replay, job.batchSize) - lossMiB;
+  const scaled = (figure: number) => (own * Math.max(0, figure - lossMiB)) / base + lossMiB;
+  const factor = Math.max(0, fullPrediction.pointMiB - lossMiB) / base;
   return {
-    lowMiB: Math.min(physicalMiB, (own * fullPrediction.lowMiB) / base),
-    pointMiB: own * factor,
-    highMiB: (own * fullPrediction.highMiB) / base,
+    lowMiB: Math.min(physicalMiB, scaled(fullPrediction.lowMiB)),
+    pointMiB: scaled(fullPrediction.pointMiB),
+    highMiB: scaled(fullPrediction.highMiB),
     physicalMiB,
     replay,
     frozenFactor: factor,

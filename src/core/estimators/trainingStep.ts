@@ -63,6 +63,8 @@ export interface StepReplay {
   readonly eagerAttentionBytes: number;
   /** The part of savedBytes in parts of the model whose saved activations were measured (`measuredActivations`). */
   readonly measuredSavedBytes: number;
+  /** The loss's own tensors at their peak, the start of backward: the fp32 log-softmax of the output and its two gradients. */
+  readonly lossBytes: number;
 }
 
 /** The measured parts' activations: what the table's rows are scaled by, and which rows are measured. */
@@ -110,7 +112,7 @@ export function isAttentionMatrix(row: Pick<LayerRow, 'type' | 'path' | 'outputS
 }
 
 /** The event sequence of `iterations` training steps. */
-export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number } {
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number; lossBytes: number } {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const events: AllocatorEvent[] = [];
@@ -215,12 +217,32 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       saved += keeps;
       if (measuredRows[index]) measured += keeps;
     });
+    // The loss over the model's output, as cross-entropy computes it: in fp32 whatever the precision
+    // (autocast runs it in fp32: a half output is copied up first), keeping the log-softmax for
+    // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
+    // the largest tensors of the step.
+    // The output as the model returns it: a measured part's scale sizes what autograd keeps inside the model, not this.
+    const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
+    const upcast = outputElements > 0 && bytes.activations < 4 ? alloc(outputElements * 4) : null;
+    const logSoftmax = outputElements > 0 ? alloc(outputElements * 4) : null;
+    if (upcast !== null) free(upcast);
+    if (logSoftmax !== null) saved += round(outputElements * 4);
     if (saved > savedBytes) [savedBytes, measuredSavedBytes] = [saved, measured];
 
-    // Backward: a row's weight gradient appears when backward reaches the row, before what the
-    // row kept is freed; parameters outside every called row get theirs at the end.
+    // Backward: the loss's gradients first (the log-softmax's and its input's, fp32, together; then
+    // the output's in its own dtype). A row's weight gradient appears when backward reaches the row,
+    // before what the row kept is freed; parameters outside every called row get theirs at the end.
     const gradients: number[] = [];
-    let gradOut = lastRecorded >= 0 ? alloc(batchElements(lastRecorded) * bytes.activations) : null;
+    let gradOut: number | null = null;
+    if (logSoftmax !== null) {
+      const gradLogSoftmax = alloc(outputElements * 4);
+      const gradInput = alloc(outputElements * 4);
+      free(gradLogSoftmax);
+      free(logSoftmax);
+      // In fp32 the log-softmax's input gradient is the output's; in half precision it is cast down.
+      gradOut = bytes.activations === 4 && scales[lastRecorded] === 1 ? gradInput : alloc(batchElements(lastRecorded) * bytes.activations);
+      if (gradOut !== gradInput) free(gradInput);
+    } else if (lastRecorded >= 0) gradOut = alloc(batchElements(lastRecorded) * bytes.activations);
     for (let index = lastRecorded; index >= 0; index--) {
       if (!recorded[index]) continue;
       const row = active[index]!;
@@ -262,13 +284,21 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     free(labels);
     free(input);
   }
-  return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes };
+  const outputs = lastRecordedOutput(active, recorded);
+  const lossBytes = 3 * Math.ceil((batchSize * outputs * 4) / 512) * 512;
+  return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes };
+}
+
+/** Output elements per sample of the last call autograd records: what the loss is computed over. */
+function lastRecordedOutput(active: readonly LayerRow[], recorded: readonly boolean[]): number {
+  const last = recorded.lastIndexOf(true);
+  return last >= 0 ? (active[last]!.activations ?? 0) : 0;
 }
 
 /** Replays `iterations` training steps of the job through the caching allocator. */
 export function replayTrainingStep(job: TrainingJob, iterations = 2): StepReplay {
-  const { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes } = trainingStepEvents(job, iterations);
+  const { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes } = trainingStepEvents(job, iterations);
   const allocator = new CachingAllocator();
   for (const event of events) allocator.apply(event);
-  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes };
+  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes };
 }

@@ -33,9 +33,10 @@ describe('training step replay with frozen parameters', () => {
   });
 
   it('keeps nothing before the first trained layer but that layer\'s input', () => {
-    // Linear(frozen) -> ReLU -> Linear(trained): the ReLU output is kept as the head's input; the input batch is not saved.
+    // Linear(frozen) -> ReLU -> Linear(trained): the ReLU output is kept as the head's input, then the logits and the
+    // loss's fp32 log-softmax of them; the input batch is not saved.
     const replay = replayTrainingStep(job({ table: frozen(['0']) }));
-    assert.equal(replay.savedBytes, 4 * MIB + 1024 * 10 * 4);
+    assert.equal(replay.savedBytes, 4 * MIB + 2 * 1024 * 10 * 4);
     assert.ok(replay.stats.peakAllocatedBytes < replayTrainingStep(job()).stats.peakAllocatedBytes);
   });
 
@@ -98,8 +99,9 @@ describe('training step replay', () => {
     const weights = 4 * MIB + 10240 * 4;
     assert.equal(replay.stateBytes, 4 * weights);
     // The input (4 MiB, Linear saves it), ReLU's output (4 MiB: ReLU saves it, Linear saves its
-    // input), the logits (last row); the first Linear's output is freed once ReLU has run.
-    assert.equal(replay.savedBytes, 4 * MIB + 4 * MIB + 1024 * 10 * 4);
+    // input), the logits (last row) and the loss's log-softmax of them (fp32); the first Linear's
+    // output is freed once ReLU has run.
+    assert.equal(replay.savedBytes, 4 * MIB + 4 * MIB + 2 * 1024 * 10 * 4);
     assert.ok(replay.stats.peakReservedBytes >= replay.stats.peakAllocatedBytes);
     assert.ok(replay.stats.peakAllocatedBytes >= replay.stateBytes);
   });
@@ -147,7 +149,8 @@ describe('training step replay', () => {
       const doubled = replayTrainingStep(job({ table: measured(2 * rowsKeep) }));
       // The input batch is the model's own and is not scaled; the rows' kept outputs double.
       assert.ok(Math.abs(doubled.savedBytes - (plain.savedBytes + (1024 + 10) * 4 * 1024)) < 3 * 512, `${doubled.savedBytes} vs ${plain.savedBytes}`);
-      assert.equal(doubled.measuredSavedBytes, doubled.savedBytes);
+      // Everything the model's forward keeps is measured; the loss's log-softmax (outside the model) is not.
+      assert.equal(doubled.measuredSavedBytes, doubled.savedBytes - 1024 * 10 * 4);
       assert.equal(plain.measuredSavedBytes, 0);
       assert.ok(doubled.stats.peakReservedBytes > plain.stats.peakReservedBytes);
       assert.deepEqual(activationScales(measured(rowsKeep), mlp.rows, [false, true, true]).scales.map((f) => Math.round(f * 1e9) / 1e9), [1, 1, 1]);
@@ -175,5 +178,34 @@ describe('training step replay', () => {
       assert.deepEqual(activationScales(measured(rowsKeep, 'absent'), mlp.rows, [true, true, true]).scales, [1, 1, 1]);
       assert.deepEqual(activationScales(measured(0), mlp.rows, [true, true, true]).scales, [1, 1, 1]);
     });
+  });
+});
+
+describe('training step replay: the loss over the output', () => {
+  // A language model's head: 512-wide hidden states to a 50,000-token vocabulary, 4 x 1024 tokens.
+  const lm = table(
+    [
+      { path: 'embed', type: 'Embedding', outputShape: [1024, 512], activations: 1024 * 512, params: 50_000 * 512, trainable: true },
+      { path: 'head', type: 'Linear', outputShape: [1024, 50_000], activations: 1024 * 50_000, params: 512 * 50_000, trainable: true },
+    ],
+    [1024],
+  );
+  const logits = 4 * 1024 * 50_000;
+
+  it('keeps the fp32 log-softmax for backward, and its gradients are fp32 whatever the precision', () => {
+    const mixed = replayTrainingStep({ table: lm, batchSize: 4, optimizer: 'sgd', precision: 'bf16-mixed' });
+    // Saved: the head's input (bf16) and its bf16 logits, then the loss's fp32 log-softmax.
+    assert.equal(mixed.savedBytes, Math.ceil((4 * 1024 * 2) / 512) * 512 + 4 * 1024 * 512 * 2 + logits * 2 + logits * 4);
+    // At the start of backward: the bf16 logits, the log-softmax and the two fp32 gradients of the loss together.
+    // (The weights are there too, fp32; their gradients not yet.)
+    const weights = 2 * 50_000 * 512 * 4;
+    assert.ok(mixed.stats.peakAllocatedBytes >= weights + logits * (2 + 4 + 4 + 4), `${mixed.stats.peakAllocatedBytes}`);
+  });
+
+  it('counts an fp32 output gradient once: it is the log-softmax input gradient', () => {
+    const fp32 = trainingStepEvents({ table: lm, batchSize: 4, optimizer: 'sgd', precision: 'fp32' }, 1).events;
+    const sizes = fp32.filter((event) => event.kind === 'alloc' && event.bytes === logits * 4).length;
+    // The logits, the log-softmax, its gradient and the logits' gradient.
+    assert.equal(sizes, 4);
   });
 });
