@@ -85,6 +85,7 @@ class Recorder:
         self._live: Dict[int, List[int]] = {}
         # (storage key, id of a tensor object) -> the finalizer that releases that object's reference to the storage.
         self._holders: Dict[Tuple[int, int], Any] = {}
+        self._gpu_seen = False
         self.cudnn = False
         # Per convolution that would run on the GPU: where in the trace, and its shapes (the
         # replay gives it cuDNN's workspace): [event index, phase, backward?, N, C, H, W, O,
@@ -96,6 +97,10 @@ class Recorder:
             return int(tensor.storage()._cdata)
         except Exception:  # sparse, nested or other storage-less tensors
             return None
+
+    def has_gpu_storage(self) -> bool:
+        """Some storage has been on the GPU: the script trains there."""
+        return self._gpu_seen
 
     def is_gpu(self, tensor: Any) -> bool:
         key = self._key(tensor)
@@ -133,6 +138,7 @@ class Recorder:
             entry = [ident, 1 if gpu else 0, 0, 1 if cpu_made and not gpu else 0]
             self._live[key] = entry
             if gpu:
+                self._gpu_seen = True
                 self.events.append([ident, int(tensor.storage().nbytes()), self.phase])
         self._hold(tensor, key, entry)
 
@@ -173,6 +179,7 @@ class Recorder:
             self.saw(tensor, True)
         elif not entry[1]:
             entry[1] = 1
+            self._gpu_seen = True
             self.events.append([entry[0], int(tensor.storage().nbytes()), self.phase])
 
     def _released(self, key: int, ident: int) -> None:
@@ -361,7 +368,10 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args)
             out = func(*args, **kwargs)
             target = state["target"]
-            gpu = target == "cuda" if target is not None else any(recorder.is_gpu(t) for t in inputs)
+            # A tensor autograd makes from nothing in backward (the zeros a gather's backward scatters into) is on the
+            # gradients' device: the GPU, in a run that trains there.
+            made_in_backward = not inputs and target is None and recorder.phase == 2 and recorder.has_gpu_storage()
+            gpu = target == "cuda" if target is not None else made_in_backward or any(recorder.is_gpu(t) for t in inputs)
             # An op whose schema aliases none of its outputs to an input makes new storages (each once, however often returned).
             schema = getattr(func, "_schema", None)
             fresh = schema is not None and all(r.alias_info is None for r in schema.returns)
@@ -369,7 +379,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             for tensor in _flat(out if isinstance(out, (tuple, list)) else [out]):
                 if isinstance(tensor, torch.Tensor) and id(tensor) not in seen:
                     seen.add(id(tensor))
-                    recorder.saw(tensor, gpu, cpu_made=not inputs and tensor.is_meta, fresh=fresh)
+                    recorder.saw(tensor, gpu, cpu_made=not inputs and tensor.is_meta and not made_in_backward, fresh=fresh)
             return out
 
     return DeviceToMeta(), TraceStorages()
@@ -838,6 +848,7 @@ def _patch_torch() -> None:
     _patch_pretrained_weights()
     _patch_numpy_files()
     _patch_fused_attention()
+    _patch_compile()
     _patch_distributed()
     _patch_writes()
 
@@ -900,6 +911,18 @@ def _patch_pretrained_weights() -> None:
     sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
 
 
+def _patch_compile() -> None:
+    """`torch.compile`, which torch 1.13 lacks: the model runs eagerly (compiled kernels keep a little less); `pin_memory()`."""
+    import torch
+    if not hasattr(torch, "compile"):
+        def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+            return model if model is not None else (lambda fn: fn)
+
+        torch.compile = compile  # type: ignore[attr-defined]
+    # Pinned host memory is not GPU memory, and torch 1.13 cannot pin without a CUDA runtime.
+    torch.Tensor.pin_memory = lambda self, *args, **kwargs: self  # type: ignore[method-assign]
+
+
 def _patch_fused_attention() -> None:
     """PyTorch 2's `F.scaled_dot_product_attention`, which torch 1.13 lacks, as its fused kernels
     (flash, memory-efficient) run it on a GPU: the output, and for the backward the query, key,
@@ -908,6 +931,11 @@ def _patch_fused_attention() -> None:
     import torch.nn.functional as F
     if hasattr(F, "scaled_dot_product_attention"):
         return
+    # timm takes its fused path when the function exists. On the measured A100 runs (PyTorch 2.4) its
+    # manual path, which keeps the attention matrices, left fewer runs under-estimated (vision
+    # Transformers: 3.6% under by more than 10%, against 7.2% fused; docs/dry-run.md): the dry run
+    # keeps it unless the user chose (TIMM_FUSED_ATTN).
+    os.environ.setdefault("TIMM_FUSED_ATTN", "0")
 
     class FusedAttention(torch.autograd.Function):
         @staticmethod
