@@ -10,7 +10,8 @@
  *   saves it, the next row saves its input, or it is the last row) stays until backward reaches
  *   its row, any other is freed once the next row has produced its own; masks such as Dropout's
  *   stay too;
- * - backward, from the last row: the gradient of each row's input is allocated, then the
+ * - the loss over the last row's output, in fp32 (cross-entropy's log-softmax is kept);
+ * - backward, from the loss (its two fp32 gradients), then from the last row: the gradient of each row's input is allocated, then the
  *   gradient of its output and what the row kept are freed; a row's weight gradient is allocated
  *   when backward reaches it and lives until `zero_grad(set_to_none=True)`, PyTorch 2's default;
  * - the optimizer step: state created at the first step (Adam: two moments; SGD with momentum: one
