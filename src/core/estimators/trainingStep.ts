@@ -33,6 +33,7 @@ import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
 import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import { checkpointSegments, keptThroughForward } from '../layerTable/checkpointSegments';
+import { autocastRows, isAutocast } from './autocastBytes';
 import type { TrainingJob } from './trainingJob';
 
 /** Optimizer state per parameter tensor, in copies, and whether its step allocates one temporary copy. */
@@ -163,16 +164,17 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const eagerAttentionBytes = outside.eagerBytes + largestSegment.eagerBytes;
   const activeRows = new Set(active);
   const inputElements = table.inputShape ? table.inputShape.reduce((a, b) => a * b, 1) : 0;
-  const keptIfRecorded = active.map((row, index) => {
-    const next = active[index + 1];
-    return index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (next !== undefined && layerTraits(next.type)?.savesInput === true);
-  });
+  // Under autocast (autocastBytes.ts): each row's output dtype, the half copies of inputs and weights it keeps.
+  const cast = autocastRows(active, precision, bytes.activations);
+  // A row that casts its input keeps the half copy, not the input itself.
+  const keepsInputAsIs = (index: number) => layerTraits(active[index]!.type)?.savesInput === true && !cast.castsInput[index];
+  const keptIfRecorded = active.map((row, index) => index === active.length - 1 || layerTraits(row.type)?.savesOutput === true || (index + 1 < active.length && keepsInputAsIs(index + 1)));
   // The measured parts' scales are what the whole part keeps, so they are taken before a frozen prefix drops some of it.
   const { scales, measured: measuredRows, wholeModel } = activationScales(table, active, keptIfRecorded);
   // Calls autograd does not record (a frozen prefix, calls under no_grad) keep nothing, except the input of a recorded call that saves its input.
   const recorded = recordedCalls(table, active);
   const lastRecorded = recorded.lastIndexOf(true);
-  const savesInput = (index: number) => recorded[index] === true && layerTraits(active[index]!.type)?.savesInput === true;
+  const savesInput = (index: number) => recorded[index] === true && keepsInputAsIs(index);
   // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.
   const kept = active.map((row, index) => (recorded[index] ? index === lastRecorded || layerTraits(row.type)?.savesOutput === true || savesInput(index + 1) : savesInput(index + 1)));
   // Checkpointed segments (checkpointSegments.ts) keep only their input through the forward, and are run again in backward.
@@ -186,35 +188,51 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   let optimizerState: number[] | null = null;
 
   for (let iteration = 0; iteration < iterations; iteration++) {
-    const input = alloc(batchSize * inputElements * bytes.activations);
+    // The batch as the loader gives it: fp32 under autocast too.
+    const inputBytes = isAutocast(precision) ? 4 : bytes.activations;
+    const input = alloc(batchSize * inputElements * inputBytes);
     const labels = alloc(batchSize * 8);
     const outputs: (number | null)[] = [];
     const masks: (number | null)[] = [];
-    let saved = recorded[0] === true ? round(batchSize * inputElements * bytes.activations) : 0;
+    // Under autocast, the half copies of a row's input and weights it keeps for backward.
+    const copies: (number[] | null)[] = [];
+    let saved = recorded[0] === true && !cast.castsInput[0] ? round(batchSize * inputElements * inputBytes) : 0;
     let measured = wholeModel ? saved : 0;
     // A call's output (and mask): allocated, and the previous call's output freed unless it is kept.
     const run = (index: number, keep: readonly boolean[]) => {
       const elements = batchElements(index);
-      const out = outputs[index] ?? alloc(elements * bytes.activations);
+      const out = outputs[index] ?? alloc(elements * cast.outputBytes[index]!);
       const extra = recorded[index] ? (layerTraits(active[index]!.type)?.extraBytesPerElement ?? 0) : 0;
       masks[index] = extra > 0 ? alloc(elements * extra) : null;
+      let copied = 0;
+      if (recorded[index]) {
+        const inputCopy = cast.castsInput[index] && layerTraits(active[index]!.type)?.savesInput === true ? 2 * (index > 0 ? batchElements(index - 1) : batchSize * inputElements) : 0;
+        const sizes = [inputCopy, cast.weightCopyBytes[index]!].filter((size) => size > 0);
+        copies[index] = sizes.length ? sizes.map((size) => alloc(size)) : null;
+        copied = sizes.reduce((sum, size) => sum + round(size), 0);
+      }
       const previous = index > 0 ? outputs[index - 1] : null;
       if (previous !== null && previous !== undefined && !keep[index - 1]) {
         free(previous);
         outputs[index - 1] = null;
       }
       outputs[index] = out;
-      return extra > 0 ? round(elements * extra) : 0;
+      return (extra > 0 ? round(elements * extra) : 0) + copied;
+    };
+    const freeCopies = (index: number) => {
+      for (const id of copies[index] ?? []) free(id);
+      copies[index] = null;
     };
     active.forEach((_, index) => {
       const extra = run(index, keptForward);
-      // Inside a checkpoint the mask is freed with the call's other temporaries: the segment's rerun makes it again.
+      // Inside a checkpoint the mask (and autocast's copies) are freed with the call's other temporaries: the segment's rerun makes them again.
       const masked = masks[index];
       if (inSegment(index) && masked !== null && masked !== undefined) {
         free(masked);
         masks[index] = null;
       }
-      const keeps = (inSegment(index) ? 0 : extra) + (keptForward[index] ? round(batchElements(index) * bytes.activations) : 0);
+      if (inSegment(index)) freeCopies(index);
+      const keeps = (inSegment(index) ? 0 : extra) + (keptForward[index] ? round(batchElements(index) * cast.outputBytes[index]!) : 0);
       saved += keeps;
       if (measuredRows[index]) measured += keeps;
     });
@@ -224,7 +242,8 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     // the largest tensors of the step.
     // The output as the model returns it: a measured part's scale sizes what autograd keeps inside the model, not this.
     const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
-    const upcast = outputElements > 0 && bytes.activations < 4 ? alloc(outputElements * 4) : null;
+    const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
+    const upcast = outputElements > 0 && outputBytes < 4 ? alloc(outputElements * 4) : null;
     const logSoftmax = outputElements > 0 ? alloc(outputElements * 4) : null;
     if (upcast !== null) free(upcast);
     if (logSoftmax !== null) saved += round(outputElements * 4);
@@ -241,9 +260,9 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       free(gradLogSoftmax);
       free(logSoftmax);
       // In fp32 the log-softmax's input gradient is the output's; in half precision it is cast down.
-      gradOut = bytes.activations === 4 && scales[lastRecorded] === 1 ? gradInput : alloc(batchElements(lastRecorded) * bytes.activations);
+      gradOut = outputBytes === 4 && scales[lastRecorded] === 1 ? gradInput : alloc(batchElements(lastRecorded) * outputBytes);
       if (gradOut !== gradInput) free(gradInput);
-    } else if (lastRecorded >= 0) gradOut = alloc(batchElements(lastRecorded) * bytes.activations);
+    } else if (lastRecorded >= 0) gradOut = alloc(batchElements(lastRecorded) * outputBytes);
     for (let index = lastRecorded; index >= 0; index--) {
       if (!recorded[index]) continue;
       const row = active[index]!;
@@ -256,7 +275,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
           outputs[segment.end] = null;
         }
       }
-      const gradIn = index > 0 && recorded[index - 1] ? alloc(batchElements(index - 1) * bytes.activations) : null;
+      const gradIn = index > 0 && recorded[index - 1] ? alloc(batchElements(index - 1) * cast.outputBytes[index - 1]!) : null;
       if ((row.params ?? 0) > 0 && trainsParameters(row)) gradients.push(alloc((row.params ?? 0) * bytes.weights));
       if (gradOut !== null) free(gradOut);
       gradOut = gradIn;
@@ -264,6 +283,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       if (out !== null && out !== undefined) free(out);
       const mask = masks[index];
       if (mask !== null && mask !== undefined) free(mask);
+      freeCopies(index);
     }
     if (gradOut !== null) free(gradOut);
     // What unrecorded calls still hold (an output kept as a recorded call's input, the model's output when nothing trains).

@@ -194,8 +194,9 @@ describe('training step replay: the loss over the output', () => {
 
   it('keeps the fp32 log-softmax for backward, and its gradients are fp32 whatever the precision', () => {
     const mixed = replayTrainingStep({ table: lm, batchSize: 4, optimizer: 'sgd', precision: 'bf16-mixed' });
-    // Saved: the head's input (bf16) and its bf16 logits, then the loss's fp32 log-softmax.
-    assert.equal(mixed.savedBytes, Math.ceil((4 * 1024 * 2) / 512) * 512 + 4 * 1024 * 512 * 2 + logits * 2 + logits * 4);
+    // Saved: the token ids (the batch, 4 bytes), the head's bf16 copy of the embedding's fp32 output and of its own
+    // weights (autocastBytes.ts), its bf16 logits, then the loss's fp32 log-softmax.
+    assert.equal(mixed.savedBytes, 4 * 1024 * 4 + 4 * 1024 * 512 * 2 + 512 * 50_000 * 2 + logits * 2 + logits * 4);
     // At the start of backward: the bf16 logits, the log-softmax and the two fp32 gradients of the loss together.
     // (The weights are there too, fp32; their gradients not yet.)
     const weights = 2 * 50_000 * 512 * 4;
