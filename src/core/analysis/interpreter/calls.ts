@@ -138,6 +138,8 @@ function callFunction(interp: Evaluator, fn: FunctionValue, args: PyValue[], kwa
     () => {
       const scope = fn.closure.child();
       bindParameters(interp, fn, fn.self === undefined ? args : [fn.self, ...args], kwargs, scope);
+      const body = fn.node.childForFieldName('body');
+      if (fn.node.type === 'lambda') return body ? interp.evaluate(body, scope) : null;
       const flow = inContext(interp, 'gradDisabled', interp.forwardMode && decoratedNoGrad(interp, fn), () => interp.execBlock(fn.node.childForFieldName('body'), scope));
       return flow?.kind === 'return' ? flow.value : null;
     },

@@ -21,16 +21,16 @@ export function checkpointCall(interp: Evaluator, name: string, args: readonly P
   const segments = args[1] ?? kwargs.get('segments');
   let value: PyValue = args[2] ?? kwargs.get('input') ?? null;
   const layers = sequenceOf(functions);
+  const run = (from: number, to: number) => {
+    for (let index = from; index < to; index++) value = interp.callValue(layers![index]!, [value], new Map(), node);
+    return value;
+  };
   if (!layers || typeof segments !== 'number' || !Number.isInteger(segments) || segments < 1) {
     interp.note(node, 'checkpoint_sequential: its functions or number of segments are not known; run without checkpointing');
-    return interp.callValue(functions, [value], new Map(), node);
+    return layers ? run(0, layers.length) : interp.callValue(functions, [value], new Map(), node);
   }
   // PyTorch's split: segments - 1 checkpointed runs of len // segments functions, then the rest without checkpointing.
   const size = Math.floor(layers.length / segments);
-  const run = (from: number, to: number) => {
-    for (let index = from; index < to; index++) value = interp.callValue(layers[index]!, [value], new Map(), node);
-    return value;
-  };
   let end = 0;
   for (let start = 0; start < size * (segments - 1); start += size) {
     end = start + size;

@@ -133,7 +133,8 @@ function evaluateNode(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValu
       return test === false && alternative ? evaluate(interp, alternative, scope) : consequence ? evaluate(interp, consequence, scope) : null;
     }
     case 'lambda':
-      return unresolved(node.text, 'lambda');
+      // A function value whose body is one expression (calls.ts evaluates it): `checkpoint(lambda t: block(t), x)`.
+      return { kind: 'function', name: '<lambda>', node, closure: scope };
     case 'await':
     case 'named_expression':
       return unresolved(node.text, node.type.replace(/_/g, ' '));
