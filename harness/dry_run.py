@@ -245,6 +245,22 @@ def _meta_kernels() -> Any:
     return lib
 
 
+def _autocast_arguments(name: str, dtype: Any, args: Any, kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
+    """The call's floating-point tensors cast as autocast would: to `dtype` for its half-precision ops, up to fp32 for its fp32 ones."""
+    import torch
+    if dtype is None:
+        return args, kwargs
+    if name in _AUTOCAST_OPS:
+        def cast(a: Any) -> Any:
+            return a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point and a.dtype != dtype else a
+    elif name in _AUTOCAST_FP32_OPS:
+        def cast(a: Any) -> Any:
+            return a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a
+    else:
+        return args, kwargs
+    return tuple(cast(a) for a in args), {key: cast(value) for key, value in kwargs.items()}
+
+
 def _autocast_dtype() -> Optional[Any]:
     import torch
     try:
@@ -257,8 +273,10 @@ def _autocast_dtype() -> Optional[Any]:
 
 _DEVICE_GETTER: Any = None
 
+#: Ops autocast runs in fp32 on CUDA (its "fp32" list, as they reach the dispatcher): their half inputs are cast up.
+_AUTOCAST_FP32_OPS = {"layer_norm", "group_norm", "softmax", "log_softmax", "cross_entropy", "nll_loss", "native_layer_norm", "native_group_norm", "_softmax", "_log_softmax", "nll_loss_forward", "nll_loss2d_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits", "logsumexp", "cumsum", "cumprod", "linalg_vector_norm", "norm", "pow", "rsqrt", "exp", "log", "log1p", "reciprocal", "softplus", "cosine_similarity", "dist", "cdist", "renorm"}
 #: Ops autocast runs in the lower precision on CUDA (its "lower_precision_fp" list, the ones training uses).
-_AUTOCAST_OPS = {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_convolution", "addmv", "mv", "prelu", "_scaled_dot_product_attention"}
+_AUTOCAST_OPS = {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "__matmul__", "__rmatmul__", "linear", "_convolution", "addmv", "mv", "prelu", "_scaled_dot_product_attention", "scaled_dot_product_attention"}
 
 
 def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
@@ -267,7 +285,9 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
     _DEVICE_GETTER = torch.Tensor.device  # the property's descriptor: each `.__get__` is a new wrapper
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
-    state = {"target": None}  # "cuda" / "cpu" while a call that names a device runs
+    # "target": "cuda" / "cpu" while a call that names a device runs; "autocast": autocast's dtype while a call
+    # made under it runs (read here: inside the dispatch mode torch reports autocast as off).
+    state: Dict[str, Any] = {"target": None, "autocast": None}
 
     def meta(device: Any) -> Any:
         return torch.device("meta") if (_is_cuda(device) or _is_cpu(device) or device is None) else device
@@ -330,8 +350,12 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                     return fused
             if name == "mish" and args and isinstance(args[0], torch.Tensor) and recorder.is_gpu(args[0]) and not kwargs.get("inplace", args[1] if len(args) > 1 else False):
                 return _fused_mish().apply(args[0])
-            previous = state["target"]
+            previous, previous_autocast = state["target"], state["autocast"]
             state["target"] = target if target is not None else previous
+            state["autocast"] = _autocast_dtype()
+            # Autocast casts where the call is made, as CUDA's autocast key does before any kernel checks its inputs'
+            # dtypes (a half input meeting fp32 weights in conv2d would stop there).
+            args, kwargs = _autocast_arguments(name, state["autocast"], args, kwargs)
             try:
                 try:
                     result = func(*args, **kwargs)
@@ -343,7 +367,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                         raise
                     return func(*_to_meta(args), **_to_meta(kwargs))
             finally:
-                state["target"] = previous
+                state["target"], state["autocast"] = previous, previous_autocast
 
     class TraceStorages(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
@@ -359,13 +383,21 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 return False if tensor.dtype == torch.bool else (1 if not tensor.dtype.is_floating_point else 1.0)
             if "convolution" in name:
                 recorder.cudnn = True
-                _record_convolution(recorder, name, args, _autocast_dtype())
+                _record_convolution(recorder, name, args, state["autocast"])
             inputs = [a for a in _flat(args) + _flat(list(kwargs.values())) if isinstance(a, torch.Tensor)]
             if name not in _CROSS_DEVICE_OPS:
                 _check_devices(recorder, name, inputs)
-            dtype = _autocast_dtype()
+            dtype = state["autocast"]
+            if dtype is None and name in _AUTOCAST_OPS:
+                # A checkpointed segment rerun in backward runs under the autocast it was made under, which the
+                # state here has not seen: half inputs meeting fp32 weights say so.
+                halves = {a.dtype for a in args if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16)}
+                if len(halves) == 1 and any(isinstance(a, torch.Tensor) and a.dtype == torch.float32 for a in args):
+                    dtype = halves.pop()
             if dtype is not None and name in _AUTOCAST_OPS:
                 args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args)
+            elif dtype is not None and name in _AUTOCAST_FP32_OPS:
+                args = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a for a in args)
             out = func(*args, **kwargs)
             target = state["target"]
             # A tensor autograd makes from nothing in backward (the zeros a gather's backward scatters into) is on the
@@ -587,6 +619,8 @@ class _Run:
         # Optimizer steps taken, per optimizer: a loop with no DataLoader (random batches, a
         # generator) ends once every optimizer that stepped has stepped `steps` times.
         self.optimizer_steps: Dict[int, int] = {}
+        # The torch-function mode of this run (_make_modes), re-entered where torch leaves it (a checkpoint's rerun).
+        self.device_mode: Any = None
 
     def completed_steps(self) -> int:
         return max(self.batches, min(self.optimizer_steps.values(), default=0))
@@ -774,6 +808,38 @@ def _patch_torch() -> None:
         return result
 
     torch.nn.Module._apply = apply  # type: ignore[method-assign]
+    # Backward runs without the torch-function mode (torch 1.13 does not carry it into the engine): the
+    # reentrant checkpoint's rerun of its segment needs it back, for devices and autocast.
+    import torch.utils.checkpoint as checkpoint_module
+    original_checkpoint_backward = checkpoint_module.CheckpointFunction.backward
+
+    def checkpoint_backward(ctx: Any, *grads: Any) -> Any:
+        run = _CURRENT["run"]
+        mode = getattr(run, "device_mode", None) if run is not None else None
+        from torch.overrides import _get_current_function_mode
+        if mode is None or _get_current_function_mode() is not None:
+            return original_checkpoint_backward(ctx, *grads)
+        with mode:
+            return original_checkpoint_backward(ctx, *grads)
+
+    checkpoint_module.CheckpointFunction.backward = staticmethod(checkpoint_backward)  # type: ignore[assignment]
+    # The non-reentrant checkpoint reruns its function from a saved-tensor hook in backward: the function re-enters the mode.
+    if hasattr(checkpoint_module, "_checkpoint_without_reentrant"):
+        original_without_reentrant = checkpoint_module._checkpoint_without_reentrant
+
+        def without_reentrant(function: Any, *args: Any, **kwargs: Any) -> Any:
+            def in_mode(*inner: Any, **inner_kwargs: Any) -> Any:
+                run = _CURRENT["run"]
+                mode = getattr(run, "device_mode", None) if run is not None else None
+                from torch.overrides import _get_current_function_mode
+                if mode is None or _get_current_function_mode() is not None:
+                    return function(*inner, **inner_kwargs)
+                with mode:
+                    return function(*inner, **inner_kwargs)
+
+            return original_without_reentrant(in_mode, *args, **kwargs)
+
+        checkpoint_module._checkpoint_without_reentrant = without_reentrant  # type: ignore[attr-defined]
     torch.Tensor.backward = in_phase(2, original_backward)  # type: ignore[method-assign]
     torch.autograd.backward = in_phase(2, original_autograd_backward)  # type: ignore[assignment]
 
@@ -1339,6 +1405,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
+    state.device_mode = device_mode
     code = _script_code(script, state.assumed, state.applied) if state.assumed else None
     try:
         with _assumed_environment(state.assumed), device_mode, trace_mode:

@@ -623,3 +623,46 @@ def test_scaled_dot_product_attention_runs_as_pytorch_2s_fused_kernels(tmp_path:
     assert result["ok"], result.get("error")
     # The 8 x 4 x 2048 x 2048 fp32 scores (512 MiB) are never made: the peak is some 16 to 48 MiB activations and gradients.
     assert live_peak(result["events"]) < 8 * 4 * 2048 * 2048 * 4 // 3
+
+
+def test_autocast_runs_linears_in_half_and_norms_and_losses_in_fp32(tmp_path: Path) -> None:
+    # torch reports autocast as off inside a dispatch mode: the harness reads it where the call is made.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64), nn.Linear(64, 64)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        with torch.amp.autocast(device_type="cuda", dtype=torch.bfloat16):
+            hidden = model[0](torch.randn(8, 64, device="cuda"))
+            normed = model[1](hidden)
+            logits = model[2](normed)
+            loss = torch.nn.functional.cross_entropy(logits, torch.zeros(8, dtype=torch.long, device="cuda"))
+        assert (hidden.dtype, normed.dtype, logits.dtype, loss.dtype) == (torch.bfloat16, torch.float32, torch.bfloat16, torch.float32)
+        loss.backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+
+
+@pytest.mark.parametrize("reentrant", ["False", "True"])
+def test_a_checkpointed_segment_reruns_under_autocast_in_backward(tmp_path: Path, reentrant: str) -> None:
+    # torch 1.13 runs backward without the torch-function mode: the rerun must get it back, or its convolution
+    # meets fp32 weights with a half input.
+    source = f"""
+    import torch
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1, groups=8)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        with torch.cuda.amp.autocast():
+            y = checkpoint(model[1], model[0](torch.randn(2, 3, 16, 16, device="cuda")), use_reentrant={reentrant})
+        y.float().sum().backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
