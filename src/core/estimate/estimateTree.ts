@@ -156,7 +156,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     inputShape: table.inputShape,
     optimizer,
     precision,
-    gradientCheckpointing: setup.gradientCheckpointing?.value ?? false,
+    gradientCheckpointing: (setup.gradientCheckpointing?.value ?? false) || checkpointedSegments(table) > 0,
     compiled: setup.compiled?.value ?? false,
     memory: {
       estimateMiB,
@@ -177,7 +177,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     maxBatchSize,
     ...(whatIf ? { fineTuning: whatIf } : {}),
     ...(model.inferenceOnly ? { inferenceOnly: true as const } : {}),
-    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown, model.inferenceOnly), ...configAssumptions(analysis.configReadings, shown)],
+    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown, model.inferenceOnly, checkpointedSegments(table)), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
   };
@@ -215,7 +215,12 @@ function batchSizeName(origin: string): string | undefined {
   return /^constant ([A-Za-z_]\w*)$/.exec(origin)?.[1] ?? /^--([\w-]+) default$/.exec(origin)?.[1]?.replace(/-/g, '_');
 }
 
-function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string, inference?: SourceRange): Assumption[] {
+/** How many checkpointed segments the model's table has (rule 12 of docs/layer-table.md). */
+function checkpointedSegments(table: LayerTable): number {
+  return new Set(table.rows.flatMap((row) => (row.checkpoint === undefined ? [] : [row.checkpoint]))).size;
+}
+
+function assumptions(override: number | undefined, setup: SourceAnalysis['setup'], inputShape: Sourced<readonly number[]> | undefined, shown: (path: string) => string, inference?: SourceRange, segments = 0): Assumption[] {
   // A value read in an imported module (the optimizer its method makes) says which file its line is in.
   const line = (found: Sourced<unknown> | undefined): { line: number | null; file?: string } => {
     const file = found?.range.file;
@@ -236,7 +241,10 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   if (inference) list.push({ name: 'optimizer', value: 'none', origin: 'inference only: every call under torch.no_grad()', line: inference.startLine + 1 });
   else list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
   list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
-  if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: 'on', origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
+  // The segments the model's forward runs under checkpoints, where the analysis followed them.
+  const checkpointed = segments > 0 ? `on (${segments} checkpointed segment${segments === 1 ? '' : 's'})` : 'on';
+  if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: checkpointed, origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });
+  else if (segments > 0) list.push({ name: 'gradientCheckpointing', value: checkpointed, origin: "the model's forward", line: null });
   if (setup.compiled) list.push({ name: 'compiled', value: 'on', origin: setup.compiled.origin, ...line(setup.compiled) });
   // One step's memory is one micro-batch's: the batch size above is per step, not per optimizer step.
   if (setup.gradientAccumulation) list.push({ name: 'gradientAccumulation', value: `${setup.gradientAccumulation.value} micro-batches per optimizer step`, origin: setup.gradientAccumulation.origin, ...line(setup.gradientAccumulation) });

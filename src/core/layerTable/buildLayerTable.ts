@@ -12,7 +12,7 @@ import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type 
 import type { SourceRange, SyntaxNode } from '../parsing/syntax';
 import { formatCount } from '../format/units';
 import { firstRecordedCall } from './frozenLayers';
-import { repeatedBlockOf } from './checkpointSegments';
+import { checkpointedBlocks } from './checkpointSegments';
 import { catalogCallTable, catalogPartPath, catalogRowKey, replacementsOf, uncalledCatalogRows } from './catalogPartCalls';
 import { LAYER_TABLE_SCHEMA_VERSION, childPath, isFunctionalRow, linearInFeatures, type LayerRow, type LayerTable, type MeasuredActivations } from './layerTable';
 
@@ -439,19 +439,18 @@ class RowRecorder {
     return output;
   }
 
-  /** An architecture's own checkpointing (rule 12): each of its blocks (repeatedBlockOf), from the call at `first` on, is a segment. */
+  /** An architecture's own checkpointing (rule 12): each of its blocks (checkpointedBlocks), from the call at `first` on, is a segment. */
   private checkpointBlocks(first: number, where: string): void {
-    let block: string | undefined;
-    for (let i = first; i < this.calls.length; i++) {
-      // The architecture's modules forward never calls (listed last, rule 5) run in no segment.
-      if (this.calls[i]!.outputShape === null && this.calls[i]!.activations === 0) continue;
-      const path = this.calls[i]!.path;
-      const relative = where === '' ? path : path.slice(where.length + 1);
-      const current = repeatedBlockOf(relative);
-      if (current !== undefined && current !== block) this.segments++;
-      block = current;
-      if (current !== undefined) this.calls[i] = { ...this.calls[i]!, checkpoint: this.segments - 1 };
-    }
+    // The architecture's modules forward never calls (listed last, rule 5) run in no segment.
+    const calls = this.calls.slice(first);
+    const blocks = checkpointedBlocks(calls.map((row) => (row.outputShape === null && row.activations === 0 ? undefined : where === '' ? row.path : row.path.slice(where.length + 1))));
+    let previous: string | undefined;
+    blocks.forEach((block, i) => {
+      if (calls[i]!.outputShape === null && calls[i]!.activations === 0) return;
+      if (block !== undefined && block !== previous) this.segments++;
+      previous = block;
+      if (block !== undefined) this.calls[first + i] = { ...calls[i]!, checkpoint: this.segments - 1 };
+    });
   }
 
   /** The path a module's rows go under: where the model registers it, or where it reaches it through a standard architecture it holds. */

@@ -66,3 +66,16 @@ export function repeatedBlockOf(path: string): string | undefined {
   for (let end = parts.length - 1; end > 0; end--) if (/^\d+$/.test(parts[end - 1]!)) return parts.slice(0, end).join('.');
   return undefined;
 }
+
+/**
+ * Per row path of a standard architecture (undefined: a row to leave out), the block its own
+ * checkpointing runs it in (repeatedBlockOf), or undefined. A numbered stage holding numbered
+ * blocks (`stages.1` of `stages.1.blocks.0`) is no block: its own modules (a downsample between
+ * stages) are not checkpointed, as timm's stages leave them out.
+ */
+export function checkpointedBlocks(paths: readonly (string | undefined)[]): (string | undefined)[] {
+  const keys = paths.map((path) => (path === undefined ? undefined : repeatedBlockOf(path)));
+  const known = [...new Set(keys.filter((key): key is string => key !== undefined))];
+  const stages = new Set(known.filter((key) => known.some((other) => other.startsWith(`${key}.`))));
+  return keys.map((key) => (key !== undefined && !stages.has(key) ? key : undefined));
+}

@@ -53,6 +53,9 @@ describe('timm models: set_grad_checkpointing', () => {
     assert.equal(rows.find((row) => row.path === 'conv_stem')?.checkpoint, undefined);
     assert.equal(rows.find((row) => row.path === 'classifier')?.checkpoint, undefined);
     assert.ok(pointOf(checkpointed!) < 0.8 * pointOf(plain!), `${pointOf(checkpointed!)} vs ${pointOf(plain!)}`);
+    // The assumptions say so, with the segments the analysis followed.
+    assert.deepEqual(checkpointed!.assumptions.find((a) => a.name === 'gradientCheckpointing')?.value, 'on (16 checkpointed segments)');
+    assert.equal(plain!.assumptions.find((a) => a.name === 'gradientCheckpointing'), undefined);
   });
 
   it('set_grad_checkpointing(False), or a flag it cannot read, leaves the blocks as they are', async () => {
@@ -61,5 +64,17 @@ describe('timm models: set_grad_checkpointing', () => {
     const unread = await estimate(script('import os', 'model.set_grad_checkpointing(os.environ["CKPT"] == "1")'));
     assert.ok(unread.models[0]!.layerTable.rows.every((row) => row.checkpoint === undefined));
     assert.ok(unread.warnings.some((warning) => /whether it turns checkpointing on is not a constant/.test(warning)), JSON.stringify(unread.warnings));
+  });
+});
+
+describe('timm models: set_grad_checkpointing on a model with stages', () => {
+  it('checkpoints the blocks of each stage, not the downsampling between stages', async () => {
+    const source = script().replace('"efficientnet_b0"', '"convnext_tiny"').replace('model = timm', 'model = timm').replace('optimizer = ', 'model.set_grad_checkpointing()\noptimizer = ');
+    const rows = (await estimate(source)).models[0]!.layerTable.rows;
+    // ConvNeXt-T: 3 + 3 + 9 + 3 blocks.
+    assert.equal(new Set(rows.flatMap((row) => (row.checkpoint === undefined ? [] : [row.checkpoint]))).size, 18);
+    assert.ok(rows.some((row) => row.path.startsWith('stages.1.downsample')));
+    assert.ok(rows.filter((row) => row.path.startsWith('stages.1.downsample')).every((row) => row.checkpoint === undefined));
+    assert.ok(rows.filter((row) => row.type !== 'Parameter' && row.path.startsWith('stages.2.blocks.4.')).every((row) => row.checkpoint !== undefined));
   });
 });
