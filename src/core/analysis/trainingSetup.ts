@@ -349,7 +349,7 @@ function dtypeName(value: PyValue | undefined): string {
 }
 
 const CAST_METHODS = new Set(['half', 'bfloat16', 'to']);
-const CHECKPOINT_CALLS = new Set(['checkpoint', 'checkpoint_sequential', 'gradient_checkpointing_enable', 'set_grad_checkpointing']);
+const CHECKPOINT_CALLS = new Set(['checkpoint', 'checkpoint_sequential', 'gradient_checkpointing_enable', 'set_grad_checkpointing', 'apply_activation_checkpointing', 'checkpoint_wrapper']);
 
 /** Per top-level statement and set of names: statements reused after an edit keep their lists. */
 const callsByStatement = new WeakMap<SyntaxNode, Map<ReadonlySet<string>, SyntaxNode[]>>();
@@ -405,6 +405,9 @@ function checkpointing(root: SyntaxNode, imports: ImportTable): Found<boolean> |
     if (!callee) continue;
     if (/^torch\.utils\.checkpoint\.checkpoint(_sequential)?$/.test(imports.qualify(callee))) return { value: true, node: call, origin: 'torch.utils.checkpoint' };
     if (callee.endsWith('gradient_checkpointing_enable')) return { value: true, node: call, origin: 'gradient_checkpointing_enable()' };
+    // torch.distributed's wrappers (FSDP recipes): apply_activation_checkpointing(model, ...), checkpoint_wrapper(block).
+    const wrapper = /(^|\.)(apply_activation_checkpointing|checkpoint_wrapper)$/.exec(callee)?.[2];
+    if (wrapper) return { value: true, node: call, origin: `${wrapper}()` };
     // timm's model.set_grad_checkpointing(enable=True); a literal False turns it off.
     if (callee.endsWith('.set_grad_checkpointing') && !/^\(\s*(enable\s*=\s*)?False\s*\)$/.test(call.childForFieldName('arguments')?.text ?? '')) {
       return { value: true, node: call, origin: 'set_grad_checkpointing()' };

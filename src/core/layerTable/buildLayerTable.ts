@@ -265,6 +265,8 @@ class RowRecorder {
   call(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
     const before = this.calls.length;
     try {
+      // A module wrapped for activation checkpointing runs each call as a segment (rule 12).
+      if (module.checkpointWrapped) return this.checkpointed(() => this.callRows(module, inputs, kwargs, node, interpreter));
       return this.callRows(module, inputs, kwargs, node, interpreter);
     } finally {
       // Rows of calls made with autograd off (rule 11) say so: they keep nothing for backward.

@@ -3,8 +3,11 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { asModule, isList, type PyValue } from './pyValues';
 
-const CHECKPOINT = 'torch.utils.checkpoint.checkpoint';
+const CHECKPOINT = /^(torch\.utils\.checkpoint\.checkpoint|deepspeed\.checkpointing\.checkpoint)$/;
 const CHECKPOINT_SEQUENTIAL = 'torch.utils.checkpoint.checkpoint_sequential';
+/** Wrappers whose module checkpoints each of its calls: torch.distributed's (FSDP recipes) and fairscale's. */
+const WRAPPER = /^(torch\.distributed\.algorithms\._checkpoint\.checkpoint_wrapper\.checkpoint_wrapper|fairscale\.nn\.(checkpoint\.)?checkpoint_wrapper)$/;
+const APPLY = 'torch.distributed.algorithms._checkpoint.checkpoint_wrapper.apply_activation_checkpointing';
 
 /**
  * The value of a checkpoint call, or undefined for any other function. The function runs on the
@@ -12,10 +15,16 @@ const CHECKPOINT_SEQUENTIAL = 'torch.utils.checkpoint.checkpoint_sequential';
  * (docs/layer-table.md, rule 12) through the interpreter's `onCheckpoint` hook.
  */
 export function checkpointCall(interp: Evaluator, name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode): PyValue | undefined {
-  if (name === CHECKPOINT) {
+  if (CHECKPOINT.test(name)) {
     const fn = args[0] ?? kwargs.get('function') ?? null;
     return segment(interp, () => interp.callValue(fn, args.slice(1), new Map(), node));
   }
+  if (WRAPPER.test(name)) {
+    const wrapped = asModule(args[0] ?? kwargs.get('module'));
+    if (wrapped) wrapped.checkpointWrapped = true;
+    return args[0] ?? kwargs.get('module') ?? null;
+  }
+  if (name === APPLY) return applyActivationCheckpointing(interp, args[0] ?? kwargs.get('model') ?? null, kwargs.get('check_fn'), node);
   if (name !== CHECKPOINT_SEQUENTIAL) return undefined;
   const functions = args[0] ?? kwargs.get('functions') ?? null;
   const segments = args[1] ?? kwargs.get('segments');
@@ -48,4 +57,27 @@ function sequenceOf(functions: PyValue): PyValue[] | undefined {
   const module = asModule(functions);
   if (module) return module.kind === 'sequential' ? [...module.children.values()].map((child) => ({ kind: 'module' as const, module: child })) : undefined;
   return isList(functions) ? [...functions] : undefined;
+}
+
+/**
+ * `apply_activation_checkpointing(model, checkpoint_wrapper_fn=..., check_fn=lambda m: isinstance(m, Block))`:
+ * the submodules `check_fn` accepts are wrapped, the outermost of them (a wrapped module's calls
+ * inside another's are the outer's segment). Without a `check_fn` PyTorch wraps every submodule; a
+ * `check_fn` the analysis cannot decide for a module leaves it unwrapped, and a note says so.
+ */
+function applyActivationCheckpointing(interp: Evaluator, model: PyValue, checkFn: PyValue | undefined, node: SyntaxNode): PyValue {
+  const root = asModule(model);
+  if (!root) return null;
+  let undecided = 0;
+  for (const [, module] of root.namedModules()) {
+    if (checkFn === undefined) {
+      module.checkpointWrapped = true;
+      continue;
+    }
+    const accepted = interp.callValue(checkFn, [{ kind: 'module', module }], new Map(), node);
+    if (accepted === true) module.checkpointWrapped = true;
+    else if (accepted !== false) undecided += 1;
+  }
+  if (undecided > 0) interp.note(node, `apply_activation_checkpointing: check_fn could not be decided for ${undecided} module${undecided === 1 ? '' : 's'}; those are counted without checkpointing`);
+  return null;
 }

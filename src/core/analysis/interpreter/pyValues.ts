@@ -232,6 +232,8 @@ export class ModuleObject {
   gradSettings: GradSetting[] = [];
   /** A standard architecture's own gradient checkpointing (timm's `set_grad_checkpointing()`, transformers' `gradient_checkpointing_enable()`): each of its blocks is a checkpointed segment. */
   blocksCheckpointed?: boolean;
+  /** Wrapped for activation checkpointing (`checkpoint_wrapper(block)`, `apply_activation_checkpointing`): each call is a checkpointed segment. */
+  checkpointWrapped?: boolean;
 
   constructor(
     readonly kind: ModuleKind,
@@ -296,6 +298,7 @@ export class ModuleObject {
       for (const [name, value] of module.attrs) twin.attrs.set(name, value);
       twin.gradSettings = [...module.gradSettings];
       if (module.blocksCheckpointed !== undefined) twin.blocksCheckpointed = module.blocksCheckpointed;
+      if (module.checkpointWrapped) twin.checkpointWrapped = true;
       return twin;
     };
     const root = copy(this);

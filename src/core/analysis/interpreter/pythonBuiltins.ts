@@ -3,7 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
 import { isPartial, isPartialClass, PARTIAL } from './partials';
 import { isTokenizer, tokenizerVocabulary } from './tokenizers';
-import { isList, isUnresolvedValue, kindOf, truthy, tuple, unresolved, type DictValue, type ExternalValue, type PyValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type ModuleObject, type PyValue } from './pyValues';
 
 const MAX_RANGE = 10_000;
 
@@ -78,9 +78,14 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       const value = interpreter.attribute(args[0] ?? null, args[1], node);
       return isUnresolvedValue(value) && fallback !== undefined ? fallback : value;
     }
-    case 'isinstance':
-      // Known only against functools.partial (norm-layer factories); other classes stay unknown.
-      return isPartialClass(args[1]) && args[0] !== undefined && !isUnresolvedValue(args[0]) ? isPartial(args[0]) : unresolved(node.text, 'isinstance');
+    case 'isinstance': {
+      // Known against functools.partial (norm-layer factories) and, for a module, against module classes
+      // (`isinstance(m, Block)`, `isinstance(m, nn.Linear)`); other cases stay unknown.
+      if (isPartialClass(args[1]) && args[0] !== undefined && !isUnresolvedValue(args[0])) return isPartial(args[0]);
+      const module = asModule(args[0]);
+      const known = module ? moduleIsInstance(module, args[1] ?? null) : undefined;
+      return known ?? unresolved(node.text, 'isinstance');
+    }
     case 'type': {
       const type = args.length === 1 ? typeName(args[0]!) : undefined;
       return type ? { kind: 'external', name: type } : unresolved(node.text, 'type()');
@@ -150,4 +155,29 @@ export function callMath(name: string, args: PyValue[], node: SyntaxNode): PyVal
   const values = name === 'prod' && isList(args[0]) ? args[0] : args;
   if (!fn || !values.every((v): v is number => typeof v === 'number')) return unresolved(node.text, `${name}() of unknown values`);
   return fn(...values);
+}
+
+/**
+ * Whether `module` is an instance of `classes` (a class, a torch.nn class, or a tuple of them):
+ * undefined where a class is not one the analysis knows as a module class.
+ */
+function moduleIsInstance(module: ModuleObject, classes: PyValue): boolean | undefined {
+  const options = isList(classes) ? [...classes] : [classes];
+  let answer = false;
+  for (const option of options) {
+    if (kindOf(option) === 'class') {
+      const target = option as ClassValue;
+      const derives = (cls: ClassValue | undefined): boolean => cls !== undefined && (cls === target || cls.bases.some(derives));
+      if (derives(module.classValue)) answer = true;
+      else if (!target.isModule) return undefined;
+    } else if (kindOf(option) === 'external' && /^torch\.nn\.[A-Z]\w*$/.test((option as ExternalValue).name)) {
+      const name = (option as ExternalValue).name.slice('torch.nn.'.length);
+      if (name === 'Module') answer = true;
+      else if (module.kind === 'layer' && module.layer?.type === name) answer = true;
+      else if (module.kind === 'layer' || module.kind === 'user') continue;
+      else if ((name === 'Sequential' && module.kind === 'sequential') || (name === 'ModuleList' && module.kind === 'list') || (name === 'ModuleDict' && module.kind === 'dict')) answer = true;
+      else if (module.kind === 'catalog') return undefined;
+    } else return undefined;
+  }
+  return answer;
 }

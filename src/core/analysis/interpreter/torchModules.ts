@@ -257,6 +257,12 @@ export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyVa
     return [...module.children].map(([name, child]): PyValue => (method === 'children' ? { kind: 'module', module: child } : tuple([name, { kind: 'module', module: child }])));
   }
   if (method === 'children' || method === 'named_children') return catalogChildren(module, method, node);
+  // Every module, the model first, as PyTorch lists them; not through a standard architecture, whose own layers are no objects here.
+  if ((method === 'modules' || method === 'named_modules') && module.kind !== 'catalog') {
+    const all: [string, ModuleObject][] = [['', module], ...module.namedModules()];
+    if (all.some(([, m]) => m.kind === 'catalog')) return unresolved(node.text, `model.${method}() through a standard architecture`);
+    return all.map(([name, m]): PyValue => (method === 'modules' ? { kind: 'module', module: m } : tuple([name, { kind: 'module', module: m }])));
+  }
   if (method === 'modules') return unresolved(node.text, `model.${method}()`);
   return unresolved(node.text, `\`.${method}()\` of a module is not followed`);
 }

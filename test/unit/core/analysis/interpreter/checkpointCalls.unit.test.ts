@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { tableOf } from '../../../fixtures';
+import { estimate, tableOf } from '../../../fixtures';
 
 /** A model of four Linear+ReLU blocks and a head, whose forward runs `lines` over the blocks. */
 const script = (...lines: string[]) =>
@@ -58,5 +58,52 @@ describe('checkpoint calls in forward (rule 12)', () => {
     const { table } = await tableOf(script('for block in self.blocks:', '    x = block(x)'));
     assert.deepEqual(table.rows.at(-1)?.outputShape, [10]);
     assert.equal(table.incomplete, false);
+  });
+});
+
+describe('activation-checkpointing wrappers (rule 12)', () => {
+  const fsdp = (...lines: string[]) =>
+    [
+      'import torch',
+      'import torch.nn as nn',
+      'from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing, checkpoint_wrapper',
+      'class Block(nn.Module):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.fc = nn.Linear(64, 64)',
+      '        self.act = nn.ReLU()',
+      '    def forward(self, x):',
+      '        return self.act(self.fc(x))',
+      'class Net(nn.Module):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.blocks = nn.ModuleList([Block() for _ in range(3)])',
+      '        self.head = nn.Linear(64, 10)',
+      '    def forward(self, x):',
+      '        for block in self.blocks:',
+      '            x = block(x)',
+      '        return self.head(x)',
+      'model = Net()',
+      ...lines,
+      'optimizer = torch.optim.Adam(model.parameters())',
+      'model(torch.randn(32, 64)).sum().backward()',
+      '',
+    ].join('\n');
+
+  it('wraps the submodules check_fn accepts (isinstance of the script\'s own class): each call is a segment', async () => {
+    assert.equal(await segments(fsdp('apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, Block))')), '0 0 1 1 2 2 -');
+    // isinstance against a torch.nn class: the head alone.
+    assert.equal(await segments(fsdp('apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, nn.Linear) and m.out_features == 10)')), '- - - - - - 0');
+  });
+
+  it('checkpoint_wrapper(block) put back in place checkpoints that block', async () => {
+    assert.equal(await segments(fsdp('model.blocks[1] = checkpoint_wrapper(model.blocks[1])')), '- - 0 0 - - -');
+  });
+
+  it('says so when check_fn cannot be decided, and wraps nothing it could not decide', async () => {
+    const source = fsdp('import os', 'apply_activation_checkpointing(model, check_fn=lambda m: os.environ["WRAP"] == "1")');
+    assert.ok((await tableOf(source)).table.rows.every((row) => row.checkpoint === undefined));
+    const { warnings } = await estimate(source);
+    assert.ok(warnings.some((warning) => /check_fn could not be decided for 11 modules/.test(warning)), JSON.stringify(warnings));
   });
 });

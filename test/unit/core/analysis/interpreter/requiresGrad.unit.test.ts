@@ -53,6 +53,13 @@ describe('requires_grad: what the script freezes', () => {
     assert.doesNotMatch(notes(model), /frozen/);
   });
 
+  it('decides isinstance on modules: freezing the batch norms of a loop over modules()', async () => {
+    const model = await trained(['for m in model.modules():', '    if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):', '        m.requires_grad_(False)'].join('\n'));
+    assert.equal(trainableOf(model), STEM + STAGE + HEAD - 2 * 32 - 2 * 64);
+    const net = await trained(['for m in model.modules():', '    if isinstance(m, Net):', '        m.head.requires_grad_(False)'].join('\n'));
+    assert.equal(trainableOf(net), STEM + STAGE);
+  });
+
   it('freezes a loop over parameters() and trains a head put in afterwards', async () => {
     const model = await trained(['for p in model.parameters():', '    p.requires_grad = False', 'model.head = nn.Linear(64, 10)'].join('\n'));
     assert.equal(trainableOf(model), HEAD);
