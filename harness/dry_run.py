@@ -261,6 +261,35 @@ def _autocast_arguments(name: str, dtype: Any, args: Any, kwargs: Dict[str, Any]
     return tuple(cast(a) for a in args), {key: cast(value) for key, value in kwargs.items()}
 
 
+def _in_run_mode(call: Callable[..., Any]) -> Callable[..., Any]:
+    """`call` run inside the current run's torch-function mode where it is not active (backward)."""
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        from torch.overrides import _get_current_function_mode
+        run = _CURRENT["run"]
+        mode = getattr(run, "device_mode", None) if run is not None else None
+        if mode is None or _get_current_function_mode() is not None:
+            return call(*args, **kwargs)
+        with mode:
+            return call(*args, **kwargs)
+    return wrapped
+
+
+def _patch_checkpoint_reruns() -> None:
+    """Backward runs without the torch-function mode (torch 1.13 does not carry it into the engine): a
+    checkpoint's rerun of its segment needs it back, for devices and autocast. The reentrant
+    checkpoint reruns in its backward; the non-reentrant one from a saved-tensor hook, so its function
+    re-enters the mode."""
+    import torch.utils.checkpoint as checkpoint_module
+    checkpoint_module.CheckpointFunction.backward = staticmethod(_in_run_mode(checkpoint_module.CheckpointFunction.backward))  # type: ignore[assignment]
+    if hasattr(checkpoint_module, "_checkpoint_without_reentrant"):
+        original = checkpoint_module._checkpoint_without_reentrant
+
+        def without_reentrant(function: Any, *args: Any, **kwargs: Any) -> Any:
+            return original(_in_run_mode(function), *args, **kwargs)
+
+        checkpoint_module._checkpoint_without_reentrant = without_reentrant  # type: ignore[attr-defined]
+
+
 def _autocast_dtype() -> Optional[Any]:
     import torch
     try:
@@ -387,17 +416,8 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             inputs = [a for a in _flat(args) + _flat(list(kwargs.values())) if isinstance(a, torch.Tensor)]
             if name not in _CROSS_DEVICE_OPS:
                 _check_devices(recorder, name, inputs)
-            dtype = state["autocast"]
-            if dtype is None and name in _AUTOCAST_OPS:
-                # A checkpointed segment rerun in backward runs under the autocast it was made under, which the
-                # state here has not seen: half inputs meeting fp32 weights say so.
-                halves = {a.dtype for a in args if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16)}
-                if len(halves) == 1 and any(isinstance(a, torch.Tensor) and a.dtype == torch.float32 for a in args):
-                    dtype = halves.pop()
-            if dtype is not None and name in _AUTOCAST_OPS:
-                args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a for a in args)
-            elif dtype is not None and name in _AUTOCAST_FP32_OPS:
-                args = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a for a in args)
+            # Ops the calls above reach without passing through the torch-function mode (composites' own calls).
+            args, kwargs = _autocast_arguments(name, state["autocast"], args, kwargs)
             out = func(*args, **kwargs)
             target = state["target"]
             # A tensor autograd makes from nothing in backward (the zeros a gather's backward scatters into) is on the
@@ -808,38 +828,7 @@ def _patch_torch() -> None:
         return result
 
     torch.nn.Module._apply = apply  # type: ignore[method-assign]
-    # Backward runs without the torch-function mode (torch 1.13 does not carry it into the engine): the
-    # reentrant checkpoint's rerun of its segment needs it back, for devices and autocast.
-    import torch.utils.checkpoint as checkpoint_module
-    original_checkpoint_backward = checkpoint_module.CheckpointFunction.backward
-
-    def checkpoint_backward(ctx: Any, *grads: Any) -> Any:
-        run = _CURRENT["run"]
-        mode = getattr(run, "device_mode", None) if run is not None else None
-        from torch.overrides import _get_current_function_mode
-        if mode is None or _get_current_function_mode() is not None:
-            return original_checkpoint_backward(ctx, *grads)
-        with mode:
-            return original_checkpoint_backward(ctx, *grads)
-
-    checkpoint_module.CheckpointFunction.backward = staticmethod(checkpoint_backward)  # type: ignore[assignment]
-    # The non-reentrant checkpoint reruns its function from a saved-tensor hook in backward: the function re-enters the mode.
-    if hasattr(checkpoint_module, "_checkpoint_without_reentrant"):
-        original_without_reentrant = checkpoint_module._checkpoint_without_reentrant
-
-        def without_reentrant(function: Any, *args: Any, **kwargs: Any) -> Any:
-            def in_mode(*inner: Any, **inner_kwargs: Any) -> Any:
-                run = _CURRENT["run"]
-                mode = getattr(run, "device_mode", None) if run is not None else None
-                from torch.overrides import _get_current_function_mode
-                if mode is None or _get_current_function_mode() is not None:
-                    return function(*inner, **inner_kwargs)
-                with mode:
-                    return function(*inner, **inner_kwargs)
-
-            return original_without_reentrant(in_mode, *args, **kwargs)
-
-        checkpoint_module._checkpoint_without_reentrant = without_reentrant  # type: ignore[attr-defined]
+    _patch_checkpoint_reruns()
     torch.Tensor.backward = in_phase(2, original_backward)  # type: ignore[method-assign]
     torch.autograd.backward = in_phase(2, original_autograd_backward)  # type: ignore[assignment]
 
@@ -912,7 +901,7 @@ def _patch_torch() -> None:
     _patch_argparse()
     _patch_datasets()
     _patch_pretrained_weights()
-    _patch_numpy_files()
+    _patch_token_files()
     _patch_fused_attention()
     _patch_compile()
     _patch_distributed()
@@ -948,21 +937,9 @@ def _patch_pretrained_weights() -> None:
     original_load = torch.load
 
     def load(f: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(f, (str, os.PathLike)) and not os.path.exists(f):
-            return PretrainedWeights()
-        return original_load(f, *args, **kwargs)
+        return PretrainedWeights() if _missing_file(f) else original_load(f, *args, **kwargs)
 
     torch.load = load  # type: ignore[assignment]
-    original_from_file = torch.from_file
-
-    def from_file(filename: Any, *args: Any, **kwargs: Any) -> Any:
-        # A token file (`torch.from_file("data/train.bin", dtype=torch.int16, size=...)`) that is not here: zeros, as np.memmap's.
-        if isinstance(filename, (str, os.PathLike)) and not os.path.exists(filename):
-            size = kwargs.get("size", args[1] if len(args) > 1 else 0) or NUMPY_FILE_ELEMENTS
-            return torch.zeros(min(int(size), NUMPY_FILE_ELEMENTS), dtype=kwargs.get("dtype") or torch.float32, device="cpu")
-        return original_from_file(filename, *args, **kwargs)
-
-    torch.from_file = from_file  # type: ignore[assignment]
     for owner in (torch.nn.Module, torch.optim.Optimizer):
         original = owner.load_state_dict
 
@@ -1023,34 +1000,47 @@ def _patch_fused_attention() -> None:
 
 
 #: Elements of a token file the script memory-maps but does not have here (nanoGPT's train.bin): enough for any context.
-NUMPY_FILE_ELEMENTS = 1 << 22
+TOKEN_FILE_ELEMENTS = 1 << 22
 
 
-def _patch_numpy_files() -> None:
-    """`np.memmap`, `np.fromfile` and `np.load` of a file that is not here (a tokenised corpus) give zeros
-    of the dtype asked for, as a dataset class that cannot read its files gives fake batches."""
+def _missing_file(file: Any) -> bool:
+    """A path the script names that is not here (a checkpoint, a token file): not a file object."""
+    return isinstance(file, (str, os.PathLike)) and not os.path.exists(file)
+
+
+def _patch_token_files() -> None:
+    """`np.memmap`, `np.fromfile`, `np.load` and `torch.from_file` of a file that is not here (a tokenised
+    corpus) give zeros of the dtype asked for, as a dataset class that cannot read its files gives fake batches."""
+    import torch
+    original_from_file = torch.from_file
+
+    def from_file(filename: Any, *args: Any, **kwargs: Any) -> Any:
+        if _missing_file(filename):
+            size = kwargs.get("size", args[1] if len(args) > 1 else 0) or TOKEN_FILE_ELEMENTS
+            return torch.zeros(min(int(size), TOKEN_FILE_ELEMENTS), dtype=kwargs.get("dtype") or torch.float32, device="cpu")
+        return original_from_file(filename, *args, **kwargs)
+
+    torch.from_file = from_file  # type: ignore[assignment]
     try:
         import numpy as np
     except ImportError:
         return
     original_memmap, original_fromfile, original_load = np.memmap, np.fromfile, np.load
-
-    def missing(file: Any) -> bool:
-        return isinstance(file, (str, os.PathLike)) and not os.path.exists(file)
+    missing = _missing_file
 
     def memmap(filename: Any, dtype: Any = np.uint8, mode: str = "r+", offset: int = 0, shape: Any = None, order: str = "C") -> Any:
         if missing(filename) and mode in ("r", "c", "r+"):
-            return np.zeros(shape if shape is not None else NUMPY_FILE_ELEMENTS, dtype=dtype, order=order)
+            return np.zeros(shape if shape is not None else TOKEN_FILE_ELEMENTS, dtype=dtype, order=order)
         return original_memmap(filename, dtype=dtype, mode=mode, offset=offset, shape=shape, order=order)
 
     def fromfile(file: Any, dtype: Any = float, count: int = -1, *args: Any, **kwargs: Any) -> Any:
         if missing(file):
-            return np.zeros(count if count >= 0 else NUMPY_FILE_ELEMENTS, dtype=dtype)
+            return np.zeros(count if count >= 0 else TOKEN_FILE_ELEMENTS, dtype=dtype)
         return original_fromfile(file, dtype, count, *args, **kwargs)
 
     def load(file: Any, *args: Any, **kwargs: Any) -> Any:
         if missing(file):
-            return np.zeros(NUMPY_FILE_ELEMENTS, dtype=np.int64)
+            return np.zeros(TOKEN_FILE_ELEMENTS, dtype=np.int64)
         return original_load(file, *args, **kwargs)
 
     np.memmap, np.fromfile, np.load = memmap, fromfile, load  # type: ignore[assignment,misc]

@@ -114,6 +114,7 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult, shown: (path: string) => string): ModelEstimate {
   const setup = setupOf(analysis.setup, model);
   const { table, inputShape, notes } = layers;
+  const segments = checkpointedSegments(table);
   const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
 
   const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;
@@ -156,7 +157,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     inputShape: table.inputShape,
     optimizer,
     precision,
-    gradientCheckpointing: (setup.gradientCheckpointing?.value ?? false) || checkpointedSegments(table) > 0,
+    gradientCheckpointing: (setup.gradientCheckpointing?.value ?? false) || segments > 0,
     compiled: setup.compiled?.value ?? false,
     memory: {
       estimateMiB,
@@ -177,7 +178,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     maxBatchSize,
     ...(whatIf ? { fineTuning: whatIf } : {}),
     ...(model.inferenceOnly ? { inferenceOnly: true as const } : {}),
-    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown, model.inferenceOnly, checkpointedSegments(table)), ...configAssumptions(analysis.configReadings, shown)],
+    assumptions: [...assumptions(options.batchSize, setup, inputShape, shown, model.inferenceOnly, segments), ...configAssumptions(analysis.configReadings, shown)],
     layerTable: table,
     notes: modelNotes,
   };

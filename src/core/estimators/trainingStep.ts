@@ -183,13 +183,20 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const inSegment = (index: number) => segments[index] !== undefined && recorded[index] === true;
   // A row's activation elements for the whole batch, as the replay allocates them.
   const batchElements = (index: number): number => batchSize * (active[index]!.activations ?? 0) * scales[index]!;
+  // The batch as the loader gives it: fp32 under autocast too.
+  const inputBytes = isAutocast(precision) ? 4 : bytes.activations;
+  // The loss over the model's output, as cross-entropy computes it: in fp32 whatever the precision
+  // (autocast runs it in fp32: a half output is copied up first), keeping the log-softmax for
+  // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
+  // the largest tensors of the step. The output is the model's as it returns it: a measured part's
+  // scale sizes what autograd keeps inside the model, not this.
+  const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
+  const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
   let savedBytes = 0;
   let measuredSavedBytes = 0;
   let optimizerState: number[] | null = null;
 
   for (let iteration = 0; iteration < iterations; iteration++) {
-    // The batch as the loader gives it: fp32 under autocast too.
-    const inputBytes = isAutocast(precision) ? 4 : bytes.activations;
     const input = alloc(batchSize * inputElements * inputBytes);
     const labels = alloc(batchSize * 8);
     const outputs: (number | null)[] = [];
@@ -227,22 +234,15 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       const extra = run(index, keptForward);
       // Inside a checkpoint the mask (and autocast's copies) are freed with the call's other temporaries: the segment's rerun makes them again.
       const masked = masks[index];
-      if (inSegment(index) && masked !== null && masked !== undefined) {
-        free(masked);
+      if (inSegment(index)) {
+        if (masked !== null && masked !== undefined) free(masked);
         masks[index] = null;
+        freeCopies(index);
       }
-      if (inSegment(index)) freeCopies(index);
       const keeps = (inSegment(index) ? 0 : extra) + (keptForward[index] ? round(batchElements(index) * cast.outputBytes[index]!) : 0);
       saved += keeps;
       if (measuredRows[index]) measured += keeps;
     });
-    // The loss over the model's output, as cross-entropy computes it: in fp32 whatever the precision
-    // (autocast runs it in fp32: a half output is copied up first), keeping the log-softmax for
-    // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
-    // the largest tensors of the step.
-    // The output as the model returns it: a measured part's scale sizes what autograd keeps inside the model, not this.
-    const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
-    const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
     const upcast = outputElements > 0 && outputBytes < 4 ? alloc(outputElements * 4) : null;
     const logSoftmax = outputElements > 0 ? alloc(outputElements * 4) : null;
     if (upcast !== null) free(upcast);
@@ -305,15 +305,9 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     free(labels);
     free(input);
   }
-  const outputs = lastRecordedOutput(active, recorded);
-  const lossBytes = 3 * Math.ceil((batchSize * outputs * 4) / 512) * 512;
+  // The log-softmax and its two gradients, alive together at the start of backward.
+  const lossBytes = 3 * round(outputElements * 4);
   return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes };
-}
-
-/** Output elements per sample of the last call autograd records: what the loss is computed over. */
-function lastRecordedOutput(active: readonly LayerRow[], recorded: readonly boolean[]): number {
-  const last = recorded.lastIndexOf(true);
-  return last >= 0 ? (active[last]!.activations ?? 0) : 0;
 }
 
 /** Replays `iterations` training steps of the job through the caching allocator. */

@@ -445,10 +445,11 @@ class RowRecorder {
   private checkpointBlocks(first: number, where: string): void {
     // The architecture's modules forward never calls (listed last, rule 5) run in no segment.
     const calls = this.calls.slice(first);
-    const blocks = checkpointedBlocks(calls.map((row) => (row.outputShape === null && row.activations === 0 ? undefined : where === '' ? row.path : row.path.slice(where.length + 1))));
+    const paths = calls.map((row) => (row.outputShape === null && row.activations === 0 ? undefined : where === '' ? row.path : row.path.slice(where.length + 1)));
+    const blocks = checkpointedBlocks(paths);
     let previous: string | undefined;
     blocks.forEach((block, i) => {
-      if (calls[i]!.outputShape === null && calls[i]!.activations === 0) return;
+      if (paths[i] === undefined) return;
       if (block !== undefined && block !== previous) this.segments++;
       previous = block;
       if (block !== undefined) this.calls[first + i] = { ...calls[i]!, checkpoint: this.segments - 1 };

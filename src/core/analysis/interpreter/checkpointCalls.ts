@@ -1,7 +1,7 @@
-// Gradient checkpointing in forward: `torch.utils.checkpoint.checkpoint(block, x)` and `checkpoint_sequential(layers, segments, x)`.
+// Gradient checkpointing: `torch.utils.checkpoint.checkpoint(block, x)` and `checkpoint_sequential(layers, segments, x)` in forward, the wrappers that checkpoint a module's calls, and an architecture's own checkpointing.
 import type { SyntaxNode } from '../../parsing/syntax';
 import type { Evaluator } from './evaluator';
-import { asModule, isList, type PyValue } from './pyValues';
+import { asModule, isList, type ModuleObject, type PyValue } from './pyValues';
 
 const CHECKPOINT = /^(torch\.utils\.checkpoint\.checkpoint|deepspeed\.checkpointing\.checkpoint)$/;
 const CHECKPOINT_SEQUENTIAL = 'torch.utils.checkpoint.checkpoint_sequential';
@@ -79,5 +79,18 @@ function applyActivationCheckpointing(interp: Evaluator, model: PyValue, checkFn
     else if (accepted !== false) undecided += 1;
   }
   if (undecided > 0) interp.note(node, `apply_activation_checkpointing: check_fn could not be decided for ${undecided} module${undecided === 1 ? '' : 's'}; those are counted without checkpointing`);
+  return null;
+}
+
+/**
+ * timm's `model.set_grad_checkpointing(enable)` and transformers' `model.gradient_checkpointing_enable()` /
+ * `_disable()` on a standard architecture: its blocks become checkpointed segments (docs/layer-table.md, rule 12).
+ */
+export function checkpointBlocks(interp: Evaluator, module: ModuleObject, enable: PyValue, node: SyntaxNode): PyValue {
+  if (typeof enable !== 'boolean') {
+    interp.note(node, `\`${node.text.split('\n')[0]!.slice(0, 60)}\`: whether it turns checkpointing on is not a constant the analysis can read; counted without checkpointing`);
+    return null;
+  }
+  module.catalog!.root.blocksCheckpointed = enable;
   return null;
 }

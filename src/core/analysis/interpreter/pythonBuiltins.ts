@@ -157,27 +157,30 @@ export function callMath(name: string, args: PyValue[], node: SyntaxNode): PyVal
   return fn(...values);
 }
 
+/** torch.nn's container classes, by the module kind the interpreter builds for them. */
+const CONTAINER_KINDS: Readonly<Record<string, string>> = { Sequential: 'sequential', ModuleList: 'list', ModuleDict: 'dict' };
+
 /**
  * Whether `module` is an instance of `classes` (a class, a torch.nn class, or a tuple of them):
  * undefined where a class is not one the analysis knows as a module class.
  */
 function moduleIsInstance(module: ModuleObject, classes: PyValue): boolean | undefined {
-  const options = isList(classes) ? [...classes] : [classes];
-  let answer = false;
-  for (const option of options) {
+  const matches = (option: PyValue): boolean | undefined => {
     if (kindOf(option) === 'class') {
       const target = option as ClassValue;
       const derives = (cls: ClassValue | undefined): boolean => cls !== undefined && (cls === target || cls.bases.some(derives));
-      if (derives(module.classValue)) answer = true;
-      else if (!target.isModule) return undefined;
-    } else if (kindOf(option) === 'external' && /^torch\.nn\.[A-Z]\w*$/.test((option as ExternalValue).name)) {
-      const name = (option as ExternalValue).name.slice('torch.nn.'.length);
-      if (name === 'Module') answer = true;
-      else if (module.kind === 'layer' && module.layer?.type === name) answer = true;
-      else if (module.kind === 'layer' || module.kind === 'user') continue;
-      else if ((name === 'Sequential' && module.kind === 'sequential') || (name === 'ModuleList' && module.kind === 'list') || (name === 'ModuleDict' && module.kind === 'dict')) answer = true;
-      else if (module.kind === 'catalog') return undefined;
-    } else return undefined;
+      return derives(module.classValue) ? true : target.isModule ? false : undefined;
+    }
+    const name = kindOf(option) === 'external' ? /^torch\.nn\.([A-Z]\w*)$/.exec((option as ExternalValue).name)?.[1] : undefined;
+    if (name === undefined) return undefined;
+    if (name === 'Module' || (module.kind === 'layer' && module.layer?.type === name) || CONTAINER_KINDS[name] === module.kind) return true;
+    return module.kind === 'catalog' ? undefined : false;
+  };
+  let answer = false;
+  for (const option of isList(classes) ? classes : [classes]) {
+    const match = matches(option);
+    if (match === undefined) return undefined;
+    answer ||= match;
   }
   return answer;
 }

@@ -1,6 +1,7 @@
 // What fine-tuning scripts call on a timm model besides forward: its classifier (read, replaced) and its width.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { catalogRows } from './catalogRows';
+import { checkpointBlocks } from './checkpointCalls';
 import type { Evaluator } from './evaluator';
 import type { ModuleObject, PyValue } from './pyValues';
 import { linearInFeatures } from '../../layerTable/layerTable';
@@ -49,18 +50,5 @@ export function timmMethod(interp: Evaluator, module: ModuleObject, method: stri
     return null;
   }
   parts.replace(classifier.path, classes > 0 ? parts.layer('Linear', [classifier.inFeatures, classes]) : parts.layer('Identity', []));
-  return null;
-}
-
-/**
- * timm's `model.set_grad_checkpointing(enable)` and transformers' `model.gradient_checkpointing_enable()` /
- * `_disable()` on a standard architecture: its blocks become checkpointed segments (docs/layer-table.md, rule 12).
- */
-export function checkpointBlocks(interp: Evaluator, module: ModuleObject, enable: PyValue, node: SyntaxNode): PyValue {
-  if (typeof enable !== 'boolean') {
-    interp.note(node, `\`${node.text.split('\n')[0]!.slice(0, 60)}\`: whether it turns checkpointing on is not a constant the analysis can read; counted without checkpointing`);
-    return null;
-  }
-  module.catalog!.root.blocksCheckpointed = enable;
   return null;
 }

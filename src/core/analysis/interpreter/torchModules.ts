@@ -2,7 +2,8 @@
 import { rangeOf, type SyntaxNode } from '../../parsing/syntax';
 import { layerSpec } from '../../layers/layerSpecs';
 import { catalogRows } from './catalogRows';
-import { checkpointBlocks, TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
+import { checkpointBlocks } from './checkpointCalls';
+import { TIMM_MEMBERS, timmAttribute, timmMethod } from './timmModels';
 import { applyRequiresGrad } from './requiresGrad';
 import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
