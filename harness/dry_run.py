@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import runpy
@@ -281,13 +282,17 @@ def _patch_checkpoint_reruns() -> None:
     re-enters the mode."""
     import torch.utils.checkpoint as checkpoint_module
     checkpoint_module.CheckpointFunction.backward = staticmethod(_in_run_mode(checkpoint_module.CheckpointFunction.backward))  # type: ignore[assignment]
-    if hasattr(checkpoint_module, "_checkpoint_without_reentrant"):
-        original = checkpoint_module._checkpoint_without_reentrant
+    # torch 1.13's function, PyTorch 2's generator: both take the segment's function first.
+    for name in ("_checkpoint_without_reentrant", "_checkpoint_without_reentrant_generator"):
+        original = getattr(checkpoint_module, name, None)
+        if original is not None:
+            setattr(checkpoint_module, name, _with_function_in_run_mode(original))
 
-        def without_reentrant(function: Any, *args: Any, **kwargs: Any) -> Any:
-            return original(_in_run_mode(function), *args, **kwargs)
 
-        checkpoint_module._checkpoint_without_reentrant = without_reentrant  # type: ignore[attr-defined]
+def _with_function_in_run_mode(original: Callable[..., Any]) -> Callable[..., Any]:
+    def without_reentrant(function: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(_in_run_mode(function), *args, **kwargs)
+    return without_reentrant
 
 
 def _autocast_dtype() -> Optional[Any]:
@@ -301,6 +306,9 @@ def _autocast_dtype() -> Optional[Any]:
 
 
 _DEVICE_GETTER: Any = None
+
+#: The fused optimizers' in-place steps (PyTorch 2).
+_FUSED_OPTIMIZER_STEPS = {"_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_"}
 
 #: Ops autocast runs in fp32 on CUDA (its "fp32" list, as they reach the dispatcher): their half inputs are cast up.
 _AUTOCAST_FP32_OPS = {"layer_norm", "group_norm", "softmax", "log_softmax", "cross_entropy", "nll_loss", "native_layer_norm", "native_group_norm", "_softmax", "_log_softmax", "nll_loss_forward", "nll_loss2d_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits", "logsumexp", "cumsum", "cumprod", "linalg_vector_norm", "norm", "pow", "rsqrt", "exp", "log", "log1p", "reciprocal", "softplus", "cosine_similarity", "dist", "cdist", "renorm"}
@@ -327,6 +335,8 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
         def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = dict(kwargs or {})
             name = getattr(func, "__name__", "")
+            if getattr(func, "__self__", None) is torch.Tensor.is_cuda and args and isinstance(args[0], torch.Tensor):
+                return recorder.is_gpu(args[0])
             if getattr(func, "__self__", None) is _DEVICE_GETTER and args and isinstance(args[0], torch.Tensor):
                 # `x.device` says where the real run keeps x: `torch.zeros(..., device=x.device)`
                 # and `x.device.type == "cuda"` then behave as on the GPU.
@@ -358,6 +368,18 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 return tensor
             if name == "cpu":
                 return _cpu_copy(recorder, state, args[0])
+            if name in ("type_as", "type") and len(args) > 1 and isinstance(args[0], torch.Tensor):
+                # `z.type_as(images)` (Lightning's idiom for noise made on the CPU) and `.type(torch.cuda.FloatTensor)` move too.
+                other = args[1]
+                named = other if isinstance(other, str) else getattr(other, "__module__", "") + "." + getattr(other, "__name__", "") if isinstance(other, type) else ""
+                if (name == "type_as" and isinstance(other, torch.Tensor) and recorder.is_gpu(other)) or ".cuda." in named:
+                    # The legacy tensor types (torch.cuda.FloatTensor) carry their dtype; a name is looked up on torch.
+                    dtype = getattr(other, "dtype", None) if not isinstance(other, str) else getattr(getattr(torch, named.split(".")[-1], None), "dtype", None)
+                    cast = args[0].to(dtype) if isinstance(dtype, torch.dtype) else args[0]
+                    if not cast.is_meta:  # a real CPU tensor the script made: its GPU copy
+                        cast = cast.to("meta")
+                    recorder.move_to_gpu(cast)
+                    return cast
             if name == "to":
                 moved = [a for a in args[1:] if _is_cuda(a) or _is_cpu(a) or isinstance(a, torch.Tensor)]
                 if moved:
@@ -410,6 +432,10 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 tensor = args[0]
                 # One, not zero: libraries divide by what they read back (Adam: 1 - beta1 ** step).
                 return False if tensor.dtype == torch.bool else (1 if not tensor.dtype.is_floating_point else 1.0)
+            if name in _FUSED_OPTIMIZER_STEPS:
+                # One CUDA kernel updating weights and state in place (AdamW(fused=True), nanoGPT's and HF's
+                # default on a GPU): no memory of its own, and no meta kernel to run.
+                return None
             if "convolution" in name:
                 recorder.cudnn = True
                 _record_convolution(recorder, name, args, state["autocast"])
@@ -418,7 +444,14 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 _check_devices(recorder, name, inputs)
             # Ops the calls above reach without passing through the torch-function mode (composites' own calls).
             args, kwargs = _autocast_arguments(name, state["autocast"], args, kwargs)
-            out = func(*args, **kwargs)
+            try:
+                out = func(*args, **kwargs)
+            except NotImplementedError:
+                # torch 1.13 has no meta kernels for the in-place foreach ops (the fused Adam's step count):
+                # they change values, not memory.
+                if name.startswith("_foreach_") and name.endswith("_"):
+                    return None
+                raise
             target = state["target"]
             # A tensor autograd makes from nothing in backward (the zeros a gather's backward scatters into) is on the
             # gradients' device: the GPU, in a run that trains there.
@@ -633,6 +666,7 @@ class _Run:
         self.applied: set = set()  # where the assumed values went in (argparse options, constants)
         self.user_dirs = user_dirs  # the user's frames on a stack: the ones under these (the script's folder, the project)
         self.spec = spec
+        self.notes: List[str] = []  # what the patches changed that the user should know
         self.steps = steps
         self.batches = 0
         self.tmp = tmp
@@ -673,6 +707,14 @@ class FakeBatches:
         self.drop_last = bool(kwargs.get("drop_last", False))
         self.pin_memory = bool(kwargs.get("pin_memory", False))
         self.collate_fn = kwargs.get("collate_fn")
+        self.shuffle = bool(kwargs.get("shuffle", False))
+        self.timeout = kwargs.get("timeout", 0)
+        self.worker_init_fn = kwargs.get("worker_init_fn")
+        self.multiprocessing_context = None
+        self.generator = kwargs.get("generator")
+        self.prefetch_factor = kwargs.get("prefetch_factor")
+        self.persistent_workers = bool(kwargs.get("persistent_workers", False))
+        self.pin_memory_device = kwargs.get("pin_memory_device", "")
 
     def __len__(self) -> int:
         return int(_current().spec.get("length", 1000))
@@ -683,7 +725,21 @@ class FakeBatches:
             if run.batches >= run.steps:
                 raise DryRunComplete()
             run.batches += 1
-            yield _stacked(self.sample, self.batch_size) if self.sample is not None else make_batch(run.spec, self.batch_size)
+            if self.sample is not None:
+                yield _stacked(self.sample, self.batch_size)
+                continue
+            # Tensors the script loaded from a file it does not have here: one (token ids) gives its rows
+            # as the batches; where it moved them to the GPU first, the batches come from there.
+            loaded = [self.dataset] if isinstance(self.dataset, PretrainedWeights) else [t for t in getattr(self.dataset, "tensors", ()) if isinstance(t, PretrainedWeights)]
+            one_tensor = isinstance(self.dataset, PretrainedWeights) and self.dataset.tensor
+            batch = make_batch({**run.spec, "tensors": run.spec.get("tensors", [])[:1]} if one_tensor else run.spec, self.batch_size)
+            yield _to_gpu(batch) if loaded and all(t.gpu for t in loaded) else batch
+
+
+def _to_gpu(batch: Any) -> Any:
+    if isinstance(batch, dict):
+        return {key: value.cuda() for key, value in batch.items()}
+    return tuple(t.cuda() for t in batch) if isinstance(batch, tuple) else batch.cuda()
 
 
 def _first_sample(dataset: Any) -> Any:
@@ -760,6 +816,16 @@ def _sandbox_hook(event: str, args: Tuple[Any, ...]) -> None:
 _PATCHED: Dict[str, Any] = {}
 
 
+class _DeviceProperties:
+    """What `torch.cuda.get_device_properties` says in a dry run: the A100 40GB its constants were measured on."""
+
+    name = "dry run (A100-SXM4-40GB)"
+    major, minor = 8, 0
+    total_memory = 40 * 1024 ** 3
+    multi_processor_count = 108
+    is_integrated = is_multi_gpu_board = False
+
+
 def _patch_torch() -> None:
     """CUDA looks present; loaders, datasets, backward and optimizer steps report to the run in
     progress. Once per process: the patches read the current run."""
@@ -778,6 +844,13 @@ def _patch_torch() -> None:
     torch.cuda.is_bf16_supported = lambda: True  # type: ignore[assignment]
     for name in ("max_memory_allocated", "memory_allocated", "max_memory_reserved", "memory_reserved"):
         setattr(torch.cuda, name, lambda *a, **k: 0)
+    # PyTorch 2 asks the driver from inside its optimizers (is a CUDA graph being captured?) and
+    # libraries ask what GPU this is: on a machine without one, a CUDA build of torch would fail there.
+    torch.cuda.is_current_stream_capturing = lambda: False  # type: ignore[assignment]
+    torch.cuda.get_device_capability = lambda *a, **k: (8, 0)  # type: ignore[assignment]
+    torch.cuda.get_device_properties = lambda *a, **k: _DeviceProperties()  # type: ignore[assignment]
+    torch.cuda.mem_get_info = lambda *a, **k: (_DeviceProperties.total_memory, _DeviceProperties.total_memory)  # type: ignore[assignment]
+    torch.cuda.memory_stats = lambda *a, **k: {}  # type: ignore[assignment]
 
     # A class, not a function: libraries subclass DataLoader (timm's MultiEpochsDataLoader).
     data.DataLoader = FakeBatches  # type: ignore[assignment,misc]
@@ -840,6 +913,11 @@ def _patch_torch() -> None:
         step = type(self).step
 
         def stepped(this: Any, *a: Any, **k: Any) -> Any:
+            # A closure (Lightning's training step, LBFGS) runs the forward and backward inside step().
+            if a and callable(a[0]):
+                a = (in_phase(1, a[0]),) + tuple(a[1:])
+            elif callable(k.get("closure")):
+                k = {**k, "closure": in_phase(1, k["closure"])}
             result = in_phase(3, step)(this, *a, **k)
             run = _CURRENT["run"]
             if run is not None:
@@ -916,6 +994,24 @@ class PretrainedWeights(dict):
     def __missing__(self, key: Any) -> "PretrainedWeights":
         return PretrainedWeights()
 
+    #: Moved to the GPU (`.cuda()`, `.to(device)`): the batches made in its place are there too.
+    gpu = False
+    #: Given by a tensor's method (`.view(-1, 256)`): one tensor, whose rows a loader gives as its batches.
+    tensor = False
+
+    def __getattr__(self, name: str) -> Any:
+        # A data file it stands for (`torch.load("data/tokens.pt").view(-1, 256).to(device)`): every
+        # method gives more of it; the loaders fed with it make batches of the analysed shape.
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def method(*args: Any, **kwargs: Any) -> "PretrainedWeights":
+            more = PretrainedWeights()
+            more.gpu = self.gpu or name == "cuda" or (name == "to" and any(_is_cuda(a) for a in (*args, kwargs.get("device"))))
+            more.tensor = True
+            return more
+        return method
+
 
 def _patch_pretrained_weights() -> None:
     """No download and no missing file stops the run: pretrained weights change values, not memory."""
@@ -951,7 +1047,7 @@ def _patch_pretrained_weights() -> None:
         owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
-    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
+    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": _lightning_trainer, "pytorch_lightning.trainer.trainer": _lightning_trainer}))
 
 
 def _patch_compile() -> None:
@@ -972,8 +1068,10 @@ def _patch_fused_attention() -> None:
     value, output and an fp32 log-sum-exp per query row; no attention matrix."""
     import torch
     import torch.nn.functional as F
-    if hasattr(F, "scaled_dot_product_attention"):
-        return
+    # PyTorch 2 has the function, but on the meta device it takes the math path, which keeps the
+    # attention matrix that a GPU's fused kernels never make: a tensor the script keeps on the
+    # CPU gets the real function, one bound for the GPU the fused kernels' memory.
+    native = getattr(F, "scaled_dot_product_attention", None)
     # timm takes its fused path when the function exists. On the measured A100 runs (PyTorch 2.4) its
     # manual path, which keeps the attention matrices, left fewer runs under-estimated (vision
     # Transformers: 3.6% under by more than 10%, against 7.2% fused; docs/dry-run.md): the dry run
@@ -994,6 +1092,9 @@ def _patch_fused_attention() -> None:
             return query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape)
 
     def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, scale: Any = None, enable_gqa: bool = False) -> Any:
+        if native is not None and isinstance(query, torch.Tensor) and not query.is_meta:
+            extra = {"scale": scale} if scale is not None else {}
+            return native(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **extra)
         return FusedAttention.apply(query, key, value)
 
     F.scaled_dot_product_attention = scaled_dot_product_attention  # type: ignore[attr-defined]
@@ -1049,6 +1150,46 @@ def _patch_token_files() -> None:
 def _skip_timm_pretrained(module: Any) -> None:
     if hasattr(module, "load_pretrained"):
         module.load_pretrained = lambda *args, **kwargs: None
+
+
+#: Strategies that run the same training step on each GPU: the dry run is that step on one.
+_DATA_PARALLEL_STRATEGIES = {"ddp", "ddp_spawn", "ddp_fork", "ddp_notebook", "dp", "ddp_find_unused_parameters_true", "ddp_find_unused_parameters_false"}
+
+
+def _lightning_trainer(module: Any) -> None:
+    """Lightning's Trainer as the dry run needs it: its logs and checkpoints in the run's folder (or
+    none), no sanity validation before the first step, and one process on one GPU. The training
+    step, precision, gradient accumulation and optimizers stay the script's."""
+    trainer_class = getattr(module, "Trainer", None)
+    if trainer_class is None:
+        return
+    original = trainer_class.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        run = _CURRENT["run"]
+        if run is not None:
+            kwargs["default_root_dir"] = run.tmp
+            # The script's logger may write elsewhere or reach a service (W&B); callbacks such as
+            # LearningRateMonitor need one: a CSV logger in the run's folder.
+            loggers = importlib.import_module(module.__name__.split(".trainer")[0] + ".loggers")
+            kwargs["logger"] = loggers.CSVLogger(run.tmp) if kwargs.get("logger", True) is not False else False
+            kwargs["enable_checkpointing"] = False
+            kwargs["enable_progress_bar"] = False
+            kwargs["enable_model_summary"] = False
+            kwargs["num_sanity_val_steps"] = 0
+            callbacks = kwargs.get("callbacks")
+            if callbacks is not None:
+                listed = callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]
+                kwargs["callbacks"] = [c for c in listed if "Checkpoint" not in type(c).__name__]
+            strategy = kwargs.get("strategy")
+            if isinstance(strategy, str) and strategy in _DATA_PARALLEL_STRATEGIES or type(strategy).__name__ in ("DDPStrategy", "DataParallelStrategy"):
+                kwargs["strategy"] = "auto"
+            if kwargs.get("devices") not in (None, 1, "1", [0], "auto") or kwargs.get("num_nodes", 1) != 1:
+                run.notes.append(f"Lightning's Trainer(devices={kwargs.get('devices')!r}, num_nodes={kwargs.get('num_nodes', 1)!r}): the dry run is one of those processes, on one GPU")
+                kwargs["devices"], kwargs["num_nodes"] = 1, 1
+        original(self, *args, **kwargs)
+
+    trainer_class.__init__ = init
 
 
 class _AfterImport:
@@ -1114,17 +1255,34 @@ def _patch_value_dependent_ops() -> None:
     torch._assert_async = assert_async  # type: ignore[assignment]
 
 
+#: Samples in the train and test splits of torchvision's datasets, and their classes: scripts split
+#: them by count (`random_split(mnist, [55000, 5000])`) and size heads by `len(dataset.classes)`.
+_DATASET_SIZES: Dict[str, Tuple[int, int, int]] = {
+    "MNIST": (60000, 10000, 10), "FashionMNIST": (60000, 10000, 10), "KMNIST": (60000, 10000, 10), "QMNIST": (60000, 60000, 10),
+    "CIFAR10": (50000, 10000, 10), "CIFAR100": (50000, 10000, 100), "SVHN": (73257, 26032, 10), "STL10": (5000, 8000, 10),
+    "ImageNet": (1281167, 50000, 1000), "Food101": (75750, 25250, 101), "OxfordIIITPet": (3680, 3669, 37),
+    "Flowers102": (1020, 6149, 102), "StanfordCars": (8144, 8041, 196), "Caltech101": (8677, 8677, 101), "Places365": (1803460, 36500, 365),
+}
+
+
 class FakeDataset:
     """A dataset that reads nothing: its length only (the loader makes the batches)."""
 
+    sizes: Tuple[int, int, int] = (1000, 1000, 1000)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.classes = [str(i) for i in range(1000)]
+        train = kwargs.get("train", True) is not False and kwargs.get("split", "train") in ("train", "train+unlabeled", "unlabeled", "balanced", "letters", "digits", "byclass", "bymerge", "mnist")
+        self.length = self.sizes[0] if train else self.sizes[1]
+        self.classes = [str(i) for i in range(self.sizes[2])]
 
     def __len__(self) -> int:
-        return 1000
+        return self.length
 
     def __getitem__(self, index: int) -> Any:
         raise IndexError("the dry run reads no data")
+
+
+_DISTRIBUTED = {"initialized": False}
 
 
 def _patch_distributed() -> None:
@@ -1152,10 +1310,20 @@ def _patch_distributed() -> None:
         pass
     try:
         import torch.distributed as dist
-        for name in ("init_process_group", "barrier", "destroy_process_group", "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"):
+        for name in ("barrier", "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"):
             setattr(dist, name, lambda *a, **k: None)
+
+        def init_process_group(*args: Any, **kwargs: Any) -> None:
+            _DISTRIBUTED["initialized"] = True
+
+        def destroy_process_group(*args: Any, **kwargs: Any) -> None:
+            _DISTRIBUTED["initialized"] = False
+
+        dist.init_process_group, dist.destroy_process_group = init_process_group, destroy_process_group  # type: ignore[assignment]
         dist.is_available = lambda: True  # type: ignore[assignment]
-        dist.is_initialized = lambda: True  # type: ignore[assignment]
+        # Initialized once the script initialized it: frameworks (Lightning) that find a process group
+        # take their distributed paths, which a script that made none never runs.
+        dist.is_initialized = lambda: _DISTRIBUTED["initialized"]  # type: ignore[assignment]
         dist.get_rank = lambda *a, **k: 0  # type: ignore[assignment]
         dist.get_world_size = lambda *a, **k: 1  # type: ignore[assignment]
     except Exception:
@@ -1252,7 +1420,7 @@ def _patch_datasets() -> None:
         for name in dir(tv_datasets):
             value = getattr(tv_datasets, name)
             if isinstance(value, type) and name[:1].isupper():
-                setattr(tv_datasets, name, FakeDataset)
+                setattr(tv_datasets, name, type(name, (FakeDataset,), {"sizes": _DATASET_SIZES.get(name, FakeDataset.sizes)}))
     except Exception:
         pass
 
@@ -1395,6 +1563,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
+    _DISTRIBUTED["initialized"] = False
     state.device_mode = device_mode
     code = _script_code(script, state.assumed, state.applied) if state.assumed else None
     try:
@@ -1414,6 +1583,8 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
         result["error"] = f"{type(error).__name__}: {error}{where}"
+        # Standard error is the log: the whole traceback, for whoever debugs the harness.
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     finally:
         _CURRENT["run"] = None
         sys.path[:], sys.argv[:] = saved[0], saved[1]
@@ -1422,6 +1593,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     if state.assumed:
         where = ", ".join(sorted(state.applied)) or "nothing the script read through argparse, a constant or a dataclass field"
         result["notes"].append(f"assumed values: set as environment variables; replaced {where}")
+    result["notes"].extend(state.notes)
     result["steps"] = state.completed_steps()
     result["cudnn"] = state.recorder.cudnn
     result["convolutions"] = state.recorder.convolutions

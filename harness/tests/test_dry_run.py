@@ -324,8 +324,10 @@ def test_dropout_keeps_cudas_one_byte_mask_and_mish_backward_no_temporaries(tmp_
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-        """, {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+        """, {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]}, steps=1)
         assert result["ok"], result.get("error")
+        # One step: from the second on, PyTorch 2's zero_grad frees the gradients after the forward
+        # (set_to_none), and the peak moves to where the dropout's input and output are both alive.
         return live_peak(result["events"])
 
     activation = 4096 * 1024 * 4
@@ -666,3 +668,160 @@ def test_a_checkpointed_segment_reruns_under_autocast_in_backward(tmp_path: Path
     """
     result = dry_run(tmp_path, source)
     assert result["ok"], result.get("error")
+
+
+def test_noise_moved_with_type_as_is_on_the_gpu_and_torchvision_datasets_have_their_sizes(tmp_path: Path) -> None:
+    # Lightning's idiom: noise made on the CPU follows the batch with `.type_as(imgs)`; a GAN split
+    # MNIST by count. Neither may stop the run (a device mismatch, random_split's length check).
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, random_split
+        from torchvision.datasets import MNIST
+
+        train, val = random_split(MNIST("data", train=True, download=True), [55000, 5000])
+        assert len(MNIST("data", train=False)) == 10000 and len(train.dataset.classes) == 10
+        generator = nn.Linear(100, 784).cuda()
+        optimizer = torch.optim.SGD(generator.parameters(), lr=0.1)
+        for images, _ in DataLoader(train, batch_size=64):
+            images = images.cuda()
+            z = torch.randn(images.shape[0], 100).type_as(images)
+            ones = torch.ones(images.shape[0], 1).type(torch.cuda.FloatTensor)
+            loss = ((generator(z) - images.flatten(1)) ** 2).mean() + ones.sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [1, 28, 28], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+    assert result["ok"], result.get("error")
+
+
+def test_a_script_that_made_no_process_group_has_none(tmp_path: Path) -> None:
+    # Frameworks take their distributed paths when torch.distributed says it is initialized.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.distributed as dist
+        import torch.nn as nn
+        assert not dist.is_initialized()
+        dist.init_process_group("nccl")
+        assert dist.is_initialized() and dist.get_world_size() == 1
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+
+
+def test_a_closure_given_to_step_runs_its_forward_and_backward_in_their_own_phases(tmp_path: Path) -> None:
+    # Lightning runs training_step inside optimizer.step(closure): the forward is not the optimizer's.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            def closure():
+                optimizer.zero_grad()
+                loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+    """)
+    assert result["ok"], result.get("error")
+    allocations = [event for event in result["events"] if len(event) == 3]
+    assert next(event for event in allocations if event[1] == 8 * 10 * 4)[2] == 1  # the logits: forward
+    assert {2, 3} <= {event[2] for event in allocations}  # the gradients in backward, Adam's moments in the step
+
+
+def test_a_lightning_trainer_runs_the_scripts_training_step_with_its_logs_in_the_runs_folder(tmp_path: Path) -> None:
+    pytest.importorskip("lightning")
+    result = dry_run(tmp_path, """
+        import lightning.pytorch as pl
+        import torch
+        import torch.nn as nn
+        from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
+        from torch.utils.data import DataLoader
+
+        class Classifier(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(784, 10)
+
+            def training_step(self, batch, batch_idx):
+                x, y = batch
+                loss = nn.functional.cross_entropy(self.net(x), y)
+                self.log("train/loss", loss)
+                return loss
+
+            def validation_step(self, batch, batch_idx):
+                raise AssertionError("no sanity validation in a dry run")
+
+            def train_dataloader(self):
+                return DataLoader(None, batch_size=32, num_workers=4)
+
+            def val_dataloader(self):
+                return DataLoader(None, batch_size=32)
+
+            def configure_optimizers(self):
+                return torch.optim.Adam(self.parameters())
+
+        trainer = pl.Trainer(accelerator="gpu", devices=4, strategy="ddp", precision="16-mixed", max_epochs=3,
+                             callbacks=[LearningRateMonitor("step"), ModelCheckpoint(dirpath="checkpoints")])
+        trainer.fit(Classifier())
+    """, {**SPEC, "batchSize": 32})
+    assert result["ok"], result.get("error")
+    assert any("devices=4" in note for note in result["notes"]), result["notes"]
+    assert not (tmp_path / "checkpoints").exists() and not (tmp_path / "lightning_logs").exists()
+    phases = {event[2] for event in result["events"] if len(event) == 3}
+    assert {1, 2, 3} <= phases
+
+
+def test_a_fused_optimizer_step_updates_in_place(tmp_path: Path) -> None:
+    # nanoGPT's AdamW(fused=True) where the GPU has it: one kernel, nothing allocated, no meta kernel.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.Adam(model.parameters(), fused=True)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    """)
+    assert result["ok"], result.get("error")
+    moments = [event for event in result["events"] if len(event) == 3 and event[2] == 3 and event[1] == 784 * 10 * 4]
+    assert len(moments) == 2  # exp_avg and exp_avg_sq of the weight, once
+
+
+def test_tensors_loaded_from_files_not_here_become_batches_of_the_analysed_shape(tmp_path: Path) -> None:
+    # Preprocessed data saved with torch.save: one token tensor cut into rows, or a dict of tensors
+    # moved to the GPU before the dataset is built (its batches are then on the GPU).
+    tokens = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader
+        model = nn.Sequential(nn.Embedding(1000, 32), nn.Linear(32, 1000)).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        tokens = torch.load("data/tokens.pt")
+        for batch in DataLoader(tokens.view(-1, 16), batch_size=4, shuffle=True):
+            batch = batch.cuda()
+            loss = nn.functional.cross_entropy(model(batch).flatten(0, 1), batch.flatten())
+            loss.backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [16], "dtype": "int64"}, {"shape": [16], "dtype": "int64"}]})
+    assert tokens["ok"], tokens.get("error")
+    pairs = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+        device = torch.device("cuda")
+        model = nn.Sequential(nn.Embedding(1000, 32), nn.Flatten(), nn.Linear(32 * 16, 2)).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = torch.load("data/reviews.pt")
+        dataset = TensorDataset(data["input_ids"].to(device), data["labels"].to(device))
+        for ids, labels in DataLoader(dataset, batch_size=4):
+            nn.functional.cross_entropy(model(ids), labels).backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [16], "dtype": "int64"}, {"shape": [], "dtype": "int64"}]})
+    assert pairs["ok"], pairs.get("error")

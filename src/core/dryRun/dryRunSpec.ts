@@ -33,12 +33,12 @@ export interface DryRunSpec {
 const DEFAULT_SEQUENCE = 128;
 
 export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string; assume?: Readonly<Record<string, AssumedValue>> } = {}): DryRunSpec {
-  const first = model?.layerTable.rows[0]?.type ?? '';
-  const tokens = /(^|\.)Embedding(Bag)?$/.test(first);
+  const tokens = takesTokens(model);
   const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [DEFAULT_SEQUENCE] : [1];
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
-  // Language models are trained on next tokens of the same length; classifiers on one label per sample.
-  const labels: DryRunTensorSpec = tokens ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
+  // Language models are trained on next tokens of the same length; classifiers (a text classifier too)
+  // on one label per sample.
+  const labels: DryRunTensorSpec = tokens && scoresEveryToken(model) ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
   // --batch-size wins over a --set of the same name, as it does over the loader's batch.
   const assume = { ...options.assume, ...batchSizeByName(model, options.batchSize) };
   return {
@@ -48,6 +48,34 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
     ...(options.root === undefined ? {} : { root: options.root }),
     ...(Object.keys(assume).length === 0 ? {} : { assume }),
   };
+}
+
+const EMBEDDING = /(^|\.)Embedding(Bag)?$/;
+
+/**
+ * Token ids in: the first layer is an embedding, or (a catalog model's rows, which list parameters
+ * first) the model has one and its input is a sequence (one dimension per sample) or unknown. A
+ * conditional GAN's class embedding beside an image input does not count.
+ */
+function takesTokens(model: ModelEstimate | undefined): boolean {
+  const rows = model?.layerTable.rows ?? [];
+  if (EMBEDDING.test(rows[0]?.type ?? '')) return true;
+  return rows.some((row) => EMBEDDING.test(row.type)) && (!model?.inputShape || model.inputShape.length <= 1);
+}
+
+/**
+ * Targets at every position (a language model's next tokens, a translation): a layer gives scores
+ * over an embedding's vocabulary at every position, or the model does not end in one row of scores
+ * per sample (a text classifier's head, whose targets are one class per sample).
+ */
+function scoresEveryToken(model: ModelEstimate | undefined): boolean {
+  const rows = model?.layerTable.rows ?? [];
+  const vocabularies = new Set(
+    rows.filter((row) => EMBEDDING.test(row.type) && row.params && row.outputShape?.length).map((row) => row.params! / row.outputShape![row.outputShape!.length - 1]!),
+  );
+  if (rows.some((row) => !EMBEDDING.test(row.type) && (row.outputShape?.length ?? 0) >= 2 && vocabularies.has(row.outputShape![row.outputShape!.length - 1]!))) return true;
+  const last = [...rows].reverse().find((row) => row.outputShape);
+  return last?.outputShape?.length !== 1;
 }
 
 /**

@@ -26,7 +26,7 @@ export function isFrameworkObject(value: PyValue): boolean {
  * What the script's code sees of the framework: `accelerator.prepare(model, optimizer, loader)`
  * and `fabric.setup(model, optimizer)` give back what they were given (the same model, so it is
  * one model under both names); `trainer.fit(model, datamodule)` runs the data module's (or the
- * model's) `train_dataloader()`, so its `DataLoader(batch_size=...)` is seen with the values the
+ * model's) `prepare_data()`, `setup()` and `train_dataloader()`, so its datasets and its `DataLoader(batch_size=...)` are seen with the values the
  * script gave. `run` calls a method of the script with its receiver.
  */
 export function frameworkMethod(self: InstanceValue, method: string, args: PyValue[], kwargs: ReadonlyMap<string, PyValue>, run: (fn: FunctionValue, receiver: PyValue) => void): PyValue {
@@ -42,7 +42,12 @@ export function frameworkMethod(self: InstanceValue, method: string, args: PyVal
     for (const holder of [data, model]) {
       const classValue = asModule(holder)?.classValue ?? (kindOf(holder) === 'instance' ? (holder as InstanceValue).classValue : undefined);
       const loaders = classValue && classAttribute(classValue, 'train_dataloader');
-      if (kindOf(loaders) !== 'function') continue;
+      if (!classValue || kindOf(loaders) !== 'function') continue;
+      // As Lightning does before it asks for the loader: the datasets it reads are made in these hooks.
+      for (const hook of ['prepare_data', 'setup']) {
+        const fn = classAttribute(classValue, hook);
+        if (kindOf(fn) === 'function') run(fn as FunctionValue, holder!);
+      }
       run(loaders as FunctionValue, holder!);
       break;
     }

@@ -64,6 +64,54 @@ describe('what the analysis reads of the training frameworks (frameworkSetup.ts)
     assert.equal(assumption(model, 'batchSize'), '64 (dm.batch_size, line 101)');
   });
 
+  it('runs the data module\'s setup() before train_dataloader(), as Lightning does: the dataset made there gives the input shape', async () => {
+    const source = [
+      'import lightning.pytorch as pl',
+      'import torch',
+      'import torch.nn as nn',
+      'import torch.nn.functional as F',
+      'import torchvision.transforms as T',
+      'from torch.utils.data import DataLoader',
+      'from torchvision.datasets import CIFAR10',
+      '',
+      'class CIFARData(pl.LightningDataModule):',
+      '    def __init__(self, batch_size=256):',
+      '        super().__init__()',
+      '        self.batch_size = batch_size',
+      '',
+      '    def setup(self, stage=None):',
+      '        self.train_set = CIFAR10("data", train=True, transform=T.Compose([T.RandomCrop(32, padding=4), T.ToTensor()]))',
+      '',
+      '    def train_dataloader(self):',
+      '        return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True)',
+      '',
+      'class Classifier(pl.LightningModule):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.net = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))',
+      '',
+      '    def forward(self, x):',
+      '        return self.net(x)',
+      '',
+      '    def training_step(self, batch, batch_idx):',
+      '        x, y = batch',
+      '        return F.cross_entropy(self(x), y)',
+      '',
+      '    def configure_optimizers(self):',
+      '        return torch.optim.SGD(self.parameters(), lr=0.1)',
+      '',
+      'def main():',
+      '    trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=5)',
+      '    trainer.fit(Classifier(), datamodule=CIFARData(batch_size=128))',
+      '',
+      'if __name__ == "__main__":',
+      '    main()',
+    ].join('\n');
+    const [model] = (await estimate(source)).models as [ModelEstimate];
+    assert.equal(assumption(model, 'batchSize'), '128 (DataLoader(batch_size=...), line 18)');
+    assert.equal(assumption(model, 'inputShape'), '(3, 32, 32) (CIFAR10 samples after RandomCrop(32), line 15)');
+  });
+
   it('reads self.hparams after save_hyperparameters(): the __init__ arguments as the script passed them', async () => {
     const source = [
       'import lightning as L',

@@ -76,6 +76,18 @@ describe('dry run spec', () => {
     assert.equal(dryRunSpecFor(undefined).tensors.length, 2);
   });
 
+  it('gives a text classifier one label per sample, a catalog language model (parameters listed first) token ids and next tokens', () => {
+    type Row = { type: string; outputShape?: number[]; params?: number };
+    const model = (rows: Row[], inputShape: number[] | null) => ({ inputShape, layerTable: { rows }, assumptions: [] }) as unknown as Parameters<typeof dryRunSpecFor>[0];
+    const classifier = model([{ type: 'Embedding', outputShape: [64, 300], params: 20_000 * 300 }, { type: 'LSTM', outputShape: [64, 512] }, { type: 'Linear', outputShape: [2] }], [64]);
+    assert.deepEqual(dryRunSpecFor(classifier).tensors, [{ shape: [64], dtype: 'int64' }, { shape: [], dtype: 'int64' }]);
+    const gpt2 = model([{ type: 'Parameter' }, { type: 'Embedding', outputShape: [1024, 512], params: 50_257 * 512 }, { type: 'Linear', outputShape: [1024, 50_257] }, { type: 'Dropout' }], [1024]);
+    assert.deepEqual(dryRunSpecFor(gpt2).tensors, [{ shape: [1024], dtype: 'int64' }, { shape: [1024], dtype: 'int64' }]);
+    // A conditional GAN's class embedding beside an image input: images in.
+    const conditional = model([{ type: 'Conv2d', outputShape: [64, 16, 16] }, { type: 'Embedding', outputShape: [64], params: 640 }], [3, 32, 32]);
+    assert.deepEqual(dryRunSpecFor(conditional).tensors[0], { shape: [3, 32, 32], dtype: 'float32' });
+  });
+
   it('passes the assumed values, and a --batch-size under the name the script keeps its batch size in, which wins over a --set of it', () => {
     const model = (key?: string) => ({ inputShape: [784], layerTable: { rows: [{ type: 'Linear' }] }, assumptions: [{ name: 'batchSize', value: '64', origin: 'given by the user', line: null, ...(key ? { key } : {}) }] }) as unknown as Parameters<typeof dryRunSpecFor>[0];
     assert.equal(dryRunSpecFor(model('BATCH_SIZE')).assume, undefined);

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * The PyTorch 2 venv of scripts/venvs/requirements-torch2.txt (PyTorch 2.4.1 with Lightning), made in
+ * build/venvs/torch2 when it is missing, so `npm run test:python` runs the dry run's tests with
+ * PyTorch 2 as well as with Debian's torch 1.13: users' interpreters have PyTorch 2.
+ *
+ *   node scripts/venvs/torch2-venv.cjs     make it (a minute or two, some 3 GB; nothing when it is there)
+ */
+'use strict';
+const path = require('node:path');
+const { makeVenv } = require('./makeVenv.cjs');
+
+process.exitCode = makeVenv({
+  name: 'torch2',
+  requirements: path.join(__dirname, 'requirements-torch2.txt'),
+  probe: 'import sys, torch, lightning; sys.exit(not torch.__version__.startswith("2.4.1"))',
+  noDeps: true,
+  skipped: 'the dry run\'s tests run with Debian\'s torch 1.13 only',
+});
