@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import json
 import os
@@ -49,6 +50,10 @@ class DryRunComplete(BaseException):
 
 class DryRunRefused(PermissionError):
     pass
+
+
+class ShardedRun(BaseException):
+    """The script shards its model across GPUs (FSDP, DeepSpeed ZeRO): one process cannot show what each GPU holds."""
 
 
 class DeviceMismatch(BaseException):
@@ -220,8 +225,14 @@ def _meta_kernels() -> Any:
         # with ignore_index) select all but the ignored targets.
         return input.new_empty((torch.broadcast_shapes(input.shape, mask.shape).numel(),))
 
+    def nll_loss2d_forward(input, target, weight, reduction, ignore_index):  # noqa: ANN001
+        # Scores per position ([N, C, T] or [N, C, H, W]): a loss per target element, or one for all.
+        return input.new_empty(target.shape if reduction == 0 else ()), input.new_empty(())
+
     kernels = (
         ("convolution_backward", convolution_backward),
+        ("nll_loss2d_forward", nll_loss2d_forward),
+        ("nll_loss2d_backward", same_as_input),
         ("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward),
         ("unfold_backward", unfold_backward),
         ("adaptive_max_pool2d_backward", same_as_input),
@@ -238,11 +249,16 @@ def _meta_kernels() -> Any:
         ("upsample_nearest2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
         ("upsample_bilinear2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
     )
+    # PyTorch 2's own meta kernels are kept (it has most of these); torch 1.13's registered ones are
+    # replaced, as they were written for (and tested with) these.
+    keep_own = int(torch.__version__.split(".")[0]) >= 2
     for name, kernel in kernels:
+        if keep_own and torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "Meta"):
+            continue
         try:
             lib.impl(name, kernel)
         except RuntimeError:
-            pass  # a newer torch has its own
+            pass
     return lib
 
 
@@ -298,6 +314,8 @@ def _with_function_in_run_mode(original: Callable[..., Any]) -> Callable[..., An
 def _autocast_dtype() -> Optional[Any]:
     import torch
     try:
+        if hasattr(torch, "get_autocast_dtype"):  # PyTorch 2.4 on; the GPU-only functions are deprecated there
+            return torch.get_autocast_dtype("cuda") if torch.is_autocast_enabled("cuda") else None
         if torch.is_autocast_enabled():
             return torch.get_autocast_gpu_dtype()
     except Exception:
@@ -395,6 +413,8 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                     result = func(*args, **kwargs)
                     recorder.move_to_gpu(result)
                     return result
+            if name in ("cross_entropy", "nll_loss"):
+                args, kwargs = _targets_fitting(recorder, args, kwargs)
             if name == "dropout":
                 fused = _fused_dropout(recorder, args, kwargs)
                 if fused is not None:
@@ -468,6 +488,26 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             return out
 
     return DeviceToMeta(), TraceStorages()
+
+
+def _targets_fitting(recorder: Recorder, args: Sequence[Any], kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
+    """Class targets of the shape the loss needs where the fake batch's do not fit (one label per
+    sample met scores per token, or the reverse): the analysis cannot always tell a text classifier
+    from a tagger, and a real run's labels fit. Targets that fit, or are not class indices, stay."""
+    import torch
+    scores = args[0] if args else kwargs.get("input")
+    target = args[1] if len(args) > 1 else kwargs.get("target")
+    if not isinstance(scores, torch.Tensor) or not isinstance(target, torch.Tensor) or target.dtype.is_floating_point or not target.is_meta or scores.dim() < 2:
+        return args, kwargs
+    needed = (scores.shape[0], *scores.shape[2:])
+    if tuple(target.shape) == tuple(needed):
+        return args, kwargs
+    fitted = torch.zeros(needed, dtype=target.dtype, device="meta")
+    if recorder.is_gpu(target):
+        recorder.move_to_gpu(fitted)
+    if len(args) > 1:
+        return (args[0], fitted, *args[2:]), kwargs
+    return args, {**kwargs, "target": fitted}
 
 
 def _cpu_copy(recorder: Recorder, state: Dict[str, Any], tensor: Any) -> Any:
@@ -1165,6 +1205,8 @@ def _lightning_trainer(module: Any) -> None:
         return
     original = trainer_class.__init__
 
+    # Its signature kept: LightningCLI (jsonargparse) reads the Trainer's parameters from it.
+    @functools.wraps(original)
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         run = _CURRENT["run"]
         if run is not None:
@@ -1328,12 +1370,35 @@ def _patch_distributed() -> None:
         dist.get_world_size = lambda *a, **k: 1  # type: ignore[assignment]
     except Exception:
         pass
+    _refuse_sharding()
     import torch.multiprocessing as torch_mp
 
     def spawn(fn: Any, args: Tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False, start_method: str = "spawn") -> None:
         fn(0, *args)
 
     torch_mp.spawn = spawn  # type: ignore[assignment]
+
+
+def _refuse_sharding() -> None:
+    """FSDP and DeepSpeed split weights, gradients and optimizer state over the GPUs: a dry run of
+    one process on one GPU would show an unsharded model, not what each GPU holds. It stops and
+    says so; the static estimate models sharding per GPU count."""
+    def refuse(what: str) -> Callable[..., Any]:
+        def stop(*args: Any, **kwargs: Any) -> Any:
+            raise ShardedRun(f"the script shards its model with {what}: a dry run is one process on one GPU and cannot show what each GPU holds; the static estimate gives memory per GPU for the GPU count")
+        return stop
+
+    def fsdp(module: Any) -> None:
+        module.FullyShardedDataParallel.__init__ = refuse("FSDP")
+
+    def fsdp2(module: Any) -> None:
+        module.fully_shard = refuse("fully_shard (FSDP2)")
+
+    def deepspeed(module: Any) -> None:
+        module.initialize = refuse("DeepSpeed")
+
+    # Patched as the script imports them (importing FSDP costs time, and fails on torch 1.13 under Python 3.11).
+    sys.meta_path.insert(0, _AfterImport({"torch.distributed.fsdp.fully_sharded_data_parallel": fsdp, "torch.distributed._composable.fsdp.fully_shard": fsdp2, "deepspeed": deepspeed}))
 
 
 def _patch_writes() -> None:
@@ -1558,6 +1623,9 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     sys.path[:0] = [p for p in (script_dir, root, os.path.join(root, "src")) if os.path.isdir(p)]
     sys.argv = [script, *spec.get("argv", [])]
     os.chdir(root)
+    # Temporary files (torch.distributed's generated modules, a library's scratch) go in the run's folder: the one place it may write.
+    import tempfile
+    saved_tempdir, tempfile.tempdir = tempfile.tempdir, tmp
     # As torchrun sets them for the first process of one: scripts read them before anything else.
     for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         os.environ.setdefault(name, value)
@@ -1575,7 +1643,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
-    except DeviceMismatch as error:
+    except (DeviceMismatch, ShardedRun) as error:
         result["error"] = str(error)
     except SystemExit as error:
         result["error"] = None if state.completed_steps() > 0 else f"the script exited ({error.code}) before its training loop took a batch or an optimizer step"
@@ -1589,6 +1657,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         _CURRENT["run"] = None
         sys.path[:], sys.argv[:] = saved[0], saved[1]
         os.chdir(saved[2])
+        tempfile.tempdir = saved_tempdir
     result["ok"] = result["error"] is None
     if state.assumed:
         where = ", ".join(sorted(state.applied)) or "nothing the script read through argparse, a constant or a dataclass field"

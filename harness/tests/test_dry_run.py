@@ -825,3 +825,41 @@ def test_tensors_loaded_from_files_not_here_become_batches_of_the_analysed_shape
             optimizer.step()
     """, {"tensors": [{"shape": [16], "dtype": "int64"}, {"shape": [], "dtype": "int64"}]})
     assert pairs["ok"], pairs.get("error")
+
+
+def test_a_model_sharded_with_fsdp_is_no_figure_and_says_why(tmp_path: Path) -> None:
+    try:
+        import torch.distributed.fsdp  # noqa: F401  (torch 1.13 under Python 3.11 cannot import it)
+    except Exception:
+        pytest.skip("torch.distributed.fsdp does not import with this torch")
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.distributed as dist
+        import torch.nn as nn
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        dist.init_process_group("nccl")
+        model = FSDP(nn.Linear(784, 10).cuda())
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert not result["ok"]
+    assert result["error"].startswith("the script shards its model with FSDP"), result["error"]
+
+
+def test_fake_class_targets_take_the_shape_the_loss_needs(tmp_path: Path) -> None:
+    # A text classifier fed next-token-shaped labels, and a tagger fed one label per sample: a real
+    # run's labels fit its loss, so the fake ones are made to.
+    for head, scores in (("x.mean(1)", ""), ("x", ".transpose(1, 2)")):
+        result = dry_run(tmp_path, f"""
+            import torch
+            import torch.nn as nn
+            embed, head = nn.Embedding(1000, 32).cuda(), nn.Linear(32, 5).cuda()
+            optimizer = torch.optim.SGD([*embed.parameters(), *head.parameters()], lr=0.1)
+            for ids, labels in torch.utils.data.DataLoader(None, batch_size=4):
+                x = embed(ids.cuda())
+                nn.functional.cross_entropy(head({head}){scores}, labels.cuda()).backward()
+                optimizer.step()
+        """, {"tensors": [{"shape": [16], "dtype": "int64"}, {"shape": [16] if head == "x.mean(1)" else [], "dtype": "int64"}]})
+        assert result["ok"], (head, result.get("error"))

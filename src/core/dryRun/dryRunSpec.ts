@@ -66,7 +66,8 @@ function takesTokens(model: ModelEstimate | undefined): boolean {
 /**
  * Targets at every position (a language model's next tokens, a translation): a layer gives scores
  * over an embedding's vocabulary at every position, or the model does not end in one row of scores
- * per sample (a text classifier's head, whose targets are one class per sample).
+ * per sample (a text classifier's head, whose targets are one class per sample) or its input shape,
+ * and so its layers' output shapes, are unknown (a tagger's targets are one tag per token).
  */
 function scoresEveryToken(model: ModelEstimate | undefined): boolean {
   const rows = model?.layerTable.rows ?? [];
@@ -74,8 +75,9 @@ function scoresEveryToken(model: ModelEstimate | undefined): boolean {
     rows.filter((row) => EMBEDDING.test(row.type) && row.params && row.outputShape?.length).map((row) => row.params! / row.outputShape![row.outputShape!.length - 1]!),
   );
   if (rows.some((row) => !EMBEDDING.test(row.type) && (row.outputShape?.length ?? 0) >= 2 && vocabularies.has(row.outputShape![row.outputShape!.length - 1]!))) return true;
+  // Shapes are per sample only where the input's was known; without it a tagger's head looks like a classifier's.
   const last = [...rows].reverse().find((row) => row.outputShape);
-  return last?.outputShape?.length !== 1;
+  return !model?.inputShape || last?.outputShape?.length !== 1;
 }
 
 /**

@@ -83,6 +83,9 @@ describe('dry run spec', () => {
     assert.deepEqual(dryRunSpecFor(classifier).tensors, [{ shape: [64], dtype: 'int64' }, { shape: [], dtype: 'int64' }]);
     const gpt2 = model([{ type: 'Parameter' }, { type: 'Embedding', outputShape: [1024, 512], params: 50_257 * 512 }, { type: 'Linear', outputShape: [1024, 50_257] }, { type: 'Dropout' }], [1024]);
     assert.deepEqual(dryRunSpecFor(gpt2).tensors, [{ shape: [1024], dtype: 'int64' }, { shape: [1024], dtype: 'int64' }]);
+    // A tagger whose input shape the analysis did not find: its head's shape is not per sample, so one tag per token.
+    const tagger = model([{ type: 'Embedding', params: 20_000 * 256 }, { type: 'LSTM' }, { type: 'Linear', outputShape: [17] }], null);
+    assert.deepEqual(dryRunSpecFor(tagger).tensors[1], { shape: [128], dtype: 'int64' });
     // A conditional GAN's class embedding beside an image input: images in.
     const conditional = model([{ type: 'Conv2d', outputShape: [64, 16, 16] }, { type: 'Embedding', outputShape: [64], params: 640 }], [3, 32, 32]);
     assert.deepEqual(dryRunSpecFor(conditional).tensors[0], { shape: [3, 32, 32], dtype: 'float32' });
