@@ -41,6 +41,8 @@ import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from harness import dry_run_hub
+
 PHASES = ("setup", "forward", "backward", "optimizer")
 
 #: Stops the script once the wanted steps ran; a BaseException so `except Exception` in the script does not swallow it.
@@ -50,10 +52,6 @@ class DryRunComplete(BaseException):
 
 class DryRunRefused(PermissionError):
     pass
-
-
-class ShardedRun(BaseException):
-    """The script shards its model across GPUs (FSDP, DeepSpeed ZeRO): one process cannot show what each GPU holds."""
 
 
 class DeviceMismatch(BaseException):
@@ -768,6 +766,10 @@ class FakeBatches:
             if self.sample is not None:
                 yield _stacked(self.sample, self.batch_size)
                 continue
+            hub_batch = dry_run_hub.batch_from(self.dataset, self.collate_fn, run.spec, self.batch_size, make_batch)
+            if hub_batch is not None:
+                yield hub_batch
+                continue
             # Tensors the script loaded from a file it does not have here: one (token ids) gives its rows
             # as the batches; where it moved them to the GPU first, the batches come from there.
             loaded = [self.dataset] if isinstance(self.dataset, PretrainedWeights) else [t for t in getattr(self.dataset, "tensors", ()) if isinstance(t, PretrainedWeights)]
@@ -1087,7 +1089,10 @@ def _patch_pretrained_weights() -> None:
         owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
-    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": _lightning_trainer, "pytorch_lightning.trainer.trainer": _lightning_trainer}))
+    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": _lightning_trainer, "pytorch_lightning.trainer.trainer": _lightning_trainer, **dry_run_hub.after_import_patches()}))
+    # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the patches above catch.
+    dry_run_hub.offline_environment()
+    dry_run_hub.current_spec = lambda: _CURRENT["run"].spec if _CURRENT["run"] is not None else {}
 
 
 def _patch_compile() -> None:
@@ -1385,7 +1390,7 @@ def _refuse_sharding() -> None:
     says so; the static estimate models sharding per GPU count."""
     def refuse(what: str) -> Callable[..., Any]:
         def stop(*args: Any, **kwargs: Any) -> Any:
-            raise ShardedRun(f"the script shards its model with {what}: a dry run is one process on one GPU and cannot show what each GPU holds; the static estimate gives memory per GPU for the GPU count")
+            raise dry_run_hub.NotDryRunnable(f"the script shards its model with {what}: a dry run is one process on one GPU and cannot show what each GPU holds; the static estimate gives memory per GPU for the GPU count")
         return stop
 
     def fsdp(module: Any) -> None:
@@ -1643,7 +1648,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
-    except (DeviceMismatch, ShardedRun) as error:
+    except (DeviceMismatch, dry_run_hub.NotDryRunnable) as error:
         result["error"] = str(error)
     except SystemExit as error:
         result["error"] = None if state.completed_steps() > 0 else f"the script exited ({error.code}) before its training loop took a batch or an optimizer step"

@@ -13,7 +13,7 @@ const { makeVenv } = require('./makeVenv.cjs');
 process.exitCode = makeVenv({
   name: 'torch2',
   requirements: path.join(__dirname, 'requirements-torch2.txt'),
-  probe: 'import sys, torch, lightning; sys.exit(not torch.__version__.startswith("2.4.1"))',
+  probe: 'import sys, torch, lightning, transformers, peft, datasets; sys.exit(not torch.__version__.startswith("2.4.1"))',
   noDeps: true,
   skipped: 'the dry run\'s tests run with Debian\'s torch 1.13 only',
 });

@@ -2,13 +2,14 @@
  * Runs harness/dry_run.py on a script with the user's Python, in a process of its own: a time
  * limit, an address-space limit, and the result read as untrusted output.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { spawnProcess, type ProcessRunner } from '../remote/processRunner';
 import { CUDNN_WORKSPACE, cudnnCaveats } from './cudnnWorkspace';
 import { replayDryRun, type DryRunFigure } from './dryRunReplay';
 import type { DryRunSpec } from './dryRunSpec';
+import { hubConfigsNamedIn, type HubConfigs } from './hubConfigs';
 import { DryRunOutputError, parseDryRunOutput } from './dryRunTrace';
 
 export interface DryRunRequest {
@@ -33,12 +34,21 @@ export const DEFAULT_DRY_RUN_STEPS = 3;
 export const DEFAULT_DRY_RUN_TIMEOUT_MS = 120_000;
 export const DEFAULT_DRY_RUN_MEMORY_MIB = 8192;
 
+/** The hub checkpoints the script names; none where it cannot be read (the harness then says what it cannot open). */
+function scriptHubConfigs(script: string): HubConfigs {
+  try {
+    return hubConfigsNamedIn(readFileSync(script, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
 /** Never throws: a missing Python, a script that fails, a timeout or garbled output come back as `error`. */
 export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
   const folder = mkdtempSync(path.join(tmpdir(), 'gpu-estimator-spec-'));
   try {
     const specFile = path.join(folder, 'spec.json');
-    writeFileSync(specFile, JSON.stringify(request.spec));
+    writeFileSync(specFile, JSON.stringify({ ...request.spec, hubConfigs: { ...scriptHubConfigs(request.script), ...request.spec.hubConfigs } }));
     const args = ['-m', 'harness.dry_run', request.script, '--spec', specFile, '--steps', String(request.steps ?? DEFAULT_DRY_RUN_STEPS), '--memory-mib', String(request.memoryMiB ?? DEFAULT_DRY_RUN_MEMORY_MIB)];
     const timeoutMs = request.timeoutMs ?? DEFAULT_DRY_RUN_TIMEOUT_MS;
     let result;

@@ -4,6 +4,7 @@
  */
 import type { AssumedValue } from '../analysis/config/assumedValues';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
+import type { HubConfigs } from './hubConfigs';
 
 export interface DryRunTensorSpec {
   /** Per sample: the loader prepends the batch dimension. */
@@ -27,6 +28,8 @@ export interface DryRunSpec {
   readonly assume?: Readonly<Record<string, AssumedValue>>;
   /** The project root: the script runs from there, with it (and its src/) importable. */
   readonly root?: string;
+  /** Configs of the hub checkpoints the script names (hubConfigs.ts), built instead of downloaded. */
+  readonly hubConfigs?: HubConfigs;
 }
 
 /** Tokens stand in for a sequence model's input when the analysis found none. */

@@ -1,0 +1,431 @@
+"""Hugging Face in a dry run, with no network: what the script names by hub id is made here.
+
+- Models: `from_pretrained("bert-base-uncased", ...)` builds the model from the config the catalog
+  gives (the spec's `hubConfigs`), in the dtype asked for: pretrained weights change values, not
+  memory. Files that are here load as usual; a checkpoint the catalog lacks stops with its name.
+  Loading in 4 or 8 bits (bitsandbytes) stops with why: its kernels need a GPU.
+- Tokenizers: a stand-in with the checkpoint's vocabulary size, giving ids of the length asked
+  (`max_length`) or of the analysed sequence.
+- Datasets: `load_dataset` of data that is not here gives a stand-in that follows `map`,
+  `rename_column`, `remove_columns`, splits and formats by column names; the loaders over it give
+  dict batches (`input_ids`, `attention_mask`, `labels`) of the analysed shape.
+
+The harness (harness/dry_run.py) installs these as the script imports transformers and datasets.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+#: What the stand-in tokenizer gives where the script asks for no length.
+DEFAULT_TOKENS = 128
+#: Rows of a dataset stand-in: what `len()` says (the loaders end the run after their steps anyway).
+DATASET_ROWS = 10000
+
+
+class NotDryRunnable(BaseException):
+    """What the dry run cannot run on the CPU, said plainly (4-bit loading, sharding...)."""
+
+
+def offline_environment() -> None:
+    """The libraries' own offline switches: a clean "not cached" instead of a refused connection."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ[name] = "1"
+
+
+#: The spec of the run in progress; harness/dry_run.py sets it (it runs as `__main__`, so this
+#: module cannot import its state).
+current_spec: Callable[[], Dict[str, Any]] = dict
+
+
+def _spec() -> Dict[str, Any]:
+    return current_spec()
+
+
+def _hub_config(name: Any) -> Optional[Dict[str, Any]]:
+    configs = _spec().get("hubConfigs") or {}
+    return configs.get(str(name)) if isinstance(name, (str, os.PathLike)) else None
+
+
+def _sequence() -> int:
+    tensors = _spec().get("tensors") or []
+    shape = tensors[0].get("shape") if tensors else None
+    return int(shape[-1]) if shape else DEFAULT_TOKENS
+
+
+def _missing(error: BaseException) -> bool:
+    """An error from_pretrained / load_dataset raise when the files are neither here nor cached."""
+    return isinstance(error, (OSError, ValueError, ConnectionError)) or type(error).__name__ in ("LocalEntryNotFoundError", "HFValidationError", "DatasetNotFoundError", "OfflineModeIsEnabled")
+
+
+# Models ---------------------------------------------------------------------------------------
+
+#: from_pretrained's arguments about loading, not about the config.
+_LOADING = {"torch_dtype", "dtype", "device_map", "quantization_config", "attn_implementation", "low_cpu_mem_usage", "trust_remote_code", "cache_dir", "revision", "token", "use_auth_token", "load_in_8bit", "load_in_4bit", "use_safetensors", "local_files_only", "force_download", "resume_download", "proxies", "output_loading_info", "subfolder", "variant", "offload_folder", "offload_state_dict", "max_memory", "use_flash_attention_2", "from_tf", "from_flax", "ignore_mismatched_sizes", "_fast_init", "state_dict", "mirror", "code_revision"}
+
+
+#: What get_config_dict takes for itself; the rest it gives back (from_pretrained's own arguments among them).
+_HUB_ARGUMENTS = {"cache_dir", "force_download", "resume_download", "proxies", "token", "use_auth_token", "local_files_only", "revision", "trust_remote_code", "subfolder", "_from_pipeline", "_from_auto", "_commit_hash", "gguf_file", "user_agent"}
+
+
+def _patch_config(module: Any) -> None:
+    """`PretrainedConfig.get_config_dict`: a checkpoint the catalog knows needs no config.json."""
+    config_class = module.PretrainedConfig
+    original = config_class.get_config_dict.__func__
+
+    def get_config_dict(cls: Any, name: Any, **kwargs: Any) -> Any:
+        try:
+            return original(cls, name, **kwargs)
+        except BaseException as error:
+            known = _hub_config(name)
+            if known is None or not _missing(error):
+                raise
+            return dict(known), {k: v for k, v in kwargs.items() if k not in _HUB_ARGUMENTS}
+
+    config_class.get_config_dict = classmethod(get_config_dict)
+
+
+def _patch_models(module: Any) -> None:
+    """`PreTrainedModel.from_pretrained`: built from the config where the weights are not here."""
+    model_class = module.PreTrainedModel
+
+    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("load_in_4bit") or kwargs.get("load_in_8bit") or kwargs.get("quantization_config") is not None:
+            raise NotDryRunnable(f"the script loads {name} quantized (bitsandbytes), whose kernels need a GPU: a dry run on the CPU cannot build it; the static estimate covers 4-bit and 8-bit loading")
+        # Never the weights, even where they are here: gigabytes read into the CPU's memory, for values
+        # the dry run does not use. The config (here, or the catalog's) gives the same model.
+        try:
+            return _from_config(cls, name, kwargs)
+        except NotDryRunnable:
+            raise
+        except BaseException as error:
+            if not _missing(error):
+                raise
+            raise NotDryRunnable(f"the dry run builds {name} from its config.json, which is not here (no network) and not in the catalog: download it once (huggingface-cli download {name} config.json) and run again") from error
+
+    model_class.from_pretrained = classmethod(from_pretrained)
+
+
+def _from_config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
+    import torch
+    config = kwargs.pop("config", None)
+    overrides = {k: v for k, v in kwargs.items() if k not in _LOADING}
+    if config is None or isinstance(config, (str, os.PathLike)):
+        config = cls.config_class.from_pretrained(name, **overrides)
+    else:
+        for key, value in overrides.items():
+            setattr(config, key, value)
+    if kwargs.get("attn_implementation"):
+        config._attn_implementation = kwargs["attn_implementation"]
+    dtype = kwargs.get("torch_dtype", kwargs.get("dtype"))
+    if dtype == "auto":
+        dtype = getattr(config, "torch_dtype", None)
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype, None)
+    previous = torch.get_default_dtype()
+    if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
+        torch.set_default_dtype(dtype)
+    try:
+        model = cls(config)
+    finally:
+        torch.set_default_dtype(previous)
+    model.eval()  # as from_pretrained leaves it
+    if kwargs.get("device_map") not in (None, "cpu", {"": "cpu"}):
+        model.to("cuda")  # device_map="auto" on one GPU: all of it there
+    return model
+
+
+# Tokenizers -----------------------------------------------------------------------------------
+
+class TokenizerStandIn:
+    """A tokenizer for a checkpoint whose files are not here: ids of the right length, no text."""
+
+    padding_side = "right"
+    truncation_side = "right"
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, name: Any) -> None:
+        config = _hub_config(name) or {}
+        self.name_or_path = str(name)
+        self.vocab_size = int(config.get("vocab_size") or 32000)
+        self.model_max_length = int(config.get("max_position_embeddings") or config.get("n_positions") or 4096)
+        self.pad_token, self.eos_token, self.bos_token, self.unk_token = "<pad>", "</s>", "<s>", "<unk>"
+        self.cls_token, self.sep_token, self.mask_token = "[CLS]", "[SEP]", "[MASK]"
+        self.pad_token_id = config.get("pad_token_id") if isinstance(config.get("pad_token_id"), int) else 0
+        self.eos_token_id = config.get("eos_token_id") if isinstance(config.get("eos_token_id"), int) else 2
+        self.bos_token_id = config.get("bos_token_id") if isinstance(config.get("bos_token_id"), int) else 1
+        self.unk_token_id, self.cls_token_id, self.sep_token_id, self.mask_token_id = 3, 1, 2, 4
+        self.chat_template = None
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def __call__(self, text: Any = None, text_pair: Any = None, max_length: Optional[int] = None, return_tensors: Optional[str] = None, **kwargs: Any) -> Dict[str, Any]:
+        length = int(max_length) if max_length else _sequence()
+        batched = isinstance(text, (list, tuple))
+        rows = len(text) if batched else 1
+        ids = [[0] * length for _ in range(rows)]
+        mask = [[1] * length for _ in range(rows)]
+        if return_tensors == "pt":
+            import torch
+            return {"input_ids": torch.zeros((rows, length), dtype=torch.long), "attention_mask": torch.ones((rows, length), dtype=torch.long)}
+        return {"input_ids": ids if batched else ids[0], "attention_mask": mask if batched else mask[0]}
+
+    encode_plus = batch_encode_plus = __call__
+
+    def encode(self, text: Any, *args: Any, **kwargs: Any) -> List[int]:
+        return [0] * int(kwargs.get("max_length") or _sequence())
+
+    def decode(self, *args: Any, **kwargs: Any) -> str:
+        return ""
+
+    def batch_decode(self, sequences: Iterable[Any], *args: Any, **kwargs: Any) -> List[str]:
+        return ["" for _ in sequences]
+
+    def convert_tokens_to_ids(self, tokens: Any) -> Any:
+        return [0 for _ in tokens] if isinstance(tokens, (list, tuple)) else 0
+
+    def apply_chat_template(self, conversation: Any, tokenize: bool = True, **kwargs: Any) -> Any:
+        return self.encode("") if tokenize else ""
+
+    def add_special_tokens(self, *args: Any, **kwargs: Any) -> int:
+        return 0
+
+    def add_tokens(self, *args: Any, **kwargs: Any) -> int:
+        return 0
+
+    def pad(self, features: Any, return_tensors: Optional[str] = None, **kwargs: Any) -> Any:
+        return features
+
+    def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def get_vocab(self) -> Dict[str, int]:
+        return {}
+
+
+def _patch_tokenizers(module: Any) -> None:
+    """`AutoTokenizer.from_pretrained` and every tokenizer class's: a stand-in where the files are not here."""
+    def wrap(owner: Any) -> None:
+        original = owner.from_pretrained.__func__
+
+        def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(cls, name, *args, **kwargs)
+            except BaseException as error:
+                if not _missing(error):
+                    raise
+                return TokenizerStandIn(name)
+
+        owner.from_pretrained = classmethod(from_pretrained)
+
+    for owner_name in ("PreTrainedTokenizerBase",):
+        owner = getattr(module, owner_name, None)
+        if owner is not None:
+            wrap(owner)
+
+
+def _patch_auto_tokenizer(module: Any) -> None:
+    original = module.AutoTokenizer.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(cls, name, *args, **kwargs)
+        except BaseException as error:
+            if not _missing(error):
+                raise
+            return TokenizerStandIn(name)
+
+    module.AutoTokenizer.from_pretrained = classmethod(from_pretrained)
+
+
+# Datasets -------------------------------------------------------------------------------------
+
+class _AnyColumn(dict):
+    """What a `map` function reads from the stand-in: any column, as short texts."""
+
+    def __init__(self, rows: Optional[int]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def __missing__(self, key: Any) -> Any:
+        return ["a b c"] * self.rows if self.rows else "a b c"
+
+
+_SPLITS = ("train", "validation", "valid", "dev", "test")
+
+
+class DatasetStandIn:
+    """A dataset the script loads from the hub or files not here: columns by name, rows by count."""
+
+    def __init__(self, columns: Iterable[str] = ("text", "label")) -> None:
+        self.column_names = list(dict.fromkeys(columns))
+        self.features: Dict[str, Any] = {name: None for name in self.column_names}
+        self.num_rows = DATASET_ROWS
+
+    def __len__(self) -> int:
+        return DATASET_ROWS
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __getitem__(self, key: Any) -> Any:
+        if key in _SPLITS:
+            return self  # a saved dataset may be one split or several: either reads as this
+        if isinstance(key, str):
+            return ["a b c"] * 8  # a column
+        raise IndexError("the dry run reads no data")
+
+    def with_columns(self, columns: Iterable[str]) -> "DatasetStandIn":
+        return DatasetStandIn(columns)
+
+    def map(self, function: Optional[Callable[..., Any]] = None, batched: bool = False, remove_columns: Any = None, **kwargs: Any) -> "DatasetStandIn":
+        columns = list(self.column_names)
+        if function is not None:
+            try:
+                out = function(_AnyColumn(2 if batched else None), *([0] if kwargs.get("with_indices") else []))
+                if hasattr(out, "keys"):
+                    columns += [str(k) for k in out.keys()]
+            except Exception:  # the script's function on texts it did not expect: its columns are unknown
+                columns += ["input_ids", "attention_mask"]
+        removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or [])
+        return DatasetStandIn(c for c in columns if c not in removed)
+
+    def rename_column(self, old: str, new: str) -> "DatasetStandIn":
+        return DatasetStandIn(new if c == old else c for c in self.column_names)
+
+    def rename_columns(self, mapping: Dict[str, str]) -> "DatasetStandIn":
+        return DatasetStandIn(mapping.get(c, c) for c in self.column_names)
+
+    def remove_columns(self, columns: Any) -> "DatasetStandIn":
+        removed = [columns] if isinstance(columns, str) else list(columns)
+        return DatasetStandIn(c for c in self.column_names if c not in removed)
+
+    def select_columns(self, columns: Any) -> "DatasetStandIn":
+        return DatasetStandIn([columns] if isinstance(columns, str) else columns)
+
+    def train_test_split(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return DatasetDictStandIn({"train": self, "test": self})
+
+    def set_format(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def same(self, *args: Any, **kwargs: Any) -> "DatasetStandIn":
+        return self
+
+    filter = shuffle = select = sort = flatten = with_format = cast = cast_column = take = skip = flatten_indices = class_encode_column = same
+
+
+class DatasetDictStandIn(dict):
+    """`load_dataset(...)` without a split: each split the script asks for is a stand-in."""
+
+    def __missing__(self, key: Any) -> DatasetStandIn:
+        return DatasetStandIn()
+
+    def _each(self, method: str, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return DatasetDictStandIn({key: getattr(value, method)(*args, **kwargs) for key, value in self.items()})
+
+    def map(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("map", *args, **kwargs)
+
+    def rename_column(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("rename_column", *args, **kwargs)
+
+    def rename_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("rename_columns", *args, **kwargs)
+
+    def remove_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("remove_columns", *args, **kwargs)
+
+    def select_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("select_columns", *args, **kwargs)
+
+    def filter(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self
+
+    shuffle = with_format = cast = cast_column = flatten = class_encode_column = filter
+
+    def set_format(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    @property
+    def column_names(self) -> Dict[str, List[str]]:
+        return {key: value.column_names for key, value in self.items()}
+
+
+def _patch_load_dataset(module: Any) -> None:
+    original = module.load_dataset
+
+    def load_dataset(path: Any = None, *args: Any, split: Any = None, **kwargs: Any) -> Any:
+        try:
+            return original(path, *args, split=split, **kwargs)
+        except BaseException as error:
+            if not _missing(error) and type(error).__name__ not in ("FileNotFoundError", "DatasetGenerationError", "EmptyDatasetError"):
+                raise
+        return DatasetStandIn() if split is not None else DatasetDictStandIn({"train": DatasetStandIn(), "validation": DatasetStandIn(), "test": DatasetStandIn()})
+
+    module.load_dataset = load_dataset
+    original_from_disk = getattr(module, "load_from_disk", None)
+
+    def load_from_disk(path: Any, *args: Any, **kwargs: Any) -> Any:
+        # A dataset the script saved with save_to_disk (tokenized beforehand): its splits are not known here.
+        if original_from_disk is not None and os.path.exists(os.fspath(path)):
+            return original_from_disk(path, *args, **kwargs)
+        return DatasetStandIn(("input_ids", "attention_mask", "labels"))
+
+    module.load_from_disk = load_from_disk
+
+
+def batch_from(dataset: Any, collate_fn: Any, spec: Dict[str, Any], batch_size: int, make_batch: Callable[[Dict[str, Any], int], Any]) -> Any:
+    """A dict batch for a loader over a dataset stand-in, or whose collate function is one of
+    transformers' (its batches are dicts): the spec's tensors under the names models take."""
+    import torch
+    if isinstance(dataset, DatasetDictStandIn):  # given whole: its training split
+        dataset = dataset["train"]
+    if not isinstance(dataset, DatasetStandIn):
+        if not str(getattr(collate_fn, "__module__", "") or getattr(type(collate_fn), "__module__", "")).startswith("transformers."):
+            return None
+        dataset = DatasetStandIn(("input_ids", "attention_mask", "labels"))
+    tensors = spec.get("tensors") or []
+    ids, labels = make_batch({**spec, "tensors": tensors[:2] if len(tensors) > 1 else tensors, "kind": None}, batch_size) if len(tensors) > 1 else (make_batch(spec, batch_size), None)
+    if ids.dtype.is_floating_point:  # no token model found: ids of the analysed length all the same
+        ids = torch.zeros((batch_size, _sequence()), dtype=torch.long)
+    batch: Dict[str, Any] = {"input_ids": ids.long(), "attention_mask": torch.ones(ids.shape, dtype=torch.long)}
+    columns = set(dataset.column_names)
+    if "token_type_ids" in columns:
+        batch["token_type_ids"] = torch.zeros(ids.shape, dtype=torch.long)
+    if labels is not None:
+        batch["labels"] = labels
+    return batch
+
+
+def _patch_quantization_config(module: Any) -> None:
+    """`BitsAndBytesConfig(...)` without bitsandbytes installed (a laptop preparing a cluster job): its
+    version check is skipped, so the run reaches from_pretrained and says why it cannot go on."""
+    config_class = getattr(module, "BitsAndBytesConfig", None)
+    if config_class is None:
+        return
+    original = config_class.post_init
+
+    def post_init(self: Any) -> None:
+        try:
+            original(self)
+        except ImportError:
+            pass
+        except Exception as error:
+            if type(error).__name__ != "PackageNotFoundError":
+                raise
+
+    config_class.post_init = post_init
+
+
+def after_import_patches() -> Dict[str, Callable[[Any], None]]:
+    """The modules to patch as the script imports them (harness/dry_run.py's _AfterImport)."""
+    return {
+        "transformers.configuration_utils": _patch_config,
+        "transformers.modeling_utils": _patch_models,
+        "transformers.utils.quantization_config": _patch_quantization_config,
+        "transformers.tokenization_utils_base": _patch_tokenizers,
+        "transformers.models.auto.tokenization_auto": _patch_auto_tokenizer,
+        "datasets.load": _patch_load_dataset,
+    }

@@ -1,0 +1,67 @@
+"""harness/dry_run_hub.py: Hugging Face training scripts dry-run with no network. The models the
+script names by hub id are built from the configs the spec carries, tokenizers and datasets stand
+in, and transformers' Trainer runs the training step. Skipped where transformers is not installed
+(Debian's torch 1.13); `npm run test:python` runs them in the PyTorch 2 venv (scripts/venvs)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.tests.test_dry_run import dry_run, live_peak
+
+pytest.importorskip("transformers")
+pytest.importorskip("datasets")
+
+BERT = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512, "type_vocab_size": 2, "pad_token_id": 0}
+BERT_PARAMS = 109_483_778  # BertForSequenceClassification, 2 labels
+TOKENS = {"tensors": [{"shape": [128], "dtype": "int64"}, {"shape": [], "dtype": "int64"}], "hubConfigs": {"bert-base-uncased": BERT}}
+
+
+def test_a_trainer_fine_tuning_a_hub_checkpoint_on_a_hub_dataset_runs_offline(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        from datasets import load_dataset
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        data = load_dataset("glue", "sst2").map(lambda b: tokenizer(b["sentence"], truncation=True, padding="max_length", max_length=128), batched=True)
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=16, num_train_epochs=3, report_to="none")
+        Trainer(model=model, args=args, train_dataset=data["train"], eval_dataset=data["validation"], tokenizer=tokenizer).train()
+    """, TOKENS)
+    assert result["ok"], result.get("error")
+    assert result["steps"] >= 1
+    # The weights (fp32), their gradients and AdamW's two moments were on the GPU at once.
+    assert live_peak(result["events"]) > 4 * BERT_PARAMS * 4
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_plain_loop_with_transformers_collator_gets_dict_batches(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        from torch.utils.data import DataLoader
+        from transformers import AutoModelForSequenceClassification, default_data_collator
+
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", torch_dtype=torch.bfloat16).cuda()
+        assert next(model.parameters()).dtype == torch.bfloat16
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        for batch in DataLoader([], batch_size=8, collate_fn=default_data_collator):
+            batch = {k: v.cuda() for k, v in batch.items()}
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    """, TOKENS)
+    assert result["ok"], result.get("error")
+
+
+def test_quantized_loading_and_unknown_checkpoints_say_why(tmp_path: Path) -> None:
+    quantized = dry_run(tmp_path, """
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+        model = AutoModelForCausalLM.from_pretrained("bert-base-uncased", quantization_config=BitsAndBytesConfig(load_in_4bit=True))
+    """, TOKENS)
+    assert not quantized["ok"] and "quantized (bitsandbytes)" in quantized["error"], quantized.get("error")
+    unknown = dry_run(tmp_path, """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("someone/private-model-7b")
+    """, TOKENS)
+    assert not unknown["ok"] and "someone/private-model-7b" in unknown["error"] and "config.json" in unknown["error"], unknown.get("error")
