@@ -101,9 +101,29 @@ def _patch_models(module: Any) -> None:
         except BaseException as error:
             if not _missing(error):
                 raise
-            raise NotDryRunnable(f"the dry run builds {name} from its config.json, which is not here (no network) and not in the catalog: download it once (huggingface-cli download {name} config.json) and run again") from error
+            raise _unknown_checkpoint(name) from error
 
     model_class.from_pretrained = classmethod(from_pretrained)
+
+
+def _unknown_checkpoint(name: Any) -> NotDryRunnable:
+    return NotDryRunnable(f"the dry run builds {name} from its config.json, which is not here (no network) and not in the catalog: download it once (huggingface-cli download {name} config.json) and run again")
+
+
+def _patch_auto_models(module: Any) -> None:
+    """`AutoModelFor...from_pretrained`: a config it cannot find is said as the model's, plainly."""
+    factory = module._BaseAutoModelClass
+    original = factory.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(cls, name, *args, **kwargs)
+        except (OSError, ValueError) as error:
+            if _hub_config(name) is not None or not _missing(error) or os.path.isdir(os.fspath(name)):
+                raise
+            raise _unknown_checkpoint(name) from error
+
+    factory.from_pretrained = classmethod(from_pretrained)
 
 
 def _from_config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
@@ -382,8 +402,17 @@ def batch_from(dataset: Any, collate_fn: Any, spec: Dict[str, Any], batch_size: 
     import torch
     if isinstance(dataset, DatasetDictStandIn):  # given whole: its training split
         dataset = dataset["train"]
+    from_transformers = str(getattr(collate_fn, "__module__", "") or getattr(type(collate_fn), "__module__", "")).startswith("transformers.")
+    if isinstance(dataset, DatasetStandIn) and collate_fn is not None and not from_transformers:
+        # The script's own collate function (tokenizing texts): what it makes of rows is the batch.
+        try:
+            made = collate_fn([_AnyColumn(None) for _ in range(batch_size)])
+        except Exception:
+            made = None
+        if hasattr(made, "keys") and all(isinstance(value, torch.Tensor) for value in made.values()):
+            return dict(made)
     if not isinstance(dataset, DatasetStandIn):
-        if not str(getattr(collate_fn, "__module__", "") or getattr(type(collate_fn), "__module__", "")).startswith("transformers."):
+        if not from_transformers:
             return None
         dataset = DatasetStandIn(("input_ids", "attention_mask", "labels"))
     tensors = spec.get("tensors") or []
@@ -419,13 +448,79 @@ def _patch_quantization_config(module: Any) -> None:
     config_class.post_init = post_init
 
 
+#: bitsandbytes' blockwise quantization: one fp32 scale per this many elements of an 8-bit state.
+QUANTIZATION_BLOCK = 256
+
+
+def eight_bit_adam() -> Any:
+    """AdamW as bitsandbytes' 8-bit optimizers hold it on a GPU: each moment one byte per element
+    plus an fp32 scale per block, updated in place by one kernel (its CUDA kernels cannot run on
+    the CPU, so the memory is made here and the update is left out: it changes values only)."""
+    import torch
+
+    class EightBitAdamW(torch.optim.Optimizer):
+        def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0, **kwargs: Any) -> None:
+            super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+
+        @torch.no_grad()
+        def step(self, closure: Any = None) -> Any:
+            loss = closure() if closure is not None else None
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if not state:
+                        blocks = -(-p.numel() // QUANTIZATION_BLOCK)
+                        state["step"] = 0
+                        state["state1"] = torch.zeros_like(p, dtype=torch.uint8)
+                        state["state2"] = torch.zeros_like(p, dtype=torch.uint8)
+                        state["absmax1"] = torch.zeros((blocks,), dtype=torch.float32, device=p.device)
+                        state["absmax2"] = torch.zeros((blocks,), dtype=torch.float32, device=p.device)
+                    state["step"] += 1
+            return loss
+
+    return EightBitAdamW
+
+
+def _patch_trainer_optimizers(module: Any) -> None:
+    """The Trainer's bitsandbytes optimizers (`optim="adamw_8bit"`, `"paged_adamw_32bit"`...): 8-bit
+    ones as eight_bit_adam holds them, 32-bit paged ones as AdamW (paging moves pages only when the
+    GPU runs out)."""
+    import torch
+    trainer_class = module.Trainer
+    original = trainer_class.get_optimizer_cls_and_kwargs
+
+    def get_optimizer_cls_and_kwargs(args: Any, model: Any = None) -> Any:
+        name = str(getattr(args.optim, "value", args.optim))
+        if "bnb" not in name and "8bit" not in name and "paged" not in name or "galore" in name:
+            return original(args, model)
+        kwargs = {"lr": args.learning_rate, "betas": (args.adam_beta1, args.adam_beta2), "eps": args.adam_epsilon}
+        return (eight_bit_adam() if "8bit" in name else torch.optim.AdamW), kwargs
+
+    trainer_class.get_optimizer_cls_and_kwargs = staticmethod(get_optimizer_cls_and_kwargs)
+
+
+def _patch_bitsandbytes_optimizers(module: Any) -> None:
+    """`bnb.optim.AdamW8bit(...)` in the script's own loop: the same stand-ins."""
+    import torch
+    for name in dir(module):
+        if name.endswith("8bit") and ("Adam" in name or "Lion" in name or "RMSprop" in name):
+            setattr(module, name, eight_bit_adam())
+        elif name.startswith("Paged") and ("Adam" in name):
+            setattr(module, name, torch.optim.AdamW)
+
+
 def after_import_patches() -> Dict[str, Callable[[Any], None]]:
     """The modules to patch as the script imports them (harness/dry_run.py's _AfterImport)."""
     return {
         "transformers.configuration_utils": _patch_config,
         "transformers.modeling_utils": _patch_models,
+        "transformers.models.auto.auto_factory": _patch_auto_models,
         "transformers.utils.quantization_config": _patch_quantization_config,
         "transformers.tokenization_utils_base": _patch_tokenizers,
         "transformers.models.auto.tokenization_auto": _patch_auto_tokenizer,
         "datasets.load": _patch_load_dataset,
+        "transformers.trainer": _patch_trainer_optimizers,
+        "bitsandbytes.optim": _patch_bitsandbytes_optimizers,
     }

@@ -65,3 +65,18 @@ def test_quantized_loading_and_unknown_checkpoints_say_why(tmp_path: Path) -> No
         model = AutoModelForCausalLM.from_pretrained("someone/private-model-7b")
     """, TOKENS)
     assert not unknown["ok"] and "someone/private-model-7b" in unknown["error"] and "config.json" in unknown["error"], unknown.get("error")
+
+
+def test_the_trainers_8bit_adam_holds_a_byte_per_moment_and_element(tmp_path: Path) -> None:
+    # optim="adamw_8bit" (bitsandbytes, whose kernels need a GPU): its state as it is on one.
+    result = dry_run(tmp_path, """
+        from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+        from datasets import load_dataset
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=8, optim="adamw_8bit", report_to="none")
+        Trainer(model=model, args=args, train_dataset=load_dataset("imdb", split="train")).train()
+    """, TOKENS)
+    assert result["ok"], result.get("error")
+    embedding = 30522 * 768
+    states = [event for event in result["events"] if len(event) == 3 and event[2] == 3 and event[1] == embedding]
+    assert len(states) == 2  # two one-byte moments of the word embeddings; fp32 ones would be 4 x as large
