@@ -135,8 +135,10 @@ def _from_config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
     else:
         for key, value in overrides.items():
             setattr(config, key, value)
-    if kwargs.get("attn_implementation"):
-        config._attn_implementation = kwargs["attn_implementation"]
+    attention = kwargs.get("attn_implementation") or ("flash_attention_2" if kwargs.get("use_flash_attention_2") else None) or getattr(config, "_attn_implementation_internal", None)
+    if attention:
+        # FlashAttention's kernels need a GPU; SDPA's fused kernels keep the same (no attention matrix).
+        config._attn_implementation = "sdpa" if attention == "flash_attention_2" else attention
     dtype = kwargs.get("torch_dtype", kwargs.get("dtype"))
     if dtype == "auto":
         dtype = getattr(config, "torch_dtype", None)

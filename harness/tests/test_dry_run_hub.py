@@ -36,13 +36,14 @@ def test_a_trainer_fine_tuning_a_hub_checkpoint_on_a_hub_dataset_runs_offline(tm
     assert not (tmp_path / "out").exists()
 
 
-def test_a_plain_loop_with_transformers_collator_gets_dict_batches(tmp_path: Path) -> None:
+def test_a_plain_loop_with_transformers_collator_gets_dict_batches_and_flash_attention_runs_as_sdpa(tmp_path: Path) -> None:
     result = dry_run(tmp_path, """
         import torch
         from torch.utils.data import DataLoader
         from transformers import AutoModelForSequenceClassification, default_data_collator
 
-        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", torch_dtype=torch.bfloat16).cuda()
+        # FlashAttention needs a GPU and its package: SDPA's fused kernels hold the same.
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2").cuda()
         assert next(model.parameters()).dtype == torch.bfloat16
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
         for batch in DataLoader([], batch_size=8, collate_fn=default_data_collator):
