@@ -711,11 +711,13 @@ class _Run:
         # Optimizer steps taken, per optimizer: a loop with no DataLoader (random batches, a
         # generator) ends once every optimizer that stepped has stepped `steps` times.
         self.optimizer_steps: Dict[int, int] = {}
+        self.optimizers = 0  # made by the script
         # The torch-function mode of this run (_make_modes), re-entered where torch leaves it (a checkpoint's rerun).
         self.device_mode: Any = None
 
     def completed_steps(self) -> int:
-        return max(self.batches, min(self.optimizer_steps.values(), default=0))
+        # Optimizer steps where the script took any (several batches each when it accumulates), else batches.
+        return min(self.optimizer_steps.values()) if self.optimizer_steps else self.batches
 
 
 _CURRENT: Dict[str, Optional[_Run]] = {"run": None}
@@ -726,6 +728,10 @@ def _current() -> _Run:
     if run is None:
         raise RuntimeError("no dry run in progress")
     return run
+
+
+#: Batches per optimizer step a dry run follows at most (gradient accumulation).
+ACCUMULATION_LIMIT = 16
 
 
 class FakeBatches:
@@ -760,7 +766,10 @@ class FakeBatches:
     def __iter__(self) -> Iterator[Any]:
         while True:
             run = _current()
-            if run.batches >= run.steps:
+            # Where the script made an optimizer, the run ends at its steps (optimizer_init): a loop that
+            # accumulates gradients, or fetches a step's micro-batches first (transformers' Trainer),
+            # takes several batches per step. Without one, after `steps` batches.
+            if run.batches >= (run.steps * ACCUMULATION_LIMIT if run.optimizers else run.steps):
                 raise DryRunComplete()
             run.batches += 1
             if self.sample is not None:
@@ -952,6 +961,8 @@ def _patch_torch() -> None:
 
     def optimizer_init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
+        if _CURRENT["run"] is not None:
+            _CURRENT["run"].optimizers += 1
         step = type(self).step
 
         def stepped(this: Any, *a: Any, **k: Any) -> Any:

@@ -863,3 +863,21 @@ def test_fake_class_targets_take_the_shape_the_loss_needs(tmp_path: Path) -> Non
                 optimizer.step()
         """, {"tensors": [{"shape": [16], "dtype": "int64"}, {"shape": [16] if head == "x.mean(1)" else [], "dtype": "int64"}]})
         assert result["ok"], (head, result.get("error"))
+
+
+def test_gradient_accumulation_runs_until_the_optimizer_stepped(tmp_path: Path) -> None:
+    # Four micro-batches per step: the run follows them to the optimizer's steps (the first creates its state).
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.Adam(model.parameters())
+        for i, (x, y) in enumerate(torch.utils.data.DataLoader(None, batch_size=8)):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            if (i + 1) % 4 == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """, steps=2)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 2
+    assert any(len(event) == 3 and event[2] == 3 for event in result["events"])  # Adam's state was made
