@@ -359,7 +359,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 tensor = args[0]
                 return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
             target = None
-            real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs))
+            real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs)) or (name in ("rand", "randn") and _few_draws(args, kwargs))
             if name == "_parse_to":
                 # Module.to(device="cuda") parses its arguments here: the device must reach the tensors' .to() as given.
                 return func(*args, **kwargs)
@@ -671,6 +671,24 @@ _FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "ara
 #: with (nanoGPT's `ix = torch.randint(len(data) - block_size, (batch_size,))`), which read back as
 #: ones would give empty slices.
 FEW_INDICES = 1 << 16
+
+
+#: A CPU `torch.rand`/`randn` of at most this many elements stays real: draws the script decides by
+#: (PEFT's LyCORIS layers apply their adapter when `torch.rand(1) > module_dropout`), which read back
+#: from meta would always say no.
+FEW_DRAWS = 16
+
+
+def _few_draws(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
+    size = kwargs.get("size")
+    if size is None:
+        size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    if not size or not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in size):
+        return False
+    count = 1
+    for dim in size:
+        count *= dim
+    return count <= FEW_DRAWS
 
 
 def _few_indices(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:

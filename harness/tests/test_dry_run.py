@@ -881,3 +881,19 @@ def test_gradient_accumulation_runs_until_the_optimizer_stepped(tmp_path: Path) 
     assert result["ok"], result.get("error")
     assert result["steps"] == 2
     assert any(len(event) == 3 and event[2] == 3 for event in result["events"])  # Adam's state was made
+
+
+def test_a_small_random_draw_the_script_decides_by_is_real(tmp_path: Path) -> None:
+    # As PEFT's LoHa/LoKr layers: the adapter runs when `torch.rand(1) > module_dropout`.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            assert not torch.rand(1).is_meta and torch.randn(2, 2).is_meta is False
+            out = model(x.cuda()) if torch.rand(1) > 0.0 else None
+            nn.functional.cross_entropy(out, y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")

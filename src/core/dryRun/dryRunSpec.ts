@@ -41,7 +41,7 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
   // Language models are trained on next tokens of the same length; classifiers (a text classifier too)
   // on one label per sample.
-  const labels: DryRunTensorSpec = tokens && scoresEveryToken(model) ? { shape: perSample, dtype: 'int64' } : { shape: [], dtype: 'int64' };
+  const labels: DryRunTensorSpec = tokens && scoresEveryToken(model) ? { shape: perSample, dtype: 'int64' } : { shape: segmentationMask(model) ?? [], dtype: 'int64' };
   // --batch-size wins over a --set of the same name, as it does over the loader's batch.
   const assume = { ...options.assume, ...batchSizeByName(model, options.batchSize) };
   return {
@@ -54,6 +54,18 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
 }
 
 const EMBEDDING = /(^|\.)Embedding(Bag)?$/;
+
+/**
+ * A segmentation network's targets: the model ends in class scores per pixel of its input's size, so
+ * a mask per sample, `[1, H, W]` as a mask image loads (a script that squeezes the channel away, or
+ * does not, both run: the loss takes what fits).
+ */
+function segmentationMask(model: ModelEstimate | undefined): number[] | undefined {
+  const input = model?.inputShape;
+  const last = [...(model?.layerTable.rows ?? [])].reverse().find((row) => row.outputShape)?.outputShape;
+  if (!input || input.length !== 3 || !last || last.length !== 3) return undefined;
+  return last[1] === input[1] && last[2] === input[2] ? [1, input[1]!, input[2]!] : undefined;
+}
 
 /**
  * Token ids in: the first layer is an embedding, or (a catalog model's rows, which list parameters
