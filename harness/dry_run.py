@@ -91,6 +91,7 @@ class Recorder:
         self._holders: Dict[Tuple[int, int], Any] = {}
         self._gpu_seen = False
         self.cudnn = False
+        self.autocast_seen = False  # some op ran under autocast
         # Per convolution that would run on the GPU: where in the trace, and its shapes (the
         # replay gives it cuDNN's workspace): [event index, phase, backward?, N, C, H, W, O,
         # kernel h, kernel w, stride h, stride w, groups, bytes per element].
@@ -422,6 +423,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             previous, previous_autocast = state["target"], state["autocast"]
             state["target"] = target if target is not None else previous
             state["autocast"] = _autocast_dtype()
+            recorder.autocast_seen = recorder.autocast_seen or state["autocast"] is not None
             # Autocast casts where the call is made, as CUDA's autocast key does before any kernel checks its inputs'
             # dtypes (a half input meeting fp32 weights in conv2d would stop there).
             args, kwargs = _autocast_arguments(name, state["autocast"], args, kwargs)
@@ -462,6 +464,10 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 _check_devices(recorder, name, inputs)
             # Ops the calls above reach without passing through the torch-function mode (composites' own calls).
             args, kwargs = _autocast_arguments(name, state["autocast"], args, kwargs)
+            if recorder.phase == 1 and state["autocast"] is None and not recorder.autocast_seen:
+                # Only a forward without autocast: under it, and in backward, the casts CUDA's autocast and
+                # autograd make inside composite ops are more than the dry run mimics.
+                _check_matrix_dtypes(recorder, name, args)
             try:
                 out = func(*args, **kwargs)
             except NotImplementedError:
@@ -506,6 +512,25 @@ def _targets_fitting(recorder: Recorder, args: Sequence[Any], kwargs: Dict[str, 
     if len(args) > 1:
         return (args[0], fitted, *args[2:]), kwargs
     return args, {**kwargs, "target": fitted}
+
+
+#: Matrix products and where their two operands are in the arguments.
+_MATRIX_OPERANDS = {"mm": (0, 1), "bmm": (0, 1), "addmm": (1, 2), "baddbmm": (1, 2), "addbmm": (1, 2), "mv": (0, 1), "addmv": (1, 2)}
+
+
+def _check_matrix_dtypes(recorder: Recorder, name: str, args: Sequence[Any]) -> None:
+    """A matrix product of two dtypes stops a GPU run ("expected mat1 and mat2 to have the same
+    dtype"); the meta device computes it anyway (an fp32 activation meeting bf16 weights would
+    otherwise double the activations the dry run counts, where the real run ends)."""
+    import torch
+    where = _MATRIX_OPERANDS.get(name)
+    if where is None or len(args) <= max(where):
+        return
+    first, second = args[where[0]], args[where[1]]
+    if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)) or first.dtype == second.dtype:
+        return
+    if first.dtype.is_floating_point and second.dtype.is_floating_point and (recorder.is_gpu(first) or recorder.is_gpu(second)):
+        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {first.dtype} != {second.dtype} (aten.{name}; {_user_frames()}): a GPU run stops here")
 
 
 def _cpu_copy(recorder: Recorder, state: Dict[str, Any], tensor: Any) -> Any:

@@ -897,3 +897,30 @@ def test_a_small_random_draw_the_script_decides_by_is_real(tmp_path: Path) -> No
             optimizer.step()
     """)
     assert result["ok"], result.get("error")
+
+
+def test_a_matrix_product_of_two_dtypes_stops_as_on_a_gpu(tmp_path: Path) -> None:
+    # The meta device multiplies fp32 by bf16; CUDA refuses ("expected mat1 and mat2 to have the same dtype").
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda().to(torch.bfloat16)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert not result["ok"] and "same dtype" in result["error"] and "a GPU run stops here" in result["error"], result.get("error")
+    # Under autocast the same model runs: the product's operands are cast to one dtype.
+    under_autocast = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
+    assert under_autocast["ok"], under_autocast.get("error")
