@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
-import importlib
 import json
 import os
 import runpy
@@ -41,7 +39,8 @@ import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from harness import dry_run_hub
+from harness import dry_run_frameworks, dry_run_hub
+from harness.dry_run_frameworks import AfterImport, NotDryRunnable
 
 PHASES = ("setup", "forward", "backward", "optimizer")
 
@@ -927,6 +926,9 @@ def _patch_torch() -> None:
         return
     import torch
     import torch.utils.data as data
+    # The patches in the other modules read the run in progress through these.
+    dry_run_hub.current_spec = lambda: _CURRENT["run"].spec if _CURRENT["run"] is not None else {}
+    dry_run_frameworks.current_run = lambda: _CURRENT["run"]
     _PATCHED["meta kernels"] = _meta_kernels()
     sys.addaudithook(_sandbox_hook)
     torch.cuda.is_available = lambda: True  # type: ignore[assignment]
@@ -1078,7 +1080,7 @@ def _patch_torch() -> None:
     _patch_token_files()
     _patch_fused_attention()
     _patch_compile()
-    _patch_distributed()
+    dry_run_frameworks.patch_distributed()
     _patch_writes()
 
 
@@ -1143,10 +1145,9 @@ def _patch_pretrained_weights() -> None:
         owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
-    sys.meta_path.insert(0, _AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": _lightning_trainer, "pytorch_lightning.trainer.trainer": _lightning_trainer, **dry_run_hub.after_import_patches()}))
+    sys.meta_path.insert(0, AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": dry_run_frameworks.lightning_trainer, "pytorch_lightning.trainer.trainer": dry_run_frameworks.lightning_trainer, **dry_run_hub.after_import_patches()}))
     # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the patches above catch.
     dry_run_hub.offline_environment()
-    dry_run_hub.current_spec = lambda: _CURRENT["run"].spec if _CURRENT["run"] is not None else {}
 
 
 def _patch_compile() -> None:
@@ -1251,73 +1252,6 @@ def _skip_timm_pretrained(module: Any) -> None:
         module.load_pretrained = lambda *args, **kwargs: None
 
 
-#: Strategies that run the same training step on each GPU: the dry run is that step on one.
-_DATA_PARALLEL_STRATEGIES = {"ddp", "ddp_spawn", "ddp_fork", "ddp_notebook", "dp", "ddp_find_unused_parameters_true", "ddp_find_unused_parameters_false"}
-
-
-def _lightning_trainer(module: Any) -> None:
-    """Lightning's Trainer as the dry run needs it: its logs and checkpoints in the run's folder (or
-    none), no sanity validation before the first step, and one process on one GPU. The training
-    step, precision, gradient accumulation and optimizers stay the script's."""
-    trainer_class = getattr(module, "Trainer", None)
-    if trainer_class is None:
-        return
-    original = trainer_class.__init__
-
-    # Its signature kept: LightningCLI (jsonargparse) reads the Trainer's parameters from it.
-    @functools.wraps(original)
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        run = _CURRENT["run"]
-        if run is not None:
-            kwargs["default_root_dir"] = run.tmp
-            # The script's logger may write elsewhere or reach a service (W&B); callbacks such as
-            # LearningRateMonitor need one: a CSV logger in the run's folder.
-            loggers = importlib.import_module(module.__name__.split(".trainer")[0] + ".loggers")
-            kwargs["logger"] = loggers.CSVLogger(run.tmp) if kwargs.get("logger", True) is not False else False
-            kwargs["enable_checkpointing"] = False
-            kwargs["enable_progress_bar"] = False
-            kwargs["enable_model_summary"] = False
-            kwargs["num_sanity_val_steps"] = 0
-            callbacks = kwargs.get("callbacks")
-            if callbacks is not None:
-                listed = callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]
-                kwargs["callbacks"] = [c for c in listed if "Checkpoint" not in type(c).__name__]
-            strategy = kwargs.get("strategy")
-            if isinstance(strategy, str) and strategy in _DATA_PARALLEL_STRATEGIES or type(strategy).__name__ in ("DDPStrategy", "DataParallelStrategy"):
-                kwargs["strategy"] = "auto"
-            if kwargs.get("devices") not in (None, 1, "1", [0], "auto") or kwargs.get("num_nodes", 1) != 1:
-                run.notes.append(f"Lightning's Trainer(devices={kwargs.get('devices')!r}, num_nodes={kwargs.get('num_nodes', 1)!r}): the dry run is one of those processes, on one GPU")
-                kwargs["devices"], kwargs["num_nodes"] = 1, 1
-        original(self, *args, **kwargs)
-
-    trainer_class.__init__ = init
-
-
-class _AfterImport:
-    """A meta-path finder that runs `patches[name](module)` once the module `name` is imported."""
-
-    def __init__(self, patches: Dict[str, Callable[[Any], None]]):
-        self.patches = patches
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        patch = self.patches.get(name)
-        if patch is None:
-            return None
-        import importlib.machinery
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return None
-        loader = spec.loader
-        original = loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            original(module)
-            patch(module)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def _patch_value_dependent_ops() -> None:
     """Ops whose output shape torch 1.13's meta device wants from values it does not have, where
     the shape is known anyway: repeat_interleave by a count (grouped attention heads, rotary
@@ -1381,83 +1315,6 @@ class FakeDataset:
 
     def __getitem__(self, index: int) -> Any:
         raise IndexError("the dry run reads no data")
-
-
-_DISTRIBUTED = {"initialized": False}
-
-
-def _patch_distributed() -> None:
-    """One process on one GPU: process groups, DataParallel and DDP wrappers, and spawned workers
-    run in this process as rank 0 of 1."""
-    import torch
-    import torch.nn as nn
-
-    class PassThrough(nn.Module):
-        """DataParallel / DistributedDataParallel on one GPU: the module itself, under `.module`."""
-
-        def __init__(self, module: Any, *args: Any, **kwargs: Any) -> None:
-            super().__init__()
-            self.module = module
-
-        def forward(self, *args: Any, **kwargs: Any) -> Any:
-            return self.module(*args, **kwargs)
-
-    nn.DataParallel = PassThrough  # type: ignore[misc,assignment]
-    nn.parallel.DataParallel = PassThrough  # type: ignore[misc,assignment]
-    nn.parallel.DistributedDataParallel = PassThrough  # type: ignore[misc,assignment]
-    try:
-        nn.SyncBatchNorm.convert_sync_batchnorm = classmethod(lambda cls, module, *a, **k: module)  # type: ignore[method-assign,assignment]
-    except Exception:
-        pass
-    try:
-        import torch.distributed as dist
-        for name in ("barrier", "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"):
-            setattr(dist, name, lambda *a, **k: None)
-
-        def init_process_group(*args: Any, **kwargs: Any) -> None:
-            _DISTRIBUTED["initialized"] = True
-
-        def destroy_process_group(*args: Any, **kwargs: Any) -> None:
-            _DISTRIBUTED["initialized"] = False
-
-        dist.init_process_group, dist.destroy_process_group = init_process_group, destroy_process_group  # type: ignore[assignment]
-        dist.is_available = lambda: True  # type: ignore[assignment]
-        # Initialized once the script initialized it: frameworks (Lightning) that find a process group
-        # take their distributed paths, which a script that made none never runs.
-        dist.is_initialized = lambda: _DISTRIBUTED["initialized"]  # type: ignore[assignment]
-        dist.get_rank = lambda *a, **k: 0  # type: ignore[assignment]
-        dist.get_world_size = lambda *a, **k: 1  # type: ignore[assignment]
-    except Exception:
-        pass
-    _refuse_sharding()
-    import torch.multiprocessing as torch_mp
-
-    def spawn(fn: Any, args: Tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False, start_method: str = "spawn") -> None:
-        fn(0, *args)
-
-    torch_mp.spawn = spawn  # type: ignore[assignment]
-
-
-def _refuse_sharding() -> None:
-    """FSDP and DeepSpeed split weights, gradients and optimizer state over the GPUs: a dry run of
-    one process on one GPU would show an unsharded model, not what each GPU holds. It stops and
-    says so; the static estimate models sharding per GPU count."""
-    def refuse(what: str) -> Callable[..., Any]:
-        def stop(*args: Any, **kwargs: Any) -> Any:
-            raise dry_run_hub.NotDryRunnable(f"the script shards its model with {what}: a dry run is one process on one GPU and cannot show what each GPU holds; the static estimate gives memory per GPU for the GPU count")
-        return stop
-
-    def fsdp(module: Any) -> None:
-        module.FullyShardedDataParallel.__init__ = refuse("FSDP")
-
-    def fsdp2(module: Any) -> None:
-        module.fully_shard = refuse("fully_shard (FSDP2)")
-
-    def deepspeed(module: Any) -> None:
-        module.initialize = refuse("DeepSpeed")
-
-    # Patched as the script imports them (importing FSDP costs time, and fails on torch 1.13 under Python 3.11).
-    sys.meta_path.insert(0, _AfterImport({"torch.distributed.fsdp.fully_sharded_data_parallel": fsdp, "torch.distributed._composable.fsdp.fully_shard": fsdp2, "deepspeed": deepspeed}))
 
 
 def _patch_writes() -> None:
@@ -1690,7 +1547,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         os.environ.setdefault(name, value)
     device_mode, trace_mode = _make_modes(state.recorder)
     _CURRENT["run"] = state
-    _DISTRIBUTED["initialized"] = False
+    dry_run_frameworks.DISTRIBUTED["initialized"] = False
     state.device_mode = device_mode
     code = _script_code(script, state.assumed, state.applied) if state.assumed else None
     try:
@@ -1702,7 +1559,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         result["error"] = None if state.completed_steps() > 0 else "the script ended before its training loop took a batch or an optimizer step"
     except DryRunComplete:
         result["error"] = None
-    except (DeviceMismatch, dry_run_hub.NotDryRunnable) as error:
+    except (DeviceMismatch, NotDryRunnable) as error:
         result["error"] = str(error)
     except SystemExit as error:
         result["error"] = None if state.completed_steps() > 0 else f"the script exited ({error.code}) before its training loop took a batch or an optimizer step"

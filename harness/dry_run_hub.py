@@ -17,14 +17,12 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from harness.dry_run_frameworks import NotDryRunnable
+
 #: What the stand-in tokenizer gives where the script asks for no length.
 DEFAULT_TOKENS = 128
 #: Rows of a dataset stand-in: what `len()` says (the loaders end the run after their steps anyway).
 DATASET_ROWS = 10000
-
-
-class NotDryRunnable(BaseException):
-    """What the dry run cannot run on the CPU, said plainly (4-bit loading, sharding...)."""
 
 
 def offline_environment() -> None:
@@ -514,7 +512,7 @@ def _patch_bitsandbytes_optimizers(module: Any) -> None:
 
 
 def after_import_patches() -> Dict[str, Callable[[Any], None]]:
-    """The modules to patch as the script imports them (harness/dry_run.py's _AfterImport)."""
+    """The modules to patch as the script imports them (harness/dry_run_frameworks.py's AfterImport)."""
     return {
         "transformers.configuration_utils": _patch_config,
         "transformers.modeling_utils": _patch_models,
