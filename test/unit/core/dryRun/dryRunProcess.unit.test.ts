@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runDryRun, type DryRunRequest } from '../../../../src/core/dryRun/dryRunProcess';
@@ -31,6 +31,23 @@ describe('dry run process', () => {
     assert.deepEqual(calls[0]!.args.slice(0, 3), ['-m', 'harness.dry_run', '/project/train.py']);
     assert.equal(calls[0]!.args[calls[0]!.args.indexOf('--steps') + 1], '3');
     assert.ok(calls[0]!.env?.PYTHONPATH?.split(path.delimiter).includes(REPO));
+  });
+
+  it('puts the configs of the hub checkpoints the script names into the spec the harness reads', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'dry-run-hub-'));
+    try {
+      const script = path.join(folder, 'train.py');
+      writeFileSync(script, 'model = AutoModelForCausalLM.from_pretrained("gpt2")\n');
+      let spec: { hubConfigs?: Record<string, { model_type?: string }> } = {};
+      const run: ProcessRunner = (_command, args) => {
+        spec = JSON.parse(readFileSync(args[args.indexOf('--spec') + 1]!, 'utf8')) as typeof spec;
+        return Promise.resolve({ code: 0, signal: null, stdout: `${JSON.stringify({ ok: true, steps: 1, cudnn: false, seconds: 0.1, events: [] })}\n`, stderr: '' });
+      };
+      await runDryRun({ ...base, script, runner: run });
+      assert.equal(spec.hubConfigs?.gpt2?.model_type, 'gpt2');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('says what went wrong, never throws: no Python, no torch, the script failed, garbled output, timeout', async () => {
