@@ -703,28 +703,27 @@ FEW_INDICES = 1 << 16
 FEW_DRAWS = 16
 
 
+def _elements(size: Any) -> Optional[int]:
+    """How many elements a factory's size makes, where every dimension is a plain int."""
+    if not size or not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in size):
+        return None
+    count = 1
+    for dim in size:
+        count *= dim
+    return count
+
+
 def _few_draws(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
     size = kwargs.get("size")
     if size is None:
         size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    if not size or not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in size):
-        return False
-    count = 1
-    for dim in size:
-        count *= dim
-    return count <= FEW_DRAWS
+    count = _elements(size)
+    return count is not None and count <= FEW_DRAWS
 
 
 def _few_indices(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
-    size = kwargs.get("size", next((a for a in reversed(args) if isinstance(a, (tuple, list))), None))
-    if size is None:
-        return False
-    count = 1
-    for dim in size:
-        if not isinstance(dim, int):
-            return False
-        count *= dim
-    return count <= FEW_INDICES
+    count = _elements(kwargs.get("size", next((a for a in reversed(args) if isinstance(a, (tuple, list))), None)))
+    return count is not None and count <= FEW_INDICES
 
 
 def _flat(values: Any) -> List[Any]:
@@ -926,8 +925,7 @@ def _patch_torch() -> None:
         return
     import torch
     import torch.utils.data as data
-    # The patches in the other modules read the run in progress through these.
-    dry_run_hub.current_spec = lambda: _CURRENT["run"].spec if _CURRENT["run"] is not None else {}
+    # The patches in the other modules read the run in progress through this.
     dry_run_frameworks.current_run = lambda: _CURRENT["run"]
     _PATCHED["meta kernels"] = _meta_kernels()
     sys.addaudithook(_sandbox_hook)
@@ -1081,6 +1079,10 @@ def _patch_torch() -> None:
     _patch_fused_attention()
     _patch_compile()
     dry_run_frameworks.patch_distributed()
+    # Lightning, sharding, Hugging Face: patched as the script imports them.
+    sys.meta_path.insert(0, AfterImport({**dry_run_frameworks.after_import_patches(), **dry_run_hub.after_import_patches()}))
+    # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the hub's patches catch.
+    dry_run_hub.offline_environment()
     _patch_writes()
 
 
@@ -1145,9 +1147,7 @@ def _patch_pretrained_weights() -> None:
         owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
-    sys.meta_path.insert(0, AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "lightning.pytorch.trainer.trainer": dry_run_frameworks.lightning_trainer, "pytorch_lightning.trainer.trainer": dry_run_frameworks.lightning_trainer, **dry_run_hub.after_import_patches()}))
-    # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the patches above catch.
-    dry_run_hub.offline_environment()
+    sys.meta_path.insert(0, AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
 
 
 def _patch_compile() -> None:

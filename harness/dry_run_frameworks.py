@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import sys
 from typing import Any, Callable, Dict, Optional, Tuple
 
 
@@ -132,7 +131,6 @@ def patch_distributed() -> None:
         dist.get_world_size = lambda *a, **k: 1  # type: ignore[assignment]
     except Exception:
         pass
-    refuse_sharding()
     import torch.multiprocessing as torch_mp
 
     def spawn(fn: Any, args: Tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False, start_method: str = "spawn") -> None:
@@ -141,7 +139,7 @@ def patch_distributed() -> None:
     torch_mp.spawn = spawn  # type: ignore[assignment]
 
 
-def refuse_sharding() -> None:
+def _sharding_refusals() -> Dict[str, Callable[[Any], None]]:
     """FSDP and DeepSpeed split weights, gradients and optimizer state over the GPUs: a dry run of
     one process on one GPU would show an unsharded model, not what each GPU holds. It stops and
     says so; the static estimate models sharding per GPU count."""
@@ -160,4 +158,9 @@ def refuse_sharding() -> None:
         module.initialize = refuse("DeepSpeed")
 
     # Patched as the script imports them (importing FSDP costs time, and fails on torch 1.13 under Python 3.11).
-    sys.meta_path.insert(0, AfterImport({"torch.distributed.fsdp.fully_sharded_data_parallel": fsdp, "torch.distributed._composable.fsdp.fully_shard": fsdp2, "deepspeed": deepspeed}))
+    return {"torch.distributed.fsdp.fully_sharded_data_parallel": fsdp, "torch.distributed._composable.fsdp.fully_shard": fsdp2, "deepspeed": deepspeed}
+
+
+def after_import_patches() -> Dict[str, Callable[[Any], None]]:
+    """The frameworks' modules to patch as the script imports them (AfterImport)."""
+    return {"lightning.pytorch.trainer.trainer": lightning_trainer, "pytorch_lightning.trainer.trainer": lightning_trainer, **_sharding_refusals()}

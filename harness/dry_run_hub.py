@@ -1,9 +1,9 @@
 """Hugging Face in a dry run, with no network: what the script names by hub id is made here.
 
-- Models: `from_pretrained("bert-base-uncased", ...)` builds the model from the config the catalog
-  gives (the spec's `hubConfigs`), in the dtype asked for: pretrained weights change values, not
-  memory. Files that are here load as usual; a checkpoint the catalog lacks stops with its name.
-  Loading in 4 or 8 bits (bitsandbytes) stops with why: its kernels need a GPU.
+- Models: `from_pretrained("bert-base-uncased", ...)` builds the model from its config, a
+  `config.json` that is here or the catalog's (the spec's `hubConfigs`), in the dtype asked for, and
+  never reads weights: they change values, not memory. A checkpoint with neither stops with its
+  name. Loading in 4 or 8 bits (bitsandbytes) stops with why: its kernels need a GPU.
 - Tokenizers: a stand-in with the checkpoint's vocabulary size, giving ids of the length asked
   (`max_length`) or of the analysed sequence.
 - Datasets: `load_dataset` of data that is not here gives a stand-in that follows `map`,
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from harness import dry_run_frameworks
 from harness.dry_run_frameworks import NotDryRunnable
 
 #: What the stand-in tokenizer gives where the script asks for no length.
@@ -31,13 +32,10 @@ def offline_environment() -> None:
         os.environ[name] = "1"
 
 
-#: The spec of the run in progress; harness/dry_run.py sets it (it runs as `__main__`, so this
-#: module cannot import its state).
-current_spec: Callable[[], Dict[str, Any]] = dict
-
-
 def _spec() -> Dict[str, Any]:
-    return current_spec()
+    """The spec of the run in progress (harness/dry_run.py sets dry_run_frameworks.current_run)."""
+    run = dry_run_frameworks.current_run()
+    return run.spec if run is not None else {}
 
 
 def _hub_config(name: Any) -> Optional[Dict[str, Any]]:
@@ -224,29 +222,9 @@ class TokenizerStandIn:
         return {}
 
 
-def _patch_tokenizers(module: Any) -> None:
-    """`AutoTokenizer.from_pretrained` and every tokenizer class's: a stand-in where the files are not here."""
-    def wrap(owner: Any) -> None:
-        original = owner.from_pretrained.__func__
-
-        def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(cls, name, *args, **kwargs)
-            except BaseException as error:
-                if not _missing(error):
-                    raise
-                return TokenizerStandIn(name)
-
-        owner.from_pretrained = classmethod(from_pretrained)
-
-    for owner_name in ("PreTrainedTokenizerBase",):
-        owner = getattr(module, owner_name, None)
-        if owner is not None:
-            wrap(owner)
-
-
-def _patch_auto_tokenizer(module: Any) -> None:
-    original = module.AutoTokenizer.from_pretrained.__func__
+def _tokenizer_stand_in_where_missing(owner: Any) -> None:
+    """`owner.from_pretrained`: a stand-in where the tokenizer's files are not here."""
+    original = owner.from_pretrained.__func__
 
     def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -256,7 +234,16 @@ def _patch_auto_tokenizer(module: Any) -> None:
                 raise
             return TokenizerStandIn(name)
 
-    module.AutoTokenizer.from_pretrained = classmethod(from_pretrained)
+    owner.from_pretrained = classmethod(from_pretrained)
+
+
+def _patch_tokenizers(module: Any) -> None:
+    """Every tokenizer class's `from_pretrained` (they inherit PreTrainedTokenizerBase's)."""
+    _tokenizer_stand_in_where_missing(module.PreTrainedTokenizerBase)
+
+
+def _patch_auto_tokenizer(module: Any) -> None:
+    _tokenizer_stand_in_where_missing(module.AutoTokenizer)
 
 
 # Datasets -------------------------------------------------------------------------------------

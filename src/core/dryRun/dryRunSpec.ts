@@ -55,6 +55,11 @@ export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batch
 
 const EMBEDDING = /(^|\.)Embedding(Bag)?$/;
 
+/** The output shape of the model's last layer with one (per sample). */
+function lastOutputShape(model: ModelEstimate | undefined): readonly number[] | undefined {
+  return [...(model?.layerTable.rows ?? [])].reverse().find((row) => row.outputShape)?.outputShape ?? undefined;
+}
+
 /**
  * A segmentation network's targets: the model ends in class scores per pixel of its input's size, so
  * a mask per sample, `[1, H, W]` as a mask image loads (a script that squeezes the channel away, or
@@ -62,7 +67,7 @@ const EMBEDDING = /(^|\.)Embedding(Bag)?$/;
  */
 function segmentationMask(model: ModelEstimate | undefined): number[] | undefined {
   const input = model?.inputShape;
-  const last = [...(model?.layerTable.rows ?? [])].reverse().find((row) => row.outputShape)?.outputShape;
+  const last = lastOutputShape(model);
   if (!input || input.length !== 3 || !last || last.length !== 3) return undefined;
   return last[1] === input[1] && last[2] === input[2] ? [1, input[1]!, input[2]!] : undefined;
 }
@@ -91,8 +96,7 @@ function scoresEveryToken(model: ModelEstimate | undefined): boolean {
   );
   if (rows.some((row) => !EMBEDDING.test(row.type) && (row.outputShape?.length ?? 0) >= 2 && vocabularies.has(row.outputShape![row.outputShape!.length - 1]!))) return true;
   // Shapes are per sample only where the input's was known; without it a tagger's head looks like a classifier's.
-  const last = [...rows].reverse().find((row) => row.outputShape);
-  return !model?.inputShape || last?.outputShape?.length !== 1;
+  return !model?.inputShape || lastOutputShape(model)?.length !== 1;
 }
 
 /**
