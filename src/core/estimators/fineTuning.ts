@@ -210,6 +210,8 @@ export const CUDA_CONTEXT_BYTES = 0.8 * GiB;
  * allocates and frees (activations, logits, temporaries), so the reserve is a share of those.
  */
 export const RESERVE_SHARE = 0.1;
+/** Layer-sized tensors on the GPU with offloaded activations: the embeddings' output, the final norm's input and output, and two layer inputs in flight to or from the host. */
+const OFFLOADED_RESIDENT_INPUTS = 5;
 /** Bytes per logit the loss holds at the start of the backward: log-softmax's fp32 output, its gradient and its input's. */
 const LOSS_BYTES = 12;
 /**
@@ -450,7 +452,10 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   }
   // The embeddings' output and the final norm's input and output (with the layers frozen, the head's input alone).
   activations += (recorded === shape.layers ? 3 : recorded > 0 ? 2 : 1) * layerInput;
-  if (job.activationOffload) activations = Math.min(activations, perLayer + 3 * layerInput);
+  // Offloaded activations (Unsloth's and torchtune's offloading) wait on the host; the GPU keeps the embeddings' and the norm's tensors and the layer
+  // inputs in flight (the one being copied out, the one being fetched back). With checkpointing the layer recomputed in the backward is `recomputed`;
+  // without, one layer's saved tensors stay until they are copied.
+  if (job.activationOffload) activations = Math.min(activations, (job.checkpointing ? 0 : perLayer) + OFFLOADED_RESIDENT_INPUTS * layerInput);
   // The backward's working set: the gradients of a layer's largest tensor and of its input, alive together (eager attention's probabilities, the MLP's intermediate, or the residual stream in fp32).
   // A mixture of experts' largest is one expert's intermediate over at most every token (or the shared expert's).
   const intermediate = shape.moe ? Math.max(shape.moe.expertIntermediate, shape.moe.sharedIntermediate ?? 0) : shape.intermediate;

@@ -119,6 +119,17 @@ describe('fineTuning estimator', () => {
     assert.ok(off.allocated > on.allocated);
   });
 
+  it('offloaded checkpointing keeps a few layer inputs on the GPU, and counts the layer recomputed in the backward once', () => {
+    const layerInput = 4096 * 2 * 4 * 1024; // hidden x bf16 x batch x sequence
+    const on = estimateFineTuning(qlora());
+    const offloaded = estimateFineTuning(qlora({ activationOffload: true }));
+    assert.equal(on.activations, (32 + 3) * layerInput);
+    assert.equal(offloaded.activations, 5 * layerInput);
+    // The working set (one layer recomputed, the backward's gradients) is the same with or without offloading.
+    assert.equal(offloaded.transient, on.transient);
+    assert.equal(on.allocated - offloaded.allocated, (35 - 5) * layerInput);
+  });
+
   it('scales activations and logits with batch x sequence, and eager attention adds a term in the sequence squared', () => {
     const base = estimateFineTuning(qlora({ checkpointing: false }));
     const double = estimateFineTuning(qlora({ checkpointing: false, batch: 8 }));
