@@ -26,7 +26,7 @@ sys.path.insert(0, ROOT)
 import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
 from scripts.catalog import hf_cases_falcon_swin_clip as fsc  # noqa: E402
-from scripts.catalog import hf_cases_gemma2_phi3_neox_olmo as gpno  # noqa: E402
+from scripts.catalog import hf_cases_decoder_variants as gpno  # noqa: E402
 from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:

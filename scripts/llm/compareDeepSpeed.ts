@@ -7,7 +7,8 @@
  * node out/scripts/llm/compareDeepSpeed.js [HUB ID]
  */
 import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
-import { parameterTensors, repeats, shapeFromConfig, type FineTuningJob } from '../../src/core/estimators/fineTuning';
+import { parameterTensors, repeats, type FineTuningJob } from '../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../src/core/estimators/shapeFromConfig';
 import { estimateSharded, type ShardingPlan } from '../../src/core/estimators/sharding';
 
 const GiB = 1024 ** 3;

@@ -9,7 +9,8 @@ import { createPythonParser, type PythonParser } from '../../src/core/parsing/py
 import { buildLayerTable, type LayerTableResult } from '../../src/core/layerTable/buildLayerTable';
 import type { FileEstimate, ModelEstimate } from '../../src/core/estimate/fileEstimate';
 import { findCheckpoint } from '../../src/core/catalog/hf/checkpoints';
-import { shapeFromConfig, type TransformerShape } from '../../src/core/estimators/fineTuning';
+import type { TransformerShape } from '../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../src/core/estimators/shapeFromConfig';
 
 /** The repository root, found from the compiled test's location. */
 export const REPO_ROOT = findPackageRoot(__dirname);

@@ -38,8 +38,8 @@ export interface LayerShape {
    * post_attention_layernorm and post_feedforward_layernorm: four a layer), or instead of them (OLMo-2).
    */
   readonly postNorms?: 'extra' | 'instead';
-  /** RMS norms over the projected queries and keys (OLMo-2's q_norm and k_norm). */
-  readonly qkNorms?: boolean;
+  /** RMS norms over the projected queries and keys (OLMo-2's q_norm and k_norm; Qwen3's over each head, `perHead`: the same tensors kept). */
+  readonly qkNorms?: boolean | 'perHead';
   /** Gemma's RMSNorm multiplies by (1 + weight) in fp32 before casting back: a trained weight keeps the fp32 normalized tensor. */
   readonly normWeightFp32?: boolean;
   /** Norms without a weight (OLMo's LayerNorm): even a full fine-tune keeps no normalized tensor for one. */

@@ -1,5 +1,5 @@
 /**
- * gpu-estimate on fine-tuning scripts of Gemma-2, Phi-3, GPT-NeoX (Pythia) and OLMo-2 (the built CLI,
+ * gpu-estimate on fine-tuning scripts of Gemma-2, Phi-3, GPT-NeoX (Pythia), OLMo-2 and Qwen3 (the built CLI,
  * as a process): each checkpoint is the catalog's own, estimated on its own structure with the
  * published count, and no shape is assumed from its name.
  */
@@ -60,5 +60,17 @@ describe('gpu-estimate on the fine-tuning scripts of the families modelled on th
     // 2 bytes of weights and 2 of gradients per parameter (27 GiB) and 8-bit AdamW's 2 (13.6 GiB), then the logits over 100352 entries.
     assert.ok(model.memory.estimateMiB! > 40 * 1024 && model.memory.estimateMiB! < 70 * 1024, String(model.memory.estimateMiB));
     assert.equal(model.fits, true);
+  });
+
+  it('LoRA of Qwen3-8B with the Trainer on every projection, its queries and keys 32 and 8 heads of 128', () => {
+    const model = run('qwen3_lora_trainer');
+    assert.equal(model.architecture?.name, 'Qwen/Qwen3-8B');
+    assert.equal(model.params, 8_190_735_360);
+    assert.equal(adapter(model), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj');
+    // r x (in + out) per layer: q 4096 -> 4096, k and v 4096 -> 1024, o 4096 -> 4096, gate and up 4096 -> 12288, down 12288 -> 4096; 36 layers; fp32.
+    const trainable = 36 * 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 12288));
+    assert.equal(model.memory.breakdown?.gradientsMiB, (trainable * 4) / 2 ** 20);
+    // 15.3 GiB of bf16 weights, the checkpointed layers' inputs and the logits over 151936 entries for 2 x 2048 tokens: 20 to 40 GiB.
+    assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 40 * 1024, String(model.memory.estimateMiB));
   });
 });

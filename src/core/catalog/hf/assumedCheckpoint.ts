@@ -22,6 +22,8 @@ const MIXTURE = /(\d+x\d+(\.\d+)?[bm])|(^|[^a-z])moe([^a-z]|$)|mixtral|-a\d+(\.\
  */
 const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp; readonly modelType: string; readonly label: string }> = [
   { word: /mistral|zephyr|nemo|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
+  // Qwen3's dense models (not Qwen3.5's hybrid attention, nor the -A3B mixtures, declined above).
+  { word: /qwen-?3(?![\d.])/, members: /./, modelType: 'qwen3', label: 'Qwen3' },
   { word: /qwen/, members: /./, modelType: 'qwen2', label: 'Qwen2' },
   // The families modelled on their own tree: an unknown member scales the catalogued one nearest in size.
   { word: /gemma-?2(?![\da-z.])/, members: /./, modelType: 'gemma2', label: 'Gemma-2' },
@@ -66,7 +68,7 @@ function phiTier(short: string): { readonly params: number; readonly tag: string
 /**
  * Parameters of a decoder config of the kinds scaled here (embeddings, attention with its biases where
  * the type has them, the MLP, norms, an untied head): LLaMA's layout, with Gemma-2's four norms a layer,
- * OLMo's norms without weights, OLMo-2's query and key norms, and GPT-NeoX's biased 4h MLP and LayerNorms.
+ * OLMo's norms without weights, OLMo-2's and Qwen3's query and key norms, and GPT-NeoX's biased 4h MLP and LayerNorms.
  */
 export function llamaStyleParams(modelType: string, config: Readonly<Record<string, ConfigValue | undefined>>): number {
   const n = (key: string) => (typeof config[key] === 'number' ? config[key] : 0);
@@ -81,7 +83,7 @@ export function llamaStyleParams(modelType: string, config: Readonly<Record<stri
   const attentionBias = modelType === 'qwen2' || config.attention_bias === true || (neox && config.attention_bias !== false) ? q + 2 * kv + (neox ? h : 0) : 0;
   // GPT-NeoX: two linears with biases and LayerNorms (weight and bias); the others a gated MLP and RMS norms.
   const mlp = neox ? 2 * h * i + i + h : 3 * h * i;
-  const normsPerLayer = neox ? 4 * h : modelType === 'gemma2' ? 4 * h : modelType === 'olmo' ? 0 : modelType === 'olmo2' ? 2 * h + q + kv : 2 * h;
+  const normsPerLayer = neox ? 4 * h : modelType === 'gemma2' ? 4 * h : modelType === 'olmo' ? 0 : modelType === 'olmo2' ? 2 * h + q + kv : modelType === 'qwen3' ? 2 * h + 2 * headDim : 2 * h;
   const finalNorm = neox ? 2 * h : modelType === 'olmo' ? 0 : h;
   const perLayer = h * (q + 2 * kv) + q * h + attentionBias + mlp + normsPerLayer;
   const tied = typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : /^gemma/.test(modelType);
@@ -116,7 +118,7 @@ export function scaledConfig(reference: Checkpoint, params: number): Record<stri
 }
 
 /** The model types whose configs are scaled here: LLaMA-style ones and the decoders whose fields are named as theirs are. */
-const SCALED_TYPES = new Set(['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2']);
+const SCALED_TYPES = new Set(['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2', 'qwen3']);
 
 /** The catalog members that give a family its proportions (the scaled types only: their config's fields are the ones scaled). */
 function membersOf(modelType: string, members: RegExp): Checkpoint[] {

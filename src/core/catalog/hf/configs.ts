@@ -11,7 +11,7 @@ import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSche
 import { DECODER_SCHEMAS } from './decoderSchemas';
 import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
 import { MOE_SCHEMAS } from './moeSchemas';
-import { GEMMA2_PHI3_NEOX_OLMO_SCHEMAS } from './gemma2Phi3NeoxOlmoSchemas';
+import { DECODER_VARIANT_SCHEMAS } from './decoderVariantSchemas';
 
 export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
@@ -64,7 +64,7 @@ function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof GEMMA2_PHI3_NEOX_OLMO_SCHEMAS>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof DECODER_VARIANT_SCHEMAS>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -213,7 +213,7 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...DECODER_SCHEMAS,
   ...FALCON_SWIN_CLIP_SCHEMAS,
   ...MOE_SCHEMAS,
-  ...GEMMA2_PHI3_NEOX_OLMO_SCHEMAS,
+  ...DECODER_VARIANT_SCHEMAS,
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 

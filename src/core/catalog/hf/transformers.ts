@@ -40,7 +40,7 @@ import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { mixtralTypeSpec, qwen2MoeTypeSpec } from './models/moe';
-import { gemma2TypeSpec, olmo2TypeSpec, olmoTypeSpec } from './models/llamaVariants';
+import { gemma2TypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3TypeSpec } from './models/llamaVariants';
 import { phi3TypeSpec } from './models/phi3';
 import { gptNeoxTypeSpec } from './models/gptNeox';
 import { countParams, layerRows, Trace } from './moduleTree';
@@ -94,6 +94,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   gpt_neox: gptNeoxTypeSpec,
   olmo: olmoTypeSpec,
   olmo2: olmo2TypeSpec,
+  qwen3: qwen3TypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -105,13 +106,14 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
     mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
-    olmo: 'OlmoModel', olmo2: 'Olmo2Model',
+    olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
     bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM',
     gemma2: 'Gemma2ForCausalLM', phi3: 'Phi3ForCausalLM', gpt_neox: 'GPTNeoXForCausalLM', olmo: 'OlmoForCausalLM', olmo2: 'Olmo2ForCausalLM',
+    qwen3: 'Qwen3ForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -126,7 +128,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
     mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification',
     gemma2: 'Gemma2ForSequenceClassification', phi3: 'Phi3ForSequenceClassification', gpt_neox: 'GPTNeoXForSequenceClassification',
-    olmo: 'OlmoForSequenceClassification', olmo2: 'Olmo2ForSequenceClassification',
+    olmo: 'OlmoForSequenceClassification', olmo2: 'Olmo2ForSequenceClassification', qwen3: 'Qwen3ForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',
@@ -136,6 +138,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
     mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification',
     gemma2: 'Gemma2ForTokenClassification', phi3: 'Phi3ForTokenClassification', gpt_neox: 'GPTNeoXForTokenClassification',
+    qwen3: 'Qwen3ForTokenClassification',
   },
   AutoModelForQuestionAnswering: {
     bert: 'BertForQuestionAnswering', roberta: 'RobertaForQuestionAnswering', distilbert: 'DistilBertForQuestionAnswering',
@@ -143,7 +146,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
     gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
     bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering', falcon: 'FalconForQuestionAnswering',
-    gpt_neox: 'GPTNeoXForQuestionAnswering',
+    gpt_neox: 'GPTNeoXForQuestionAnswering', qwen3: 'Qwen3ForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification' },

@@ -9,7 +9,8 @@ import { markdownSummary } from '../../../../src/core/display/reportData';
 import { estimateJson } from '../../../../src/core/estimate/estimateJson';
 import type { FineTuningOutlook, Remedy } from '../../../../src/core/estimate/fileEstimate';
 import { findCheckpoint } from '../../../../src/core/catalog/hf/checkpoints';
-import { shapeFromConfig, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import type { TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../../../src/core/estimators/shapeFromConfig';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { estimate, REPO_ROOT } from '../../fixtures';
 

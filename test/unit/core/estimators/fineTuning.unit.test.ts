@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { isCatalogMiss } from '../../../../src/core/catalog/catalog';
 import { CHECKPOINTS } from '../../../../src/core/catalog/hf/checkpoints';
 import { transformersArchitecture } from '../../../../src/core/catalog/hf/transformers';
-import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../../../src/core/estimators/shapeFromConfig';
 import { checkpointShape } from '../../fixtures';
 
 const GiB = 1024 ** 3;

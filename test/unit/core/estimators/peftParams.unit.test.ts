@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { AdapterSetup } from '../../../../src/core/analysis/modelDescription';
-import { shapeFromConfig, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import type { TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../../../src/core/estimators/shapeFromConfig';
 import { kroneckerFactors, peftParams } from '../../../../src/core/estimators/peftParams';
 
 /**

@@ -36,8 +36,11 @@ export interface LlamaTreeSpec {
   readonly layerNorms: readonly string[];
   /** One norm of `d` features: the library's own module, so never a row. */
   norm(d: number): Module;
-  /** OLMo-2: `q_norm` and `k_norm` over the projected queries and keys, registered after o_proj. */
-  readonly qkNorms?: boolean;
+  /**
+   * `q_norm` and `k_norm` over the projected queries and keys, registered after o_proj: over all heads'
+   * width (OLMo-2), or over one head's, shared by the heads (Qwen3: `perHead`).
+   */
+  readonly qkNorms?: boolean | 'perHead';
 }
 
 /** The base model of a LLaMA-style tree: embed_tokens, layers of self_attn and mlp with their norms, norm, rotary_emb. */
@@ -68,8 +71,8 @@ export function llamaTree(spec: LlamaTreeSpec, c: HfConfig): [Module, Forward] {
     const vProj = attn.add('v_proj', linear(d, kv, bias.v_proj));
     const oProj = attn.add('o_proj', linear(q, d, bias.o_proj));
     if (spec.qkNorms) {
-      attn.add('q_norm', spec.norm(q));
-      attn.add('k_norm', spec.norm(kv));
+      attn.add('q_norm', spec.norm(spec.qkNorms === 'perHead' ? headDim : q));
+      attn.add('k_norm', spec.norm(spec.qkNorms === 'perHead' ? headDim : kv));
     }
     const mlp = layer.add('mlp', userModule(`${p}MLP`));
     const gate = mlp.add('gate_proj', linear(d, inter, bias.gate_proj));

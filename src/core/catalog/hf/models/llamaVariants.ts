@@ -10,6 +10,10 @@
  * - OLMo-2 (models/olmo2/modeling_olmo2.py; allenai/OLMo-2-1124-7B): no norm before attention or MLP;
  *   RMS norms after each (post_attention_layernorm, post_feedforward_layernorm) and over the projected
  *   queries and keys (q_norm, k_norm: the full width of all heads).
+ * - Qwen3 (models/qwen3/modeling_qwen3.py; Qwen/Qwen3-0.6B to -32B): LLaMA's layer with RMS norms over
+ *   each head's queries and keys (q_norm, k_norm: head_dim wide, shared by the heads), head_dim 128
+ *   apart from the width, no attention bias unless attention_bias. Sliding-window layers differ in
+ *   their mask only: no rows.
  *
  * Their heads are the generic ones of modeling_layers.py on `model`; only the classes the library has.
  */
@@ -74,4 +78,14 @@ export const olmo2TypeSpec = variantTypeSpec('olmo2', 'Olmo2', ['Olmo2ForSequenc
   layerNorms: ['post_attention_layernorm', 'post_feedforward_layernorm'],
   norm: (d) => weightOnlyNorm('Olmo2RMSNorm', d),
   qkNorms: true,
+}));
+
+export const qwen3TypeSpec = variantTypeSpec('qwen3', 'Qwen3', ['Qwen3ForSequenceClassification', 'Qwen3ForTokenClassification', 'Qwen3ForQuestionAnswering'], (c) => ({
+  prefix: 'Qwen3',
+  embedding: { type: 'Embedding', torch: true },
+  bias: attentionBias(c),
+  activation: str(c, 'hidden_act'),
+  layerNorms: ['input_layernorm', 'post_attention_layernorm'],
+  norm: (d) => weightOnlyNorm('Qwen3RMSNorm', d),
+  qkNorms: 'perHead',
 }));

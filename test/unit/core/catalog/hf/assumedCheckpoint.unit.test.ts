@@ -10,7 +10,8 @@ import { assumedCheckpoint, llamaStyleParams, sizeFromName } from '../../../../.
 import { CHECKPOINTS, type Checkpoint } from '../../../../../src/core/catalog/hf/checkpoints';
 import { isLlamaStyle } from '../../../../../src/core/catalog/hf/llamaStyle';
 import { transformersArchitecture } from '../../../../../src/core/catalog/hf/transformers';
-import { estimateFineTuning, shapeFromConfig, type FineTuningJob, type TransformerShape } from '../../../../../src/core/estimators/fineTuning';
+import { estimateFineTuning, type FineTuningJob, type TransformerShape } from '../../../../../src/core/estimators/fineTuning';
+import { shapeFromConfig } from '../../../../../src/core/estimators/shapeFromConfig';
 
 function shapeOf(checkpoint: Checkpoint): TransformerShape {
   const shape = shapeFromConfig(checkpoint.modelType, checkpoint.config, { kind: 'lm' });
@@ -61,7 +62,7 @@ describe('assumed checkpoint (a shape from the name)', () => {
     assert.match(JSON.stringify(sizeFromName('Qwen/Qwen1.5-MoE-A2.7B')), /mixture-of-experts/);
   });
 
-  it('scales an unknown Phi-3, Phi-4, Gemma-2, GPT-NeoX, OLMo or OLMo-2 from the nearest catalogued member of its own family, built on its own tree', () => {
+  it('scales an unknown Phi-3, Phi-4, Gemma-2, GPT-NeoX, OLMo, OLMo-2 or Qwen3 from the nearest catalogued member of its own family, built on its own tree', () => {
     for (const [name, family, reference, params] of [
       ['microsoft/Phi-3-small-8k-instruct', 'phi3', 'microsoft/Phi-3-mini-4k-instruct', 7e9],
       ['acme/phi-4-reasoning-plus-20b', 'phi3', 'microsoft/phi-4', 20e9],
@@ -69,6 +70,7 @@ describe('assumed checkpoint (a shape from the name)', () => {
       ['org/pythia-3b-custom', 'gpt_neox', 'EleutherAI/pythia-2.8b', 3e9],
       ['acme/olmo-1.5b-sft', 'olmo', 'allenai/OLMo-1B-hf', 1.5e9],
       ['acme/OLMo-2-13B-tuned', 'olmo2', 'allenai/OLMo-2-1124-7B', 13e9],
+      ['acme/Qwen3-24B-merge', 'qwen3', 'Qwen/Qwen3-32B', 24e9],
     ] as const) {
       const assumed = assumedCheckpoint(name);
       if ('declined' in assumed) assert.fail(assumed.declined);
@@ -83,6 +85,17 @@ describe('assumed checkpoint (a shape from the name)', () => {
       assert.ok(Math.abs(counted - params) / params < 1 / (assumed.config.num_hidden_layers as number), `${name}: ${counted}`);
       assert.equal(assumed.config.vocab_size, findVocab(reference), name);
     }
+  });
+
+  it("keeps Qwen3's own tree to Qwen3: Qwen2.5 and Qwen3.5 names take Qwen2's, Qwen3's mixtures are declined", () => {
+    const family = (name: string) => {
+      const assumed = assumedCheckpoint(name);
+      return 'declined' in assumed ? 'declined' : assumed.modelType;
+    };
+    assert.equal(family('acme/qwen3-2b-chat'), 'qwen3');
+    assert.equal(family('acme/Qwen2.5-9B-sft'), 'qwen2');
+    assert.equal(family('acme/Qwen3.5-9B-sft'), 'qwen2');
+    assert.equal(family('Qwen/Qwen3-30B-A3B'), 'declined');
   });
 
   it('declines mixture-of-experts, encoder and size-less names', () => {

@@ -1,5 +1,5 @@
 /**
- * Gemma-2, Phi-3, GPT-NeoX, OLMo and OLMo-2 in the catalog: each checkpoint's published count from the
+ * Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 in the catalog: each checkpoint's published count from the
  * catalog's module tree and from the fine-tuning model's tensors alike, and the linears each tree has
  * under the names LoRA's target_modules use (expected-tables.json checks every row against the library).
  */
@@ -16,7 +16,7 @@ function arch(request: TransformersRequest): CatalogArchitecture {
   return result;
 }
 
-const TYPES = ['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2'];
+const TYPES = ['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2', 'qwen3'];
 const members = CHECKPOINTS.filter((c) => TYPES.includes(c.modelType));
 
 /** The linear names of one layer of a catalog table (`model.layers.0.self_attn.qkv_proj` -> `qkv_proj`). */
@@ -25,14 +25,14 @@ function layerLinears(name: string): string[] {
   return rows.filter((r) => r.type === 'Linear' && /\.0\./.test(r.path)).map((r) => r.path.split('.').pop()!);
 }
 
-describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2', () => {
+describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2, Qwen3', () => {
   it('has the published checkpoints of every family, each with its published count', () => {
     assert.deepEqual([...new Set(members.map((c) => c.modelType))].sort(), [...TYPES].sort());
-    assert.equal(members.length, 18);
+    assert.equal(members.length, 24);
     for (const checkpoint of members) {
       const published = checkpoint.published;
       assert.ok(published, checkpoint.name);
-      assert.equal(arch({ className: published.className, checkpoint: checkpoint.name }).params, published.params, checkpoint.name);
+      assert.equal(arch({ className: published.className, checkpoint: checkpoint.name }).params + (published.plus ?? 0), published.params, checkpoint.name);
     }
   });
 
@@ -40,14 +40,14 @@ describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2', () => {
     for (const checkpoint of members) {
       const shape = checkpointShape(checkpoint.name);
       const total = parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * repeats(shape, t), 0);
-      assert.equal(total, checkpoint.published!.params, checkpoint.name);
+      assert.equal(total + (checkpoint.published!.plus ?? 0), checkpoint.published!.params, checkpoint.name);
     }
   });
 
   it('names the linears as the library does: fused qkv_proj and gate_up_proj (Phi-3), query_key_value and dense_h_to_4h (GPT-NeoX), q/k/v/o and gate/up/down (Gemma-2, OLMo)', () => {
     assert.deepEqual(layerLinears('microsoft/Phi-3-mini-4k-instruct'), ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj']);
     assert.deepEqual(layerLinears('EleutherAI/pythia-160m'), ['query_key_value', 'dense', 'dense_h_to_4h', 'dense_4h_to_h']);
-    for (const name of ['google/gemma-2-2b', 'allenai/OLMo-1B-hf', 'allenai/OLMo-2-1124-7B']) {
+    for (const name of ['google/gemma-2-2b', 'allenai/OLMo-1B-hf', 'allenai/OLMo-2-1124-7B', 'Qwen/Qwen3-8B']) {
       assert.deepEqual(layerLinears(name), ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], name);
     }
   });
@@ -87,6 +87,29 @@ describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2', () => {
     const olmo = arch({ className: 'OlmoForCausalLM', checkpoint: 'allenai/OLMo-1B-hf' });
     assert.ok(!olmo.table([8]).rows.some((r) => /layernorm|norm\.weight/.test(r.path)));
     assert.equal(checkpointShape('allenai/OLMo-1B-hf').parameterFreeNorms, true);
+  });
+
+  it('Qwen3: RMS norms over one head of queries and keys, head_dim 128 apart from the width, the small models tied', () => {
+    const model = arch({ className: 'Qwen3ForCausalLM', checkpoint: 'Qwen/Qwen3-0.6B' });
+    const rows = model.table([8]).rows;
+    const q = rows.find((r) => r.path === 'model.layers.0.self_attn.q_proj')!;
+    // 16 heads of 128 from a width of 1024.
+    assert.equal(q.params, 1024 * 16 * 128);
+    const shape = checkpointShape('Qwen/Qwen3-0.6B');
+    assert.equal(shape.qkNorms, 'perHead');
+    assert.equal(shape.headDim, 128);
+    assert.equal(shape.tiedEmbeddings, true);
+    assert.equal(checkpointShape('Qwen/Qwen3-8B').tiedEmbeddings, false);
+    const norms = parameterTensors(shape).find((t) => t.name === 'qk_norms')!;
+    assert.equal(norms.rows, 2 * 128);
+    // The published 0.6B and 1.7B files store the tied head beside the embedding: the count they publish has it twice.
+    const small = CHECKPOINTS.find((c) => c.name === 'Qwen/Qwen3-0.6B')!;
+    assert.equal(small.published!.plus, 151936 * 1024);
+    // Sliding windows change the mask, not the modules.
+    const tiny = { vocab_size: 99, hidden_size: 32, intermediate_size: 37, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8 };
+    const full = arch({ className: 'Qwen3ForCausalLM', configClass: 'Qwen3Config', config: tiny });
+    const sliding = arch({ className: 'Qwen3ForCausalLM', configClass: 'Qwen3Config', config: { ...tiny, use_sliding_window: true, sliding_window: 4, max_window_layers: 1 } });
+    assert.deepEqual(sliding.table([8]).rows, full.table([8]).rows);
   });
 
   it('refuses what the config classes refuse', () => {

@@ -1,13 +1,14 @@
-"""Gemma-2, Phi-3, GPT-NeoX, OLMo and OLMo-2 for hf_cases.py: their classes, Auto mappings, config fields, small configs and variants.
+"""Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 for hf_cases.py: their classes, Auto mappings, config fields, small configs and variants.
 
-Kept apart from hf_cases.py as the Falcon/Swin/CLIP cases are. Gemma-2, OLMo and OLMo-2 are LLaMA's
+Kept apart from hf_cases.py as the Falcon/Swin/CLIP cases are. Gemma-2, OLMo, OLMo-2 and Qwen3 are LLaMA's
 tree with other norms, Phi-3 LLaMA's with fused projections, GPT-NeoX a tree of its own; the
 TypeScript side builds each by hand (src/core/catalog/hf/models/llamaVariants.ts, phi3.ts,
 gptNeox.ts), so every class gets a small case row by row, and every variant that could change a
 row (or is said to change none: soft-capping, sliding windows, clip_qkv, rotary share) gets one too.
 """
 
-CONFIG_CLASS = {"gemma2": "Gemma2Config", "phi3": "Phi3Config", "gpt_neox": "GPTNeoXConfig", "olmo": "OlmoConfig", "olmo2": "Olmo2Config"}
+CONFIG_CLASS = {"gemma2": "Gemma2Config", "phi3": "Phi3Config", "gpt_neox": "GPTNeoXConfig", "olmo": "OlmoConfig", "olmo2": "Olmo2Config",
+                "qwen3": "Qwen3Config"}
 
 CLASSES = {
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
@@ -16,6 +17,7 @@ CLASSES = {
                  "GPTNeoXForQuestionAnswering"],
     "olmo": ["OlmoModel", "OlmoForCausalLM", "OlmoForSequenceClassification"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
+    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification", "Qwen3ForQuestionAnswering"],
 }
 
 # transformers 5.18's models/auto/modeling_auto.py for these model types.
@@ -24,8 +26,8 @@ AUTO = {
     "AutoModelForCausalLM": {t: c[1] for t, c in CLASSES.items()},
     "AutoModelForSequenceClassification": {t: c[2] for t, c in CLASSES.items()},
     "AutoModelForTokenClassification": {"gemma2": "Gemma2ForTokenClassification", "phi3": "Phi3ForTokenClassification",
-                                        "gpt_neox": "GPTNeoXForTokenClassification"},
-    "AutoModelForQuestionAnswering": {"gpt_neox": "GPTNeoXForQuestionAnswering"},
+                                        "gpt_neox": "GPTNeoXForTokenClassification", "qwen3": "Qwen3ForTokenClassification"},
+    "AutoModelForQuestionAnswering": {"gpt_neox": "GPTNeoXForQuestionAnswering", "qwen3": "Qwen3ForQuestionAnswering"},
 }
 
 _LLAMA_FIELDS = ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -37,6 +39,7 @@ CONFIG_FIELDS = {
                  "max_position_embeddings", "use_parallel_residual", "attention_bias", "num_labels", "tie_word_embeddings"],
     "olmo": _LLAMA_FIELDS + ["hidden_act", "attention_bias", "clip_qkv"],
     "olmo2": _LLAMA_FIELDS + ["hidden_act", "attention_bias"],
+    "qwen3": _LLAMA_FIELDS + ["head_dim", "hidden_act", "attention_bias", "use_sliding_window", "sliding_window"],
 }
 
 _TINY_LLAMA = {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -50,6 +53,8 @@ TINY = {
                  "max_position_embeddings": 64},
     "olmo": dict(_TINY_LLAMA),
     "olmo2": dict(_TINY_LLAMA),
+    # Qwen3's head_dim defaults to 128, not hidden_size // heads: the small config gives the derived value.
+    "qwen3": {**_TINY_LLAMA, "head_dim": 8},
 }
 
 
@@ -87,3 +92,12 @@ def add_variants(tiny, add):
     tiny("olmo2", "Olmo2Model", "attention-bias", config={"attention_bias": True})
     tiny("olmo2", "Olmo2Model", "mha", config={"num_key_value_heads": None})
     add("tiny/AutoModelForCausalLM/olmo2", {"className": "AutoModelForCausalLM", "configClass": "Olmo2Config", "config": TINY["olmo2"]}, [7])
+
+    # head_dim apart from the width (as every published Qwen3 but 8B and 14B has), a tied head, attention bias, sliding windows.
+    tiny("qwen3", "Qwen3ForCausalLM", "tied-headdim16", config={"tie_word_embeddings": True, "head_dim": 16})
+    tiny("qwen3", "Qwen3Model", "attention-bias-relu-T9", sample=[9], config={"attention_bias": True, "hidden_act": "relu"})
+    tiny("qwen3", "Qwen3ForCausalLM", "sliding4-eager-T20", sample=[20], config={"use_sliding_window": True, "sliding_window": 4, "max_window_layers": 1},
+         options={"attn_implementation": "eager"})
+    tiny("qwen3", "Qwen3Model", "mha", config={"num_key_value_heads": None})
+    tiny("qwen3", "Qwen3ForSequenceClassification", "labels3", options={"num_labels": 3})
+    add("tiny/AutoModelForCausalLM/qwen3", {"className": "AutoModelForCausalLM", "configClass": "Qwen3Config", "config": TINY["qwen3"]}, [7])

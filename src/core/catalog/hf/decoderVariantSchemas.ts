@@ -1,5 +1,5 @@
 /**
- * The config classes of Gemma-2, Phi-3, GPT-NeoX, OLMo and OLMo-2 as transformers 5.18.0 defines
+ * The config classes of Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 as transformers 5.18.0 defines
  * them (defaults, field kinds, `__post_init__`, `validate_architecture`); configs.ts puts them beside
  * the others. Fields that size no module (rotary settings, soft-capping, sliding windows, dropout
  * rates of functional dropout) are kind 'any' or 'number': the generator's cases check they change no row.
@@ -30,7 +30,7 @@ const OLMO_FIELDS: Readonly<Record<string, Field>> = {
   ...SIZES, ...ROTARY, num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), attention_bias: f('bool'),
 };
 
-export const GEMMA2_PHI3_NEOX_OLMO_SCHEMAS: Readonly<Record<'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2', ConfigSchema>> = {
+export const DECODER_VARIANT_SCHEMAS: Readonly<Record<'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2' | 'qwen3', ConfigSchema>> = {
   gemma2: {
     modelType: 'gemma2',
     configClass: 'Gemma2Config',
@@ -112,6 +112,29 @@ export const GEMMA2_PHI3_NEOX_OLMO_SCHEMAS: Readonly<Record<'gemma2' | 'phi3' | 
     fields: { ...OLMO_FIELDS, rms_norm_eps: f('number') },
     aliases: {},
     finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+  qwen3: {
+    modelType: 'qwen3',
+    configClass: 'Qwen3Config',
+    defaults: {
+      vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 32,
+      head_dim: 128, hidden_act: 'silu', max_position_embeddings: 32768, rms_norm_eps: 1e-6, tie_word_embeddings: false, attention_bias: false,
+      use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, layer_types: null, attention_dropout: 0, pad_token_id: null,
+      bos_token_id: null, eos_token_id: null,
+    },
+    fields: {
+      ...OLMO_FIELDS, head_dim: f('count'), rms_norm_eps: f('number'),
+      // Which layers attend to a sliding window: the mask, not the modules.
+      use_sliding_window: f('bool'), sliding_window: f('count', { nullable: true }), max_window_layers: f('count'), layer_types: f('any'),
+    },
+    aliases: {},
+    // Qwen3Config checks no divisibility (head_dim is its own field): it drops the window unless use_sliding_window, and a missing key-value count means one per head.
+    finish: (c) => {
+      if (c.use_sliding_window !== true) c.sliding_window = null;
+      if (c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads!;
+      return undefined;
+    },
     uncovered: commonUncovered,
   },
 };

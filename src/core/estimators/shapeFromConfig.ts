@@ -1,0 +1,109 @@
+/**
+ * From a checkpoint's config.json to the fine-tuning model's TransformerShape: the stage before the
+ * estimate (fineTuning.ts), shared by the estimator, the evaluation scripts and the tests.
+ */
+import type { TransformerShape } from './fineTuning';
+import { moeFromConfig } from './moe';
+
+const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
+
+/**
+ * The shape of a catalog checkpoint's config.json (transformers' field names, with their defaults
+ * where the file leaves them out), or a note saying what is missing. Llama-style models
+ * (gated MLP, no biases, no dropout) and BERT-style encoders (LayerNorm with biases, learned
+ * positions, dropout 0.1) are told apart by the model type.
+ */
+export function shapeFromConfig(modelType: string, config: Readonly<Record<string, unknown>>, head: TransformerShape['head']): TransformerShape | string {
+  const num = (name: string): number | undefined => (typeof config[name] === 'number' ? (config[name]) : undefined);
+  // DistilBERT's and BART's names for the same values.
+  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model') ?? num('dim');
+  const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers') ?? num('n_layers') ?? num('encoder_layers');
+  const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads') ?? num('n_heads') ?? num('encoder_attention_heads');
+  const vocab = num('vocab_size');
+  if (!hidden || !layers || !heads || !vocab) return `config of ${modelType} without hidden size, layers, heads or vocabulary`;
+  // Shapes this model does not describe: ALBERT shares one layer's weights across its layers; ELECTRA's small models and generators embed in fewer dimensions than their hidden size.
+  if (modelType === 'albert') return 'ALBERT shares its layers, which the fine-tuning model does not count';
+  if (num('embedding_size') !== undefined && num('embedding_size') !== hidden) return `${modelType} with embeddings of ${num('embedding_size')} for a hidden size of ${hidden}, which the fine-tuning model does not count`;
+  if (/^(t5|mt5|umt5)$/.test(modelType)) {
+    // T5: an encoder and a decoder stack, no biases, RMSNorm, d_kv per head (not d_model / heads), a gated MLP for "gated-gelu", dropout 0.1; transformers' T5Attention is eager only (its position bias).
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: num('d_kv') ?? hidden / heads, intermediate: num('d_ff') ?? 4 * hidden, vocab,
+      tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: typeof config.feed_forward_proj === 'string' && config.feed_forward_proj.startsWith('gated'), bias: false, positions: 0, head,
+      dropout: (num('dropout_rate') ?? 0.1) > 0, rmsNorm: true, decoderLayers: num('num_decoder_layers') ?? layers, eagerOnly: true, t5Names: true,
+    };
+  }
+  if (modelType === 'bloom') {
+    // BLOOM: one fused query_key_value linear with biases, LayerNorm (and one after the embeddings), a 4h GELU MLP, tied head; ALiBi attention is eager only.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true, positions: 0, head,
+      dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true, eagerOnly: true, embeddingNorm: true,
+    };
+  }
+  if (modelType === 'falcon') {
+    // Falcon: one fused query_key_value (multi-query: one key-value head; the new decoder architecture of
+    // Falcon-40B: num_kv_heads), a 4h GELU MLP, LayerNorm, a tied head. parallel_attn (Falcon-7B/40B):
+    // attention and MLP side by side behind one norm, or ln_attn and ln_mlp in the new architecture;
+    // without it (falcon-rw-1b) one after the other. ALiBi (falcon-rw) is eager only.
+    const newArchitecture = config.new_decoder_architecture === true;
+    const kvHeads = newArchitecture ? (num('num_kv_heads') ?? heads) : config.multi_query !== false ? 1 : heads;
+    const parallel = newArchitecture || config.parallel_attn !== false;
+    const norms: 1 | 2 = newArchitecture && (num('num_ln_in_parallel_attn') ?? 2) === 2 ? 2 : 1;
+    return {
+      hidden, layers, heads, kvHeads, headDim: hidden / heads, intermediate: num('ffn_hidden_size') ?? 4 * hidden, vocab, tiedEmbeddings: config.tie_word_embeddings !== false,
+      gatedMlp: false, bias: config.bias === true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0, fusedQkv: true,
+      ...(config.alibi === true ? { eagerOnly: true } : {}), ...(parallel ? { parallelNorms: norms } : {}),
+    };
+  }
+  if (modelType === 'gpt_neox') {
+    // GPT-NeoX (Pythia): one fused query_key_value, a 4h GELU MLP (dense_h_to_4h, dense_4h_to_h), LayerNorm, biases, an
+    // untied head; with use_parallel_residual (every published checkpoint) attention and MLP read the layer's input side
+    // by side through two norms.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('intermediate_size') ?? 4 * hidden, vocab,
+      tiedEmbeddings: config.tie_word_embeddings === true, gatedMlp: false, bias: true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0,
+      fusedQkv: true, ...(config.use_parallel_residual !== false ? { parallelNorms: 2 as const } : {}),
+    };
+  }
+  if (modelType === 'bart') {
+    // BART: an encoder and a decoder stack with biases and LayerNorm, learned positions (offset by 2) on both sides, a tied head, dropout 0.1.
+    return {
+      hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('encoder_ffn_dim') ?? 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true,
+      positions: 2 * ((num('max_position_embeddings') ?? 1024) + 2), head, dropout: (num('dropout') ?? 0.1) > 0, decoderLayers: num('decoder_layers') ?? layers,
+    };
+  }
+  const bert = /^(bert|roberta|xlm-roberta|electra|deberta|distilbert)$/.test(modelType);
+  // GPT-2, GPT-Neo and OPT: biases, LayerNorm, learned positions (OPT's offset by 2), a tied head; GPT-2's query, key and value are one Conv1D (c_attn).
+  const gpt = /^(gpt2|gpt_neo|opt)$/.test(modelType);
+  const learnedPositions = bert ? (num('max_position_embeddings') ?? 512) + (num('type_vocab_size') ?? 0) : gpt ? (num('n_positions') ?? num('max_position_embeddings') ?? 1024) + (modelType === 'opt' ? 2 : 0) : 0;
+  const dropoutRate = num('hidden_dropout_prob') ?? num('resid_pdrop') ?? num('resid_dropout') ?? num('dropout') ?? (modelType === 'gpt2' ? 0.1 : 0);
+  // Gemma ties its head to the embeddings unless told otherwise; other gated (Llama-style) decoders do not.
+  const tiedByDefault = !GATED.test(modelType) || /^gemma/.test(modelType);
+  const moe = moeFromConfig(modelType, config);
+  if (typeof moe === 'string') return moe;
+  return {
+    hidden,
+    layers,
+    heads,
+    kvHeads: num('num_key_value_heads') ?? heads,
+    headDim: num('head_dim') ?? hidden / heads,
+    intermediate: num('intermediate_size') ?? num('n_inner') ?? num('ffn_dim') ?? num('hidden_dim') ?? 4 * hidden,
+    vocab,
+    tiedEmbeddings: typeof config.tie_word_embeddings === 'boolean' ? config.tie_word_embeddings : tiedByDefault,
+    gatedMlp: GATED.test(modelType),
+    bias: bert || gpt || config.attention_bias === true,
+    positions: learnedPositions,
+    head,
+    dropout: bert || dropoutRate > 0,
+    rmsNorm: GATED.test(modelType),
+    ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
+    // Phi-3 (and Phi-3.5, Phi-4): qkv_proj and gate_up_proj. Gemma-2: four norms a layer, soft-capped logits. OLMo: norms
+    // without parameters. OLMo-2: norms after attention and MLP, and over the queries and keys. Qwen3: norms over each head's queries and keys.
+    ...(modelType === 'phi3' ? { fusedQkv: true, fusedGateUp: true } : {}),
+    ...(modelType === 'gemma2' ? { postNorms: 'extra' as const, normWeightFp32: true, ...(typeof config.final_logit_softcapping === 'number' ? { logitSoftcap: true } : {}) } : {}),
+    ...(modelType === 'olmo' ? { parameterFreeNorms: true } : {}),
+    ...(modelType === 'olmo2' ? { postNorms: 'instead' as const, qkNorms: true } : {}),
+    ...(modelType === 'qwen3' ? { qkNorms: 'perHead' as const } : {}),
+    ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
+    ...(moe ? { moe } : {}),
+  };
+}
