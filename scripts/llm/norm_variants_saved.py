@@ -1,4 +1,4 @@
-"""What autograd keeps for the norms and the logit soft-capping of Gemma-2, OLMo, OLMo-2 and GPT-NeoX (docs/fine-tuning.md, savedActivations.ts).
+"""What autograd keeps for the norms and the logit soft-capping of Gemma-2, OLMo, OLMo-2, Qwen3 and GPT-NeoX (docs/fine-tuning.md, savedActivations.ts).
 
 Each piece is written as transformers 5.18 writes it (Gemma2RMSNorm, OlmoLayerNorm, Olmo2RMSNorm,
 Gemma2ForCausalLM's final_logit_softcapping, GPTNeoXLayer's parallel residual), run in bf16 on the
@@ -71,6 +71,14 @@ for trainable in (False, True):
           f"(counted: {4 * HIDDEN + (4 * HIDDEN if trainable else 0)} = the fp32 copy{' + the fp32 normalized tensor' if trainable else ''}; rsqrt's 4 B not counted)")
     print(f"Olmo2RMSNorm (q_norm, k_norm), {what}: {per_token(saved_bytes(olmo2, x)):.0f} B/token "
           f"(counted: {4 * HIDDEN + (2 * HIDDEN if trainable else 0)})")
+# Qwen3's q_norm and k_norm: the same computation over each head (a view of the projection as heads x head_dim).
+HEAD_DIM = 16
+for trainable in (False, True):
+    per_head = LlamaStyleRMSNorm(HEAD_DIM).to(torch.bfloat16).requires_grad_(trainable)
+    what = "trained weight" if trainable else "frozen weight"
+    print(f"Qwen3RMSNorm over heads of {HEAD_DIM} (q_norm, k_norm), {what}: "
+          f"{per_token(saved_bytes(lambda t: per_head(t.view(1, TOKENS, HIDDEN // HEAD_DIM, HEAD_DIM)), x)):.0f} B/token "
+          f"(counted: {4 * HIDDEN + (2 * HIDDEN if trainable else 0)}, as OLMo-2's over the whole width)")
 print(f"OlmoLayerNorm (no weight): {per_token(saved_bytes(olmo_layer_norm, x)):.0f} B/token (counted: {4 * HIDDEN}, the fp32 copy)")
 
 VOCAB = 256
