@@ -41,6 +41,13 @@ export function moeFromConfig(modelType: string, config: Readonly<Record<string,
     // MixtralConfig's defaults: 8 experts, top-2, the expert the size of intermediate_size; the chosen weights are always renormalised.
     return { experts: num('num_local_experts') ?? 8, topK: num('num_experts_per_tok') ?? 2, expertIntermediate: num('intermediate_size') ?? 14336, normTopK: true };
   }
+  if (modelType === 'qwen3_moe') {
+    // Qwen3MoeConfig: no shared expert; dense layers as Qwen2-MoE's (none in the published checkpoints).
+    const step = num('decoder_sparse_step') ?? 1;
+    const dense = Array.isArray(config.mlp_only_layers) ? config.mlp_only_layers.length : 0;
+    if (step !== 1 || dense > 0) return `qwen3_moe with dense layers (decoder_sparse_step=${step}, ${dense} mlp_only_layers), which the fine-tuning model does not count`;
+    return { experts: num('num_experts') ?? 128, topK: num('num_experts_per_tok') ?? 8, expertIntermediate: num('moe_intermediate_size') ?? 768, normTopK: config.norm_topk_prob === true };
+  }
   if (modelType === 'qwen2_moe') {
     // Qwen2MoeConfig: layers whose index is in mlp_only_layers, or not a multiple of decoder_sparse_step, keep a dense MLP; none does in the published checkpoints.
     const step = num('decoder_sparse_step') ?? 1;

@@ -5,7 +5,7 @@
 import type { TransformerShape } from './fineTuning';
 import { moeFromConfig } from './moe';
 
-const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
+const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
 
 /**
  * The shape of a catalog checkpoint's config.json (transformers' field names, with their defaults
@@ -102,7 +102,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     ...(modelType === 'gemma2' ? { postNorms: 'extra' as const, normWeightFp32: true, ...(typeof config.final_logit_softcapping === 'number' ? { logitSoftcap: true } : {}) } : {}),
     ...(modelType === 'olmo' ? { parameterFreeNorms: true } : {}),
     ...(modelType === 'olmo2' ? { postNorms: 'instead' as const, qkNorms: true } : {}),
-    ...(modelType === 'qwen3' ? { qkNorms: 'perHead' as const } : {}),
+    ...(modelType === 'qwen3' || modelType === 'qwen3_moe' ? { qkNorms: 'perHead' as const } : {}),
     ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
   };

@@ -39,7 +39,7 @@ import { falconCallsAttentionDropout, falconTypeSpec } from './models/falcon';
 import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
-import { mixtralTypeSpec, qwen2MoeTypeSpec } from './models/moe';
+import { mixtralTypeSpec, qwen2MoeTypeSpec, qwen3MoeTypeSpec } from './models/moe';
 import { gemma2TypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3TypeSpec } from './models/llamaVariants';
 import { phi3TypeSpec } from './models/phi3';
 import { gptNeoxTypeSpec } from './models/gptNeox';
@@ -89,6 +89,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   clip: clipTypeSpec,
   mixtral: mixtralTypeSpec,
   qwen2_moe: qwen2MoeTypeSpec,
+  qwen3_moe: qwen3MoeTypeSpec,
   gemma2: gemma2TypeSpec,
   phi3: phi3TypeSpec,
   gpt_neox: gptNeoxTypeSpec,
@@ -105,13 +106,13 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     vit: 'ViTModel', phi: 'PhiModel', opt: 'OPTModel', 'deberta-v2': 'DebertaV2Model', bloom: 'BloomModel',
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
-    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
+    mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', qwen3_moe: 'Qwen3MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
     olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
-    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM',
+    bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM', qwen3_moe: 'Qwen3MoeForCausalLM',
     gemma2: 'Gemma2ForCausalLM', phi3: 'Phi3ForCausalLM', gpt_neox: 'GPTNeoXForCausalLM', olmo: 'OlmoForCausalLM', olmo2: 'Olmo2ForCausalLM',
     qwen3: 'Qwen3ForCausalLM',
   },
@@ -126,7 +127,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     bloom: 'BloomForSequenceClassification', gpt_neo: 'GPTNeoForSequenceClassification',
     electra: 'ElectraForSequenceClassification', gptj: 'GPTJForSequenceClassification', bart: 'BartForSequenceClassification',
     albert: 'AlbertForSequenceClassification', falcon: 'FalconForSequenceClassification',
-    mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification',
+    mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification', qwen3_moe: 'Qwen3MoeForSequenceClassification',
     gemma2: 'Gemma2ForSequenceClassification', phi3: 'Phi3ForSequenceClassification', gpt_neox: 'GPTNeoXForSequenceClassification',
     olmo: 'OlmoForSequenceClassification', olmo2: 'Olmo2ForSequenceClassification', qwen3: 'Qwen3ForSequenceClassification',
   },
@@ -136,7 +137,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForTokenClassification', bloom: 'BloomForTokenClassification',
     gpt_neo: 'GPTNeoForTokenClassification', electra: 'ElectraForTokenClassification',
     albert: 'AlbertForTokenClassification', falcon: 'FalconForTokenClassification',
-    mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification',
+    mixtral: 'MixtralForTokenClassification', qwen2_moe: 'Qwen2MoeForTokenClassification', qwen3_moe: 'Qwen3MoeForTokenClassification',
     gemma2: 'Gemma2ForTokenClassification', phi3: 'Phi3ForTokenClassification', gpt_neox: 'GPTNeoXForTokenClassification',
     qwen3: 'Qwen3ForTokenClassification',
   },
@@ -146,7 +147,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     'deberta-v2': 'DebertaV2ForQuestionAnswering', bloom: 'BloomForQuestionAnswering',
     gpt_neo: 'GPTNeoForQuestionAnswering', electra: 'ElectraForQuestionAnswering', gptj: 'GPTJForQuestionAnswering',
     bart: 'BartForQuestionAnswering', albert: 'AlbertForQuestionAnswering', falcon: 'FalconForQuestionAnswering',
-    gpt_neox: 'GPTNeoXForQuestionAnswering', qwen3: 'Qwen3ForQuestionAnswering',
+    gpt_neox: 'GPTNeoXForQuestionAnswering', qwen3: 'Qwen3ForQuestionAnswering', qwen3_moe: 'Qwen3MoeForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
   AutoModelForImageClassification: { vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification' },

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { isCatalogMiss } from '../../../../src/core/catalog/catalog';
 import { CHECKPOINTS } from '../../../../src/core/catalog/hf/checkpoints';
 import { transformersArchitecture } from '../../../../src/core/catalog/hf/transformers';
-import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
+import { CUDA_CONTEXT_BYTES, FITTED_MARGIN, estimateFineTuning, loraParams, loraTargets, parameterTensors, repeats, type FineTuningJob, type TransformerShape } from '../../../../src/core/estimators/fineTuning';
 import { shapeFromConfig } from '../../../../src/core/estimators/shapeFromConfig';
 import { checkpointShape } from '../../fixtures';
 
@@ -11,7 +11,7 @@ const GiB = 1024 ** 3;
 const shapeOf = checkpointShape;
 
 const llama7b = () => shapeOf('meta-llama/Llama-2-7b-hf');
-const total = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * (t.perLayer ? shape.layers : 1), 0);
+const total = (shape: TransformerShape) => parameterTensors(shape).reduce((sum, t) => sum + t.rows * t.cols * repeats(shape, t), 0);
 
 /** QLoRA on Llama-2-7B, batch 4 of 1024 tokens, bf16 compute, paged 32-bit AdamW, checkpointing. */
 const qlora = (over: Partial<FineTuningJob> = {}): FineTuningJob => ({

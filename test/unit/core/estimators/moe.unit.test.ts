@@ -32,7 +32,7 @@ interface VectorCase {
 const VECTORS = JSON.parse(readFileSync(path.join(REPO_ROOT, 'test', 'vectors', 'moe', 'sparse-moe-block.json'), 'utf8')) as { cases: VectorCase[] };
 
 describe('mixture-of-experts fine-tuning (moe.ts)', () => {
-  it('counts every expert: Mixtral-8x7B 46.7B, Mixtral-8x22B 141B, Qwen1.5-MoE-A2.7B 14.3B (the model cards), the catalog the same', () => {
+  it('counts every expert: Mixtral-8x7B 46.7B, Mixtral-8x22B 141B, Qwen1.5-MoE-A2.7B 14.3B, Qwen3-30B-A3B 30.5B, Qwen3-235B-A22B 235B (the model cards), the catalog the same', () => {
     // Mixtral-8x7B per layer: attention 2 x 4096² + 2 x 4096 x 1024, router 8 x 4096, 8 experts of 3 x 4096 x 14336, two norms; embeddings and head 2 x 32000 x 4096; the final norm.
     const layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 8 * 4096 + 8 * 3 * 4096 * 14336 + 2 * 4096;
     assert.equal(total(mixtral()), 32 * layer + 2 * 32000 * 4096 + 4096);
@@ -40,6 +40,8 @@ describe('mixture-of-experts fine-tuning (moe.ts)', () => {
       ['mistralai/Mixtral-8x7B-v0.1', 46_702_792_704, 46.7e9],
       ['mistral-community/Mixtral-8x22B-v0.1', 140_620_634_112, 141e9],
       ['Qwen/Qwen1.5-MoE-A2.7B-Chat', 14_315_784_192, 14.3e9],
+      ['Qwen/Qwen3-30B-A3B', 30_532_122_624, 30.5e9],
+      ['Qwen/Qwen3-235B-A22B', 235_093_634_560, 235e9],
     ];
     for (const [name, exact, card] of published) {
       assert.equal(total(shapeOf(name)), exact, name);
@@ -91,6 +93,26 @@ describe('mixture-of-experts fine-tuning (moe.ts)', () => {
     const one = estimateSharded(job, { kind: 'zero', stage: 3 }, 1);
     const eight = estimateSharded(job, { kind: 'zero', stage: 3 }, 8);
     assert.ok(Math.abs(eight.trainableWeights - one.trainableWeights / 8) < 1, `${eight.trainableWeights} vs ${one.trainableWeights / 8}`);
+  });
+
+  it("Qwen3-MoE: 128 experts of 768, top-8 renormalised, no shared expert, Qwen3's per-head query and key norms, the experts registered before the router", () => {
+    const shape = shapeOf('Qwen/Qwen3-30B-A3B');
+    assert.deepEqual(shape.moe, { experts: 128, topK: 8, expertIntermediate: 768, normTopK: true });
+    assert.equal(shape.qkNorms, 'perHead');
+    assert.equal(shape.headDim, 128);
+    // Per layer: q and o 2048 x 4096, k and v 2048 x 512, two norms of 128, 128 experts of 3 x 2048 x 768, the router, two norms of 2048.
+    const layer = 2 * 2048 * 4096 + 2 * 2048 * 512 + 2 * 128 + 128 * 3 * 2048 * 768 + 128 * 2048 + 2 * 2048;
+    assert.equal(total(shape), 48 * layer + 2 * 151936 * 2048 + 2048);
+    const architecture = transformersArchitecture({ className: 'Qwen3MoeForCausalLM', checkpoint: 'Qwen/Qwen3-30B-A3B' });
+    if (isCatalogMiss(architecture)) assert.fail(architecture.miss);
+    const paths = architecture.table([8]).rows.map((r) => r.path).filter((p) => p.startsWith('model.layers.0.'));
+    assert.ok(paths.indexOf('model.layers.0.mlp.experts.gate_up_proj') < paths.indexOf('model.layers.0.mlp.gate.weight'), paths.join(' '));
+    assert.ok(paths.includes('model.layers.0.self_attn.q_norm.weight') && !paths.some((p) => /shared_expert/.test(p)), paths.join(' '));
+    // LoRA on the routed experts' projections (PEFT's names), none shared.
+    assert.deepEqual(loraTargets(shape, ['gate_proj']).map((t) => [t.rows, t.experts ?? 1]), [[768, 128]]);
+    const refused = shapeFromConfig('qwen3_moe', { hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 100, mlp_only_layers: [0] }, { kind: 'lm' });
+    assert.equal(typeof refused, 'string');
+    assert.match(refused as string, /dense/);
   });
 
   it('refuses a Qwen2-MoE layout with dense layers rather than miscount it', () => {
