@@ -50,7 +50,9 @@ def check_published(cases):
     by_id = {c["id"]: c for c in cases}
     for name, checkpoint in hf_cases.CHECKPOINTS.items():
         published = checkpoint.get("published")
-        if not published:
+        # The mixture-of-experts types are not recorded against the library (hf_cases.py builds no case of them):
+        # their counts are checked against hand sums by test/unit/core/estimators/moe.unit.test.ts.
+        if not published or checkpoint["modelType"] not in hf_cases.CLASSES:
             continue
         case = by_id.get(f"full/{name}/{published['className']}")
         if case is None:

@@ -477,7 +477,7 @@ def cases():
     # The published checkpoints: every class their model type has, and the Auto classes.
     for name, checkpoint in CHECKPOINTS.items():
         model_type = checkpoint["modelType"]
-        # The mixture-of-experts types (mixtral, qwen2_moe) are not recorded against the library yet.
+        # The mixture-of-experts types (mixtral, qwen2_moe, qwen3_moe) are not recorded against the library yet.
         for class_name in CLASSES.get(model_type, []):
             add(f"full/{name}/{class_name}", {"className": class_name, "checkpoint": name},
                 full_sample(model_type, checkpoint["config"], class_name), full=True)

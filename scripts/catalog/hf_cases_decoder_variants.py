@@ -1,6 +1,6 @@
-"""Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 for hf_cases.py: their classes, Auto mappings, config fields, small configs and variants.
+"""Gemma-2, Gemma-3 (text), Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 for hf_cases.py: their classes, Auto mappings, config fields, small configs and variants.
 
-Kept apart from hf_cases.py as the Falcon/Swin/CLIP cases are. Gemma-2, OLMo, OLMo-2 and Qwen3 are LLaMA's
+Kept apart from hf_cases.py as the Falcon/Swin/CLIP cases are. Gemma-2, Gemma-3, OLMo, OLMo-2 and Qwen3 are LLaMA's
 tree with other norms, Phi-3 LLaMA's with fused projections, GPT-NeoX a tree of its own; the
 TypeScript side builds each by hand (src/core/catalog/hf/models/llamaVariants.ts, phi3.ts,
 gptNeox.ts), so every class gets a small case row by row, and every variant that could change a
@@ -8,7 +8,7 @@ row (or is said to change none: soft-capping, sliding windows, clip_qkv, rotary 
 """
 
 CONFIG_CLASS = {"gemma2": "Gemma2Config", "phi3": "Phi3Config", "gpt_neox": "GPTNeoXConfig", "olmo": "OlmoConfig", "olmo2": "Olmo2Config",
-                "qwen3": "Qwen3Config"}
+                "qwen3": "Qwen3Config", "gemma3_text": "Gemma3TextConfig"}
 
 CLASSES = {
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
@@ -18,6 +18,7 @@ CLASSES = {
     "olmo": ["OlmoModel", "OlmoForCausalLM", "OlmoForSequenceClassification"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification", "Qwen3ForQuestionAnswering"],
+    "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
 }
 
 # transformers 5.18's models/auto/modeling_auto.py for these model types.
@@ -40,6 +41,7 @@ CONFIG_FIELDS = {
     "olmo": _LLAMA_FIELDS + ["hidden_act", "attention_bias", "clip_qkv"],
     "olmo2": _LLAMA_FIELDS + ["hidden_act", "attention_bias"],
     "qwen3": _LLAMA_FIELDS + ["head_dim", "hidden_act", "attention_bias", "use_sliding_window", "sliding_window"],
+    "gemma3_text": _LLAMA_FIELDS + ["head_dim", "hidden_activation", "attention_bias", "sliding_window", "final_logit_softcapping"],
 }
 
 _TINY_LLAMA = {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -55,6 +57,7 @@ TINY = {
     "olmo2": dict(_TINY_LLAMA),
     # Qwen3's head_dim defaults to 128, not hidden_size // heads: the small config gives the derived value.
     "qwen3": {**_TINY_LLAMA, "head_dim": 8},
+    "gemma3_text": {**_TINY_LLAMA, "head_dim": 8},
 }
 
 
@@ -101,3 +104,13 @@ def add_variants(tiny, add):
     tiny("qwen3", "Qwen3Model", "mha", config={"num_key_value_heads": None})
     tiny("qwen3", "Qwen3ForSequenceClassification", "labels3", options={"num_labels": 3})
     add("tiny/AutoModelForCausalLM/qwen3", {"className": "AutoModelForCausalLM", "configClass": "Qwen3Config", "config": TINY["qwen3"]}, [7])
+
+    # Gemma-3's text model: untied with head_dim 16, attention bias with ReLU, its 5:1 window pattern at a window of 4 with eager attention, soft-capping, multi-head.
+    tiny("gemma3_text", "Gemma3ForCausalLM", "untied-headdim16", config={"tie_word_embeddings": False, "head_dim": 16})
+    tiny("gemma3_text", "Gemma3TextModel", "attention-bias-relu-T9", sample=[9], config={"attention_bias": True, "hidden_activation": "relu"})
+    tiny("gemma3_text", "Gemma3ForCausalLM", "sliding4-eager-T20", sample=[20], config={"sliding_window": 4, "num_hidden_layers": 7},
+         options={"attn_implementation": "eager"})
+    tiny("gemma3_text", "Gemma3ForCausalLM", "softcapping", config={"final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0})
+    tiny("gemma3_text", "Gemma3TextModel", "mha", config={"num_key_value_heads": 4})
+    add("tiny/AutoModelForCausalLM/gemma3_text",
+        {"className": "AutoModelForCausalLM", "configClass": "Gemma3TextConfig", "config": TINY["gemma3_text"]}, [7])

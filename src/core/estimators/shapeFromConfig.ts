@@ -5,7 +5,7 @@
 import type { TransformerShape } from './fineTuning';
 import { moeFromConfig } from './moe';
 
-const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
+const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|gemma3_text|phi3|olmo|olmo2|granite|cohere|starcoder2_gated)$/;
 
 /**
  * The shape of a catalog checkpoint's config.json (transformers' field names, with their defaults
@@ -97,12 +97,13 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     rmsNorm: GATED.test(modelType),
     ...(modelType === 'gpt2' ? { fusedQkv: true } : {}),
     // Phi-3 (and Phi-3.5, Phi-4): qkv_proj and gate_up_proj. Gemma-2: four norms a layer, soft-capped logits. OLMo: norms
-    // without parameters. OLMo-2: norms after attention and MLP, and over the queries and keys. Qwen3: norms over each head's queries and keys.
+    // without parameters. OLMo-2: norms after attention and MLP, and over the queries and keys. Qwen3: norms over each head's queries and
+    // keys. Gemma-3's text model: Gemma-2's norms and Qwen3's.
     ...(modelType === 'phi3' ? { fusedQkv: true, fusedGateUp: true } : {}),
-    ...(modelType === 'gemma2' ? { postNorms: 'extra' as const, normWeightFp32: true, ...(typeof config.final_logit_softcapping === 'number' ? { logitSoftcap: true } : {}) } : {}),
+    ...(modelType === 'gemma2' || modelType === 'gemma3_text' ? { postNorms: 'extra' as const, normWeightFp32: true, ...(typeof config.final_logit_softcapping === 'number' ? { logitSoftcap: true } : {}) } : {}),
     ...(modelType === 'olmo' ? { parameterFreeNorms: true } : {}),
     ...(modelType === 'olmo2' ? { postNorms: 'instead' as const, qkNorms: true } : {}),
-    ...(modelType === 'qwen3' || modelType === 'qwen3_moe' ? { qkNorms: 'perHead' as const } : {}),
+    ...(modelType === 'qwen3' || modelType === 'qwen3_moe' || modelType === 'gemma3_text' ? { qkNorms: 'perHead' as const } : {}),
     ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
   };

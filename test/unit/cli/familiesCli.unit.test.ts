@@ -1,5 +1,5 @@
 /**
- * gpu-estimate on fine-tuning scripts of Gemma-2, Phi-3, GPT-NeoX (Pythia), OLMo-2 and Qwen3 (the built CLI,
+ * gpu-estimate on fine-tuning scripts of Gemma-2, Gemma-3, Phi-3, GPT-NeoX (Pythia), OLMo-2 and Qwen3 (the built CLI,
  * as a process): each checkpoint is the catalog's own, estimated on its own structure with the
  * published count, and no shape is assumed from its name.
  */
@@ -72,5 +72,15 @@ describe('gpu-estimate on the fine-tuning scripts of the families modelled on th
     assert.equal(model.memory.breakdown?.gradientsMiB, (trainable * 4) / 2 ** 20);
     // 15.3 GiB of bf16 weights, the checkpointed layers' inputs and the logits over 151936 entries for 2 x 2048 tokens: 20 to 40 GiB.
     assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 40 * 1024, String(model.memory.estimateMiB));
+  });
+
+  it("full SFT of Gemma-3 1B (-it: the same shape): 8 bytes a parameter of weights, gradients and Adam, then the logits over Gemma-3's 262144 entries", () => {
+    const model = run('gemma3_1b_sft_full');
+    assert.equal(model.architecture?.name, 'google/gemma-3-1b-pt');
+    assert.equal(model.params, 999_885_952);
+    // bf16 weights and gradients, two bf16 Adam states: 8 B x 1.0B = 7.4 GiB; 4 x 1024 tokens of 262144 logits at 14 B each (the bf16 logits, the loss's fp32 copies): 14 GiB.
+    const logits = (4 * 1024 * 262144 * 14) / 2 ** 20;
+    assert.ok(model.memory.breakdown!.activationsMiB > logits, String(model.memory.breakdown!.activationsMiB));
+    assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 32 * 1024, String(model.memory.estimateMiB));
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The config classes of Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 as transformers 5.18.0 defines
+ * The config classes of Gemma-2, Gemma-3's text model, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 as transformers 5.18.0 defines
  * them (defaults, field kinds, `__post_init__`, `validate_architecture`); configs.ts puts them beside
  * the others. Fields that size no module (rotary settings, soft-capping, sliding windows, dropout
  * rates of functional dropout) are kind 'any' or 'number': the generator's cases check they change no row.
@@ -30,27 +30,41 @@ const OLMO_FIELDS: Readonly<Record<string, Field>> = {
   ...SIZES, ...ROTARY, num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), attention_bias: f('bool'),
 };
 
-export const DECODER_VARIANT_SCHEMAS: Readonly<Record<'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2' | 'qwen3', ConfigSchema>> = {
+/** What Gemma-2's and Gemma-3's text configs share: defaults (their sizes are Gemma-2 2B's) and fields. */
+const GEMMA_DEFAULTS: Readonly<Record<string, ConfigValue>> = {
+  hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 256,
+  hidden_activation: 'gelu_pytorch_tanh', rms_norm_eps: 1e-6, pad_token_id: 0, eos_token_id: 1, bos_token_id: 2, tie_word_embeddings: true,
+  attention_bias: false, attention_dropout: 0, query_pre_attn_scalar: 256, sliding_window: 4096, layer_types: null,
+};
+const GEMMA_FIELDS: Readonly<Record<string, Field>> = {
+  ...SIZES, ...ROTARY, num_key_value_heads: f('count'), head_dim: f('count'), hidden_activation: f('activation'), rms_norm_eps: f('number'),
+  attention_bias: f('bool'), query_pre_attn_scalar: f('number'), sliding_window: f('count', { nullable: true }),
+  // Which layers attend to a sliding window and which to the whole sequence: the mask, not the modules.
+  layer_types: f('any'), final_logit_softcapping: f('number', { nullable: true }), attn_logit_softcapping: f('number', { nullable: true }),
+  use_bidirectional_attention: f('any'), cache_implementation: f('any'),
+  // Gemma's config.json files carry hidden_act beside hidden_activation; the config keeps it as an attribute the MLP does not read.
+  hidden_act: f('any'),
+};
+
+export const DECODER_VARIANT_SCHEMAS: Readonly<Record<'gemma2' | 'gemma3_text' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2' | 'qwen3', ConfigSchema>> = {
   gemma2: {
     modelType: 'gemma2',
     configClass: 'Gemma2Config',
-    defaults: {
-      vocab_size: 256000, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4,
-      head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 8192, rms_norm_eps: 1e-6, pad_token_id: 0, eos_token_id: 1,
-      bos_token_id: 2, tie_word_embeddings: true, attention_bias: false, attention_dropout: 0, query_pre_attn_scalar: 256, sliding_window: 4096,
-      layer_types: null, final_logit_softcapping: 30.0, attn_logit_softcapping: 50.0, use_bidirectional_attention: null,
-    },
-    fields: {
-      ...SIZES, ...ROTARY, num_key_value_heads: f('count'), head_dim: f('count'), hidden_activation: f('activation'), rms_norm_eps: f('number'),
-      attention_bias: f('bool'), query_pre_attn_scalar: f('number'), sliding_window: f('count', { nullable: true }),
-      // Which layers attend to a sliding window and which to the whole sequence: the mask, not the modules.
-      layer_types: f('any'), final_logit_softcapping: f('number', { nullable: true }), attn_logit_softcapping: f('number', { nullable: true }),
-      use_bidirectional_attention: f('any'), cache_implementation: f('any'),
-      // Gemma-2's config.json carries hidden_act beside hidden_activation; Gemma2Config keeps it as an attribute the MLP does not read.
-      hidden_act: f('any'),
-    },
+    defaults: { ...GEMMA_DEFAULTS, vocab_size: 256000, max_position_embeddings: 8192, final_logit_softcapping: 30.0, attn_logit_softcapping: 50.0, use_bidirectional_attention: null },
+    fields: GEMMA_FIELDS,
     aliases: {},
     finish: (c) => groupedHeads(c),
+    uncovered: commonUncovered,
+  },
+  gemma3_text: {
+    modelType: 'gemma3_text',
+    configClass: 'Gemma3TextConfig',
+    defaults: { ...GEMMA_DEFAULTS, vocab_size: 262208, max_position_embeddings: 131072, final_logit_softcapping: null, attn_logit_softcapping: null, use_bidirectional_attention: false },
+    // The older sliding_window_pattern (which layers attend to a window) and the local layers' rotary base: the mask and the positions, not the modules.
+    fields: { ...GEMMA_FIELDS, sliding_window_pattern: f('any'), rope_local_base_freq: f('number') },
+    aliases: {},
+    // Gemma3TextConfig.validate_architecture checks the width against the heads only (head_dim is its own field).
+    finish: (c) => divisible(c.hidden_size!, c.num_attention_heads!, 'hidden_size must be a multiple of num_attention_heads'),
     uncovered: commonUncovered,
   },
   phi3: {

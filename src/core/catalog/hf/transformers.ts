@@ -40,7 +40,7 @@ import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { mixtralTypeSpec, qwen2MoeTypeSpec, qwen3MoeTypeSpec } from './models/moe';
-import { gemma2TypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3TypeSpec } from './models/llamaVariants';
+import { gemma2TypeSpec, gemma3TextTypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3TypeSpec } from './models/llamaVariants';
 import { phi3TypeSpec } from './models/phi3';
 import { gptNeoxTypeSpec } from './models/gptNeox';
 import { countParams, layerRows, Trace } from './moduleTree';
@@ -96,6 +96,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   olmo: olmoTypeSpec,
   olmo2: olmo2TypeSpec,
   qwen3: qwen3TypeSpec,
+  gemma3_text: gemma3TextTypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -107,14 +108,14 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
     mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', qwen3_moe: 'Qwen3MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
-    olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model',
+    olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model', gemma3_text: 'Gemma3TextModel',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
     bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM', qwen3_moe: 'Qwen3MoeForCausalLM',
     gemma2: 'Gemma2ForCausalLM', phi3: 'Phi3ForCausalLM', gpt_neox: 'GPTNeoXForCausalLM', olmo: 'OlmoForCausalLM', olmo2: 'Olmo2ForCausalLM',
-    qwen3: 'Qwen3ForCausalLM',
+    qwen3: 'Qwen3ForCausalLM', gemma3_text: 'Gemma3ForCausalLM',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',
@@ -130,6 +131,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     mixtral: 'MixtralForSequenceClassification', qwen2_moe: 'Qwen2MoeForSequenceClassification', qwen3_moe: 'Qwen3MoeForSequenceClassification',
     gemma2: 'Gemma2ForSequenceClassification', phi3: 'Phi3ForSequenceClassification', gpt_neox: 'GPTNeoXForSequenceClassification',
     olmo: 'OlmoForSequenceClassification', olmo2: 'Olmo2ForSequenceClassification', qwen3: 'Qwen3ForSequenceClassification',
+    gemma3_text: 'Gemma3TextForSequenceClassification',
   },
   AutoModelForTokenClassification: {
     bert: 'BertForTokenClassification', roberta: 'RobertaForTokenClassification', distilbert: 'DistilBertForTokenClassification',

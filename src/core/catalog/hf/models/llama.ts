@@ -27,6 +27,8 @@ function hasBias(c: HfConfig, rule: BiasRule): boolean {
 export interface LlamaTreeSpec {
   /** Class-name prefix: `Llama`, `Gemma2`. */
   readonly prefix: string;
+  /** The base model's class where it is not `${prefix}Model` (Gemma-3's text model: Gemma3TextModel). */
+  readonly baseClass?: string;
   /** `embed_tokens`: nn.Embedding (a row), or the library's own subclass (a Parameter row, its call no row). */
   readonly embedding: { readonly type: string; readonly torch: boolean };
   readonly bias: Readonly<Record<'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj', boolean>>;
@@ -53,7 +55,7 @@ export function llamaTree(spec: LlamaTreeSpec, c: HfConfig): [Module, Forward] {
   const kv = num(c, 'num_key_value_heads') * headDim;
   const bias = spec.bias;
   const vocab = num(c, 'vocab_size');
-  const root = userModule(`${p}Model`);
+  const root = userModule(spec.baseClass ?? `${p}Model`);
   let embed: Module;
   if (spec.embedding.torch) {
     embed = root.add('embed_tokens', embedding(vocab, d));

@@ -10,6 +10,11 @@
  * - OLMo-2 (models/olmo2/modeling_olmo2.py; allenai/OLMo-2-1124-7B): no norm before attention or MLP;
  *   RMS norms after each (post_attention_layernorm, post_feedforward_layernorm) and over the projected
  *   queries and keys (q_norm, k_norm: the full width of all heads).
+ * - Gemma-3's text model (models/gemma3/modeling_gemma3.py, model type gemma3_text; google/gemma-3-1b-pt
+ *   and -it): Gemma-2's four norms, scaled embedding, head_dim 256 and tied head, with Qwen3's
+ *   per-head q_norm and k_norm; its classes are Gemma3TextModel, Gemma3ForCausalLM and
+ *   Gemma3TextForSequenceClassification. No logit soft-capping by default; the 5:1 pattern of
+ *   sliding-window and full layers is in the mask only.
  * - Qwen3 (models/qwen3/modeling_qwen3.py; Qwen/Qwen3-0.6B to -32B): LLaMA's layer with RMS norms over
  *   each head's queries and keys (q_norm, k_norm: head_dim wide, shared by the heads), head_dim 128
  *   apart from the width, no attention bias unless attention_bias. Sliding-window layers differ in
@@ -32,16 +37,16 @@ function attentionBias(c: HfConfig): LlamaTreeSpec['bias'] {
   return { q_proj: b, k_proj: b, v_proj: b, o_proj: b, ...NO_BIAS };
 }
 
-function variantTypeSpec(modelType: ModelType, prefix: string, heads: readonly string[], spec: (c: HfConfig) => LlamaTreeSpec): ModelTypeSpec {
+function variantTypeSpec(modelType: ModelType, prefix: string, heads: readonly string[], spec: (c: HfConfig) => LlamaTreeSpec, causalLm = `${prefix}ForCausalLM`): ModelTypeSpec {
   const all: Record<string, ClassSpec> = decoderClasses({
     prefix,
-    causalLm: `${prefix}ForCausalLM`,
+    causalLm,
     base: 'model',
     hidden: 'hidden_size',
     embedding: 'embed_tokens',
     tokenClassifier: (c) => ({ name: 'score', bias: c.token_classification_bias !== false }),
   }, (c) => llamaTree(spec(c), c));
-  const classes = Object.fromEntries([`${prefix}Model`, `${prefix}ForCausalLM`, ...heads].map((name) => [name, all[name]!]));
+  const classes = Object.fromEntries([`${prefix}Model`, causalLm, ...heads].map((name) => [name, all[name]!]));
   return {
     modelType,
     input: 'tokens',
@@ -51,13 +56,20 @@ function variantTypeSpec(modelType: ModelType, prefix: string, heads: readonly s
   };
 }
 
+/** Gemma-2's and Gemma-3's layer: the scaled embedding, four RMS norms a layer, the activation named hidden_activation. */
+function gemmaTree(generation: 'Gemma2' | 'Gemma3', c: HfConfig): Omit<LlamaTreeSpec, 'prefix'> {
+  return {
+    embedding: { type: `${generation}TextScaledWordEmbedding`, torch: false },
+    bias: attentionBias(c),
+    activation: str(c, 'hidden_activation'),
+    layerNorms: ['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm', 'post_feedforward_layernorm'],
+    norm: (d) => weightOnlyNorm(`${generation}RMSNorm`, d),
+  };
+}
+
 export const gemma2TypeSpec = variantTypeSpec('gemma2', 'Gemma2', ['Gemma2ForSequenceClassification', 'Gemma2ForTokenClassification'], (c) => ({
   prefix: 'Gemma2',
-  embedding: { type: 'Gemma2TextScaledWordEmbedding', torch: false },
-  bias: attentionBias(c),
-  activation: str(c, 'hidden_activation'),
-  layerNorms: ['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm', 'post_feedforward_layernorm'],
-  norm: (d) => weightOnlyNorm('Gemma2RMSNorm', d),
+  ...gemmaTree('Gemma2', c),
 }));
 
 export const olmoTypeSpec = variantTypeSpec('olmo', 'Olmo', ['OlmoForSequenceClassification'], (c) => ({
@@ -89,3 +101,10 @@ export const qwen3TypeSpec = variantTypeSpec('qwen3', 'Qwen3', ['Qwen3ForSequenc
   norm: (d) => weightOnlyNorm('Qwen3RMSNorm', d),
   qkNorms: 'perHead',
 }));
+
+export const gemma3TextTypeSpec = variantTypeSpec('gemma3_text', 'Gemma3Text', ['Gemma3TextForSequenceClassification'], (c) => ({
+  prefix: 'Gemma3',
+  baseClass: 'Gemma3TextModel',
+  ...gemmaTree('Gemma3', c),
+  qkNorms: 'perHead',
+}), 'Gemma3ForCausalLM');

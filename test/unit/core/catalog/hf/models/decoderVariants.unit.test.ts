@@ -1,5 +1,5 @@
 /**
- * Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 in the catalog: each checkpoint's published count from the
+ * Gemma-2, Gemma-3's text model, Phi-3, GPT-NeoX, OLMo, OLMo-2 and Qwen3 in the catalog: each checkpoint's published count from the
  * catalog's module tree and from the fine-tuning model's tensors alike, and the linears each tree has
  * under the names LoRA's target_modules use (expected-tables.json checks every row against the library).
  */
@@ -16,7 +16,7 @@ function arch(request: TransformersRequest): CatalogArchitecture {
   return result;
 }
 
-const TYPES = ['gemma2', 'phi3', 'gpt_neox', 'olmo', 'olmo2', 'qwen3'];
+const TYPES = ['gemma2', 'gemma3_text', 'phi3', 'gpt_neox', 'olmo', 'olmo2', 'qwen3'];
 const members = CHECKPOINTS.filter((c) => TYPES.includes(c.modelType));
 
 /** The linear names of one layer of a catalog table (`model.layers.0.self_attn.qkv_proj` -> `qkv_proj`). */
@@ -25,10 +25,10 @@ function layerLinears(name: string): string[] {
   return rows.filter((r) => r.type === 'Linear' && /\.0\./.test(r.path)).map((r) => r.path.split('.').pop()!);
 }
 
-describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2, Qwen3', () => {
+describe('transformers catalog: Gemma-2, Gemma-3 (text), Phi-3, GPT-NeoX, OLMo, OLMo-2, Qwen3', () => {
   it('has the published checkpoints of every family, each with its published count', () => {
     assert.deepEqual([...new Set(members.map((c) => c.modelType))].sort(), [...TYPES].sort());
-    assert.equal(members.length, 24);
+    assert.equal(members.length, 25);
     for (const checkpoint of members) {
       const published = checkpoint.published;
       assert.ok(published, checkpoint.name);
@@ -47,7 +47,7 @@ describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2, Qwen3', 
   it('names the linears as the library does: fused qkv_proj and gate_up_proj (Phi-3), query_key_value and dense_h_to_4h (GPT-NeoX), q/k/v/o and gate/up/down (Gemma-2, OLMo)', () => {
     assert.deepEqual(layerLinears('microsoft/Phi-3-mini-4k-instruct'), ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj']);
     assert.deepEqual(layerLinears('EleutherAI/pythia-160m'), ['query_key_value', 'dense', 'dense_h_to_4h', 'dense_4h_to_h']);
-    for (const name of ['google/gemma-2-2b', 'allenai/OLMo-1B-hf', 'allenai/OLMo-2-1124-7B', 'Qwen/Qwen3-8B']) {
+    for (const name of ['google/gemma-2-2b', 'google/gemma-3-1b-it', 'allenai/OLMo-1B-hf', 'allenai/OLMo-2-1124-7B', 'Qwen/Qwen3-8B']) {
       assert.deepEqual(layerLinears(name), ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], name);
     }
   });
@@ -110,6 +110,23 @@ describe('transformers catalog: Gemma-2, Phi-3, GPT-NeoX, OLMo, OLMo-2, Qwen3', 
     const full = arch({ className: 'Qwen3ForCausalLM', configClass: 'Qwen3Config', config: tiny });
     const sliding = arch({ className: 'Qwen3ForCausalLM', configClass: 'Qwen3Config', config: { ...tiny, use_sliding_window: true, sliding_window: 4, max_window_layers: 1 } });
     assert.deepEqual(sliding.table([8]).rows, full.table([8]).rows);
+  });
+
+  it("Gemma-3's text model: Gemma-2's four norms and scaled embedding with Qwen3's per-head query and key norms, its own class names, no soft-capping", () => {
+    const model = arch({ className: 'AutoModelForCausalLM', checkpoint: 'google/gemma-3-1b-it' });
+    assert.equal(model.className, 'Gemma3ForCausalLM');
+    const rows = model.table([8]).rows;
+    const attention = rows.filter((r) => r.path.startsWith('model.layers.0.self_attn.')).map((r) => r.path.split('.').slice(4).join('.'));
+    assert.deepEqual([...attention].sort(), ['k_norm.weight', 'k_proj', 'o_proj', 'q_norm.weight', 'q_proj', 'v_proj']);
+    // 4 heads of 256 from a width of 1152; one key-value head.
+    assert.equal(rows.find((r) => r.path === 'model.layers.0.self_attn.k_proj')!.params, 1152 * 256);
+    const shape = checkpointShape('google/gemma-3-1b-it');
+    assert.equal(shape.postNorms, 'extra');
+    assert.equal(shape.qkNorms, 'perHead');
+    assert.equal(shape.normWeightFp32, true);
+    assert.equal(shape.logitSoftcap, undefined);
+    assert.equal(shape.vocab, 262144);
+    assert.ok(!isCatalogMiss(transformersArchitecture({ className: 'Gemma3TextForSequenceClassification', checkpoint: 'google/gemma-3-1b-pt' })));
   });
 
   it('refuses what the config classes refuse', () => {
