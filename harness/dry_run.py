@@ -429,6 +429,10 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             try:
                 try:
                     result = func(*args, **kwargs)
+                    if target == "cuda" and name in _FACTORIES and isinstance(result, torch.Tensor) and result.is_meta and not recorder.is_gpu(result):
+                        # `torch.tensor(0.0, device="cuda")` makes its meta tensor without a dispatched op: it is on the GPU all
+                        # the same (the Trainer compares its running loss's device with the step's loss).
+                        recorder.move_to_gpu(result)
                     # On meta, `.to("cpu")` of a GPU tensor would be the GPU tensor itself.
                     return _cpu_copy(recorder, state, result) if name == "to" and target == "cpu" else result
                 except RuntimeError as error:

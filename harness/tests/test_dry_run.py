@@ -311,6 +311,25 @@ def test_a_tensors_device_is_where_the_real_run_keeps_it(tmp_path: Path) -> None
     assert 1000 * 1000 * 4 in [event[1] for event in result["events"] if len(event) == 3]
 
 
+def test_a_scalar_made_on_the_gpu_is_on_the_gpu(tmp_path: Path) -> None:
+    # transformers' Trainer (4.47 and later) keeps its running loss in torch.tensor(0.0, device=args.device) and stops
+    # unless each step's loss is on the same device: the scalar must say cuda as the step's loss does.
+    result = dry_run(tmp_path, """
+        import torch
+        model = torch.nn.Linear(8, 8).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        running = torch.tensor(0.0, device="cuda")
+        for step in range(3):
+            loss = model(torch.randn(4, 8).cuda()).sum()
+            assert running.device == loss.device, (running.device, loss.device)
+            assert torch.tensor([1.0, 2.0], device=torch.device("cuda", 0)).is_cuda and not torch.tensor(0.0).is_cuda
+            loss.backward()
+            optimizer.step()
+            running = running + loss.detach()
+    """)
+    assert result["ok"], result.get("error")
+
+
 def test_dropout_keeps_cudas_one_byte_mask_and_mish_backward_no_temporaries(tmp_path: Path) -> None:
     def peak_with(layer: str) -> int:
         result = dry_run(tmp_path, f"""
