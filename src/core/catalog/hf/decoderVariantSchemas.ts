@@ -26,6 +26,13 @@ function groupedHeads(c: Record<string, ConfigValue>): string | undefined {
   );
 }
 
+/** OlmoConfig's and Olmo2Config's shared defaults. */
+const OLMO_DEFAULTS: Readonly<Record<string, ConfigValue>> = {
+  vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
+  hidden_act: 'silu', max_position_embeddings: 2048, pad_token_id: 1, bos_token_id: null, eos_token_id: 50279, tie_word_embeddings: false,
+  attention_bias: false, attention_dropout: 0,
+};
+
 const OLMO_FIELDS: Readonly<Record<string, Field>> = {
   ...SIZES, ...ROTARY, num_key_value_heads: f('count', { nullable: true }), hidden_act: f('activation'), attention_bias: f('bool'),
 };
@@ -104,11 +111,7 @@ export const DECODER_VARIANT_SCHEMAS: Readonly<Record<'gemma2' | 'gemma3_text' |
   olmo: {
     modelType: 'olmo',
     configClass: 'OlmoConfig',
-    defaults: {
-      vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
-      hidden_act: 'silu', max_position_embeddings: 2048, pad_token_id: 1, bos_token_id: null, eos_token_id: 50279, tie_word_embeddings: false,
-      attention_bias: false, attention_dropout: 0, clip_qkv: null,
-    },
+    defaults: { ...OLMO_DEFAULTS, clip_qkv: null },
     // clip_qkv clamps the projections in place: no module.
     fields: { ...OLMO_FIELDS, clip_qkv: f('number', { nullable: true }) },
     aliases: {},
@@ -118,11 +121,7 @@ export const DECODER_VARIANT_SCHEMAS: Readonly<Record<'gemma2' | 'gemma3_text' |
   olmo2: {
     modelType: 'olmo2',
     configClass: 'Olmo2Config',
-    defaults: {
-      vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: null,
-      hidden_act: 'silu', max_position_embeddings: 2048, pad_token_id: 1, bos_token_id: null, eos_token_id: 50279, tie_word_embeddings: false,
-      attention_bias: false, attention_dropout: 0, rms_norm_eps: 1e-5,
-    },
+    defaults: { ...OLMO_DEFAULTS, rms_norm_eps: 1e-5 },
     fields: { ...OLMO_FIELDS, rms_norm_eps: f('number') },
     aliases: {},
     finish: (c) => groupedHeads(c),
