@@ -52,7 +52,7 @@ function jobOf(row: Row): Job | string {
   }
   if (source.includes('MetaMathQA')) {
     const method = METHODS[row.method ?? ''];
-    if (!method) return `method ${row.method} not in PEFT 0.13`;
+    if (!method) return `method ${row.method} not in the PEFT of the pinned venv (0.15.2)`;
     const targets = /targets ([\w,]*);/.exec(row.notes ?? '')?.[1] ?? '';
     const trainSteps = /99th pct of reserved during train steps = ([\d.]+) GiB/.exec(row.notes ?? '')?.[1];
     const argv = ['--model', 'meta-llama/Llama-3.2-3B', '--method', method, '--rank', row.lora_rank || '8', ...(targets ? ['--targets', targets] : []), '--batch', String(batch), '--seq', String(seq), '--precision', 'bf16', '--loop'];

@@ -55,10 +55,10 @@ if args.method != "full":
         "prompt_tuning": lambda: peft.PromptTuningConfig(num_virtual_tokens=args.virtual_tokens, task_type="CAUSAL_LM"),
         "prefix_tuning": lambda: peft.PrefixTuningConfig(num_virtual_tokens=args.virtual_tokens, task_type="CAUSAL_LM"),
     }
-    # PEFT 0.13 keeps adapter weights in fp32 over a bf16 model; LoHa's and LoKr's fp32 weight deltas, LN
+    # PEFT (0.13 to 0.15) keeps adapter weights in fp32 over a bf16 model; LoHa's and LoKr's fp32 weight deltas, LN
     # tuning's fp32 norms and OFT's rotation then meet bf16 activations in a matrix product, which a GPU
     # refuses (later PEFT versions, which the measurements used, cast): their adapters stay in the model's
-    # dtype. (OFT still makes its rotation in fp32 and does not run with a bf16 model in PEFT 0.13.)
+    # dtype. (OFT still makes its rotation in fp32 and does not run with a bf16 model in PEFT 0.13 or 0.15.)
     model = peft.get_peft_model(model, configs[method](), autocast_adapter_dtype=method not in ("ln_tuning", "oft", "loha", "lokr"))
 
 if args.gradient_checkpointing:
