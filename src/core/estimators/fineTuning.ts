@@ -64,14 +64,19 @@ export interface TransformerShape {
   readonly parameterFreeNorms?: boolean;
   /** The logits are soft-capped (Gemma-2's final_logit_softcapping: tanh between two scalings): tanh keeps its output, one more logits-sized tensor. */
   readonly logitSoftcap?: boolean;
+  /**
+   * Parameters the model holds that a text batch never runs (Gemma-3's vision tower and multimodal
+   * projector): loaded with the weights, but no gradient reaches them, so no optimizer state either.
+   */
+  readonly heldParams?: number;
 }
 
-/** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, or a vector. */
+/** One parameter tensor of the architecture: a linear (`in` -> `out`), an embedding, a vector, or parameters held but never run. */
 export interface ParameterTensor {
   readonly name: string;
   readonly rows: number;
   readonly cols: number;
-  readonly kind: 'linear' | 'embedding' | 'vector';
+  readonly kind: 'linear' | 'embedding' | 'vector' | 'held';
   /** Repeated once per layer. */
   readonly perLayer: boolean;
   /** Repeated once per decoder layer of an encoder-decoder. */
@@ -277,6 +282,7 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
     if (shape.t5Names) tensors.push({ name: 'relative_attention_bias', rows: 2 * 32 * heads, cols: 1, kind: 'vector', perLayer: false });
     tensors.push({ name: 'norm', rows: 2 * normSize, cols: 1, kind: 'vector', perLayer: false });
   } else tensors.push({ name: 'norm', rows: normSize * (shape.embeddingNorm ? 2 : 1), cols: 1, kind: 'vector', perLayer: false });
+  if (shape.heldParams) tensors.push({ name: 'vision_tower', rows: shape.heldParams, cols: 1, kind: 'held', perLayer: false });
   if (shape.head.kind === 'lm') {
     if (!shape.tiedEmbeddings) tensors.push({ name: 'lm_head', rows: vocab, cols: h, kind: 'linear', perLayer: false });
   } else {
@@ -394,10 +400,13 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   } else if (full) {
     if (job.weightBits < 16) notes.push('Full fine-tuning of a quantized model is not possible; the weights are counted at 16 bits.');
     paramBytes = job.weightBits === 32 ? 4 : 2;
-    trainableParams = totalParams;
-    trainableWeights = totalParams * paramBytes;
+    // Parameters a text batch never runs get no gradient: they are weights only.
+    const held = shape.heldParams ?? 0;
+    trainableParams = totalParams - held;
+    trainableWeights = trainableParams * paramBytes;
+    baseWeights = held * paramBytes;
     gradients = trainableWeights;
-    for (const t of tensors) optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * repeats(shape, t);
+    for (const t of tensors) if (t.kind !== 'held') optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * repeats(shape, t);
   } else {
     paramBytes = adapterBytes;
     const adapter = job.adapter;

@@ -13,7 +13,7 @@ import { firstRecordedCall, hasFrozenParts, trainsParameters } from '../layerTab
 import type { LayerRow, LayerTable } from '../layerTable/layerTable';
 
 /** Model types whose hub checkpoints are stored in 16 bits (their config.json's torch_dtype is bfloat16 or float16). */
-const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|gemma3_text|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
+const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|gemma3_text|gemma3|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
 
 /**
  * The fine-tuning job of a transformers text model the catalog knows (from_pretrained, or built from

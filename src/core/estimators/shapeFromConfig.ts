@@ -14,6 +14,7 @@ const GATED = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gem
  * positions, dropout 0.1) are told apart by the model type.
  */
 export function shapeFromConfig(modelType: string, config: Readonly<Record<string, unknown>>, head: TransformerShape['head']): TransformerShape | string {
+  if (modelType === 'gemma3') return gemma3Shape(config, head);
   const num = (name: string): number | undefined => (typeof config[name] === 'number' ? (config[name]) : undefined);
   // DistilBERT's and BART's names for the same values.
   const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model') ?? num('dim');
@@ -107,4 +108,28 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
   };
+}
+
+/**
+ * Gemma-3's multimodal models: the text model's shape (gemma3_text), holding the SigLIP vision tower
+ * and the multimodal projector, which a text batch never runs (catalog/hf/models/gemma3.ts builds
+ * the same modules).
+ */
+function gemma3Shape(config: Readonly<Record<string, unknown>>, head: TransformerShape['head']): TransformerShape | string {
+  const text = config.text_config;
+  if (typeof text !== 'object' || text === null) return 'Gemma-3 config without its text_config';
+  const shape = shapeFromConfig('gemma3_text', text as Record<string, unknown>, head);
+  if (typeof shape === 'string') return shape;
+  const vision = (typeof config.vision_config === 'object' && config.vision_config !== null ? config.vision_config : {}) as Record<string, unknown>;
+  // SiglipVisionConfig's defaults where the file leaves a value out.
+  const v = (name: string, fallback: number) => (typeof vision[name] === 'number' ? vision[name] : fallback);
+  const d = v('hidden_size', 768);
+  const inter = v('intermediate_size', 3072);
+  const patch = v('patch_size', 16);
+  const patches = (v('image_size', 224) / patch) ** 2;
+  // Patch convolution (with bias) and positions; per layer two LayerNorms, four biased d x d projections and the biased MLP; the last LayerNorm.
+  const tower = v('num_channels', 3) * patch * patch * d + d + patches * d + v('num_hidden_layers', 12) * (4 * d + 4 * (d * d + d) + 2 * d * inter + inter + d) + 2 * d;
+  // The projector: a vision x text matrix and an RMS norm over the vision width.
+  const projector = d * shape.hidden + d;
+  return { ...shape, heldParams: tower + projector };
 }

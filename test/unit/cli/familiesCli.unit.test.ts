@@ -83,4 +83,15 @@ describe('gpu-estimate on the fine-tuning scripts of the families modelled on th
     assert.ok(model.memory.breakdown!.activationsMiB > logits, String(model.memory.breakdown!.activationsMiB));
     assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 32 * 1024, String(model.memory.estimateMiB));
   });
+
+  it('QLoRA of Gemma-3 4B (multimodal, loaded by AutoModelForCausalLM): its vision tower held in bf16 beside the 4-bit text model', () => {
+    const model = run('gemma3_4b_qlora');
+    assert.equal(model.architecture?.name, 'google/gemma-3-4b-pt');
+    assert.equal(model.params, 4_300_079_472);
+    assert.equal(model.assumptions.find((a) => a.name === 'quantization')?.value, '4-bit nf4 double-quantized');
+    // 4-bit decoder linears (about 1.8 GiB), bf16 embeddings (1.25 GiB) and the 419.8M-parameter vision tower and projector in bf16 (0.78 GiB).
+    assert.ok(model.memory.breakdown!.weightsMiB > 3.3 * 1024 && model.memory.breakdown!.weightsMiB < 4.2 * 1024, String(model.memory.breakdown!.weightsMiB));
+    // The logits over 262208 entries for 2 x 2048 tokens dominate: 14 GiB of them.
+    assert.ok(model.memory.estimateMiB! > 18 * 1024 && model.memory.estimateMiB! < 30 * 1024, String(model.memory.estimateMiB));
+  });
 });

@@ -12,6 +12,7 @@ import { DECODER_SCHEMAS } from './decoderSchemas';
 import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
 import { MOE_SCHEMAS } from './moeSchemas';
 import { DECODER_VARIANT_SCHEMAS } from './decoderVariantSchemas';
+import { GEMMA3_SCHEMA } from './gemma3Schema';
 
 export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
@@ -64,7 +65,7 @@ function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof DECODER_VARIANT_SCHEMAS>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof DECODER_VARIANT_SCHEMAS | 'gemma3'>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -214,6 +215,7 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...FALCON_SWIN_CLIP_SCHEMAS,
   ...MOE_SCHEMAS,
   ...DECODER_VARIANT_SCHEMAS,
+  gemma3: GEMMA3_SCHEMA,
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 

@@ -40,6 +40,7 @@ import { swinTypeSpec } from './models/swin';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { mixtralTypeSpec, qwen2MoeTypeSpec, qwen3MoeTypeSpec } from './models/moe';
+import { gemma3TypeSpec } from './models/gemma3';
 import { gemma2TypeSpec, gemma3TextTypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3TypeSpec } from './models/llamaVariants';
 import { phi3TypeSpec } from './models/phi3';
 import { gptNeoxTypeSpec } from './models/gptNeox';
@@ -97,6 +98,7 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   olmo2: olmo2TypeSpec,
   qwen3: qwen3TypeSpec,
   gemma3_text: gemma3TextTypeSpec,
+  gemma3: gemma3TypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -108,14 +110,14 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     gpt_neo: 'GPTNeoModel', electra: 'ElectraModel', gptj: 'GPTJModel', bart: 'BartModel',
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
     mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', qwen3_moe: 'Qwen3MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
-    olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model', gemma3_text: 'Gemma3TextModel',
+    olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model', gemma3_text: 'Gemma3TextModel', gemma3: 'Gemma3Model',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
     opt: 'OPTForCausalLM', bloom: 'BloomForCausalLM', gpt_neo: 'GPTNeoForCausalLM', gptj: 'GPTJForCausalLM', electra: 'ElectraForCausalLM',
     bart: 'BartForCausalLM', falcon: 'FalconForCausalLM', mixtral: 'MixtralForCausalLM', qwen2_moe: 'Qwen2MoeForCausalLM', qwen3_moe: 'Qwen3MoeForCausalLM',
     gemma2: 'Gemma2ForCausalLM', phi3: 'Phi3ForCausalLM', gpt_neox: 'GPTNeoXForCausalLM', olmo: 'OlmoForCausalLM', olmo2: 'Olmo2ForCausalLM',
-    qwen3: 'Qwen3ForCausalLM', gemma3_text: 'Gemma3ForCausalLM',
+    qwen3: 'Qwen3ForCausalLM', gemma3_text: 'Gemma3ForCausalLM', gemma3: 'Gemma3ForConditionalGeneration',
   },
   AutoModelForMaskedLM: {
     bert: 'BertForMaskedLM', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', 'deberta-v2': 'DebertaV2ForMaskedLM',

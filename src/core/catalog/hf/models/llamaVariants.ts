@@ -102,9 +102,9 @@ export const qwen3TypeSpec = variantTypeSpec('qwen3', 'Qwen3', ['Qwen3ForSequenc
   qkNorms: 'perHead',
 }));
 
-export const gemma3TextTypeSpec = variantTypeSpec('gemma3_text', 'Gemma3Text', ['Gemma3TextForSequenceClassification'], (c) => ({
-  prefix: 'Gemma3',
-  baseClass: 'Gemma3TextModel',
-  ...gemmaTree('Gemma3', c),
-  qkNorms: 'perHead',
-}), 'Gemma3ForCausalLM');
+/** Gemma-3's text model, alone (gemma3_text) or inside the multimodal model (gemma3.ts). */
+export function gemma3TextSpec(c: HfConfig): LlamaTreeSpec {
+  return { prefix: 'Gemma3', baseClass: 'Gemma3TextModel', ...gemmaTree('Gemma3', c), qkNorms: 'perHead' };
+}
+
+export const gemma3TextTypeSpec = variantTypeSpec('gemma3_text', 'Gemma3Text', ['Gemma3TextForSequenceClassification'], gemma3TextSpec, 'Gemma3ForCausalLM');
