@@ -7,7 +7,7 @@
  */
 import { knownActivation } from './layers';
 import { LLAMA_STYLE, LLAMA_STYLE_TYPES, type LlamaStyleEntry, type LlamaStyleType } from './llamaStyle';
-import { COMMON, COMMON_DEFAULTS, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field, type HfConfig, type ModelType } from './configKit';
+import { COMMON, commonUncovered, divisible, f, type ConfigSchema, type Field, type HfConfig, type ModelType } from './configKit';
 import { DECODER_SCHEMAS } from './decoderSchemas';
 import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
 import { MOE_SCHEMAS } from './moeSchemas';
@@ -219,104 +219,6 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 
-/** Where a value came from, for messages. */
-export type ValueOrigin = 'the checkpoint' | 'the config' | 'the call';
-
-function describeKind(field: Field): string {
-  switch (field.kind) {
-    case 'count':
-      return 'an int of at least 1';
-    case 'labels':
-      return 'an int of at least 0';
-    case 'int':
-      return 'an int';
-    case 'number':
-      return 'a number';
-    case 'bool':
-      return 'True or False';
-    case 'string':
-      return field.choices ? `one of ${field.choices.map((c) => `'${c}'`).join(', ')}` : 'a string';
-    case 'activation':
-      return 'an activation name of transformers (ACT2FN), e.g. gelu, relu, silu, tanh';
-    case 'any':
-      return 'any value';
-  }
-}
-
-function fits(field: Field, value: ConfigValue): boolean {
-  if (value === null) return field.nullable === true || field.kind === 'any';
-  switch (field.kind) {
-    case 'count':
-      return typeof value === 'number' && Number.isInteger(value) && value >= 1;
-    case 'labels':
-      return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-    case 'int':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'bool':
-      return typeof value === 'boolean';
-    case 'string':
-      return typeof value === 'string' && (!field.choices || field.choices.includes(value));
-    case 'activation':
-      return typeof value === 'string' && knownActivation(value);
-    case 'any':
-      return true;
-  }
-}
-
-/** The field a name stands for in this config class (`n_layer` in GPT-2 is itself; `num_hidden_layers` maps to it). */
-export function canonicalField(schema: ConfigSchema, name: string): string | undefined {
-  const mapped = schema.aliases[name] ?? name;
-  if (Object.prototype.hasOwnProperty.call(schema.fields, mapped) || Object.prototype.hasOwnProperty.call(COMMON, mapped)) return mapped;
-  return undefined;
-}
-
-/** A field's spec (the class's own or PretrainedConfig's). */
-function fieldSpec(schema: ConfigSchema, name: string): Field {
-  return schema.fields[name] ?? COMMON[name]!;
-}
-
-export class ConfigBuilder {
-  private readonly values: Record<string, ConfigValue>;
-
-  constructor(readonly schema: ConfigSchema) {
-    this.values = { ...COMMON_DEFAULTS, ...schema.defaults };
-  }
-
-  /** Sets `name` (any of its names); returns a message where the name or the value is not accepted. */
-  set(name: string, value: ConfigValue, origin: ValueOrigin): string | undefined {
-    const field = canonicalField(this.schema, name);
-    if (!field) return `${this.schema.configClass} has no option '${name}' the catalog knows`;
-    const spec = fieldSpec(this.schema, field);
-    if (!fits(spec, value)) {
-      const expected = `${describeKind(spec)}${spec.nullable ? ' or None' : ''}`;
-      return `${name}=${formatValue(value)} (from ${origin}) is not accepted by ${this.schema.configClass}: it should be ${expected}`;
-    }
-    if (field === 'n_token') this.values.vocab_size = value;
-    else this.values[field === 'torch_dtype' ? 'dtype' : field] = value;
-    return undefined;
-  }
-
-  /** The finished config (derived values filled in), or a message saying why it is not valid or not covered. */
-  finish(): { readonly config: HfConfig } | { readonly miss: string } {
-    const message = this.schema.finish?.(this.values);
-    if (message) return { miss: `${this.schema.configClass}: ${message}` };
-    const config: HfConfig = { ...this.values };
-    const uncovered = this.schema.uncovered?.(config);
-    if (uncovered) return { miss: `${this.schema.configClass}: ${uncovered}` };
-    return { config };
-  }
-}
-
-export function formatValue(value: ConfigValue): string {
-  if (value === null) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'string') return `'${value}'`;
-  return String(value);
-}
-
-/** Reads a config value the schema guarantees to be a number. */
 export function num(config: HfConfig, name: string): number {
   const value = config[name];
   if (typeof value !== 'number') throw new Error(`config value ${name} is ${String(value)}, not a number`);

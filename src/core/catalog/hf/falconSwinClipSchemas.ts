@@ -4,8 +4,7 @@
  * and `num_heads` are lists and CLIPConfig holds two configs (`text_config`, `vision_config`): those
  * fields are of kind 'any' here and checked, and resolved with their class defaults, in `finish`.
  */
-import { COMMON, commonUncovered, divisible, f, type ConfigSchema, type ConfigValue, type Field } from './configKit';
-import { knownActivation } from './layers';
+import { commonUncovered, divisible, f, resolvePart, type ConfigSchema, type ConfigValue, type Field } from './configKit';
 
 /** A list of positive ints (Swin's depths and heads), or undefined. */
 function counts(value: unknown): number[] | undefined {
@@ -28,20 +27,9 @@ export type ClipPart = Readonly<Record<string, number | string>>;
 
 /** `CLIPTextConfig(**text_config)` / `CLIPVisionConfig(**vision_config)`: the part's defaults, then the given values; a message where one is not accepted. */
 function clipPart(what: 'text_config' | 'vision_config', given: unknown): ClipPart | string {
-  const defaults: Readonly<Record<string, number | string>> = what === 'text_config' ? CLIP_TEXT_DEFAULTS : CLIP_VISION_DEFAULTS;
-  if (given === null || given === undefined) return { ...defaults };
-  if (typeof given !== 'object' || Array.isArray(given)) return `${what} should be a dict of config values`;
-  const part: Record<string, number | string> = { ...defaults };
-  for (const [key, value] of Object.entries(given as Record<string, unknown>)) {
-    if (Object.prototype.hasOwnProperty.call(defaults, key)) {
-      const ok = key === 'hidden_act' ? typeof value === 'string' && knownActivation(value) : Number.isInteger(value) && (value as number) >= 1;
-      if (!ok) return `${what}.${key}=${JSON.stringify(value)} is not accepted: it should be ${key === 'hidden_act' ? 'an activation name of transformers (ACT2FN)' : 'an int of at least 1'}`;
-      part[key] = value as number | string;
-    } else if (!CLIP_PART_NO_EFFECT.has(key) && !Object.prototype.hasOwnProperty.call(COMMON, key)) {
-      return `${what} has no option '${key}' the catalog knows`;
-    }
-  }
-  return divisible(part.hidden_size!, part.num_attention_heads!, `${what}: hidden_size must be a multiple of num_attention_heads`) ?? part;
+  const part = resolvePart(what, what === 'text_config' ? CLIP_TEXT_DEFAULTS : CLIP_VISION_DEFAULTS, given, CLIP_PART_NO_EFFECT);
+  if (typeof part === 'string') return part;
+  return divisible(part.hidden_size!, part.num_attention_heads!, `${what}: hidden_size must be a multiple of num_attention_heads`) ?? (part as ClipPart);
 }
 
 const SWIN_FIELDS: Readonly<Record<string, Field>> = {

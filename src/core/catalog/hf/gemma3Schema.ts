@@ -5,55 +5,31 @@
  * A vision tower with SigLIP's pooling head (vision_use_head not False) is not covered: Gemma-3's
  * checkpoints have none.
  */
-import { COMMON, commonUncovered, f, type ConfigSchema, type ConfigValue } from './configKit';
+import { ConfigBuilder, commonUncovered, f, resolvePart, type ConfigPart, type ConfigSchema, type ConfigValue } from './configKit';
 import { DECODER_VARIANT_SCHEMAS } from './decoderVariantSchemas';
-import { knownActivation } from './layers';
 
-/** SiglipVisionConfig's structural fields with their 5.18 defaults (the class's own, not Gemma-3's tower). */
-const SIGLIP_VISION_DEFAULTS: Readonly<Record<string, number | string | boolean>> = {
+/**
+ * SiglipVisionConfig's structural fields with their 5.18 defaults (the class's own, not Gemma-3's
+ * tower); SiglipVisionModel builds the pooling head unless the config says vision_use_head=False.
+ */
+const SIGLIP_VISION_DEFAULTS: Readonly<ConfigPart> = {
   hidden_size: 768, intermediate_size: 3072, num_hidden_layers: 12, num_attention_heads: 12, num_channels: 3, image_size: 224, patch_size: 16,
-  hidden_act: 'gelu_pytorch_tanh',
+  hidden_act: 'gelu_pytorch_tanh', vision_use_head: true,
 };
-/** Fields of either part that make no row (epsilons, dropouts, token ids, the model type, rotary and attention settings). */
-const NO_ROW = new Set(['layer_norm_eps', 'attention_dropout', 'model_type', 'initializer_range', 'torch_dtype', 'dtype', 'vision_use_head']);
+/** Fields of either part that make no row (epsilons, dropouts, the model type, initialisation, the dtype). */
+const NO_ROW = new Set(['layer_norm_eps', 'attention_dropout', 'model_type', 'initializer_range', 'torch_dtype', 'dtype']);
 
-type Part = Record<string, ConfigValue>;
-
-function textPart(given: unknown): Part | string {
-  const schema = DECODER_VARIANT_SCHEMAS.gemma3_text;
-  const part: Part = { ...schema.defaults };
-  if (given !== null && given !== undefined) {
-    if (typeof given !== 'object' || Array.isArray(given)) return 'text_config should be a dict of config values';
-    for (const [key, value] of Object.entries(given as Record<string, unknown>)) {
-      if (!Object.prototype.hasOwnProperty.call(schema.fields, key) && !Object.prototype.hasOwnProperty.call(COMMON, key) && !NO_ROW.has(key)) {
-        return `text_config has no option '${key}' the catalog knows`;
-      }
-      part[key] = value as ConfigValue;
-    }
+/** `Gemma3TextConfig(**text_config)`, resolved and checked by its own schema. */
+function textPart(given: unknown): Record<string, ConfigValue> | string {
+  if (given !== null && given !== undefined && (typeof given !== 'object' || Array.isArray(given))) return 'text_config should be a dict of config values';
+  const builder = new ConfigBuilder(DECODER_VARIANT_SCHEMAS.gemma3_text);
+  for (const [key, value] of Object.entries((given ?? {}) as Record<string, ConfigValue>)) {
+    if (NO_ROW.has(key) && !Object.prototype.hasOwnProperty.call(DECODER_VARIANT_SCHEMAS.gemma3_text.fields, key)) continue;
+    const message = builder.set(key, value, 'the config');
+    if (message) return `text_config: ${message}`;
   }
-  for (const size of ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim']) {
-    if (!Number.isInteger(part[size]) || (part[size] as number) < 1) return `text_config.${size}=${JSON.stringify(part[size])} is not accepted: it should be an int of at least 1`;
-  }
-  return schema.finish?.(part) ?? part;
-}
-
-function visionPart(given: unknown): Part | string {
-  const part: Part = { ...SIGLIP_VISION_DEFAULTS };
-  if (given === null || given === undefined) return part;
-  if (typeof given !== 'object' || Array.isArray(given)) return 'vision_config should be a dict of config values';
-  for (const [key, value] of Object.entries(given as Record<string, unknown>)) {
-    if (Object.prototype.hasOwnProperty.call(SIGLIP_VISION_DEFAULTS, key)) {
-      const ok = key === 'hidden_act' ? typeof value === 'string' && knownActivation(value) : Number.isInteger(value) && (value as number) >= 1;
-      if (!ok) return `vision_config.${key}=${JSON.stringify(value)} is not accepted`;
-      part[key] = value as ConfigValue;
-    } else if (key === 'vision_use_head') {
-      if (value !== false) return "vision_config.vision_use_head: SigLIP's pooling head is not covered (Gemma-3's towers have none)";
-      part[key] = false;
-    } else if (!NO_ROW.has(key) && !Object.prototype.hasOwnProperty.call(COMMON, key)) {
-      return `vision_config has no option '${key}' the catalog knows`;
-    }
-  }
-  return part;
+  const resolved = builder.finish();
+  return 'miss' in resolved ? `text_config: ${resolved.miss}` : { ...resolved.config };
 }
 
 export const GEMMA3_SCHEMA: ConfigSchema = {
@@ -68,9 +44,9 @@ export const GEMMA3_SCHEMA: ConfigSchema = {
   finish(c) {
     const text = textPart(c.text_config);
     if (typeof text === 'string') return text;
-    const vision = visionPart(c.vision_config);
+    const vision = resolvePart('vision_config', SIGLIP_VISION_DEFAULTS, c.vision_config, NO_ROW);
     if (typeof vision === 'string') return vision;
-    // A config.json without vision_use_head builds SigLIP's pooling head: not covered.
+    // SigLIP's pooling head (built unless vision_use_head=False): not covered, and Gemma-3's towers have none.
     if (vision.vision_use_head !== false) return "vision_config without vision_use_head=False builds SigLIP's pooling head, which is not covered";
     c.text_config = text as unknown as ConfigValue;
     c.vision_config = vision as unknown as ConfigValue;

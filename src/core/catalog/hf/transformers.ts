@@ -17,7 +17,8 @@ import {
 } from '../catalog';
 import { assumedCheckpoint } from './assumedCheckpoint';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
-import { ConfigBuilder, SCHEMAS, formatValue, num, type HfConfig, type ModelType } from './configs';
+import { SCHEMAS, num, type HfConfig, type ModelType } from './configs';
+import { ConfigBuilder, formatValue } from './configKit';
 import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
 import { bertTypeSpec, robertaTypeSpec } from './models/bert';
 import { distilbertTypeSpec } from './models/distilbert';
