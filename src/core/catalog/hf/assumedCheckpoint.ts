@@ -1,9 +1,9 @@
 /**
  * A checkpoint the catalog does not know, given a shape assumed from its name: the size tag
  * (`-7b`, `13B`, `1.5B`, `360M`) gives the parameter count, a family word (llama, mistral, qwen,
- * gemma...) the catalog member whose proportions are kept (the one nearest in size), and the
- * member's config is scaled to the count: heads (and so the width) by the cube root of the size
- * ratio, then as many layers as make up the count. Mixture-of-experts names (`8x7B`, `-A2.7B`,
+ * gemma...) the catalog member whose shape it has: one of the same size tag as it is (a fine-tune
+ * keeps its base's shape), else the one nearest in size, its config scaled to the count: heads (and
+ * so the width) by the cube root of the size ratio, then as many layers as make up the count. Mixture-of-experts names (`8x7B`, `-A2.7B`,
  * `moe`) and the encoder families (BERT, T5...) are declined: their size says nothing of a
  * Llama-style shape.
  */
@@ -21,7 +21,9 @@ const MIXTURE = /(\d+x\d+(\.\d+)?[bm])|(^|[^a-z])moe([^a-z]|$)|mixtral|-a\d+(\.\
  * logits of small models) they keep, most specific first; a name with none takes every Llama.
  */
 const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp; readonly modelType: string; readonly label: string }> = [
-  { word: /mistral|zephyr|nemo|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
+  // Mistral's models since Nemo (2407) have the 131072-entry Tekken vocabulary, the earlier 7B ones 32000 or 32768.
+  { word: /ministral|mistral-(nemo|small)|nemo|mistral.*-2[4-9][01]\d(?!\d)/, members: /nemo|small|ministral/i, modelType: 'mistral', label: 'Mistral (Tekken vocabulary)' },
+  { word: /mistral|zephyr|openhermes/, members: /./, modelType: 'mistral', label: 'Mistral' },
   // Qwen3's dense models (not Qwen3.5's hybrid attention, nor the -A3B mixtures, declined above).
   { word: /qwen-?3(?![\d.])/, members: /./, modelType: 'qwen3', label: 'Qwen3' },
   { word: /qwen/, members: /./, modelType: 'qwen2', label: 'Qwen2' },
@@ -35,7 +37,10 @@ const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp;
   { word: /olmo-?2(?![\da-z.])/, members: /./, modelType: 'olmo2', label: 'OLMo-2' },
   { word: /olmo/, members: /./, modelType: 'olmo', label: 'OLMo' },
   { word: /llama-?3(?!\d)/, members: /llama-3(?!\d)/i, modelType: 'llama', label: 'Llama 3' },
-  { word: /llama-?2(?!\d)|codellama|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|codellama|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
+  { word: /codellama|code-llama/, members: /codellama/i, modelType: 'llama', label: 'Code Llama' },
+  // Llama 2's fine-tunes keep its 32000-entry vocabulary (Code Llama's has 16 entries more).
+  // LLaMA's first 7B and 13B (`huggyllama/llama-7b`) have Llama 2's shapes.
+  { word: /llama-?2(?!\d)|(^|[^a-z])llama-(7|13|33|65)b|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
   { word: /smollm/, members: /smollm/i, modelType: 'llama', label: 'SmolLM' },
   { word: /(^|[^a-z])yi-/, members: /yi-/i, modelType: 'llama', label: 'Yi' },
 ];
@@ -136,6 +141,25 @@ export function nearestMember(modelType: string, members: RegExp, params: number
   return best?.checkpoint;
 }
 
+/** The words of a name, without its organisation and size tag (to tell apart members of one size: `vicuna-7b` shares `llama` with Llama-2-7b, not with CodeLlama-7b). */
+const nameWords = (name: string) => new Set(name.toLowerCase().replace(/^[\w.-]+\//, '').split(/[^a-z0-9]+/).filter((w) => w && !/^\d+(\.\d+)?[bm]\d?$/.test(w)));
+
+/**
+ * The member whose own name carries the same size tag as `name` (Llama-3.3-70B and Llama-3.1-70B,
+ * vicuna-7b and Llama-2-7b): a fine-tune or a sibling of the same nominal size has that member's
+ * shape, where scaling to the round figure of the tag would add or drop a layer. Of several, the one
+ * whose name shares most words with `name`.
+ */
+function sameSizeMember(name: string, modelType: string, members: RegExp, params: number, except: readonly string[]): Checkpoint | undefined {
+  const words = nameWords(name.replace(/^.*\//, ''));
+  const shared = (c: Checkpoint) => [...nameWords(c.name)].filter((w) => words.has(w)).length;
+  const same = membersOf(modelType, members).filter((c) => !except.includes(c.name) && [c.name, ...c.aliases].some((n) => {
+    const size = sizeFromName(n);
+    return size !== undefined && 'params' in size && size.params === params;
+  }));
+  return same.sort((a, b) => shared(b) - shared(a))[0];
+}
+
 const formatCount = (params: number) => (params >= 1e9 ? `${Number((params / 1e9).toPrecision(3))}B` : `${Number((params / 1e6).toPrecision(3))}M`);
 
 /**
@@ -151,10 +175,13 @@ export function assumedCheckpoint(name: string, options: { readonly params?: num
   const params = options.params ?? size?.params;
   if (params === undefined || !(params > 0)) return { declined: `'${name}' carries no size (such as -7b or 1.5B) to assume a shape from` };
   const family = FAMILIES.find((f) => f.word.test(lower));
+  const except = options.except ?? [];
+  // A member of the name's own size is taken as it is; only a size the catalog lacks is scaled to.
+  const sameSize = options.params === undefined && family ? sameSizeMember(name, family.modelType, family.members, params, except) : undefined;
   // A family with no member left (the fallback's evaluation leaves some out) takes every member of its type.
-  const reference = (family && nearestMember(family.modelType, family.members, params, options.except)) ?? nearestMember(family?.modelType ?? 'llama', /./, params, options.except);
+  const reference = sameSize ?? (family && nearestMember(family.modelType, family.members, params, except)) ?? nearestMember(family?.modelType ?? 'llama', /./, params, except);
   if (!reference) return { declined: `no catalog member to take the proportions of for '${name}'` };
-  const config = scaledConfig(reference, params);
+  const config = sameSize ? { ...sameSize.config } : scaledConfig(reference, params);
   const other = family ? undefined : OTHER_DECODERS.exec(lower)?.[0];
   const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);
   const suggestions = closest(name, names);
@@ -162,9 +189,9 @@ export function assumedCheckpoint(name: string, options: { readonly params?: num
   const assumed =
     `The transformers catalog does not know the checkpoint '${name}'; its shape is assumed from ` +
     (options.params !== undefined ? `its stated size (${formatCount(params)})` : `the size in its name (${size!.tag})`) +
-    ` with the proportions of ${reference.name}${other ? ` (its own ${other} architecture is not modelled: a ${family?.label ?? 'Llama'}-style decoder of that size stands in)` : ''}: ${shape}. ` +
+    `${sameSize ? ' with the shape of' : ' with the proportions of'} ${reference.name}${sameSize ? ', a catalogued model of that size' : ''}${other ? ` (its own ${other} architecture is not modelled: a ${family?.label ?? 'Llama'}-style decoder of that size stands in)` : ''}: ${shape}. ` +
     'The estimate is approximate; to pin the shape, name a catalog checkpoint of the same architecture (where the id comes from a variable or an argument: the CLI\'s --set NAME=checkpoint or the gpuEstimator.assume setting)' +
     (suggestions.length > 0 ? `, e.g. ${suggestions.map((s) => `'${s}'`).join(', ')}` : '') +
     '.';
-  return { name, aliases: [], modelType: reference.modelType, config, source: `assumed from the name, scaled from ${reference.name} (${reference.source})`, assumed };
+  return { name, aliases: [], modelType: reference.modelType, config, source: `assumed from the name, ${sameSize ? 'the shape of' : 'scaled from'} ${reference.name} (${reference.source})`, assumed };
 }

@@ -98,6 +98,31 @@ describe('assumed checkpoint (a shape from the name)', () => {
     assert.equal(family('Qwen/Qwen3-30B-A3B'), 'declined');
   });
 
+  it("takes a family member of the name's own size as it is: a fine-tune has its base's shape, not the round figure of its tag", () => {
+    for (const [name, reference] of [
+      ['lmsys/vicuna-7b-v1.5', 'meta-llama/Llama-2-7b-hf'],
+      ['huggyllama/llama-7b', 'meta-llama/Llama-2-7b-hf'],
+      ['acme/Llama-3.1-70B-merge', 'meta-llama/Llama-3.1-70B'],
+      ['acme/codellama-13b-sql', 'codellama/CodeLlama-13b-hf'],
+      ['deepseek-ai/DeepSeek-R1-Distill-Qwen-14B', 'Qwen/Qwen2.5-14B'],
+    ] as const) {
+      const assumed = assumedCheckpoint(name);
+      if ('declined' in assumed) assert.fail(assumed.declined);
+      const member = CHECKPOINTS.find((c) => c.name === reference)!;
+      assert.equal(llamaStyleParams(assumed.modelType, assumed.config), llamaStyleParams(member.modelType, member.config), name);
+      assert.equal(assumed.config.num_hidden_layers, member.config.num_hidden_layers, name);
+      assert.match(assumed.assumed, new RegExp(`with the shape of ${reference.replace(/[.]/g, '\\.')}, a catalogued model of that size`), name);
+    }
+    // Without a member of its size the family's nearest is scaled; Mistral's Tekken-era names keep the 131072-entry vocabulary.
+    const ministral = assumedCheckpoint('acme/Ministral-3B-2410-sft');
+    if ('declined' in ministral) assert.fail(ministral.declined);
+    assert.equal(ministral.config.vocab_size, 131072);
+    assert.match(ministral.source, /scaled from mistralai\/(Mistral-Nemo|Ministral)/);
+    const zephyr = assumedCheckpoint('acme/zephyr-3b');
+    if ('declined' in zephyr) assert.fail(zephyr.declined);
+    assert.ok((zephyr.config.vocab_size as number) < 40000, String(zephyr.config.vocab_size));
+  });
+
   it('declines mixture-of-experts, encoder and size-less names', () => {
     assert.ok('declined' in assumedCheckpoint('acme/SuperMix-8x7b'));
     assert.ok('declined' in assumedCheckpoint('acme/t5-3b-finetuned'));
@@ -148,7 +173,7 @@ describe('assumed checkpoint (a shape from the name)', () => {
         estimateErrors[i]!.push(Math.abs(error));
         return `${(error * 100).toFixed(1)}%`;
       });
-      rows.push(`${checkpoint.name} | ${size.tag} | ${assumed.source.replace(/^assumed from the name, scaled from (\S+).*$/, '$1')} | ${(paramError * 100).toFixed(1)}% | ${cells.join(' | ')}`);
+      rows.push(`${checkpoint.name} | ${size.tag} | ${assumed.source.replace(/^assumed from the name, (?:scaled from|the shape of) (\S+).*$/, '$1')} | ${(paramError * 100).toFixed(1)}% | ${cells.join(' | ')}`);
     }
     const summary = (errors: readonly number[]) => `median ${(median(errors) * 100).toFixed(1)}%, worst ${(Math.max(...errors) * 100).toFixed(1)}%`;
     console.log(['', `model | tag | proportions of | parameters | ${JOBS.map((j) => j.label).join(' | ')}`, ...rows, `${rows.length} models: parameters ${summary(paramErrors)}; ${JOBS.map((j, i) => `${j.label} ${summary(estimateErrors[i]!)}`).join('; ')}`].join('\n'));
