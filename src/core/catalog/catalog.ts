@@ -70,8 +70,11 @@ export interface CatalogArchitecture {
   readonly input: CatalogInput;
   /** Where the numbers come from: `torchvision 0.14.1 (generated)`, `published configuration`. */
   readonly source: string;
-  /** The layer table for one input sample; throws CatalogInputError where the sample does not fit the model. */
-  table(sample: readonly number[]): CatalogTable;
+  /**
+   * The layer table for one input sample; throws CatalogInputError where the sample does not fit the model.
+   * `decoderTokens`: an encoder-decoder's decoder input length (the script's labels), the encoder's where left out.
+   */
+  table(sample: readonly number[], options?: { readonly decoderTokens?: number }): CatalogTable;
   /** For a transformers model: its model type and config.json values, for the fine-tuning estimator's shape. */
   readonly hfConfig?: { readonly modelType: string; readonly className: string; readonly config: Readonly<Record<string, unknown>> };
   /** The torch.nn layer at a module path with its constructor arguments (`fc` -> Linear(2048, 1000)), for scripts that read `model.fc.in_features`. */

@@ -108,6 +108,7 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
     setup.inputCandidates.map((candidate) => candidate.value),
     setup.imageSize?.value,
     setup.sequenceLength?.value,
+    setup.targetSequenceLength?.value,
   ])}`;
 }
 

@@ -63,13 +63,13 @@ function followModel(model: ModelDescription, setup: TrainingSetup, context: Ana
   ];
   let best: (LayerTableResult & { score: number; layoutMismatches: number }) | undefined;
   for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
-    const result = followForward(model, input, context);
+    const result = followForward(model, input, context, setup.targetSequenceLength?.value);
     const score = sizedLayerRows(result.table.rows) - (result.orderFromDeclaration ? 0.5 : 0) - result.layoutMismatches;
     if (!best || score > best.score) best = { ...result, score };
     if (!result.table.incomplete && !result.orderFromDeclaration && result.layoutMismatches === 0) break;
   }
   if (!best) {
-    const result = followForward(model, undefined, context);
+    const result = followForward(model, undefined, context, setup.targetSequenceLength?.value);
     return {
       ...result,
       notes: [{ severity: 'warning', message: `${model.name}: input shape unknown, so activations are not counted. Add an example tensor such as torch.randn(batch_size, ...).`, range: model.range }, ...result.notes],
@@ -137,9 +137,9 @@ function firstLayer(root: ModuleObject): ModuleObject | undefined {
   return root.namedModules().find(([, m]) => declaresInput(m))?.[1];
 }
 
-function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext): LayerTableResult & { layoutMismatches: number } {
+function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext, decoderTokens?: number): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
-  const recorder = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined);
+  const recorder = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined, decoderTokens);
   const interpreter = forwardInterpreter(recorder, context);
   let orderFromDeclaration = false;
   const notes: AnalysisNote[] = [];
@@ -164,7 +164,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
   } else orderFromDeclaration = true;
   if (!orderFromDeclaration && input && recorder.calls.some((row) => row.outputShape === null)) {
     // Part of forward() was lost (a library call, an unknown layer): see whether declaration order sizes more.
-    const fallback = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined);
+    const fallback = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined, decoderTokens);
     const fallbackInterpreter = forwardInterpreter(fallback, context);
     fallback.declarationOrder(input.value, fallbackInterpreter, model.node);
     if (sizedLayerRows(fallback.calls) > sizedLayerRows(recorder.calls)) {
@@ -253,10 +253,11 @@ class RowRecorder {
   private segments = 0;
   private inSegment = false;
 
-  /** `applyGradSettings`: false where the script unfreezes parameters the analysis cannot follow (every parameter then counts as trained). */
+  /** `applyGradSettings`: false where the script unfreezes parameters the analysis cannot follow (every parameter then counts as trained); `decoderTokens`: the labels' length, for an encoder-decoder's decoder. */
   constructor(
     private readonly root: ModuleObject,
     private readonly applySettings = true,
+    private readonly decoderTokens?: number,
   ) {
     this.paths.set(root.id, '');
     for (const [path, module] of root.namedModules()) this.paths.set(module.id, path);
@@ -389,7 +390,7 @@ class RowRecorder {
     if (!shape) return tensor(null);
     let table: CatalogTable;
     try {
-      table = catalogCallTable(called, perSampleShape(shape));
+      table = catalogCallTable(called, perSampleShape(shape), this.decoderTokens === undefined ? {} : { decoderTokens: this.decoderTokens });
     } catch (error) {
       if (!(error instanceof CatalogInputError) && !(error instanceof CatalogPartError)) throw error;
       interpreter.note(node, `${where || part.architecture.name}: ${error.message}`);

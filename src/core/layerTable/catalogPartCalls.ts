@@ -31,9 +31,9 @@ export function featuresTable(table: CatalogTable): CatalogTable {
 }
 
 /** The rows a catalog module gives for one sample: the whole architecture's, or the part's (paths relative to it); throws CatalogInputError or CatalogPartError. */
-export function catalogCallTable(module: ModuleObject, sample: readonly number[]): CatalogTable {
+export function catalogCallTable(module: ModuleObject, sample: readonly number[], options: { readonly decoderTokens?: number } = {}): CatalogTable {
   const { architecture, path, featuresOnly } = module.catalog!;
-  if (path === '') return featuresOnly ? featuresTable(architecture.table(sample)) : architecture.table(sample);
+  if (path === '') return featuresOnly ? featuresTable(architecture.table(sample, options)) : architecture.table(sample, options);
   return architecture.partTable ? architecture.partTable(path, sample) : rowsPartTable(architecture, path, sample);
 }
 

@@ -1,5 +1,5 @@
 /**
- * gpu-estimate on fine-tuning scripts of Gemma-2, Gemma-3, Phi-3, GPT-NeoX (Pythia), OLMo-2 and Qwen3 (the built CLI,
+ * gpu-estimate on fine-tuning scripts of Gemma-2, Gemma-3, Phi-3, GPT-NeoX (Pythia), OLMo-2, Qwen3 and FLAN-T5 (the built CLI,
  * as a process): each checkpoint is the catalog's own, estimated on its own structure with the
  * published count, and no shape is assumed from its name.
  */
@@ -93,5 +93,20 @@ describe('gpu-estimate on the fine-tuning scripts of the families modelled on th
     assert.ok(model.memory.breakdown!.weightsMiB > 3.3 * 1024 && model.memory.breakdown!.weightsMiB < 4.2 * 1024, String(model.memory.breakdown!.weightsMiB));
     // The logits over 262208 entries for 2 x 2048 tokens dominate: 14 GiB of them.
     assert.ok(model.memory.estimateMiB! > 18 * 1024 && model.memory.estimateMiB! < 30 * 1024, String(model.memory.estimateMiB));
+  });
+
+  it("LoRA of FLAN-T5-XL over 8-bit weights with the Seq2Seq Trainer: adapters on every attention's q and v, 512 source and 128 target tokens", () => {
+    const model = run('flan_t5_lora_int8');
+    assert.equal(model.architecture?.name, 'google/flan-t5-xl');
+    assert.equal(model.assumptions.find((a) => a.name === 'quantization')?.value, '8-bit');
+    assert.equal(adapter(model), 'lora rank 16 on q, v');
+    assert.equal(model.assumptions.find((a) => a.name === 'targetLength')?.value, '128');
+    // The layer table's decoder runs on the labels' 128 tokens too, not on the sources' 512.
+    assert.ok(!model.notes.some((n) => /decoder input is taken as long as the encoder/.test(n.message)), JSON.stringify(model.notes));
+    // q and v of 24 encoder self-attentions and 24 decoder self- and cross-attentions, 2048 -> 2048 each: r x (in + out), fp32.
+    const trainable = (24 + 2 * 24) * 2 * 16 * (2048 + 2048);
+    assert.equal(model.memory.breakdown?.gradientsMiB, (trainable * 4) / 2 ** 20);
+    // 8-bit weights of 2.85B parameters (bf16 embeddings and head), checkpointed layers (prepare_model_for_kbit_training) at 8 x 512.
+    assert.ok(model.memory.estimateMiB! > 5 * 1024 && model.memory.estimateMiB! < 12 * 1024, String(model.memory.estimateMiB));
   });
 });

@@ -428,9 +428,10 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
     input: { kind: isImage ? 'image' : 'tokens', defaultShape },
     source,
     hfConfig: { modelType: typeSpec.modelType, className, config },
-    table(sample: readonly number[]): CatalogTable {
+    table(sample: readonly number[], options: { readonly decoderTokens?: number } = {}): CatalogTable {
       const tableNotes = [...notes, ...(built.notes ?? [])];
-      const input = checkInput(sample, request, typeSpec, className, config, name, tableNotes);
+      const decoderLength = request.decoderLength ?? options.decoderTokens;
+      const input = checkInput(sample, { ...request, ...(decoderLength === undefined ? {} : { decoderLength }) }, typeSpec, className, config, name, tableNotes);
       // A fresh model per table: tied parameters are counted per table.
       const model = spec.build(config, kwargs);
       const trace = new Trace();

@@ -339,6 +339,10 @@ describe('transformers catalog: tables respond to the input', () => {
     assert.ok(table.notes.some((n) => /decoder input is taken as long as the encoder input \(100 tokens\)/.test(n)));
     const encoderOnly = pretrained('T5EncoderModel', 't5-small').table([100]);
     assert.ok(!encoderOnly.notes.some((n) => /decoder/.test(n)));
+    // The labels' length the script tokenizes to (decoderTokens) makes the decoder's, without the note.
+    const labelled = t5.table([100], { decoderTokens: 24 });
+    assert.deepEqual(labelled.rows.find((r) => r.path === 'lm_head')!.outputShape, [24, 32128]);
+    assert.ok(!labelled.notes.some((n) => /decoder input is taken/.test(n)));
   });
 
   it('ViT takes its image size, or any size with interpolate_pos_encoding, and respects the patch size', () => {
