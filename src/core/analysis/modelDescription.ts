@@ -140,10 +140,24 @@ export interface TrainingSetup {
   readonly hfTrainer?: Sourced<string>;
   /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
   readonly targetSequenceLength?: Sourced<number>;
+  /** A TRL preference trainer (DPO, ORPO, CPO) and where DPO's reference log-probabilities come from (fineTuningSetup.ts). */
+  readonly preference?: Sourced<PreferenceSetup>;
   /** How the job is spread over several GPUs (shardingSetup.ts): DDP, FSDP or DeepSpeed ZeRO, from the script, its configs or its launch command. */
   readonly distributed?: Sourced<DistributedSetup>;
   /** How many GPUs the job runs on (`torchrun --nproc_per_node`, accelerate's `num_processes`, Lightning's `devices`). */
   readonly gpuCount?: Sourced<number>;
+}
+
+/**
+ * TRL's preference training: each sample is a prompt with a chosen and a rejected answer, run
+ * together. DPO compares them with a reference: `model` where the script passes `ref_model=`,
+ * `precomputed` where `precompute_ref_log_probs=True` (or `reference_free=True`) leaves none in the
+ * step, else `default` (the model with its PEFT adapter disabled, or a frozen copy of it). ORPO and
+ * CPO have no reference.
+ */
+export interface PreferenceSetup {
+  readonly trainer: 'DPO' | 'ORPO' | 'CPO';
+  readonly reference: 'model' | 'precomputed' | 'default' | 'none';
 }
 
 /**

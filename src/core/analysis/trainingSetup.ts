@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype, fusedLoss } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, preferenceTraining, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype, fusedLoss } from './fineTuningSetup';
 import { manualUpdate } from './manualUpdate';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
@@ -95,6 +95,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
       targetSequenceLength: sourced(targetSequenceLength(root, scope)),
+      preference: sourced(preferenceTraining(events)),
       ...(distributed.distributed ? { distributed: sourced(distributed.distributed) } : {}),
       ...(distributed.gpuCount ? { gpuCount: sourced(distributed.gpuCount) } : {}),
     };

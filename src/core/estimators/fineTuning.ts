@@ -171,6 +171,14 @@ export interface FineTuningJob {
    * last `recordedLayers` layers (frozen layers before the first trained one keep nothing).
    */
   readonly frozen?: { readonly trainableParams: number; readonly recordedLayers: number };
+  /**
+   * TRL's preference training: `batch` prompts, each with a chosen and a rejected answer run
+   * together (twice the sequences). DPO's reference: a `separate` model of the same checkpoint (its
+   * weights again), TRL's `default` (a frozen copy of the model without an adapter; with one, the
+   * model itself with the adapter disabled: a forward without gradients), or `none` (precomputed;
+   * ORPO and CPO have none, and add an NLL loss over the chosen answers).
+   */
+  readonly preference?: { readonly trainer: 'dpo' | 'orpo' | 'cpo'; readonly reference: 'separate' | 'default' | 'none' };
 }
 
 export interface FineTuningEstimate {
@@ -356,7 +364,8 @@ const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols:
 export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const notes: string[] = [];
   const { shape } = job;
-  const batch = Math.max(1, Math.round(job.batch));
+  // A preference trainer runs each prompt's chosen and rejected answers as one batch of twice the sequences.
+  const batch = Math.max(1, Math.round(job.batch)) * (job.preference ? 2 : 1);
   const seq = Math.max(1, Math.round(job.seq));
   const targetSeq = shape.decoderLayers ? Math.max(1, Math.round(job.targetSeq ?? seq)) : 0;
   const tokens = batch * seq;
@@ -428,6 +437,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     gradients = trainableWeights;
   }
   const pagedOptimizerState = job.paged ? optimizerState : 0;
+  // DPO's frozen reference (TRL's create_reference_model, or a ref_model of the same checkpoint): the model's weights again, without gradients or optimizer state.
+  if (job.preference?.reference === 'separate' || (job.preference?.reference === 'default' && full)) baseWeights += full ? totalParams * paramBytes : baseWeights;
 
   // Activations: what autograd keeps per layer (savedActivations.ts), or with checkpointing each layer's input plus one layer recomputed in the backward.
   const ia3 = !full && job.adapter.method === 'ia3';
@@ -482,7 +493,12 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
     if (job.fusedLoss === 'inPlace') logits = elements * e;
     else if (job.fusedLoss === 'linear') logits = (elements / Math.max(1, Math.ceil(shape.vocab / shape.hidden))) * (e + LOSS_BYTES);
-    else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
+    else if (job.preference) {
+      // TRL's log-probabilities (selective_log_softmax) keep each row's log-softmax, in the logits' dtype, beside the logits; DPO's reference
+      // forward makes its own logits while those are held; ORPO's and CPO's NLL over the chosen half upcasts it to fp32.
+      const logitBytes = job.logitsFp32 ? 4 : e;
+      logits = elements * (logitBytes + e) + (job.preference.reference !== 'none' ? elements * logitBytes : 0) + (job.preference.trainer !== 'dpo' ? (elements / 2) * LOSS_BYTES : 0);
+    } else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
     // Gemma-2's soft-capping (logits / cap, tanh, * cap): tanh's output is kept for its backward, beside the capped logits.
     if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;
   }

@@ -73,6 +73,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
       }
     }
   }
+  const preference = preferenceJob(setup, fineTuningAdapter !== undefined, notes);
   if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
@@ -99,10 +100,29 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
     ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
+    ...(preference ? { preference } : {}),
   };
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
   const sharding = shardingSpec(setup, shape, gpus, notes);
   return { job, notes, ...(sharding ? { sharding } : {}) };
+}
+
+/** TRL's preference trainer as the job counts it, with the note that says what it holds beyond a supervised step. */
+function preferenceJob(setup: TrainingSetup, adapter: boolean, notes: string[]): FineTuningJob['preference'] {
+  const found = setup.preference?.value;
+  if (!found) return undefined;
+  const trainer = found.trainer.toLowerCase() as 'dpo' | 'orpo' | 'cpo';
+  const reference = found.reference === 'model' ? 'separate' : found.reference === 'default' ? 'default' : 'none';
+  const answers = `${found.trainer}: each prompt's chosen and rejected answers run together, so activations and logits are those of twice the batch`;
+  // Without an adapter TRL copies the model as the reference; with one, the model runs with its adapter disabled.
+  const held =
+    reference === 'separate' ? 'the reference model is taken to be the same checkpoint, loaded as the trained one: its weights are counted again, without gradients or optimizer state'
+    : reference === 'default' && !adapter ? 'without an adapter TRL keeps a frozen copy of the model as the reference: its weights are counted again, without gradients or optimizer state'
+    : reference === 'default' ? 'the reference is the model with its adapter disabled: a forward without gradients, no weights of its own'
+    : found.trainer === 'DPO' ? 'the reference log-probabilities are not computed in the step'
+    : `${found.trainer} has no reference model; its loss adds the chosen answers' NLL`;
+  notes.push(`${answers}; ${held}.`);
+  return { trainer, reference };
 }
 
 /** Numbered layers in transformers' module paths: `bert.encoder.layer.3.`, `model.layers.3.`, `transformer.h.3.`, `encoder.block.3.`. */

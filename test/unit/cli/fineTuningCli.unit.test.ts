@@ -161,4 +161,19 @@ describe('gpu-estimate on models the fine-tuning libraries load themselves (the 
     assert.equal(model.memory.method, 'fineTuning');
     assert.deepEqual(report.warnings, []);
   });
+
+  it("estimates TRL's DPO with a LoRA adapter: twice the sequences of the batch, the reference as the model with the adapter off (no second copy of the weights)", () => {
+    const report = run('test/fixtures/llm/dpo_lora_trainer.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'meta-llama/Llama-3.1-8B');
+    assert.equal(model.batchSize, 2);
+    assert.deepEqual(model.inputShape, [1024]);
+    assert.equal(value(model, 'adapter'), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj');
+    assert.ok(model.notes.some((n) => /^DPO: each prompt's chosen and rejected answers run together.*adapter disabled/.test(n.message)), JSON.stringify(model.notes));
+    // 8.03B bf16 weights once (15 GiB); checkpointed layer inputs and the logits of 4 sequences of 1024 over 128256 entries (3 GiB): about 24 GiB.
+    const weights = model.memory.breakdown?.weightsMiB ?? 0;
+    assert.ok(weights > 15_000 && weights < 16_000, String(weights));
+    assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 30 * 1024, String(model.memory.estimateMiB));
+  });
 });

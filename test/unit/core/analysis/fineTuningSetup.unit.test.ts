@@ -110,6 +110,23 @@ describe('fineTuningSetup', () => {
       assert.equal(setup.targetSequenceLength?.origin, 'labels tokenized with max_length=64');
     });
 
+    it("reads TRL's preference trainers: DPO's reference (TRL's default, a ref_model of its own, precomputed), ORPO without one, DPOConfig's default length", async () => {
+      const dpo = await setupOf(llm('dpo_lora_trainer.py'));
+      assert.deepEqual(dpo.preference?.value, { trainer: 'DPO', reference: 'default' });
+      assert.equal(dpo.adapter?.value.applied, true);
+      const trl = (trainer: string, config: string, extra = '') =>
+        ['from trl import DPOConfig, DPOTrainer, ORPOConfig, ORPOTrainer', 'from transformers import AutoModelForCausalLM', 'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")', `trainer = ${trainer}(model=model${extra}, args=${config})`, 'trainer.train()'].join('\n');
+      assert.deepEqual((await setupOf(trl('DPOTrainer', 'DPOConfig(output_dir="o")', ', ref_model=AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")'))).preference?.value, { trainer: 'DPO', reference: 'model' });
+      assert.deepEqual((await setupOf(trl('DPOTrainer', 'DPOConfig(output_dir="o")', ', ref_model=None'))).preference?.value, { trainer: 'DPO', reference: 'default' });
+      const precomputed = await setupOf(trl('DPOTrainer', 'DPOConfig(output_dir="o", precompute_ref_log_probs=True)'));
+      assert.deepEqual(precomputed.preference?.value, { trainer: 'DPO', reference: 'precomputed' });
+      assert.equal(precomputed.sequenceLength?.value, 1024);
+      assert.match(precomputed.sequenceLength?.origin ?? '', /^DPOConfig: TRL's default max_length=1024/);
+      assert.deepEqual((await setupOf(trl('ORPOTrainer', 'ORPOConfig(output_dir="o", max_length=2048)'))).preference?.value, { trainer: 'ORPO', reference: 'none' });
+      assert.equal((await setupOf(trl('ORPOTrainer', 'ORPOConfig(output_dir="o", max_length=2048)'))).sequenceLength?.value, 2048);
+      assert.equal((await setupOf(llm('sft_default_length.py'))).preference, undefined);
+    });
+
     it("takes TRL's default length when an SFT script gives none, and reads torch_compile, lora_dropout and flash-attention", async () => {
       const setup = await setupOf(llm('sft_default_length.py'));
       assert.equal(setup.sequenceLength?.value, 1024);

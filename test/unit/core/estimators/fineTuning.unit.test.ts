@@ -269,6 +269,31 @@ describe('fineTuning estimator', () => {
     assert.ok(doubled.activations > 2 * short.activations - 3 * 8 * 128 * 2048 * 4);
   });
 
+  it("TRL's preference trainers: twice the sequences, DPO's reference copy without an adapter, its logits beside the model's; none when precomputed", () => {
+    const lora = qlora({ weightBits: 16, paged: false, batch: 2 });
+    const sft = estimateFineTuning(lora);
+    const pairs = estimateFineTuning({ ...lora, batch: 4 });
+    const dpo = estimateFineTuning({ ...lora, preference: { trainer: 'dpo', reference: 'default' } });
+    // With an adapter the reference is the model with the adapter disabled: no weights of its own, the activations of 2 x 2 sequences.
+    assert.equal(dpo.baseWeights, sft.baseWeights);
+    assert.equal(dpo.activations, pairs.activations);
+    // The logits: the model's and each row's log-softmax (2 bytes each in bf16) and the reference's (2 more), where a supervised step keeps its 4-byte loss copy.
+    const elements = 4 * 1024 * 32000;
+    assert.equal(dpo.logits, elements * 6);
+    const precomputed = estimateFineTuning({ ...lora, preference: { trainer: 'dpo', reference: 'none' } });
+    assert.equal(precomputed.logits, elements * 4);
+    // ORPO adds the NLL over the chosen half as transformers' loss computes it: an fp32 copy, its log-softmax and their gradient (12 bytes).
+    const orpo = estimateFineTuning({ ...lora, preference: { trainer: 'orpo', reference: 'none' } });
+    assert.equal(orpo.logits, elements * 4 + (elements / 2) * 12);
+    // Full fine-tuning: TRL's frozen copy holds the weights again, without gradients or optimizer state; a ref_model of the same checkpoint too, even with an adapter.
+    const full = { ...lora, adapter: undefined };
+    const fullDpo = estimateFineTuning({ ...full, preference: { trainer: 'dpo', reference: 'default' } });
+    assert.equal(fullDpo.baseWeights - estimateFineTuning(full).baseWeights, fullDpo.totalParams * 2);
+    assert.equal(fullDpo.gradients, estimateFineTuning(full).gradients);
+    const separate = estimateFineTuning({ ...lora, preference: { trainer: 'dpo', reference: 'separate' } });
+    assert.equal(separate.baseWeights, 2 * sft.baseWeights);
+  });
+
   it('adds a fitted margin on top of the driver\'s figure', () => {
     const estimate = estimateFineTuning(qlora());
     assert.ok(Math.abs(estimate.fittedMargin - FITTED_MARGIN * estimate.driver) < 1);

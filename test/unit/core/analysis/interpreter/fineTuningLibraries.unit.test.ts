@@ -56,10 +56,21 @@ describe('fine-tuning libraries that load the model themselves (fineTuningLibrar
     assert.ok(plain.memory.estimateMiB! - liger.memory.estimateMiB! > 5 * 1024, `${plain.memory.estimateMiB} vs ${liger.memory.estimateMiB}`);
   });
 
-  it('DPOTrainer(model="<hub id>") is estimated with a note of what DPO holds beyond a supervised step', async () => {
-    const found = await estimate(trl('DPOTrainer'));
-    assert.equal(found.models.length, 1);
-    assert.ok(messages(found).some((m) => /DPOTrainer: .*chosen and the rejected .*reference copy/.test(m)), JSON.stringify(messages(found)));
+  it('DPOTrainer(model="<hub id>") holds a frozen reference copy and twice the sequences; KTO is still a supervised step with a note', async () => {
+    const sft = (await estimate(trl('SFTTrainer', ', max_length=1024'))).models[0];
+    const found = await estimate(trl('DPOTrainer', ', max_length=1024'));
+    const dpo = found.models[0];
+    assert.ok(sft && dpo);
+    assert.ok(messages(found).some((m) => /^DPO: each prompt's chosen and rejected answers run together.*frozen copy of the model/.test(m)), JSON.stringify(messages(found)));
+    // Qwen2.5-0.5B in bf16 ("auto"): its 494M weights once more.
+    assert.ok(Math.abs(dpo.memory.breakdown!.weightsMiB - 2 * sft.memory.breakdown!.weightsMiB) < 1, `${dpo.memory.breakdown!.weightsMiB} vs ${sft.memory.breakdown!.weightsMiB}`);
+    assert.ok(dpo.memory.estimateMiB! > sft.memory.estimateMiB! + sft.memory.breakdown!.weightsMiB, `${dpo.memory.estimateMiB} vs ${sft.memory.estimateMiB}`);
+    // DPOConfig(precompute_ref_log_probs=True): no reference in the step.
+    const precomputed = await estimate(trl('DPOTrainer', ', max_length=1024').replace('SFTConfig', 'DPOConfig').replace('SFTConfig(', 'DPOConfig(precompute_ref_log_probs=True, '));
+    assert.ok(messages(precomputed).some((m) => /not computed in the step/.test(m)), JSON.stringify(messages(precomputed)));
+    assert.ok(Math.abs(precomputed.models[0]!.memory.breakdown!.weightsMiB - sft.memory.breakdown!.weightsMiB) < 1);
+    const kto = await estimate(trl('KTOTrainer'));
+    assert.ok(messages(kto).some((m) => /KTOTrainer: the estimate is of one supervised step.*reference copy/.test(m)), JSON.stringify(messages(kto)));
   });
 
   it('a hub id held in a variable inside a function the script does not call finds no model and does not throw', async () => {
