@@ -818,7 +818,7 @@ class FakeBatches:
                 raise DryRunComplete()
             run.batches += 1
             if self.sample is not None:
-                yield _stacked(self.sample, self.batch_size)
+                yield self._collated() if self.collate_fn is not None else _stacked(self.sample, self.batch_size)
                 continue
             hub_batch = dry_run_hub.batch_from(self.dataset, self.collate_fn, run.spec, self.batch_size, make_batch)
             if hub_batch is not None:
@@ -830,6 +830,13 @@ class FakeBatches:
             one_tensor = isinstance(self.dataset, PretrainedWeights) and self.dataset.tensor
             batch = make_batch({**run.spec, "tensors": run.spec.get("tensors", [])[:1]} if one_tensor else run.spec, self.batch_size)
             yield _to_gpu(batch) if loaded and all(t.gpu for t in loaded) else batch
+
+
+    def _collated(self) -> Any:
+        """The loader's own collate function over `batch_size` of the dataset's samples (in memory: `_first_sample`
+        read one), as a DataLoader gives them: a collator that pads or pairs (TRL's preference collator) makes its own batch."""
+        rows = len(self.dataset)
+        return self.collate_fn([self.dataset[i % rows] for i in range(self.batch_size)])
 
 
 def _to_gpu(batch: Any) -> Any:

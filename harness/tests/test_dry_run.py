@@ -246,6 +246,33 @@ def test_batches_take_the_shape_of_an_in_memory_dataset_and_loaders_can_be_subcl
     assert 32 * 784 * 4 not in sizes
 
 
+def test_a_loaders_own_collate_function_makes_its_batches_from_in_memory_samples(tmp_path: Path) -> None:
+    # Token lists of several lengths, padded per batch by the script's collator (as TRL's and transformers' collators do).
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader
+
+        samples = [{"ids": list(range(n)), "label": n % 2} for n in (3, 7, 5, 11, 2, 9)]
+
+        def pad(batch):
+            longest = max(len(s["ids"]) for s in batch)
+            ids = torch.tensor([s["ids"] + [0] * (longest - len(s["ids"])) for s in batch])
+            return ids, torch.tensor([s["label"] for s in batch])
+
+        embed, head = nn.Embedding(100, 16).cuda(), nn.Linear(16, 2).cuda()
+        optimizer = torch.optim.SGD([*embed.parameters(), *head.parameters()], lr=0.1)
+        for ids, labels in DataLoader(samples, batch_size=4, collate_fn=pad):
+            loss = nn.functional.cross_entropy(head(embed(ids.cuda()).mean(1)), labels.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    # The first four samples padded to the longest of them (11 tokens): embeddings of 4 x 11 x 16 floats.
+    sizes = [event[1] for event in result["events"] if len(event) == 3]
+    assert 4 * 11 * 16 * 4 in sizes, sizes
+
+
 def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> None:
     scripts = []
     for name, width in (("a.py", 16), ("b.py", 64)):
