@@ -6,7 +6,8 @@
  * that fits. When no single change fits comfortably, pairs of changes are tried too.
  *
  * Changes are told apart by whether the training stays mathematically the same: checkpointing
- * recomputes what it drops, SDPA computes the same attention, accumulation sums the same gradients;
+ * recomputes what it drops, SDPA computes the same attention, accumulation sums the same gradients,
+ * DPO's reference log-probabilities computed before training are the ones the step would compute;
  * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
  */
 import type { FineTuningAdapter, FineTuningJob } from '../estimators/fineTuning';
@@ -37,6 +38,15 @@ const CANDIDATES: readonly Candidate[] = [
     kind: 'sdpa',
     sameTraining: true,
     apply: (job) => (job.eagerAttention ? { job: { ...job, eagerAttention: false }, change: 'SDPA attention' } : undefined),
+  },
+  {
+    // DPOConfig(precompute_ref_log_probs=True): the reference runs once over the data before training, and neither its copy nor its forward is in the step.
+    kind: 'precomputedReference',
+    sameTraining: true,
+    apply: (job) =>
+      job.preference?.trainer === 'dpo' && job.preference.reference !== 'none'
+        ? { job: { ...job, preference: { ...job.preference, reference: 'none' } }, change: 'precompute_ref_log_probs=True (DPO\'s reference log-probabilities computed once before training)' }
+        : undefined,
   },
   {
     kind: 'lora',

@@ -52,6 +52,21 @@ describe('fineTuningRemedies', () => {
     assert.equal(remedies[0]!.change, 'QLoRA (4-bit NF4 and LoRA r=8)');
   });
 
+  it("offers DPO's precomputed reference log-probabilities, the same training without the reference copy and its forward in the step", () => {
+    const job = llama('meta-llama/Llama-3.2-3B', { batch: 2, seq: 1024, checkpointing: true, preference: { trainer: 'dpo', reference: 'default' } });
+    assert.ok(jobDriverMiB(job) > RTX_4090);
+    const remedy = fineTuningRemedies(job, RTX_4090, 0.1).find((r) => r.changes.join() === 'precomputedReference');
+    assert.ok(remedy);
+    assert.equal(remedy.sameTraining, true);
+    assert.match(remedy.change, /^precompute_ref_log_probs=True/);
+    const without = estimateFineTuning({ ...job, preference: { trainer: 'dpo', reference: 'none' } });
+    assert.equal(remedy.driverMiB, (without.driver + without.fittedMargin) / BYTES_PER_MIB);
+    // The frozen copy of 3.2B bf16 parameters (6 GiB) leaves the step.
+    assert.ok(jobDriverMiB(job) - remedy.driverMiB > 6 * 1024, `${jobDriverMiB(job)} vs ${remedy.driverMiB}`);
+    // Nothing to precompute where the reference is not in the step, nor for ORPO.
+    assert.ok(!fineTuningRemedies({ ...job, preference: { trainer: 'orpo', reference: 'none' } }, RTX_4090, 0.1).some((r) => r.changes.includes('precomputedReference')));
+  });
+
   it('keeps the batch per optimizer step with accumulation, at the largest micro-batch that fits', () => {
     const job = llama('meta-llama/Llama-3.2-1B', { batch: 16, seq: 1024, checkpointing: true, adapter: { method: 'lora', rank: 16 }, accumulation: 2 });
     assert.ok(jobDriverMiB(job) > RTX_4090);
