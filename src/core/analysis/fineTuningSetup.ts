@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type DictValue, type ExternalValue, type PyValue } from './interpreter/pyValues';
-import type { AdapterSetup, Found, PreferenceSetup, QuantizationSetup, WeightDtype } from './modelDescription';
+import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
 import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 
@@ -266,27 +266,6 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
 export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
   const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
   return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
-}
-
-/**
- * TRL's `DPOTrainer`, `ORPOTrainer` or `CPOTrainer` (fineTuning.ts's `preference`): for DPO, whether
- * the script passes its own `ref_model=`, or `DPOConfig(precompute_ref_log_probs=True)` or
- * `reference_free=True` leaves the reference out of the training step.
- */
-export function preferenceTraining(events: readonly CallEvent[]): Found<PreferenceSetup> | undefined {
-  const call = events.find((c) => /^trl(\.\w+)*\.(DPO|ORPO|CPO)Trainer$/.test(c.qualified));
-  if (!call) return undefined;
-  const trainer = simpleName(call.qualified).replace(/Trainer$/, '') as PreferenceSetup['trainer'];
-  if (trainer !== 'DPO') return { value: { trainer, reference: 'none' }, node: call.node, origin: `${trainer}Trainer(...): chosen and rejected answers run together, no reference model` };
-  const refModel = call.kwargs.get('ref_model');
-  if (refModel !== undefined && refModel !== null) return { value: { trainer, reference: 'model' }, node: argumentNode(call, 'ref_model'), origin: 'DPOTrainer(ref_model=...): a reference model of its own beside the trained one' };
-  for (const config of events) {
-    if (!/^trl(\.\w+)*\.DPOConfig$/.test(config.qualified)) continue;
-    for (const keyword of ['precompute_ref_log_probs', 'reference_free']) {
-      if (config.kwargs.get(keyword) === true) return { value: { trainer, reference: 'precomputed' }, node: argumentNode(config, keyword), origin: `DPOConfig(${keyword}=True): no reference forward in the training step` };
-    }
-  }
-  return { value: { trainer, reference: 'default' }, node: call.node, origin: 'DPOTrainer(...): chosen and rejected answers run together, and a reference forward without gradients' };
 }
 
 /** `TrainingArguments(torch_compile=True)`: the Trainer compiles the model. */

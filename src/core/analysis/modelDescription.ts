@@ -140,7 +140,7 @@ export interface TrainingSetup {
   readonly hfTrainer?: Sourced<string>;
   /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
   readonly targetSequenceLength?: Sourced<number>;
-  /** A TRL preference trainer (DPO, ORPO, CPO) and where DPO's reference log-probabilities come from (fineTuningSetup.ts). */
+  /** A TRL preference trainer (DPO, ORPO, CPO) or GRPO, and where its reference log-probabilities come from (preferenceSetup.ts). */
   readonly preference?: Sourced<PreferenceSetup>;
   /** How the job is spread over several GPUs (shardingSetup.ts): DDP, FSDP or DeepSpeed ZeRO, from the script, its configs or its launch command. */
   readonly distributed?: Sourced<DistributedSetup>;
@@ -153,11 +153,13 @@ export interface TrainingSetup {
  * together. DPO compares them with a reference: `model` where the script passes `ref_model=`,
  * `precomputed` where `precompute_ref_log_probs=True` (or `reference_free=True`) leaves none in the
  * step, else `default` (the model with its PEFT adapter disabled, or a frozen copy of it). ORPO and
- * CPO have no reference.
+ * CPO have no reference. GRPO trains on generated completions, its reference only with a KL term.
  */
 export interface PreferenceSetup {
-  readonly trainer: 'DPO' | 'ORPO' | 'CPO';
+  readonly trainer: 'DPO' | 'ORPO' | 'CPO' | 'GRPO';
   readonly reference: 'model' | 'precomputed' | 'default' | 'none';
+  /** GRPO: the completion's tokens (max_completion_length), over which the logits are computed. */
+  readonly completionTokens?: number;
 }
 
 /**

@@ -176,9 +176,11 @@ export interface FineTuningJob {
    * together (twice the sequences). DPO's reference: a `separate` model of the same checkpoint (its
    * weights again), TRL's `default` (a frozen copy of the model without an adapter; with one, the
    * model itself with the adapter disabled: a forward without gradients), or `none` (precomputed;
-   * ORPO and CPO have none, and add an NLL loss over the chosen answers).
+   * ORPO and CPO have none, and add an NLL loss over the chosen answers). GRPO: `batch` generated
+   * completions, each `seq` tokens with its prompt, the logits over `completionTokens` only; its
+   * reference runs before the step (only its copy, without an adapter, counts here).
    */
-  readonly preference?: { readonly trainer: 'dpo' | 'orpo' | 'cpo'; readonly reference: 'separate' | 'default' | 'none' };
+  readonly preference?: { readonly trainer: 'dpo' | 'orpo' | 'cpo' | 'grpo'; readonly reference: 'separate' | 'default' | 'none'; readonly completionTokens?: number };
 }
 
 export interface FineTuningEstimate {
@@ -364,8 +366,9 @@ const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols:
 export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const notes: string[] = [];
   const { shape } = job;
-  // A preference trainer runs each prompt's chosen and rejected answers as one batch of twice the sequences.
-  const batch = Math.max(1, Math.round(job.batch)) * (job.preference ? 2 : 1);
+  // A paired preference trainer runs each prompt's chosen and rejected answers as one batch of twice the sequences.
+  const paired = job.preference !== undefined && job.preference.trainer !== 'grpo';
+  const batch = Math.max(1, Math.round(job.batch)) * (paired ? 2 : 1);
   const seq = Math.max(1, Math.round(job.seq));
   const targetSeq = shape.decoderLayers ? Math.max(1, Math.round(job.targetSeq ?? seq)) : 0;
   const tokens = batch * seq;
@@ -493,7 +496,10 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     const held = job.logitsHeld === false ? 0 : job.logitsFp32 ? 4 : e;
     if (job.fusedLoss === 'inPlace') logits = elements * e;
     else if (job.fusedLoss === 'linear') logits = (elements / Math.max(1, Math.ceil(shape.vocab / shape.hidden))) * (e + LOSS_BYTES);
-    else if (job.preference) {
+    else if (job.preference?.trainer === 'grpo') {
+      // TRL's GRPO asks the model for the completion's logits only (logits_to_keep), divides them by the temperature and keeps each row's log-softmax: three copies.
+      logits = batch * ((job.preference.completionTokens ?? seq) + 1) * shape.vocab * ((job.logitsFp32 ? 4 : e) + 2 * e);
+    } else if (job.preference) {
       // TRL's log-probabilities (selective_log_softmax) keep each row's log-softmax, in the logits' dtype, beside the logits; DPO's reference
       // forward makes its own logits while those are held; ORPO's and CPO's NLL over the chosen half upcasts it to fp32.
       const logitBytes = job.logitsFp32 ? 4 : e;
@@ -514,7 +520,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const working = recomputed + backwardWorkspace + dequantized;
   const forwardPeak = persistent + forwardGradients + activations + working + logits + autocastCopies;
   const stepPeak = persistent + heldGradients + stepTemporary;
-  const allocated = Math.max(forwardPeak, stepPeak);
+  // GRPO generates its completions first (model.generate): the keys and values of every layer over prompt and completion.
+  const generationPeak = job.preference?.trainer === 'grpo' ? persistent + forwardGradients + 2 * shape.layers * batch * seq * shape.kvHeads * shape.headDim * e : 0;
+  const allocated = Math.max(forwardPeak, stepPeak, generationPeak);
   const transient = autocastCopies + Math.max(working, stepTemporary);
   const reserved = allocated + (job.reserveShare ?? RESERVE_SHARE) * (activations + working + logits + autocastCopies);
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;

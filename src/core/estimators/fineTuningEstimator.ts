@@ -111,8 +111,13 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
 function preferenceJob(setup: TrainingSetup, adapter: boolean, notes: string[]): FineTuningJob['preference'] {
   const found = setup.preference?.value;
   if (!found) return undefined;
-  const trainer = found.trainer.toLowerCase() as 'dpo' | 'orpo' | 'cpo';
+  const trainer = found.trainer.toLowerCase() as 'dpo' | 'orpo' | 'cpo' | 'grpo';
   const reference = found.reference === 'model' ? 'separate' : found.reference === 'default' ? 'default' : 'none';
+  if (trainer === 'grpo') {
+    const kept = reference === 'none' ? 'no reference model (beta=0)' : adapter ? 'the reference is the model with its adapter disabled (no weights of its own)' : 'without an adapter TRL keeps a frozen copy of the model as the reference: its weights are counted again';
+    notes.push(`GRPO: the batch is of generated completions, each with its prompt; the logits are over the completion's ${found.completionTokens ?? 'tokens'} tokens only, and generation's key-value cache is counted against the training step; ${kept}. A vLLM server generating on other GPUs (use_vllm=True) holds nothing here; TRL's defaults are 0.17's.`);
+    return { trainer, reference, ...(found.completionTokens ? { completionTokens: found.completionTokens } : {}) };
+  }
   const answers = `${found.trainer}: each prompt's chosen and rejected answers run together, so activations and logits are those of twice the batch`;
   // Without an adapter TRL copies the model as the reference; with one, the model runs with its adapter disabled.
   const held =

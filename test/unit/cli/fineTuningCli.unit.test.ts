@@ -176,4 +176,16 @@ describe('gpu-estimate on models the fine-tuning libraries load themselves (the 
     assert.ok(weights > 15_000 && weights < 16_000, String(weights));
     assert.ok(model.memory.estimateMiB! > 20 * 1024 && model.memory.estimateMiB! < 30 * 1024, String(model.memory.estimateMiB));
   });
+
+  it("estimates TRL's GRPO given a hub id: 8 completions of 256 + 768 tokens, the logits over the completions only, the adapter disabled as the reference", () => {
+    const report = run('test/fixtures/llm/grpo_lora_reasoning.py');
+    const [model] = report.models;
+    assert.ok(model, JSON.stringify(report.warnings));
+    assert.equal(model.architecture?.name, 'Qwen/Qwen2.5-1.5B');
+    assert.equal(model.batchSize, 8);
+    assert.deepEqual(model.inputShape, [1024]);
+    assert.ok(model.notes.some((n) => /^GRPO: .*over the completion's 768 tokens only.*adapter disabled/.test(n.message)), JSON.stringify(model.notes));
+    // 1.54B bf16 weights (2.9 GiB) and about 5 GiB of logits over 8 x 769 positions and 151936 entries: between 10 and 16 GiB.
+    assert.ok(model.memory.estimateMiB! > 10 * 1024 && model.memory.estimateMiB! < 16 * 1024, String(model.memory.estimateMiB));
+  });
 });

@@ -127,6 +127,19 @@ describe('fineTuningSetup', () => {
       assert.equal((await setupOf(llm('sft_default_length.py'))).preference, undefined);
     });
 
+    it("reads TRL's GRPO: prompt plus completion as the sequence, the completion's length for the logits, beta=0.0 without a reference", async () => {
+      const fixture = await setupOf(llm('grpo_lora_reasoning.py'));
+      assert.deepEqual(fixture.preference?.value, { trainer: 'GRPO', reference: 'default', completionTokens: 768 });
+      assert.equal(fixture.sequenceLength?.value, 256 + 768);
+      assert.equal(fixture.batchSize?.value, 8);
+      const grpo = (config: string) => ['from trl import GRPOConfig, GRPOTrainer', `trainer = GRPOTrainer(model="Qwen/Qwen2.5-0.5B", reward_funcs=[], args=${config})`, 'trainer.train()'].join('\n');
+      const defaults = await setupOf(grpo('GRPOConfig(output_dir="o")'));
+      assert.deepEqual(defaults.preference?.value, { trainer: 'GRPO', reference: 'default', completionTokens: 256 });
+      assert.equal(defaults.sequenceLength?.value, 512 + 256);
+      assert.match(defaults.sequenceLength?.origin ?? '', /max_prompt_length 512 \(TRL 0\.17's default\)/);
+      assert.equal((await setupOf(grpo('GRPOConfig(output_dir="o", beta=0.0)'))).preference?.value.reference, 'none');
+    });
+
     it("takes TRL's default length when an SFT script gives none, and reads torch_compile, lora_dropout and flash-attention", async () => {
       const setup = await setupOf(llm('sft_default_length.py'));
       assert.equal(setup.sequenceLength?.value, 1024);

@@ -294,6 +294,25 @@ describe('fineTuning estimator', () => {
     assert.equal(separate.baseWeights, 2 * sft.baseWeights);
   });
 
+  it("TRL's GRPO: the batch of completions as it is, logits over the completion only (three copies), and generation's key-value cache", () => {
+    const lora = qlora({ weightBits: 16, paged: false, batch: 8, seq: 1024 });
+    const grpo = estimateFineTuning({ ...lora, preference: { trainer: 'grpo', reference: 'default', completionTokens: 768 } });
+    const sft = estimateFineTuning(lora);
+    // Not doubled: the same activations as a supervised step over the same sequences.
+    assert.equal(grpo.activations, sft.activations);
+    // The logits of 769 positions (logits_to_keep + 1), divided by the temperature, each row's log-softmax: 6 bytes an element in bf16.
+    assert.equal(grpo.logits, 8 * 769 * 32000 * 6);
+    // Generation holds every layer's keys and values over the whole sequence: past the step's peak with a long completion and little else.
+    const longJob: FineTuningJob = { ...lora, batch: 64, seq: 8192, checkpointing: true, activationOffload: true, preference: { trainer: 'grpo', reference: 'none', completionTokens: 8 } };
+    const long = estimateFineTuning(longJob);
+    const cache = 2 * 32 * 64 * 8192 * 32 * 128 * 2;
+    assert.equal(long.allocated, long.baseWeights + long.trainableWeights + long.optimizerState + cache);
+    assert.ok(long.allocated > long.baseWeights + long.trainableWeights + long.optimizerState + long.stepWorking, 'the step alone holds less');
+    // Without an adapter, beta > 0 keeps a frozen copy.
+    const full = { ...lora, adapter: undefined };
+    assert.equal(estimateFineTuning({ ...full, preference: { trainer: 'grpo', reference: 'default', completionTokens: 768 } }).baseWeights - estimateFineTuning({ ...full, preference: { trainer: 'grpo', reference: 'none', completionTokens: 768 } }).baseWeights, sft.totalParams * 2);
+  });
+
   it('adds a fitted margin on top of the driver\'s figure', () => {
     const estimate = estimateFineTuning(qlora());
     assert.ok(Math.abs(estimate.fittedMargin - FITTED_MARGIN * estimate.driver) < 1);
