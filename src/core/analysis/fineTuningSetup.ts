@@ -250,9 +250,9 @@ export function frameworkSequenceLength(events: readonly CallEvent[]): Found<num
   return undefined;
 }
 
-/** A TRL SFT or preference trainer or config that gives no length: TRL's default (DPOConfig's, ORPOConfig's and CPOConfig's too), after the tokenizer's own max_length and the script's constants. */
+/** A TRL SFT or preference trainer or config that gives no length: TRL's default (DPOConfig's, KTOConfig's, ORPOConfig's and CPOConfig's too), after the tokenizer's own max_length and the script's constants. */
 export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
-  const trl = events.find((call) => /^trl(\.\w+)*\.(SFT|DPO|ORPO|CPO)(Config|Trainer)$/.test(call.qualified));
+  const trl = events.find((call) => /^trl(\.\w+)*\.(SFT|DPO|KTO|ORPO|CPO)(Config|Trainer)$/.test(call.qualified));
   if (!trl) return undefined;
   const packed = events.some((call) => /^trl(\.\w+)*\.SFT(Config|Trainer)$/.test(call.qualified) && call.kwargs.get('packing') === true);
   return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (the estimate takes it: batches are padded to their longest sample, so the figure is for a batch that long; batches of shorter samples hold less)'}` };

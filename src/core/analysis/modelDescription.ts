@@ -153,10 +153,11 @@ export interface TrainingSetup {
  * together. DPO compares them with a reference: `model` where the script passes `ref_model=`,
  * `precomputed` where `precompute_ref_log_probs=True` (or `reference_free=True`) leaves none in the
  * step, else `default` (the model with its PEFT adapter disabled, or a frozen copy of it). ORPO and
- * CPO have no reference. GRPO trains on generated completions, its reference only with a KL term.
+ * CPO have no reference. KTO trains single answers with DPO's reference. GRPO trains on generated
+ * completions, its reference only with a KL term.
  */
 export interface PreferenceSetup {
-  readonly trainer: 'DPO' | 'ORPO' | 'CPO' | 'GRPO';
+  readonly trainer: 'DPO' | 'KTO' | 'ORPO' | 'CPO' | 'GRPO';
   readonly reference: 'model' | 'precomputed' | 'default' | 'none';
   /** GRPO: the completion's tokens (max_completion_length), over which the logits are computed. */
   readonly completionTokens?: number;

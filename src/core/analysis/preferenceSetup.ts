@@ -1,7 +1,7 @@
 /**
  * TRL's preference and reinforcement trainers as the fine-tuning model counts them (fineTuning.ts's
  * `preference`): `DPOTrainer`, `ORPOTrainer` and `CPOTrainer` run each prompt's chosen and rejected
- * answers together; `GRPOTrainer` generates completions and trains on prompt and completion, its
+ * answers together; `KTOTrainer` runs single answers with DPO's reference; `GRPOTrainer` generates completions and trains on prompt and completion, its
  * logits over the completion only. What each keeps as its reference is read from the trainer's
  * arguments and its config (TRL 0.17's defaults where the script gives none).
  */
@@ -10,7 +10,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
 import type { Found, PreferenceSetup } from './modelDescription';
 
-const PREFERENCE_TRAINER = /^trl(\.\w+)*\.(DPO|ORPO|CPO|GRPO)Trainer$/;
+const PREFERENCE_TRAINER = /^trl(\.\w+)*\.(DPO|KTO|ORPO|CPO|GRPO)Trainer$/;
 const GRPO_CONFIG = /^trl(\.\w+)*\.GRPOConfig$/;
 
 /** GRPOConfig's defaults in TRL 0.17: prompts cut to 512 tokens, completions to 256, the KL term's beta 0.04. */
@@ -29,25 +29,26 @@ const count = (value: PyValue | undefined): number | undefined => (typeof value 
 const grpoConfig = (events: readonly CallEvent[]) => events.find((c) => GRPO_CONFIG.test(c.qualified));
 
 /**
- * The trainer and its reference: for DPO, whether the script passes its own `ref_model=`, or
- * `DPOConfig(precompute_ref_log_probs=True)` or `reference_free=True` leaves the reference out of the
- * step; for GRPO, whether `beta=0.0` drops the KL term and with it the reference.
+ * The trainer and its reference: for DPO and KTO, whether the script passes its own `ref_model=`, or
+ * `precompute_ref_log_probs=True` (or DPO's `reference_free=True`) in its config leaves the reference
+ * out of the step; for GRPO, whether `beta=0.0` drops the KL term and with it the reference.
  */
 export function preferenceTraining(events: readonly CallEvent[]): Found<PreferenceSetup> | undefined {
   const call = events.find((c) => PREFERENCE_TRAINER.test(c.qualified));
   if (!call) return undefined;
   const trainer = simpleName(call.qualified).replace(/Trainer$/, '') as PreferenceSetup['trainer'];
   if (trainer === 'GRPO') return grpo(events, call);
-  if (trainer !== 'DPO') return { value: { trainer, reference: 'none' }, node: call.node, origin: `${trainer}Trainer(...): chosen and rejected answers run together, no reference model` };
+  if (trainer === 'ORPO' || trainer === 'CPO') return { value: { trainer, reference: 'none' }, node: call.node, origin: `${trainer}Trainer(...): chosen and rejected answers run together, no reference model` };
   const refModel = call.kwargs.get('ref_model');
-  if (refModel !== undefined && refModel !== null) return { value: { trainer, reference: 'model' }, node: argumentNode(call, 'ref_model'), origin: 'DPOTrainer(ref_model=...): a reference model of its own beside the trained one' };
+  if (refModel !== undefined && refModel !== null) return { value: { trainer, reference: 'model' }, node: argumentNode(call, 'ref_model'), origin: `${trainer}Trainer(ref_model=...): a reference model of its own beside the trained one` };
   for (const config of events) {
-    if (!/^trl(\.\w+)*\.DPOConfig$/.test(config.qualified)) continue;
+    if (config.qualified.slice(config.qualified.lastIndexOf('.') + 1) !== `${trainer}Config` || !config.qualified.startsWith('trl')) continue;
     for (const keyword of ['precompute_ref_log_probs', 'reference_free']) {
-      if (config.kwargs.get(keyword) === true) return { value: { trainer, reference: 'precomputed' }, node: argumentNode(config, keyword), origin: `DPOConfig(${keyword}=True): no reference forward in the training step` };
+      if (config.kwargs.get(keyword) === true) return { value: { trainer, reference: 'precomputed' }, node: argumentNode(config, keyword), origin: `${trainer}Config(${keyword}=True): no reference forward in the training step` };
     }
   }
-  return { value: { trainer, reference: 'default' }, node: call.node, origin: 'DPOTrainer(...): chosen and rejected answers run together, and a reference forward without gradients' };
+  const answers = trainer === 'DPO' ? 'chosen and rejected answers run together' : 'answers marked desirable or not, with mismatched ones for the KL term';
+  return { value: { trainer, reference: 'default' }, node: call.node, origin: `${trainer}Trainer(...): ${answers}, and a reference forward without gradients` };
 }
 
 function grpo(events: readonly CallEvent[], call: CallEvent): Found<PreferenceSetup> {

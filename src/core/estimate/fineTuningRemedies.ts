@@ -44,8 +44,8 @@ const CANDIDATES: readonly Candidate[] = [
     kind: 'precomputedReference',
     sameTraining: true,
     apply: (job) =>
-      job.preference?.trainer === 'dpo' && job.preference.reference !== 'none'
-        ? { job: { ...job, preference: { ...job.preference, reference: 'none' } }, change: 'precompute_ref_log_probs=True (DPO\'s reference log-probabilities computed once before training)' }
+      (job.preference?.trainer === 'dpo' || job.preference?.trainer === 'kto') && job.preference.reference !== 'none'
+        ? { job: { ...job, preference: { ...job.preference, reference: 'none' } }, change: `precompute_ref_log_probs=True (${job.preference.trainer.toUpperCase()}'s reference log-probabilities computed once before training)` }
         : undefined,
   },
   {

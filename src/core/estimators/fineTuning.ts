@@ -176,11 +176,12 @@ export interface FineTuningJob {
    * together (twice the sequences). DPO's reference: a `separate` model of the same checkpoint (its
    * weights again), TRL's `default` (a frozen copy of the model without an adapter; with one, the
    * model itself with the adapter disabled: a forward without gradients), or `none` (precomputed;
-   * ORPO and CPO have none, and add an NLL loss over the chosen answers). GRPO: `batch` generated
+   * ORPO and CPO have none, and add an NLL loss over the chosen answers). KTO: DPO's step over single
+   * answers (its KL term's forward runs without gradients). GRPO: `batch` generated
    * completions, each `seq` tokens with its prompt, the logits over `completionTokens` only; its
    * reference runs before the step (only its copy, without an adapter, counts here).
    */
-  readonly preference?: { readonly trainer: 'dpo' | 'orpo' | 'cpo' | 'grpo'; readonly reference: 'separate' | 'default' | 'none'; readonly completionTokens?: number };
+  readonly preference?: { readonly trainer: 'dpo' | 'kto' | 'orpo' | 'cpo' | 'grpo'; readonly reference: 'separate' | 'default' | 'none'; readonly completionTokens?: number };
 }
 
 export interface FineTuningEstimate {
@@ -367,7 +368,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const notes: string[] = [];
   const { shape } = job;
   // A paired preference trainer runs each prompt's chosen and rejected answers as one batch of twice the sequences.
-  const paired = job.preference !== undefined && job.preference.trainer !== 'grpo';
+  const paired = job.preference !== undefined && job.preference.trainer !== 'grpo' && job.preference.trainer !== 'kto';
   const batch = Math.max(1, Math.round(job.batch)) * (paired ? 2 : 1);
   const seq = Math.max(1, Math.round(job.seq));
   const targetSeq = shape.decoderLayers ? Math.max(1, Math.round(job.targetSeq ?? seq)) : 0;
@@ -503,7 +504,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
       // TRL's log-probabilities (selective_log_softmax) keep each row's log-softmax, in the logits' dtype, beside the logits; DPO's reference
       // forward makes its own logits while those are held; ORPO's and CPO's NLL over the chosen half upcasts it to fp32.
       const logitBytes = job.logitsFp32 ? 4 : e;
-      logits = elements * (logitBytes + e) + (job.preference.reference !== 'none' ? elements * logitBytes : 0) + (job.preference.trainer !== 'dpo' ? (elements / 2) * LOSS_BYTES : 0);
+      logits = elements * (logitBytes + e) + (job.preference.reference !== 'none' ? elements * logitBytes : 0) + (job.preference.trainer === 'orpo' || job.preference.trainer === 'cpo' ? (elements / 2) * LOSS_BYTES : 0);
     } else logits = job.chunkedLoss && job.chunkedLoss > 1 ? elements * e + (elements / job.chunkedLoss) * LOSS_BYTES : elements * (held + LOSS_BYTES);
     // Gemma-2's soft-capping (logits / cap, tanh, * cap): tanh's output is kept for its backward, beside the capped logits.
     if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;

@@ -111,20 +111,22 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
 function preferenceJob(setup: TrainingSetup, adapter: boolean, notes: string[]): FineTuningJob['preference'] {
   const found = setup.preference?.value;
   if (!found) return undefined;
-  const trainer = found.trainer.toLowerCase() as 'dpo' | 'orpo' | 'cpo' | 'grpo';
+  const trainer = found.trainer.toLowerCase() as 'dpo' | 'kto' | 'orpo' | 'cpo' | 'grpo';
   const reference = found.reference === 'model' ? 'separate' : found.reference === 'default' ? 'default' : 'none';
   if (trainer === 'grpo') {
     const kept = reference === 'none' ? 'no reference model (beta=0)' : adapter ? 'the reference is the model with its adapter disabled (no weights of its own)' : 'without an adapter TRL keeps a frozen copy of the model as the reference: its weights are counted again';
     notes.push(`GRPO: the batch is of generated completions, each with its prompt; the logits are over the completion's ${found.completionTokens ?? 'tokens'} tokens only, and generation's key-value cache is counted against the training step; ${kept}. A vLLM server generating on other GPUs (use_vllm=True) holds nothing here; TRL's defaults are 0.17's.`);
     return { trainer, reference, ...(found.completionTokens ? { completionTokens: found.completionTokens } : {}) };
   }
-  const answers = `${found.trainer}: each prompt's chosen and rejected answers run together, so activations and logits are those of twice the batch`;
+  const answers = trainer === 'kto'
+    ? "KTO: single answers marked desirable or not, with mismatched ones for the KL term (a forward without gradients)"
+    : `${found.trainer}: each prompt's chosen and rejected answers run together, so activations and logits are those of twice the batch`;
   // Without an adapter TRL copies the model as the reference; with one, the model runs with its adapter disabled.
   const held =
     reference === 'separate' ? 'the reference model is taken to be the same checkpoint, loaded as the trained one: its weights are counted again, without gradients or optimizer state'
     : reference === 'default' && !adapter ? 'without an adapter TRL keeps a frozen copy of the model as the reference: its weights are counted again, without gradients or optimizer state'
     : reference === 'default' ? 'the reference is the model with its adapter disabled: a forward without gradients, no weights of its own'
-    : found.trainer === 'DPO' ? 'the reference log-probabilities are not computed in the step'
+    : trainer === 'dpo' || trainer === 'kto' ? 'the reference log-probabilities are not computed in the step'
     : `${found.trainer} has no reference model; its loss adds the chosen answers' NLL`;
   notes.push(`${answers}; ${held}.`);
   return { trainer, reference };

@@ -29,9 +29,8 @@ export function unslothBaseId(id: string): string {
   return findCheckpoint(id)?.name ?? withoutQuantizationSuffix(id.replace(/^unsloth\//i, '')).replace(/-unsloth$/i, '');
 }
 
-/** What a TRL trainer other than SFT, the paired preference trainers (DPO, ORPO, CPO) and GRPO (fineTuning.ts's `preference`) holds beyond one supervised step. */
+/** What a TRL trainer other than SFT, the preference trainers (DPO, KTO, ORPO, CPO) and GRPO (fineTuning.ts's `preference`) holds beyond one supervised step. */
 const PREFERENCE_EXTRAS: Readonly<Record<string, string>> = {
-  KTOTrainer: 'KTO also holds a frozen reference copy of the model unless a PEFT adapter is trained',
   PPOTrainer: 'PPO also holds a value model, a reward model and a frozen reference copy of the model, and generates',
 };
 
@@ -69,7 +68,7 @@ export function fineTuningLibraryCall(interp: Evaluator, name: string, args: rea
         : pretrained(interp, id, node);
       if (asModule(model)) interp.hooks.onAssign?.('model', model, node);
     }
-    if (!/^(SFT|Reward|DPO|ORPO|CPO|GRPO)Trainer$/.test(trainer)) interp.note(node, `${trainer}: the estimate is of one supervised step of the model; ${PREFERENCE_EXTRAS[trainer] ?? 'this trainer also runs steps the estimate does not model'}.`);
+    if (!/^(SFT|Reward|DPO|KTO|ORPO|CPO|GRPO)Trainer$/.test(trainer)) interp.note(node, `${trainer}: the estimate is of one supervised step of the model; ${PREFERENCE_EXTRAS[trainer] ?? 'this trainer also runs steps the estimate does not model'}.`);
   }
   return undefined;
 }

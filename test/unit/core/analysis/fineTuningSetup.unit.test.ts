@@ -125,6 +125,10 @@ describe('fineTuningSetup', () => {
       assert.deepEqual((await setupOf(trl('ORPOTrainer', 'ORPOConfig(output_dir="o", max_length=2048)'))).preference?.value, { trainer: 'ORPO', reference: 'none' });
       assert.equal((await setupOf(trl('ORPOTrainer', 'ORPOConfig(output_dir="o", max_length=2048)'))).sequenceLength?.value, 2048);
       assert.equal((await setupOf(llm('sft_default_length.py'))).preference, undefined);
+      const kto = (config: string) => ['from trl import KTOConfig, KTOTrainer', 'from transformers import AutoModelForCausalLM', 'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")', `trainer = KTOTrainer(model=model, args=${config})`, 'trainer.train()'].join('\n');
+      assert.deepEqual((await setupOf(kto('KTOConfig(output_dir="o")'))).preference?.value, { trainer: 'KTO', reference: 'default' });
+      assert.deepEqual((await setupOf(kto('KTOConfig(output_dir="o", precompute_ref_log_probs=True)'))).preference?.value, { trainer: 'KTO', reference: 'precomputed' });
+      assert.equal((await setupOf(kto('KTOConfig(output_dir="o")'))).sequenceLength?.value, 1024);
     });
 
     it("reads TRL's GRPO: prompt plus completion as the sequence, the completion's length for the logits, beta=0.0 without a reference", async () => {

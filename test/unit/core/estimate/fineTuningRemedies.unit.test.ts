@@ -63,6 +63,7 @@ describe('fineTuningRemedies', () => {
     assert.equal(remedy.driverMiB, (without.driver + without.fittedMargin) / BYTES_PER_MIB);
     // The frozen copy of 3.2B bf16 parameters (6 GiB) leaves the step.
     assert.ok(jobDriverMiB(job) - remedy.driverMiB > 6 * 1024, `${jobDriverMiB(job)} vs ${remedy.driverMiB}`);
+    assert.ok(fineTuningRemedies({ ...job, preference: { trainer: 'kto', reference: 'default' } }, RTX_4090, 0.1).some((r) => r.change.startsWith("precompute_ref_log_probs=True (KTO's")));
     // Nothing to precompute where the reference is not in the step, nor for ORPO.
     assert.ok(!fineTuningRemedies({ ...job, preference: { trainer: 'orpo', reference: 'none' } }, RTX_4090, 0.1).some((r) => r.changes.includes('precomputedReference')));
   });

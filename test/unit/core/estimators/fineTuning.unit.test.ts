@@ -292,6 +292,10 @@ describe('fineTuning estimator', () => {
     assert.equal(fullDpo.gradients, estimateFineTuning(full).gradients);
     const separate = estimateFineTuning({ ...lora, preference: { trainer: 'dpo', reference: 'separate' } });
     assert.equal(separate.baseWeights, 2 * sft.baseWeights);
+    // KTO: DPO's step over single answers, not pairs.
+    const kto = estimateFineTuning({ ...lora, preference: { trainer: 'kto', reference: 'default' } });
+    assert.equal(kto.activations, sft.activations);
+    assert.equal(kto.logits, (elements / 2) * 6);
   });
 
   it("TRL's GRPO: the batch of completions as it is, logits over the completion only (three copies), and generation's key-value cache", () => {

@@ -69,10 +69,12 @@ describe('fine-tuning libraries that load the model themselves (fineTuningLibrar
     const precomputed = await estimate(trl('DPOTrainer', ', max_length=1024').replace('SFTConfig', 'DPOConfig').replace('SFTConfig(', 'DPOConfig(precompute_ref_log_probs=True, '));
     assert.ok(messages(precomputed).some((m) => /not computed in the step/.test(m)), JSON.stringify(messages(precomputed)));
     assert.ok(Math.abs(precomputed.models[0]!.memory.breakdown!.weightsMiB - sft.memory.breakdown!.weightsMiB) < 1);
-    // GRPO is modelled too; KTO still gets the note.
+    // KTO and GRPO are modelled too (KTO's single answers and DPO's reference); PPO still gets the note.
     assert.ok(!messages(await estimate(trl('GRPOTrainer'))).some((m) => /GRPOTrainer: the estimate is of one supervised step/.test(m)));
     const kto = await estimate(trl('KTOTrainer'));
-    assert.ok(messages(kto).some((m) => /KTOTrainer: the estimate is of one supervised step.*reference copy/.test(m)), JSON.stringify(messages(kto)));
+    assert.ok(messages(kto).some((m) => /^KTO: single answers .*frozen copy of the model/.test(m)), JSON.stringify(messages(kto)));
+    const ppo = await estimate(trl('PPOTrainer'));
+    assert.ok(messages(ppo).some((m) => /PPOTrainer: the estimate is of one supervised step.*value model/.test(m)), JSON.stringify(messages(ppo)));
   });
 
   it('a hub id held in a variable inside a function the script does not call finds no model and does not throw', async () => {
