@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import runpy
 import sys
 import time
@@ -839,6 +840,35 @@ class FakeBatches:
         return self.collate_fn([self.dataset[i % rows] for i in range(self.batch_size)])
 
 
+#: Operations whose result's shape depends on the tensor's values: no meta kernel can give it.
+_DATA_DEPENDENT = {"nonzero", "argwhere", "masked_select", "unique", "_unique", "_unique2", "unique_consecutive", "unique_dim", "bincount", "_local_scalar_dense", "histc", "nonzero_numpy"}
+
+
+def _values_read(error: BaseException) -> Optional[str]:
+    """Where the step reads a GPU tensor's values to decide what to do next (`torch.nonzero` of a mask, a
+    tensor's `.item()` in a library), which a dry run does not have: the error says which operation and
+    where, plainly, instead of PyTorch's note about meta kernels."""
+    text = str(error)
+    match = re.search(r"aten::(\w+)'?:? (?:attempted to run this operator with Meta tensors|with arguments from the 'Meta' backend)", text)
+    if not (match and match.group(1) in _DATA_DEPENDENT) and "cannot be called on meta tensors" not in text:
+        return None
+    operation = match.group(1) if match else "a tensor's value"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not os.path.abspath(f.filename).startswith(os.path.dirname(os.path.abspath(__file__)))]
+    frame = next((f for f in reversed(frames) if "/torch/" not in f.filename.replace(os.sep, "/")), None)
+    where = f" in {_library_path(frame.filename)} line {frame.lineno}" if frame else ""
+    return (f"the training step reads the values of a GPU tensor ({operation}{where}), which a dry run does not have: "
+            "it keeps shapes, not values; the static estimate stands")
+
+
+def _library_path(filename: str) -> str:
+    """`trl/trainer/utils.py` for a file inside an installed package, else the file's name."""
+    parts = filename.replace(os.sep, "/").split("/")
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[parts.index(marker) + 1:])
+    return os.path.basename(filename)
+
+
 def _to_gpu(batch: Any) -> Any:
     if isinstance(batch, dict):
         return {key: value.cuda() for key, value in batch.items()}
@@ -1577,7 +1607,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     except BaseException as error:  # the user's code: anything may come out of it
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
-        result["error"] = f"{type(error).__name__}: {error}{where}"
+        result["error"] = _values_read(error) or f"{type(error).__name__}: {error}{where}"
         # Standard error is the log: the whole traceback, for whoever debugs the harness.
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     finally:

@@ -273,6 +273,25 @@ def test_a_loaders_own_collate_function_makes_its_batches_from_in_memory_samples
     assert 4 * 11 * 16 * 4 in sizes, sizes
 
 
+def test_a_step_that_reads_a_gpu_tensors_values_says_so_plainly(tmp_path: Path) -> None:
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(8, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        mask = torch.ones(4, 8, device="cuda")
+        for step in range(3):
+            first = torch.nonzero(mask[0])[0]
+            loss = model(mask[:, first:]).sum()
+            loss.backward()
+            optimizer.step()
+    """)
+    assert not result["ok"]
+    assert result["error"].startswith("the training step reads the values of a GPU tensor (nonzero in train.py line 9)"), result["error"]
+    assert "static estimate stands" in result["error"]
+
+
 def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> None:
     scripts = []
     for name, width in (("a.py", 16), ("b.py", 64)):

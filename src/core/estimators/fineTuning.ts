@@ -441,7 +441,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     gradients = trainableWeights;
   }
   const pagedOptimizerState = job.paged ? optimizerState : 0;
-  // DPO's frozen reference (TRL's create_reference_model, or a ref_model of the same checkpoint): the model's weights again, without gradients or optimizer state.
+  // The frozen reference of DPO, KTO or GRPO (TRL's create_reference_model, or a ref_model of the same checkpoint): the model's weights again, without gradients or optimizer state.
   if (job.preference?.reference === 'separate' || (job.preference?.reference === 'default' && full)) baseWeights += full ? totalParams * paramBytes : baseWeights;
 
   // Activations: what autograd keeps per layer (savedActivations.ts), or with checkpointing each layer's input plus one layer recomputed in the backward.
