@@ -18,7 +18,7 @@ from transformers.models.auto import modeling_auto
 
 from harness.layer_table import layer_table
 
-LLAMA_STYLE = ["llama", "mistral", "qwen2", "gemma"]
+LLAMA_STYLE = ["llama", "mistral", "qwen2", "gemma", "granite"]
 
 # A config small enough to build in milliseconds; 2 key/value heads make grouped-query attention visible.
 LLAMA_STYLE_TINY = {"vocab_size": 99, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,

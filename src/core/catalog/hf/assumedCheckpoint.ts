@@ -42,6 +42,8 @@ const FAMILIES: ReadonlyArray<{ readonly word: RegExp; readonly members: RegExp;
   // LLaMA's first 7B and 13B (`huggyllama/llama-7b`) have Llama 2's shapes.
   { word: /llama-?2(?!\d)|(^|[^a-z])llama-(7|13|33|65)b|tinyllama|vicuna|alpaca|wizardlm|guanaco|orca/, members: /llama-2(?!\d)|tinyllama/i, modelType: 'llama', label: 'Llama 2' },
   { word: /smollm/, members: /smollm/i, modelType: 'llama', label: 'SmolLM' },
+  // Granite 3's dense decoders (Granite 4's hybrids are another architecture).
+  { word: /granite-?3(?![\d])/, members: /./, modelType: 'granite', label: 'Granite 3' },
   { word: /(^|[^a-z])yi-/, members: /yi-/i, modelType: 'llama', label: 'Yi' },
 ];
 

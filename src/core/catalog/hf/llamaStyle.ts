@@ -7,7 +7,7 @@
 import data from './llamaStyle.json';
 
 /** The covered LLaMA-style model types; llamaStyle.json must describe exactly these. */
-export const LLAMA_STYLE_TYPES = ['llama', 'mistral', 'qwen2', 'gemma'] as const;
+export const LLAMA_STYLE_TYPES = ['llama', 'mistral', 'qwen2', 'gemma', 'granite'] as const;
 export type LlamaStyleType = (typeof LLAMA_STYLE_TYPES)[number];
 
 /** A bias the library always or never gives a projection, or the config field that decides it. */

@@ -62,7 +62,7 @@ describe('assumed checkpoint (a shape from the name)', () => {
     assert.match(JSON.stringify(sizeFromName('Qwen/Qwen1.5-MoE-A2.7B')), /mixture-of-experts/);
   });
 
-  it('scales an unknown Phi-3, Phi-4, Gemma-2, GPT-NeoX, OLMo, OLMo-2 or Qwen3 from the nearest catalogued member of its own family, built on its own tree', () => {
+  it('scales an unknown Phi-3, Phi-4, Gemma-2, GPT-NeoX, OLMo, OLMo-2, Qwen3 or Granite 3 from the nearest catalogued member of its own family, built on its own tree', () => {
     for (const [name, family, reference, params] of [
       ['microsoft/Phi-3-small-8k-instruct', 'phi3', 'microsoft/Phi-3-mini-4k-instruct', 7e9],
       ['acme/phi-4-reasoning-plus-20b', 'phi3', 'microsoft/phi-4', 20e9],
@@ -71,6 +71,7 @@ describe('assumed checkpoint (a shape from the name)', () => {
       ['acme/olmo-1.5b-sft', 'olmo', 'allenai/OLMo-1B-hf', 1.5e9],
       ['acme/OLMo-2-13B-tuned', 'olmo2', 'allenai/OLMo-2-1124-7B', 13e9],
       ['acme/Qwen3-24B-merge', 'qwen3', 'Qwen/Qwen3-32B', 24e9],
+      ['acme/granite-3.3-4b-sft', 'granite', 'ibm-granite/granite-3.3-2b-instruct', 4e9],
     ] as const) {
       const assumed = assumedCheckpoint(name);
       if ('declined' in assumed) assert.fail(assumed.declined);

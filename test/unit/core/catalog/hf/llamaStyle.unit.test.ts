@@ -17,9 +17,12 @@ function arch(request: TransformersRequest): CatalogArchitecture {
 const pretrained = (className: string, checkpoint: string, options: CatalogOptions = {}) => arch({ className, checkpoint, options });
 
 describe('LLaMA-style decoders from the library (llamaStyle.json)', () => {
-  it('was read from the transformers version the catalog follows, for llama, mistral, qwen2 and gemma', () => {
+  it('was read from the transformers version the catalog follows, for llama, mistral, qwen2, gemma and granite', () => {
     assert.equal(TRANSFORMERS_LLAMA_STYLE_VERSION, TRANSFORMERS_VERSION);
-    assert.deepEqual([...LLAMA_STYLE_TYPES], ['llama', 'mistral', 'qwen2', 'gemma']);
+    assert.deepEqual([...LLAMA_STYLE_TYPES], ['llama', 'mistral', 'qwen2', 'gemma', 'granite']);
+    // Granite's multipliers scale values, not shapes: the library's tables are the same with any of them.
+    for (const field of ['embedding_multiplier', 'residual_multiplier', 'attention_multiplier', 'logits_scaling']) assert.ok(LLAMA_STYLE.granite.noEffectFields.includes(field), field);
+    assert.deepEqual(LLAMA_STYLE.granite.classes, ['GraniteModel', 'GraniteForCausalLM']);
     assert.ok(isLlamaStyle('qwen2'));
     assert.ok(!isLlamaStyle('gpt2'));
   });
