@@ -151,12 +151,13 @@ function documentedDefault(row: Row): DocumentedDefault | undefined {
 /** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows; `assumedShape`: a shape assumed from the size (rowCheckpoint). */
 export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[]; assumedShape?: boolean } | { skip: string; group: string };
 
-/** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT. */
+/** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT; preference training says its trainer first (`DPO, LoRA`). */
 function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
   if (method === undefined || isUnread(method)) return 'method not read';
-  if (method.kind === 'full') return 'full';
-  if (method.kind === 'lora') return /\bq-?(lora|dora)\b/i.test(text) || (typeof quantized === 'object' && !isUnread(quantized) && quantized.bits === 4) ? 'QLoRA' : 'LoRA';
-  return /^LoRA/i.test(method.name) ? 'LoRA' : 'other PEFT';
+  const trained = method.kind === 'full' ? 'full'
+    : method.kind === 'lora' ? (/\bq-?(lora|dora)\b/i.test(text) || (typeof quantized === 'object' && !isUnread(quantized) && quantized.bits === 4) ? 'QLoRA' : 'LoRA')
+    : /^LoRA/i.test(method.name) ? 'LoRA' : 'other PEFT';
+  return method.preference ? `${method.preference.toUpperCase()}, ${trained}` : trained;
 }
 
 /**
@@ -315,6 +316,8 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     ...(fallback?.adapterDropout ? { adapterDropout: true } : {}),
     // torch.compile, where the row or its source's cumulative techniques say so ("no torch.compile" and "no compile" say not).
     compiled: carried.compiled === true || (/compile/i.test(notes) && !/no (torch\.)?compile/i.test(notes)),
+    // TRL's preference trainers: the reference as TRL keeps it by default, unless the notes say it was precomputed (or SimPO's and ORPO's none).
+    ...(method.preference ? { preference: { trainer: method.preference, reference: /precompute|reference[- ]free/i.test(notes) ? ('none' as const) : ('default' as const) } } : {}),
   };
   return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}), ...(checkpoint.assumed ? { assumedShape: true } : {}) };
 }

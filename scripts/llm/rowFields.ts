@@ -222,12 +222,19 @@ export function rankOf(text: string | undefined): Reading<number> {
 /** The PEFT methods the evaluation reads by name, as PEFT's PeftType spells them. */
 export type PeftName = 'prompttuning' | 'prefixtuning' | 'ptuning' | 'ia3';
 
-export type Method =
+/** TRL's preference trainers the fine-tuning model counts (fineTuning.ts's `preference`); SimPO is CPO's loss. */
+export type PreferenceName = 'dpo' | 'kto' | 'orpo' | 'cpo';
+
+export type Method = (
   | { readonly kind: 'full' }
   /** LoRA and its variants that train the same A and B (LoRA+, rsLoRA, PiSSA, OLoRA) or add DoRA's magnitude; `rank` when the method names it (`LoRA r=16`). */
   | { readonly kind: 'lora'; readonly dora: boolean; readonly rank?: number }
   /** Another adapter, sized by the trainable parameters the row publishes (`peft` when known by name). */
-  | { readonly kind: 'adapter'; readonly name: string; readonly peft?: PeftName };
+  | { readonly kind: 'adapter'; readonly name: string; readonly peft?: PeftName }
+) & {
+  /** Preference training (`DPO (LoRA)`, `ORPO full`): what it trains is the rest of the name, full where nothing else is named. */
+  readonly preference?: PreferenceName;
+};
 
 const LORA_NAMES = /^(q-?)?(lora|dora)(\+|\+dora|-?plus)?$|^(rs|pi|o)?lora$|^pissa$/;
 const FULL_NAMES = /^(full|fft|full-?ft|full-?param\w*|full-?fine-?tun\w*|full_finetun\w*)$/;
@@ -242,8 +249,9 @@ const PEFT_NAMES: ReadonlyArray<[RegExp, PeftName]> = [
 /**
  * The fine-tuning method a row names: `full`, `Full FT`, `full-parameter`, `FFT`; `LoRA`, `LoRA r=16`,
  * `QLoRA (4-bit)`, `LoRA+`, `DoRA`, `QDoRA`, `LoRA+DoRA`; `PROMPT_TUNING`, `prefix tuning`, `(IA)^3`,
- * other adapters by name. Methods whose memory differs in ways not modelled (freeze tuning, LISA,
- * GaLore, BAdam) are unread.
+ * other adapters by name; preference training over any of them (`DPO (LoRA)`, `ORPO`, `SimPO full`).
+ * Methods whose memory differs in ways not modelled (freeze tuning, LISA, GaLore, BAdam; PPO and GRPO,
+ * whose generation lengths rows do not give) are unread.
  */
 export function methodOf(method: string | undefined): Reading<Method> {
   if (notStated(method)) return undefined;
@@ -258,7 +266,16 @@ export function methodOf(method: string | undefined): Reading<Method> {
     .trim();
   const name = m.split(/[\s(),;:]+/).find((w) => w !== '') ?? '';
   if (/^(freeze|freezing|frozen|partial)\b|freeze[- _]tun|last \d+ layers|\b(lisa|badam|galore)\b/.test(m)) return unread('method', method!, 'training a subset of layers or a projected optimizer state is not modelled');
-  if (/\b(dpo|ppo|rlhf|grpo|kto|rloo)\b/.test(m)) return unread('method', method!, 'preference and RL training hold other models (reference, reward), not modelled');
+  if (/\b(ppo|rlhf|grpo|rloo)\b/.test(m)) return unread('method', method!, 'RL training generates completions and holds other models (reward, value), not modelled from a row');
+  const preference = /\b(dpo|kto|orpo|cpo|simpo)\b/.exec(m)?.[1];
+  if (preference) {
+    const trainer: PreferenceName = preference === 'simpo' ? 'cpo' : (preference as PreferenceName);
+    // What it trains is the rest of the name; `SFT + DPO` trains the model fully.
+    const rest = method!.replace(new RegExp(`\\b(${preference}|sft)\\b`, 'gi'), ' ').replace(/[()+,;:]/g, ' ').trim();
+    const base = rest === '' ? { kind: 'full' as const } : methodOf(rest);
+    if (isUnread(base)) return unread('method', method!, base.unread.replace(/^method "[^"]*":?\s*/, ''));
+    return base === undefined ? base : { ...base, preference: trainer };
+  }
   if (FULL_NAMES.test(name)) return { kind: 'full' };
   if (LORA_NAMES.test(name)) {
     const rank = /\b(?:r|rank)\s*[=:]?\s*(\d+)/.exec(m)?.[1];

@@ -41,6 +41,18 @@ describe('evaluateFineTuning', () => {
     assert.ok('job' in other && !other.job.checkpointing && other.documented === undefined);
   });
 
+  it("turns a preference-training row into the job TRL's trainer runs: pairs, the reference TRL keeps unless the notes say it was precomputed", () => {
+    const dpo = { source: 'some blog', model: 'Llama-2-7b', params_b: '6.74', method: 'DPO (LoRA)', lora_rank: '16', quant: 'none', grad_ckpt: 'on', optimizer: 'adamw', precision: 'bf16', batch_per_gpu: '2', seq_len: '1024', num_gpus: '1', measured_gb: '20' };
+    const job = rowToJob(row(dpo));
+    assert.ok('job' in job, JSON.stringify(job));
+    assert.deepEqual(job.job.preference, { trainer: 'dpo', reference: 'default' });
+    assert.equal(job.group, 'DPO, LoRA');
+    const precomputed = rowToJob(row({ ...dpo, notes: 'precompute_ref_log_probs=True' }));
+    assert.ok('job' in precomputed && precomputed.job.preference?.reference === 'none');
+    const grpo = rowToJob(row({ ...dpo, method: 'GRPO (LoRA)' }));
+    assert.ok('skip' in grpo && /RL training/.test(grpo.skip));
+  });
+
   it('finds Llama 3.1 70B and 405B in the catalog', () => {
     assert.equal(checkpointOf('Llama-3.1-70B')?.name, 'meta-llama/Llama-3.1-70B');
     assert.equal(checkpointOf('Llama-3.1-405B')?.name, 'meta-llama/Llama-3.1-405B');
