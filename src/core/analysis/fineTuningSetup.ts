@@ -19,7 +19,8 @@ import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 
 const FROM_PRETRAINED = /^transformers(\.\w+)*\.(AutoModel\w*|\w+For\w+|\w+Model)\.from_pretrained$/;
 const BNB_CONFIG = /^transformers(\.\w+)*\.BitsAndBytesConfig$/;
-const PEFT_CONFIG = /^peft(\.\w+)*\.(LoraConfig|LoHaConfig|LoKrConfig|AdaLoraConfig|IA3Config|PromptTuningConfig|PrefixTuningConfig|VeraConfig|OFTConfig|BOFTConfig|LNTuningConfig)$/;
+// Every PEFT method's config (LoRA, IA3, HRA, FourierFT, ...): one the estimator does not size is still an adapter over a frozen model, not a full fine-tune.
+const PEFT_CONFIG = /^peft(\.\w+)*\.(?!Peft)\w+Config$/;
 const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;

@@ -63,7 +63,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     } else {
       const counted = peftParams(shape, adapter, hf.modelType);
       if ('unknown' in counted) {
-        fineTuningAdapter = { method: 'other' };
+        // Counted as none, said once here (the estimator would say it again).
+        fineTuningAdapter = { method: 'other', trainableParams: 0 };
         notes.push(`The adapter's parameters are not counted: ${counted.unknown}; they are few, so the estimate is close.`);
       } else {
         fineTuningAdapter = adapter.method === 'ia3'

@@ -9,6 +9,28 @@ const GiB = 1024;
 const reading = (model: ModelEstimate, id: string) => model.estimates.find((r) => r.estimator === id);
 
 describe('fineTuningEstimator', () => {
+  it('estimates a PEFT method it does not size (HRA, FourierFT...) as an adapter over a frozen model, not as a full fine-tune, and says so once', async () => {
+    const source = (config: string) => [
+      'import torch',
+      `from peft import ${config.replace(/\(.*$/, '')}, get_peft_model`,
+      'from transformers import AutoModelForCausalLM, Trainer, TrainingArguments',
+      'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B", torch_dtype=torch.bfloat16)',
+      `model = get_peft_model(model, ${config})`,
+      'Trainer(model=model, args=TrainingArguments(output_dir="o", per_device_train_batch_size=2, bf16=True), train_dataset=None).train()',
+      '',
+    ].join('\n');
+    const [hra] = (await estimate(source('HRAConfig(r=8, target_modules=["q_proj", "v_proj"])'))).models;
+    const [lora] = (await estimate(source('LoraConfig(r=8, target_modules=["q_proj", "v_proj"])'))).models;
+    assert.ok(hra && lora);
+    assert.equal(hra.assumptions.find((a) => a.name === 'adapter')?.value.split(' ')[0], 'hra');
+    // The frozen bf16 base as LoRA's, with no gradient or optimizer state counted for the adapter.
+    assert.ok(Math.abs(hra.memory.breakdown!.weightsMiB - 1_235_814_400 * 2 / 2 ** 20) < 1, String(hra.memory.breakdown!.weightsMiB));
+    assert.equal(hra.memory.breakdown?.gradientsMiB, 0);
+    assert.ok(Math.abs(hra.memory.estimateMiB! - lora.memory.estimateMiB!) / lora.memory.estimateMiB! < 0.05, `${hra.memory.estimateMiB} vs ${lora.memory.estimateMiB}`);
+    const notes = hra.notes.map((n) => n.message).filter((m) => /parameters are not counted|parameter count is unknown/.test(m));
+    assert.equal(notes.length, 1, JSON.stringify(notes));
+  });
+
   it('estimates a Hugging Face teacher called only under torch.no_grad() as inference: its weights, no gradients or optimizer state', async () => {
     const source = [
       'import torch',
