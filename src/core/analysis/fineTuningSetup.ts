@@ -251,6 +251,17 @@ export function frameworkSequenceLength(events: readonly CallEvent[]): Found<num
   return undefined;
 }
 
+/**
+ * Unsloth's `from_pretrained(max_seq_length=2048)`: the length its patched TRL trainers train at when
+ * their config gives none (they take the model's), batches padded to their longest sample.
+ */
+export function unslothSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
+  const call = events.find((c) => UNSLOTH_LOAD.test(c.qualified));
+  const value = call ? positive(call.kwargs.get('max_seq_length')) : undefined;
+  if (!call || value === undefined || !Number.isInteger(value)) return undefined;
+  return { value, node: argumentNode(call, 'max_seq_length'), origin: `${unslothName(call.qualified)}(max_seq_length=${value}): Unsloth's trainers take the model's length; batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value})` };
+}
+
 /** A TRL SFT or preference trainer or config that gives no length: TRL's default (DPOConfig's, KTOConfig's, ORPOConfig's and CPOConfig's too), after the tokenizer's own max_length and the script's constants. */
 export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
   const trl = events.find((call) => /^trl(\.\w+)*\.(SFT|DPO|KTO|ORPO|CPO)(Config|Trainer)$/.test(call.qualified));

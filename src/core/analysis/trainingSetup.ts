@@ -1,7 +1,7 @@
 import { dottedName, rangeOf, type SyntaxNode } from '../parsing/syntax';
 import { frameworkAccumulation, frameworkBatchSize, frameworkCheckpointing, frameworkOptimizer, frameworkPrecision, shardingStrategy } from './frameworkSetup';
 import type { ImportTable } from './imports';
-import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, weightDtype, fusedLoss } from './fineTuningSetup';
+import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, unslothSequenceLength, weightDtype, fusedLoss } from './fineTuningSetup';
 import { grpoSequenceLength, preferenceTraining } from './preferenceSetup';
 import { manualUpdate } from './manualUpdate';
 import type { DistributedReading } from './shardingSetup';
@@ -78,7 +78,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputShape: candidates[0],
       inputCandidates: candidates,
       datasetSamples: sourced(tensorDatasetSamples(events)),
-      sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
+      sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),

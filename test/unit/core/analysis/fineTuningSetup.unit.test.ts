@@ -131,6 +131,15 @@ describe('fineTuningSetup', () => {
       assert.equal((await setupOf(kto('KTOConfig(output_dir="o")'))).sequenceLength?.value, 1024);
     });
 
+    it("takes Unsloth's from_pretrained(max_seq_length=...) as the length its trainers use when their config gives none", async () => {
+      const unsloth = (config: string) => ['from unsloth import FastModel', 'from trl import SFTTrainer, SFTConfig', 'model, tokenizer = FastModel.from_pretrained(model_name="unsloth/gemma-3-4b-it", max_seq_length=2048, load_in_4bit=True)', 'model = FastModel.get_peft_model(model, r=8)', `SFTTrainer(model=model, tokenizer=tokenizer, args=${config}).train()`].join('\n');
+      const setup = await setupOf(unsloth('SFTConfig(per_device_train_batch_size=2, output_dir="o")'));
+      assert.equal(setup.sequenceLength?.value, 2048);
+      assert.match(setup.sequenceLength?.origin ?? '', /^FastModel\.from_pretrained\(max_seq_length=2048\)/);
+      // The trainer's own length wins.
+      assert.equal((await setupOf(unsloth('SFTConfig(per_device_train_batch_size=2, max_length=512, output_dir="o")'))).sequenceLength?.value, 512);
+    });
+
     it("reads TRL's GRPO: prompt plus completion as the sequence, the completion's length for the logits, beta=0.0 without a reference", async () => {
       const fixture = await setupOf(llm('grpo_lora_reasoning.py'));
       assert.deepEqual(fixture.preference?.value, { trainer: 'GRPO', reference: 'default', completionTokens: 768 });
