@@ -20,7 +20,8 @@ import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 const FROM_PRETRAINED = /^transformers(\.\w+)*\.(AutoModel\w*|\w+For\w+|\w+Model)\.from_pretrained$/;
 const BNB_CONFIG = /^transformers(\.\w+)*\.BitsAndBytesConfig$/;
 // Every PEFT method's config (LoRA, IA3, HRA, FourierFT, ...): one the estimator does not size is still an adapter over a frozen model, not a full fine-tune.
-const PEFT_CONFIG = /^peft(\.\w+)*\.(?!Peft)\w+Config$/;
+// LoftQ's, EVA's and CorDA's configs set up LoRA's initialisation (LoraConfig(loftq_config=...)): not adapters of their own.
+const PEFT_CONFIG = /^peft(\.\w+)*\.(?!Peft|LoftQ|Eva|Corda)\w+Config$/;
 const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;

@@ -244,6 +244,12 @@ describe('fineTuningSetup', () => {
       assert.deepEqual((await peft('LoKrConfig(r=16, decompose_both=True, decompose_factor=mylib.factor())')).adapter?.value.shapeOptions, { decompose_both: true, decompose_factor: null });
     });
 
+    it("reads LoftQ's config as LoRA's initialisation, not as an adapter of its own", async () => {
+      const setup = await setupOf(script('', 'from peft import LoftQConfig\nloftq = LoftQConfig(loftq_bits=4)\nmodel = get_peft_model(model, LoraConfig(r=16, init_lora_weights="loftq", loftq_config=loftq))'));
+      assert.equal(setup.adapter?.value.method, 'lora');
+      assert.equal(setup.adapter?.value.rank, 16);
+    });
+
     it('says when a LoRA config is built but never applied', async () => {
       const setup = await setupOf(script('', 'cfg = LoraConfig(r=4)'));
       assert.equal(setup.adapter?.value.applied, false);
