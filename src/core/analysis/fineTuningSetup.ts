@@ -1,9 +1,9 @@
-import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type DictValue, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
 import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
+import { argumentNode, simpleName } from './callArguments';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -32,13 +32,6 @@ const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArgume
 const DEFAULT_RANK: Readonly<Record<string, number>> = { lora: 8, adalora: 12, loha: 8, lokr: 8, vera: 256 };
 /** Keywords that size OFT, BOFT and LoKr adapters (peftParams.ts). */
 const SHAPE_OPTIONS = ['oft_block_size', 'block_share', 'boft_block_size', 'boft_block_num', 'boft_n_butterfly_factor', 'decompose_both', 'decompose_factor'];
-
-const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
-
-function argumentNode(call: CallEvent, name: string): SyntaxNode {
-  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
-  return argument ?? call.node;
-}
 
 /** `torch.bfloat16`, `torch.float16`, `"bfloat16"`, `"auto"` (undefined: the checkpoint decides). */
 function dtypeOf(value: PyValue | undefined): WeightDtype | undefined {
@@ -196,7 +189,6 @@ export function fusedLoss(events: readonly CallEvent[]): Found<'inPlace' | 'line
 
 /** Unsloth's get_peft_model defaults: r=16 on every projection of the attention and the MLP. */
 const UNSLOTH_DEFAULTS = { rank: 16, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] } as const;
-
 
 /**
  * Unsloth's `get_peft_model(use_gradient_checkpointing=...)`: True checkpoints each layer; "unsloth"

@@ -2,6 +2,7 @@ import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { Found, OptimizerKind, Precision } from './modelDescription';
+import { argumentNode, simpleName } from './callArguments';
 
 /**
  * The training set-up the frameworks take as arguments: Lightning's `Trainer(precision=...)` and
@@ -18,13 +19,7 @@ const FSDP_MIXED_PRECISION = /^torch\.distributed\.fsdp(\.fully_sharded_data_par
 /** transformers' `per_device_train_batch_size` default. */
 const HF_DEFAULT_BATCH = 8;
 
-const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
-
 /** The keyword argument `name` of a call, as written (for its line), else the call. */
-function argumentNode(call: CallEvent, name: string): SyntaxNode {
-  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
-  return argument ?? call.node;
-}
 
 /** `precision=` of Lightning: "16-mixed", "bf16-mixed", 16, "16-true", "bf16-true", 32, "32-true", "64"... */
 function lightningPrecision(value: PyValue | undefined): Precision | undefined {

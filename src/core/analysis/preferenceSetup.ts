@@ -1,27 +1,20 @@
 /**
  * TRL's preference and reinforcement trainers as the fine-tuning model counts them (fineTuning.ts's
  * `preference`): `DPOTrainer`, `ORPOTrainer` and `CPOTrainer` run each prompt's chosen and rejected
- * answers together; `KTOTrainer` runs single answers with DPO's reference; `GRPOTrainer` generates completions and trains on prompt and completion, its
- * logits over the completion only. What each keeps as its reference is read from the trainer's
+ * answers together; `KTOTrainer` runs single answers with DPO's reference; `GRPOTrainer` generates
+ * completions and trains on prompt and completion, its logits over the completion only. What each keeps as its reference is read from the trainer's
  * arguments and its config (TRL 0.17's defaults where the script gives none).
  */
-import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
 import type { Found, PreferenceSetup } from './modelDescription';
+import { argumentNode, simpleName } from './callArguments';
 
 const PREFERENCE_TRAINER = /^trl(\.\w+)*\.(DPO|KTO|ORPO|CPO|GRPO)Trainer$/;
 const GRPO_CONFIG = /^trl(\.\w+)*\.GRPOConfig$/;
 
 /** GRPOConfig's defaults in TRL 0.17: prompts cut to 512 tokens, completions to 256, the KL term's beta 0.04. */
 export const GRPO_DEFAULTS = { maxPromptLength: 512, maxCompletionLength: 256, beta: 0.04 } as const;
-
-const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
-
-function argumentNode(call: CallEvent, name: string): SyntaxNode {
-  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
-  return argument ?? call.node;
-}
 
 const count = (value: PyValue | undefined): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
 

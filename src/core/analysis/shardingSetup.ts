@@ -1,8 +1,8 @@
-import type { SyntaxNode } from '../parsing/syntax';
 import { readConfigText, isConfigMap, formatOfPath, type ConfigNode } from './config/configText';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, mappingOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
 import type { DistributedSetup, Found, Precision } from './modelDescription';
+import { argumentNode, simpleName } from './callArguments';
 
 /**
  * How a training job is spread over several GPUs and on how many, read from what its author wrote:
@@ -38,13 +38,6 @@ const ACCELERATE_PLUGIN = /^accelerate(\.\w+)*\.(DeepSpeedPlugin|FullyShardedDat
 const ACCELERATOR = /^accelerate(\.accelerator)?\.Accelerator$/;
 const DEEPSPEED_INITIALIZE = /^deepspeed\.initialize$/;
 const MULTI_GPU_LIBRARIES = /^(transformers|peft|trl|accelerate|deepspeed|lightning|pytorch_lightning|torch\.distributed|torch\.nn\.parallel)\./;
-
-const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
-
-function argumentNode(call: CallEvent, name: string): SyntaxNode {
-  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
-  return argument ?? call.node;
-}
 
 /** The name a strategy enum or string is written with: `ShardingStrategy.SHARD_GRAD_OP`, `"shard_grad_op"`. */
 function enumName(value: PyValue | undefined): string {

@@ -9,6 +9,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
+import { simpleName } from './callArguments';
 
 /**
  * What one process feeds the model per step, by the names scripts give it: a micro-batch or a
@@ -42,7 +43,6 @@ const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resiz
 
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
-
 /** `prepare_model_for_kbit_training(model)` turns gradient checkpointing on unless told `use_gradient_checkpointing=False`. */
 function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undefined {
   const found = kbitPrepared(events);
@@ -50,7 +50,6 @@ function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undef
 }
 
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
-const simpleName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1);
 
 /**
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the

@@ -1,0 +1,16 @@
+/**
+ * What the set-up readers (fineTuningSetup.ts, frameworkSetup.ts, shardingSetup.ts, preferenceSetup.ts,
+ * trainingSetup.ts) need of a recorded library call: the argument a value was read from, so that
+ * the value points at it, and the call's short name for the words that say where it came from.
+ */
+import type { SyntaxNode } from '../parsing/syntax';
+import type { CallEvent } from './interpreter/interpreter';
+
+/** `TrainingArguments` for `transformers.training_args.TrainingArguments`. */
+export const simpleName = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
+
+/** The `name=...` keyword argument of the call, or the whole call where it has none (a default). */
+export function argumentNode(call: CallEvent, name: string): SyntaxNode {
+  const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
+  return argument ?? call.node;
+}
