@@ -71,6 +71,15 @@ const CANDIDATES: readonly Candidate[] = [
     apply: (job) => (job.optimizer === 'adamw' ? { job: { ...job, optimizer: 'adamw-8bit', paged: false }, change: '8-bit AdamW' } : undefined),
   },
   {
+    // GRPOConfig(beta=0.0): no KL term, so no frozen copy of the model (without an adapter the reference is one): another objective.
+    kind: 'noKlTerm',
+    sameTraining: false,
+    apply: (job) =>
+      job.preference?.trainer === 'grpo' && job.preference.reference !== 'none' && !job.adapter
+        ? { job: { ...job, preference: { ...job.preference, reference: 'none' } }, change: "beta=0.0 (GRPO without the KL term: no reference copy)" }
+        : undefined,
+  },
+  {
     kind: 'accumulation',
     sameTraining: true,
     apply: (job, limits, sharding) => smallerBatchWithAccumulation(job, limits, sharding),

@@ -64,6 +64,11 @@ describe('fineTuningRemedies', () => {
     // The frozen copy of 3.2B bf16 parameters (6 GiB) leaves the step.
     assert.ok(jobDriverMiB(job) - remedy.driverMiB > 6 * 1024, `${jobDriverMiB(job)} vs ${remedy.driverMiB}`);
     assert.ok(fineTuningRemedies({ ...job, preference: { trainer: 'kto', reference: 'default' } }, RTX_4090, 0.1).some((r) => r.change.startsWith("precompute_ref_log_probs=True (KTO's")));
+    // GRPO's reference copy goes with its KL term (beta=0.0): another objective; with an adapter there is no copy to drop.
+    const grpo = llama('meta-llama/Llama-3.2-3B', { batch: 4, seq: 1024, checkpointing: true, preference: { trainer: 'grpo', reference: 'default', completionTokens: 512 } });
+    const noKl = fineTuningRemedies(grpo, RTX_4090, 0.1).find((r) => r.changes.join() === 'noKlTerm');
+    assert.ok(noKl && !noKl.sameTraining && /^beta=0\.0/.test(noKl.change));
+    assert.ok(!fineTuningRemedies({ ...grpo, adapter: { method: 'lora', rank: 8 } }, RTX_4090, 0.1).some((r) => r.changes.includes('noKlTerm')));
     // Nothing to precompute where the reference is not in the step, nor for ORPO.
     assert.ok(!fineTuningRemedies({ ...job, preference: { trainer: 'orpo', reference: 'none' } }, RTX_4090, 0.1).some((r) => r.changes.includes('precomputedReference')));
   });
