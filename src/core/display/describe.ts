@@ -45,7 +45,7 @@ export function describeAssumption(assumption: Assumption): string {
 export function describeAssumptionValue(assumption: Assumption): string {
   if (assumption.name === 'config') return `${assumption.key ?? 'value'} = ${assumption.value}`;
   if (assumption.name === 'dataDerived') return `${assumption.what ?? 'size from the data'} (${assumption.key ?? 'value'}) ${assumption.value}`;
-  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation', targetLength: 'label tokens (decoder)', loss: 'loss', weightDtype: 'weights loaded in', quantization: 'base weights quantized', adapter: 'adapter' }[assumption.name];
+  const label = { batchSize: 'batch size', inputShape: 'input shape', optimizer: 'optimizer', precision: 'precision', gradientCheckpointing: 'gradient checkpointing', compiled: 'torch.compile', gradientAccumulation: 'gradient accumulation', targetLength: 'label tokens (decoder)', loss: 'loss', weightDtype: 'weights loaded in', quantization: 'base weights quantized', adapter: 'adapter', trainer: 'trainer' }[assumption.name];
   return `${label} ${assumption.value}`;
 }
 

@@ -263,6 +263,13 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
     const value = a.rank === undefined ? a.method : `${a.method}${a.dora ? ' (DoRA)' : ''} rank ${a.rank} on ${targets}${a.applied ? '' : ', never applied'}`;
     list.push({ name: 'adapter', value, origin: setup.adapter.origin, ...line(setup.adapter) });
   }
+  if (setup.preference) {
+    // TRL's preference or RL trainer, and where its reference log-probabilities come from.
+    const p = setup.preference.value;
+    const adapted = setup.adapter?.value.applied === true;
+    const reference = { model: 'a reference model of its own', precomputed: 'reference precomputed', default: adapted ? 'reference: the model with its adapter disabled' : 'reference: a frozen copy of the model', none: 'no reference' }[p.reference];
+    list.push({ name: 'trainer', value: `${p.trainer}, ${reference}${p.completionTokens ? `, logits over ${p.completionTokens} completion tokens` : ''}`, origin: setup.preference.origin, ...line(setup.preference) });
+  }
   return list;
 }
 

@@ -59,7 +59,7 @@ export interface EnsembleRun {
 
 /** An assumption behind the estimate, with the 1-based line it was read from (null: a default). */
 export interface Assumption {
-  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation' | 'targetLength' | 'loss' | 'weightDtype' | 'quantization' | 'adapter' | 'config' | 'dataDerived';
+  readonly name: 'batchSize' | 'inputShape' | 'optimizer' | 'precision' | 'gradientCheckpointing' | 'compiled' | 'gradientAccumulation' | 'targetLength' | 'loss' | 'weightDtype' | 'quantization' | 'adapter' | 'trainer' | 'config' | 'dataDerived';
   /**
    * For `config` and `dataDerived`: the name the value is read under (`BATCH_SIZE`, `model.n_layer`, `ntokens`); `--set KEY=...` replaces it.
    * For a `batchSize` given by the user: the name the script's own was read under (a constant, an argparse option's dest), if any.

@@ -171,6 +171,7 @@ describe('gpu-estimate on models the fine-tuning libraries load themselves (the 
     assert.deepEqual(model.inputShape, [1024]);
     assert.equal(value(model, 'adapter'), 'lora rank 16 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj');
     assert.ok(model.notes.some((n) => /^DPO: each prompt's chosen and rejected answers run together.*adapter disabled/.test(n.message)), JSON.stringify(model.notes));
+    assert.equal(value(model, 'trainer'), 'DPO, reference: the model with its adapter disabled');
     // 8.03B bf16 weights once (15 GiB); checkpointed layer inputs and the logits of 4 sequences of 1024 over 128256 entries (3 GiB): about 24 GiB.
     const weights = model.memory.breakdown?.weightsMiB ?? 0;
     assert.ok(weights > 15_000 && weights < 16_000, String(weights));
@@ -185,6 +186,7 @@ describe('gpu-estimate on models the fine-tuning libraries load themselves (the 
     assert.equal(model.batchSize, 8);
     assert.deepEqual(model.inputShape, [1024]);
     assert.ok(model.notes.some((n) => /^GRPO: .*over the completion's 768 tokens only.*adapter disabled/.test(n.message)), JSON.stringify(model.notes));
+    assert.equal(value(model, 'trainer'), 'GRPO, reference: the model with its adapter disabled, logits over 768 completion tokens');
     // 1.54B bf16 weights (2.9 GiB) and about 5 GiB of logits over 8 x 769 positions and 151936 entries: between 10 and 16 GiB.
     assert.ok(model.memory.estimateMiB! > 10 * 1024 && model.memory.estimateMiB! < 16 * 1024, String(model.memory.estimateMiB));
   });
