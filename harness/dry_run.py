@@ -832,7 +832,6 @@ class FakeBatches:
             batch = make_batch({**run.spec, "tensors": run.spec.get("tensors", [])[:1]} if one_tensor else run.spec, self.batch_size)
             yield _to_gpu(batch) if loaded and all(t.gpu for t in loaded) else batch
 
-
     def _collated(self) -> Any:
         """The loader's own collate function over `batch_size` of the dataset's samples (in memory: `_first_sample`
         read one), as a DataLoader gives them: a collator that pads or pairs (TRL's preference collator) makes its own batch."""

@@ -19,8 +19,6 @@ const FSDP_MIXED_PRECISION = /^torch\.distributed\.fsdp(\.fully_sharded_data_par
 /** transformers' `per_device_train_batch_size` default. */
 const HF_DEFAULT_BATCH = 8;
 
-/** The keyword argument `name` of a call, as written (for its line), else the call. */
-
 /** `precision=` of Lightning: "16-mixed", "bf16-mixed", 16, "16-true", "bf16-true", 32, "32-true", "64"... */
 function lightningPrecision(value: PyValue | undefined): Precision | undefined {
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : undefined;

@@ -2,15 +2,19 @@
  * TRL's preference and reinforcement trainers as the fine-tuning model counts them (fineTuning.ts's
  * `preference`): `DPOTrainer`, `ORPOTrainer` and `CPOTrainer` run each prompt's chosen and rejected
  * answers together; `KTOTrainer` runs single answers with DPO's reference; `GRPOTrainer` generates
- * completions and trains on prompt and completion, its logits over the completion only. What each keeps as its reference is read from the trainer's
- * arguments and its config (TRL 0.17's defaults where the script gives none).
+ * completions and trains on prompt and completion, its logits over the completion only. What each
+ * keeps as its reference is read from the trainer's arguments and its config (TRL 0.17's defaults
+ * where the script gives none).
  */
 import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
 import type { Found, PreferenceSetup } from './modelDescription';
 import { argumentNode, simpleName } from './callArguments';
+import { PREFERENCE_TRAINERS } from './interpreter/fineTuningLibraries';
 
-const PREFERENCE_TRAINER = /^trl(\.\w+)*\.(DPO|KTO|ORPO|CPO|GRPO)Trainer$/;
+// Typed as the set-up's trainers: a name added to the list and not to PreferenceSetup does not compile.
+const TRAINERS: readonly PreferenceSetup['trainer'][] = PREFERENCE_TRAINERS;
+const PREFERENCE_TRAINER = new RegExp(`^trl(\\.\\w+)*\\.(${TRAINERS.join('|')})Trainer$`);
 const GRPO_CONFIG = /^trl(\.\w+)*\.GRPOConfig$/;
 
 /** GRPOConfig's defaults in TRL 0.17: prompts cut to 512 tokens, completions to 256, the KL term's beta 0.04. */
@@ -35,7 +39,7 @@ export function preferenceTraining(events: readonly CallEvent[]): Found<Preferen
   const refModel = call.kwargs.get('ref_model');
   if (refModel !== undefined && refModel !== null) return { value: { trainer, reference: 'model' }, node: argumentNode(call, 'ref_model'), origin: `${trainer}Trainer(ref_model=...): a reference model of its own beside the trained one` };
   for (const config of events) {
-    if (config.qualified.slice(config.qualified.lastIndexOf('.') + 1) !== `${trainer}Config` || !config.qualified.startsWith('trl')) continue;
+    if (simpleName(config.qualified) !== `${trainer}Config` || !config.qualified.startsWith('trl')) continue;
     for (const keyword of ['precompute_ref_log_probs', 'reference_free']) {
       if (config.kwargs.get(keyword) === true) return { value: { trainer, reference: 'precomputed' }, node: argumentNode(config, keyword), origin: `${trainer}Config(${keyword}=True): no reference forward in the training step` };
     }

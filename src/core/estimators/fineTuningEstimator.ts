@@ -112,7 +112,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
 function preferenceJob(setup: TrainingSetup, adapter: boolean, notes: string[]): FineTuningJob['preference'] {
   const found = setup.preference?.value;
   if (!found) return undefined;
-  const trainer = found.trainer.toLowerCase() as 'dpo' | 'kto' | 'orpo' | 'cpo' | 'grpo';
+  const trainer = found.trainer.toLowerCase() as NonNullable<FineTuningJob['preference']>['trainer'];
   const reference = found.reference === 'model' ? 'separate' : found.reference === 'default' ? 'default' : 'none';
   if (trainer === 'grpo') {
     const kept = reference === 'none' ? 'no reference model (beta=0)' : adapter ? 'the reference is the model with its adapter disabled (no weights of its own)' : 'without an adapter TRL keeps a frozen copy of the model as the reference: its weights are counted again';

@@ -29,6 +29,9 @@ export function unslothBaseId(id: string): string {
   return findCheckpoint(id)?.name ?? withoutQuantizationSuffix(id.replace(/^unsloth\//i, '')).replace(/-unsloth$/i, '');
 }
 
+/** The TRL trainers the fine-tuning model counts beyond a supervised step (preferenceSetup.ts reads them), without the `Trainer` suffix. */
+export const PREFERENCE_TRAINERS = ['DPO', 'KTO', 'ORPO', 'CPO', 'GRPO'] as const;
+
 /** What a TRL trainer other than SFT, the preference trainers (DPO, KTO, ORPO, CPO) and GRPO (fineTuning.ts's `preference`) holds beyond one supervised step. */
 const PREFERENCE_EXTRAS: Readonly<Record<string, string>> = {
   PPOTrainer: 'PPO also holds a value model, a reward model and a frozen reference copy of the model, and generates',
@@ -68,7 +71,8 @@ export function fineTuningLibraryCall(interp: Evaluator, name: string, args: rea
         : pretrained(interp, id, node);
       if (asModule(model)) interp.hooks.onAssign?.('model', model, node);
     }
-    if (!/^(SFT|Reward|DPO|KTO|ORPO|CPO|GRPO)Trainer$/.test(trainer)) interp.note(node, `${trainer}: the estimate is of one supervised step of the model; ${PREFERENCE_EXTRAS[trainer] ?? 'this trainer also runs steps the estimate does not model'}.`);
+    const counted = ['SFT', 'Reward', ...PREFERENCE_TRAINERS].some((name) => trainer === `${name}Trainer`);
+    if (!counted) interp.note(node, `${trainer}: the estimate is of one supervised step of the model; ${PREFERENCE_EXTRAS[trainer] ?? 'this trainer also runs steps the estimate does not model'}.`);
   }
   return undefined;
 }
