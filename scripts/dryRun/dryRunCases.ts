@@ -6,11 +6,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { findGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { realModelPrediction } from '../../src/core/estimators/realModel';
 import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
 import { loadTimmRuns } from '../evaluation/timmRuns';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
+
+/** The A100 40GB the runs were measured on, as nvidia-smi counts its memory: a workspace that does not fit beside the tensors is not taken. */
+export const MEASURED_GPU_MIB = findGpuProfile('a100-40gb')!.memoryMiB;
 
 /** One measured run to dry-run. */
 export interface Case {

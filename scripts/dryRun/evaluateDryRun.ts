@@ -24,7 +24,7 @@ import { CUDNN_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
 import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput } from '../../src/core/dryRun/dryRunTrace';
 import { spawnProcess } from '../../src/core/remote/processRunner';
-import { errorStats, REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
+import { errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
 
 interface Scored {
   readonly case: Case;
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
       failures.push(`${c.key}: ${result.error}`);
       continue;
     }
-    scored.push({ case: c, predictedMiB: replayDryRun(result, CUDNN_WORKSPACE).predictedMiB, liveOnlyMiB: replayDryRun(result).predictedMiB, seconds: result.seconds });
+    scored.push({ case: c, predictedMiB: replayDryRun(result, CUDNN_WORKSPACE, { gpuMemoryMiB: MEASURED_GPU_MIB }).predictedMiB, liveOnlyMiB: replayDryRun(result, undefined, { gpuMemoryMiB: MEASURED_GPU_MIB }).predictedMiB, seconds: result.seconds });
   }
   const error = (s: Scored, estimate: number | null) => (estimate === null ? null : (estimate - s.case.measuredMiB) / s.case.measuredMiB);
   const cell = (subset: readonly Scored[], estimate: (s: Scored) => number | null) => {

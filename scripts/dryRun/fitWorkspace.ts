@@ -18,7 +18,7 @@ import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRunTrace';
 import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
 import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
-import { errorStats, REPO, syntheticCases, timmCases } from './dryRunCases';
+import { errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases } from './dryRunCases';
 const GRID = [0, 0.25, 0.5, 1, 1.5, 2];
 /** What an under-estimate by more than 10% costs against a point of median error. */
 const UNDER_WEIGHT = 2;
@@ -31,7 +31,7 @@ interface Case {
 
 function score(cases: readonly Case[], coefficients: WorkspaceCoefficients): { median: number; under: number; loss: number } {
   const workspace = workspaceWith(coefficients);
-  const { median, under } = errorStats(cases.map((c) => (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB));
+  const { median, under } = errorStats(cases.map((c) => (replayDryRun(c.trace, workspace, { gpuMemoryMiB: MEASURED_GPU_MIB }).predictedMiB - c.measuredMiB) / c.measuredMiB));
   return { median, under, loss: median + UNDER_WEIGHT * under };
 }
 
@@ -80,7 +80,7 @@ function main(): void {
   for (const side of [0, 1]) {
     const coefficients = fit(cases.filter((c) => fold(c.model) !== side));
     const workspace = workspaceWith(coefficients);
-    for (const c of cases.filter((c) => fold(c.model) === side)) outOfFold.push({ case: c, error: (replayDryRun(c.trace, workspace).predictedMiB - c.measuredMiB) / c.measuredMiB });
+    for (const c of cases.filter((c) => fold(c.model) === side)) outOfFold.push({ case: c, error: (replayDryRun(c.trace, workspace, { gpuMemoryMiB: MEASURED_GPU_MIB }).predictedMiB - c.measuredMiB) / c.measuredMiB });
     console.log(`fold ${side} held out: fitted ${JSON.stringify(coefficients)}`);
   }
   const crossValidated = errorStats(outOfFold.map((o) => o.error));

@@ -104,6 +104,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
             ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
             ...(estimate.project ? { root: estimate.project.root } : args.root === undefined ? {} : { root: path.resolve(args.root) }),
           }),
+          gpuMemoryMiB: estimate.gpu.memoryMiB,
           steps: args.dryRunSteps,
           timeoutMs: args.dryRunTimeoutSeconds * 1000,
         })

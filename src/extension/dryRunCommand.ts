@@ -43,6 +43,7 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
               harnessParent: extensionUri.fsPath,
               python: python.path,
               spec: dryRunSpecFor(trained, { assume: settings.settings.assume, ...(estimate.project ? { root: estimate.project.root } : {}) }),
+              gpuMemoryMiB: estimate.gpu.memoryMiB,
               steps: settings.settings.dryRun.steps,
               timeoutMs: settings.settings.dryRun.timeoutSeconds * 1000,
               signal: abort.signal,

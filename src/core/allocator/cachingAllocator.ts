@@ -11,8 +11,10 @@
  * - a request takes the smallest cached free block of its pool that is large enough (best fit,
  *   lowest address on ties) and splits it when the rest is worth keeping (small pool: any rest of
  *   at least 512 bytes; large pool: a rest above 1 MiB);
- * - a freed block merges with free neighbours of its segment and stays cached: segments are never
- *   returned to the driver (no `empty_cache`), so reserved memory only grows.
+ * - a freed block merges with free neighbours of its segment and stays cached: segments are not
+ *   returned to the driver (no `empty_cache`), so reserved memory only grows, until
+ * - a new segment would not fit in the GPU (`capacityBytes`, when given): then, as when cudaMalloc
+ *   fails, the allocator returns its wholly free segments to the driver and tries again.
  * A static estimate feeds it the allocations it derives from a layer table (trainingStep.ts); a
  * CPU dry run can feed it a recorded trace through the same `AllocatorEvent`s.
  */
@@ -34,7 +36,10 @@ export interface AllocatorStats {
   /** Bytes handed out to live tensors (after rounding), now and at its highest. */
   readonly allocatedBytes: number;
   readonly peakAllocatedBytes: number;
+  /** Segments held now. */
   readonly segments: number;
+  /** A request did not fit in `capacityBytes` even with the cache given back: the run would stop with an out-of-memory error. */
+  readonly outOfMemory: boolean;
 }
 
 interface Block {
@@ -74,6 +79,11 @@ class FreeList {
     this.blocks.splice(index, 1);
   }
 
+  /** Free blocks that span their whole segment (nothing live in it). */
+  wholeSegments(): Block[] {
+    return this.blocks.filter((block) => block.prev === null && block.next === null);
+  }
+
   /** The smallest block of at least `size` bytes (lowest address among equals), taken out of the list. */
   takeBestFit(size: number): Block | undefined {
     const index = this.lowerBound(size, -1);
@@ -94,25 +104,64 @@ class FreeList {
   }
 }
 
+export interface CachingAllocatorOptions {
+  /** What the allocator may reserve on the GPU (its memory less the CUDA context); unbounded when absent. */
+  readonly capacityBytes?: number;
+}
+
 export class CachingAllocator {
   private readonly smallPool = new FreeList();
   private readonly largePool = new FreeList();
   private readonly live = new Map<number, Block>();
   private nextAddress = 0;
   private segmentCount = 0;
+  private segmentsHeld = 0;
   private reserved = 0;
   private peakReserved = 0;
   private allocated = 0;
   private peakAllocated = 0;
+  private overCapacity = false;
+  private readonly capacityBytes: number;
 
-  /** Allocates `bytes` for tensor `id` (an id may be reused once its tensor is freed). */
+  constructor(options: CachingAllocatorOptions = {}) {
+    this.capacityBytes = options.capacityBytes ?? Infinity;
+  }
+
+  /**
+   * Allocates `bytes` for tensor `id` (an id may be reused once its tensor is freed). A request the
+   * GPU cannot hold, even with the cache given back, is still served, and `stats().outOfMemory`
+   * says the run would have stopped there.
+   */
   malloc(id: number, bytes: number): void {
+    if (!this.allocate(id, bytes, false)) throw new Error('caching allocator: unreachable');
+  }
+
+  /**
+   * As `malloc`, but a request the GPU cannot hold is refused (false) and nothing changes but the
+   * cache given back: what cuDNN does with a workspace it cannot get (it takes an algorithm that
+   * needs less).
+   */
+  tryMalloc(id: number, bytes: number): boolean {
+    return this.allocate(id, bytes, true);
+  }
+
+  private allocate(id: number, bytes: number, refuseOverCapacity: boolean): boolean {
     if (this.live.has(id)) throw new Error(`caching allocator: tensor ${id} is already allocated`);
     const size = roundRequest(bytes);
     const small = size <= SMALL_REQUEST_BYTES;
     const pool = small ? this.smallPool : this.largePool;
     let block = pool.takeBestFit(size);
-    if (!block) block = this.newSegment(segmentBytes(size), small);
+    if (!block) {
+      const wanted = segmentBytes(size);
+      if (this.reserved + wanted > this.capacityBytes) {
+        this.releaseCachedSegments();
+        if (this.reserved + wanted > this.capacityBytes) {
+          if (refuseOverCapacity) return false;
+          this.overCapacity = true;
+        }
+      }
+      block = this.newSegment(wanted, small);
+    }
     const rest = block.size - size;
     if (small ? rest >= MIN_BLOCK_BYTES : rest > SMALL_REQUEST_BYTES) {
       const remaining: Block = { segment: block.segment, small, address: block.address + size, size: rest, free: true, prev: block, next: block.next };
@@ -125,6 +174,18 @@ export class CachingAllocator {
     this.live.set(id, block);
     this.allocated += block.size;
     this.peakAllocated = Math.max(this.peakAllocated, this.allocated);
+    return true;
+  }
+
+  /** `release_cached_blocks`: every segment with nothing live in it goes back to the driver. */
+  private releaseCachedSegments(): void {
+    for (const pool of [this.smallPool, this.largePool]) {
+      for (const block of pool.wholeSegments()) {
+        pool.remove(block);
+        this.reserved -= block.size;
+        this.segmentsHeld--;
+      }
+    }
   }
 
   free(id: number): void {
@@ -145,13 +206,14 @@ export class CachingAllocator {
   }
 
   stats(): AllocatorStats {
-    return { reservedBytes: this.reserved, peakReservedBytes: this.peakReserved, allocatedBytes: this.allocated, peakAllocatedBytes: this.peakAllocated, segments: this.segmentCount };
+    return { reservedBytes: this.reserved, peakReservedBytes: this.peakReserved, allocatedBytes: this.allocated, peakAllocatedBytes: this.peakAllocated, segments: this.segmentsHeld, outOfMemory: this.overCapacity };
   }
 
   private newSegment(bytes: number, small: boolean): Block {
     // Segments get disjoint address ranges, so blocks of different segments never look adjacent.
     const block: Block = { segment: this.segmentCount++, small, address: this.nextAddress, size: bytes, free: true, prev: null, next: null };
     this.nextAddress += bytes;
+    this.segmentsHeld++;
     this.reserved += bytes;
     this.peakReserved = Math.max(this.peakReserved, this.reserved);
     return block;

@@ -1,4 +1,5 @@
 import { workspaceWith, type WorkspaceCoefficients } from './convolutionWorkspace';
+import type { DryRunFigure } from './dryRunReplay';
 import type { DryRunTrace } from './dryRunTrace';
 
 /** No workspace: the replay of live tensors and the allocator's cache alone. */
@@ -33,4 +34,15 @@ export function cudnnCaveats(trace: DryRunTrace): string[] {
   return [
     `Grouped or depthwise convolutions at batch ${grouped.input[0]}: on the measured A100 runs of such networks at batch ${SMALL_BATCH} or less, 9% took over a quarter more than the dry run says, when cuDNN chose an algorithm with a workspace of several GB; leave headroom.`,
   ];
+}
+
+/**
+ * Where the GPU had no room for the workspace cuDNN's first choice asks for, PyTorch frees its
+ * cache and, failing that, runs an algorithm that needs less: the step fits, more slowly. Said
+ * only when the tensors themselves fit (otherwise the figure already says out of memory).
+ */
+export function fallbackCaveats(figure: DryRunFigure): string[] {
+  if (figure.workspaceFallbacks === 0 || figure.outOfMemory) return [];
+  const calls = figure.workspaceFallbacks === 1 ? '1 convolution call' : `${figure.workspaceFallbacks} convolution calls`;
+  return [`Near the GPU's limit: in ${calls} of the step the workspace of cuDNN's fastest algorithm would not fit beside the tensors, so PyTorch runs one that needs less; the step fits but may be slower.`];
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { spawnProcess, type ProcessRunner } from '../remote/processRunner';
-import { CUDNN_WORKSPACE, cudnnCaveats } from './cudnnWorkspace';
+import { CUDNN_WORKSPACE, cudnnCaveats, fallbackCaveats } from './cudnnWorkspace';
 import { replayDryRun, type DryRunFigure } from './dryRunReplay';
 import type { DryRunSpec } from './dryRunSpec';
 import { hubConfigsNamedIn, type HubConfigs } from './hubConfigs';
@@ -18,6 +18,8 @@ export interface DryRunRequest {
   readonly harnessParent: string;
   readonly python: string;
   readonly spec: DryRunSpec;
+  /** The GPU the figure is for, as nvidia-smi counts its memory: a cuDNN workspace that would not fit there is not taken (replayDryRun). */
+  readonly gpuMemoryMiB?: number;
   readonly steps?: number;
   readonly timeoutMs?: number;
   readonly memoryMiB?: number;
@@ -73,7 +75,8 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
       return { ok: false, error: `${error.message}${last ? ` (${last})` : ''}` };
     }
     if (!trace.ok) return { ok: false, error: trace.error ?? 'the script did not reach its training step' };
-    return { ok: true, figure: replayDryRun(trace, CUDNN_WORKSPACE), torchVersion: trace.torchVersion, notes: trace.notes, caveats: cudnnCaveats(trace) };
+    const figure = replayDryRun(trace, CUDNN_WORKSPACE, request.gpuMemoryMiB === undefined ? {} : { gpuMemoryMiB: request.gpuMemoryMiB });
+    return { ok: true, figure, torchVersion: trace.torchVersion, notes: trace.notes, caveats: [...cudnnCaveats(trace), ...fallbackCaveats(figure)] };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

@@ -19,6 +19,15 @@ const MIB = 1024 * 1024;
  */
 export const CONTEXT_MIB = { withoutCudnn: RUNTIME_OVERHEAD_MIB, withCudnn: RUNTIME_OVERHEAD_MIB + 400 } as const;
 
+export interface ReplayOptions {
+  /**
+   * The GPU's memory as nvidia-smi counts it: with it, the allocator gives its cache back before it
+   * would go beyond the card, and a convolution whose workspace does not fit gets none (PyTorch
+   * then tries cuDNN's next algorithm, which needs less). Unbounded when absent.
+   */
+  readonly gpuMemoryMiB?: number;
+}
+
 export interface DryRunFigure {
   /** What nvidia-smi would show at the peak: the peak reservation plus the context. */
   readonly predictedMiB: number;
@@ -28,6 +37,10 @@ export interface DryRunFigure {
   readonly peakPhase: DryRunPhase;
   readonly steps: number;
   readonly seconds: number;
+  /** Convolutions whose workspace did not fit beside the live tensors on the GPU (`ReplayOptions.gpuMemoryMiB`): cuDNN ran another algorithm. */
+  readonly workspaceFallbacks: number;
+  /** The live tensors alone went beyond the GPU (`ReplayOptions.gpuMemoryMiB`): the run stops with an out-of-memory error. */
+  readonly outOfMemory: boolean;
   readonly breakdown: {
     readonly contextMiB: number;
     /** Reserved but not handed out at the peak of the reservation: the allocator's cache and its splits. */
@@ -37,8 +50,10 @@ export interface DryRunFigure {
   };
 }
 
-export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): DryRunFigure {
-  const allocator = new CachingAllocator();
+export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel, options: ReplayOptions = {}): DryRunFigure {
+  const contextMiB = trace.cudnn ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
+  const allocator = new CachingAllocator(options.gpuMemoryMiB === undefined ? {} : { capacityBytes: Math.max(0, options.gpuMemoryMiB - contextMiB) * MIB });
+  let workspaceFallbacks = 0;
   // Live tensors by the phase they were born in, kept as running sums: a new peak of allocated
   // bytes (every allocation of a growing forward) copies four numbers, not every live tensor.
   const born = new Map<number, { bytes: number; phase: DryRunPhase }>();
@@ -61,12 +76,11 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): Dr
   let livePerPhaseAtPeak: Partial<Record<DryRunPhase, number>> = {};
   let allocatedAtPeakReserved = 0;
   let peakReserved = 0;
-  // Workspaces get ids below the trace's (which are positive), and live from before the call's
-  // outputs are allocated until just after the first of them.
+  // Workspaces get ids below the trace's (which are positive), and live just after the call's
+  // first output is allocated (PyTorch makes the output, then cuDNN asks for its workspace).
   const convolutionsAt = new Map<number, ConvolutionCall[]>();
   if (workspace) for (const call of trace.convolutions) convolutionsAt.set(call.at, [...(convolutionsAt.get(call.at) ?? []), call]);
   let nextWorkspaceId = -1;
-  let pendingWorkspaces: number[] = [];
   const observe = (phase: DryRunPhase): void => {
     const stats = allocator.stats();
     if (stats.reservedBytes > peakReserved) {
@@ -80,35 +94,28 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): Dr
       for (const [bornIn, sum] of livePerPhase) livePerPhaseAtPeak[bornIn] = sum.bytes;
     }
   };
-  const freeWorkspaces = (): void => {
-    for (const id of pendingWorkspaces) {
-      allocator.free(id);
-      death(id);
-    }
-    pendingWorkspaces = [];
-  };
   trace.events.forEach((event, index) => {
+    allocator.apply(event);
+    if (event.kind === 'free') death(event.id);
+    else {
+      birth(event.id, event.bytes, event.phase);
+      observe(event.phase);
+    }
+    // cuDNN asks for its workspace once the call's output exists, and gives it back before the next allocation.
     for (const call of convolutionsAt.get(index) ?? []) {
       const bytes = Math.round(workspace!(call));
       if (bytes <= 0) continue;
       const id = nextWorkspaceId--;
-      allocator.malloc(id, bytes);
+      if (!allocator.tryMalloc(id, bytes)) {
+        workspaceFallbacks++;
+        continue;
+      }
       birth(id, bytes, call.phase);
-      pendingWorkspaces.push(id);
       observe(call.phase);
+      allocator.free(id);
+      death(id);
     }
-    allocator.apply(event);
-    if (event.kind === 'free') {
-      death(event.id);
-      freeWorkspaces();
-      return;
-    }
-    birth(event.id, event.bytes, event.phase);
-    observe(event.phase);
-    freeWorkspaces();
   });
-  freeWorkspaces();
-  const contextMiB = trace.cudnn ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
   const livePerPhaseMiB: Partial<Record<DryRunPhase, number>> = {};
   for (const [phase, bytes] of Object.entries(livePerPhaseAtPeak) as [DryRunPhase, number][]) livePerPhaseMiB[phase] = round(bytes / MIB);
   return {
@@ -118,6 +125,8 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel): Dr
     peakPhase,
     steps: trace.steps,
     seconds: trace.seconds,
+    workspaceFallbacks,
+    outOfMemory: allocator.stats().outOfMemory,
     breakdown: { contextMiB, cachedMiB: round((peakReserved - allocatedAtPeakReserved) / MIB), livePerPhaseMiB },
   };
 }

@@ -3,7 +3,7 @@ import { dryRunJson, dryRunLines } from '../../../src/cli/dryRunOutput';
 import type { DryRunResult } from '../../../src/core/dryRun/dryRunProcess';
 import type { FileEstimate } from '../../../src/core/estimate/fileEstimate';
 
-const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB: 5000, peakReservedMiB: 3160, peakAllocatedMiB: 3000, peakPhase: 'backward', steps: 3, seconds: 0.5, breakdown: { contextMiB: 1840, cachedMiB: 160, livePerPhaseMiB: {} } } };
+const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB: 5000, peakReservedMiB: 3160, peakAllocatedMiB: 3000, peakPhase: 'backward', steps: 3, seconds: 0.5, workspaceFallbacks: 0, outOfMemory: false, breakdown: { contextMiB: 1840, cachedMiB: 160, livePerPhaseMiB: {} } } };
 const A100 = { id: 'a100-40gb', name: 'A100 40GB' };
 const H100 = { id: 'h100-80gb', name: 'H100 80GB' };
 
@@ -20,6 +20,15 @@ describe('dry run in the CLI output', () => {
     const estimate = (gpu: typeof A100) => ({ gpu: { ...gpu, memoryMiB: 81920 }, models: [] }) as unknown as FileEstimate;
     assert.ok(!dryRunLines(ok, estimate(A100)).some((line) => line.includes(' to ')));
     assert.ok(dryRunLines(ok, estimate(H100)).includes('  on the H100 80GB 4.2 GiB to 5.6 GiB: its CUDA context was measured on the A100 40GB; on the H100 80GB (Hopper) another architecture\'s kernels, driver and CUDA version can move it by up to 700 MiB'));
+  });
+
+  it('says when the step does not fit the GPU, and when cuDNN had to take slower algorithms to fit', () => {
+    const estimate = { gpu: { ...A100, memoryMiB: 40960 }, models: [] } as unknown as FileEstimate;
+    assert.ok(!dryRunLines(ok, estimate).some((line) => line.includes('out of memory')));
+    assert.deepEqual([dryRunJson(ok, 4000, A100).outOfMemory, dryRunJson(ok, 4000, A100).workspaceFallbacks], [false, 0]);
+    const oom: DryRunResult = { ...ok, figure: { ...ok.figure, predictedMiB: 45000, outOfMemory: true } };
+    assert.ok(dryRunLines(oom, estimate).includes('  out of memory on the A100 40GB (40.0 GiB): the step\'s tensors alone do not fit'));
+    assert.equal(dryRunJson(oom, 4000, A100).outOfMemory, true);
   });
 
   it('names a device mismatch as the reason there is no figure', () => {

@@ -197,7 +197,7 @@ describe('report page', () => {
     const file = await estimate(fixture('cnn_cifar'));
     const estimateMiB = file.models[0]!.memory.estimateMiB!;
     const predictedMiB = Math.round(estimateMiB * 1.2);
-    const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB, peakReservedMiB: predictedMiB - 1840, peakAllocatedMiB: 100, peakPhase: 'backward', steps: 3, seconds: 0.5, breakdown: { contextMiB: 1840, cachedMiB: 10, livePerPhaseMiB: {} } } };
+    const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB, peakReservedMiB: predictedMiB - 1840, peakAllocatedMiB: 100, peakPhase: 'backward', steps: 3, seconds: 0.5, workspaceFallbacks: 0, outOfMemory: false, breakdown: { contextMiB: 1840, cachedMiB: 10, livePerPhaseMiB: {} } } };
     const html = reportHtml(reported(withDryRunReading(file, ok, false)), page);
     assert.match(html, new RegExp(`<th scope="row">Dry run on CPU</th><td class="num">${formatMiB(predictedMiB).replace('.', '\\.')}</td>`));
     assert.match(html, /The dry run is \+20% against the estimate/);

@@ -27,7 +27,7 @@ describe('caching allocator', () => {
   it('serves small requests from one 2 MiB segment until it is full', () => {
     // 1 MiB + 1 MiB fill the first small segment; the third needs a second one.
     const a = allocator([[1, MIB], [2, MIB], [3, 100]]);
-    assert.deepEqual(a.stats(), { reservedBytes: 4 * MIB, peakReservedBytes: 4 * MIB, allocatedBytes: 2 * MIB + 512, peakAllocatedBytes: 2 * MIB + 512, segments: 2 });
+    assert.deepEqual(a.stats(), { reservedBytes: 4 * MIB, peakReservedBytes: 4 * MIB, allocatedBytes: 2 * MIB + 512, peakAllocatedBytes: 2 * MIB + 512, segments: 2, outOfMemory: false });
   });
 
   it('keeps a large block whole when the rest would be 1 MiB or less', () => {
@@ -86,7 +86,41 @@ describe('caching allocator', () => {
       { kind: 'alloc', id: 3, bytes: 30 * MIB },
     ];
     // 10 MiB reuses part of the freed 30 MiB block (the rest, 20 MiB, is split off); 30 MiB needs a new segment.
-    assert.deepEqual(replayAllocations(events), { reservedBytes: 60 * MIB, peakReservedBytes: 60 * MIB, allocatedBytes: 40 * MIB, peakAllocatedBytes: 40 * MIB, segments: 2 });
+    assert.deepEqual(replayAllocations(events), { reservedBytes: 60 * MIB, peakReservedBytes: 60 * MIB, allocatedBytes: 40 * MIB, peakAllocatedBytes: 40 * MIB, segments: 2, outOfMemory: false });
+  });
+
+  it('gives its wholly free segments back when the GPU has no room for a new one, as after a failed cudaMalloc', () => {
+    // 100 MiB of GPU: 40 MiB freed and cached, 30 MiB live; 50 MiB more does not fit beside 70 MiB
+    // reserved, so the cached 40 MiB segment goes back and the request gets a segment of its own.
+    const a = new CachingAllocator({ capacityBytes: 100 * MIB });
+    a.malloc(1, 40 * MIB);
+    a.malloc(2, 30 * MIB);
+    a.free(1);
+    a.malloc(3, 50 * MIB);
+    assert.deepEqual(a.stats(), { reservedBytes: 80 * MIB, peakReservedBytes: 80 * MIB, allocatedBytes: 80 * MIB, peakAllocatedBytes: 80 * MIB, segments: 2, outOfMemory: false });
+    // Unbounded, the cache stays and reserved grows past the card.
+    const unbounded = allocator([[1, 40 * MIB], [2, 30 * MIB], 1, [3, 50 * MIB]]);
+    assert.equal(unbounded.stats().reservedBytes, 120 * MIB);
+    // A segment split between a live and a free block cannot go back.
+    const split = new CachingAllocator({ capacityBytes: 30 * MIB });
+    split.malloc(1, 5 * MIB);
+    split.malloc(2, 5 * MIB);
+    split.free(2);
+    assert.equal(split.tryMalloc(3, 16 * MIB), false);
+    assert.equal(split.stats().reservedBytes, 20 * MIB);
+  });
+
+  it('refuses what does not fit when asked to try (a workspace), and flags a tensor that does not fit as out of memory', () => {
+    const a = new CachingAllocator({ capacityBytes: 64 * MIB });
+    a.malloc(1, 40 * MIB);
+    assert.equal(a.tryMalloc(2, 30 * MIB), false);
+    assert.equal(a.stats().outOfMemory, false);
+    assert.equal(a.stats().reservedBytes, 40 * MIB);
+    assert.equal(a.tryMalloc(3, 20 * MIB), true);
+    a.free(3);
+    a.malloc(4, 30 * MIB);
+    assert.equal(a.stats().outOfMemory, true);
+    assert.equal(a.stats().reservedBytes, 70 * MIB);
   });
 
   it('refuses a second allocation under a live id and a free of an unknown one', () => {

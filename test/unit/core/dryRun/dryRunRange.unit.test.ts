@@ -11,7 +11,7 @@ const gpu = (id: string) => {
   return { id: profile.id, name: profile.name, memoryMiB: profile.memoryMiB };
 };
 
-const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB: 5000, peakReservedMiB: 3160, peakAllocatedMiB: 3000, peakPhase: 'backward', steps: 3, seconds: 0.5, breakdown: { contextMiB: 1840, cachedMiB: 160, livePerPhaseMiB: {} } } };
+const ok: DryRunResult = { ok: true, torchVersion: '1.13.0', figure: { predictedMiB: 5000, peakReservedMiB: 3160, peakAllocatedMiB: 3000, peakPhase: 'backward', steps: 3, seconds: 0.5, workspaceFallbacks: 0, outOfMemory: false, breakdown: { contextMiB: 1840, cachedMiB: 160, livePerPhaseMiB: {} } } };
 
 describe('dry run range on a GPU', () => {
   it('is no range on the A100 40GB the CUDA context was measured on', () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
 import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
-import { cudnnCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
+import { cudnnCaveats, fallbackCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
 
@@ -82,11 +82,24 @@ describe('dry run replay', () => {
     assert.equal(without.peakReservedMiB, 20);
     assert.equal(withWorkspace.peakReservedMiB, 20);
     assert.equal(withWorkspace.peakAllocatedMiB, 20);
-    // Four times the input's size: the 16 MiB workspace takes the segment's rest, so the output
-    // needs a segment of its own while it is held.
+    // Four times the input's size: the 16 MiB workspace, asked for once the output exists, does
+    // not fit in the segment's 12 MiB rest and gets a segment of its own.
     const larger = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { input: 4, output: 0 } }));
-    assert.equal(larger.peakReservedMiB, 40);
+    assert.equal(larger.peakReservedMiB, 36);
     assert.equal(larger.peakAllocatedMiB, 24);
+    assert.equal(larger.workspaceFallbacks, 0);
+    // On a GPU with room for the tensors but not that workspace (context 1,840 MiB + 30 MiB), cuDNN
+    // runs an algorithm that needs less: the peak is the tensors', and the figure says why.
+    const tight = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { input: 4, output: 0 } }), { gpuMemoryMiB: CONTEXT_MIB.withCudnn + 30 });
+    assert.equal(tight.peakReservedMiB, 20);
+    assert.equal(tight.workspaceFallbacks, 1);
+    assert.equal(tight.outOfMemory, false);
+    assert.match(fallbackCaveats(tight).join(' '), /^Near the GPU's limit: in 1 convolution call of the step the workspace of cuDNN's fastest algorithm would not fit/);
+    assert.deepEqual(fallbackCaveats(larger), []);
+    // A GPU without room for the tensors themselves: out of memory, and no fallback to speak of.
+    const tooSmall = replayDryRun(trace, workspaceWith(FITTED_WORKSPACE), { gpuMemoryMiB: CONTEXT_MIB.withCudnn + 10 });
+    assert.equal(tooSmall.outOfMemory, true);
+    assert.deepEqual(fallbackCaveats(tooSmall), []);
   });
 
   it('sizes the output by the stride: a strided 1x1 convolution writes a quarter of its input', () => {
