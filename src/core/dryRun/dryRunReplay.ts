@@ -51,6 +51,24 @@ export interface DryRunFigure {
 }
 
 export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel, options: ReplayOptions = {}): DryRunFigure {
+  const figure = replay(trace, workspace, options);
+  if (!figure.outOfMemory || !workspace || options.gpuMemoryMiB === undefined) return figure;
+  // The tensors fit without the workspaces but not beside what they left in the cache: the workspace
+  // sizes are a rule, not cuDNN's own, and near the limit PyTorch takes algorithms that need less.
+  // The run fills the card rather than stopping.
+  if (replay(trace, undefined, options).outOfMemory) return figure;
+  const peakReservedMiB = round(options.gpuMemoryMiB - figure.breakdown.contextMiB);
+  return {
+    ...figure,
+    predictedMiB: options.gpuMemoryMiB,
+    peakReservedMiB,
+    workspaceFallbacks: Math.max(1, figure.workspaceFallbacks),
+    outOfMemory: false,
+    breakdown: { ...figure.breakdown, cachedMiB: Math.max(0, round(peakReservedMiB - figure.peakAllocatedMiB)) },
+  };
+}
+
+function replay(trace: DryRunTrace, workspace: WorkspaceModel | undefined, options: ReplayOptions): DryRunFigure {
   const contextMiB = trace.cudnn ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
   const allocator = new CachingAllocator(options.gpuMemoryMiB === undefined ? {} : { capacityBytes: Math.max(0, options.gpuMemoryMiB - contextMiB) * MIB });
   let workspaceFallbacks = 0;
@@ -76,8 +94,10 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel, opt
   let livePerPhaseAtPeak: Partial<Record<DryRunPhase, number>> = {};
   let allocatedAtPeakReserved = 0;
   let peakReserved = 0;
-  // Workspaces get ids below the trace's (which are positive), and live just after the call's
-  // first output is allocated (PyTorch makes the output, then cuDNN asks for its workspace).
+  // Workspaces get ids below the trace's (which are positive), and live from before the call's
+  // first output is allocated until just after it. PyTorch makes the output first, then cuDNN asks
+  // for its workspace; that order, tried on 2026-11-27, let the workspace's segment serve later
+  // tensors and took VGG-19 at batch 64 from 18% to 35% under its measured peak (docs/dry-run.md).
   const convolutionsAt = new Map<number, ConvolutionCall[]>();
   if (workspace) for (const call of trace.convolutions) convolutionsAt.set(call.at, [...(convolutionsAt.get(call.at) ?? []), call]);
   let nextWorkspaceId = -1;
@@ -95,13 +115,7 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel, opt
     }
   };
   trace.events.forEach((event, index) => {
-    allocator.apply(event);
-    if (event.kind === 'free') death(event.id);
-    else {
-      birth(event.id, event.bytes, event.phase);
-      observe(event.phase);
-    }
-    // cuDNN asks for its workspace once the call's output exists, and gives it back before the next allocation.
+    const workspaces: number[] = [];
     for (const call of convolutionsAt.get(index) ?? []) {
       const bytes = Math.round(workspace!(call));
       if (bytes <= 0) continue;
@@ -112,9 +126,29 @@ export function replayDryRun(trace: DryRunTrace, workspace?: WorkspaceModel, opt
       }
       birth(id, bytes, call.phase);
       observe(call.phase);
-      allocator.free(id);
-      death(id);
+      workspaces.push(id);
     }
+    const release = (): void => {
+      for (const id of workspaces.splice(0)) {
+        allocator.free(id);
+        death(id);
+      }
+    };
+    if (event.kind === 'free') {
+      allocator.free(event.id);
+      death(event.id);
+    } else {
+      // The output comes first on the GPU: where it and the workspace do not both fit, cuDNN runs
+      // without the workspace (another algorithm) and the output is allocated as it would be.
+      if (workspaces.length > 0 && !allocator.tryMalloc(event.id, event.bytes)) {
+        workspaceFallbacks += workspaces.length;
+        release();
+        allocator.malloc(event.id, event.bytes);
+      } else if (workspaces.length === 0) allocator.malloc(event.id, event.bytes);
+      birth(event.id, event.bytes, event.phase);
+      observe(event.phase);
+    }
+    release();
   });
   const livePerPhaseMiB: Partial<Record<DryRunPhase, number>> = {};
   for (const [phase, bytes] of Object.entries(livePerPhaseAtPeak) as [DryRunPhase, number][]) livePerPhaseMiB[phase] = round(bytes / MIB);

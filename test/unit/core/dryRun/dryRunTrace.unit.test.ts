@@ -82,14 +82,14 @@ describe('dry run replay', () => {
     assert.equal(without.peakReservedMiB, 20);
     assert.equal(withWorkspace.peakReservedMiB, 20);
     assert.equal(withWorkspace.peakAllocatedMiB, 20);
-    // Four times the input's size: the 16 MiB workspace, asked for once the output exists, does
-    // not fit in the segment's 12 MiB rest and gets a segment of its own.
+    // Four times the input's size: the 16 MiB workspace takes the segment's rest, so the output
+    // needs a segment of its own while it is held.
     const larger = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { input: 4, output: 0 } }));
-    assert.equal(larger.peakReservedMiB, 36);
+    assert.equal(larger.peakReservedMiB, 40);
     assert.equal(larger.peakAllocatedMiB, 24);
     assert.equal(larger.workspaceFallbacks, 0);
-    // On a GPU with room for the tensors but not that workspace (context 1,840 MiB + 30 MiB), cuDNN
-    // runs an algorithm that needs less: the peak is the tensors', and the figure says why.
+    // On a GPU with room for the tensors but not for them and that workspace (context + 30 MiB), the
+    // output comes first and cuDNN runs an algorithm that needs less: the peak is the tensors'.
     const tight = replayDryRun(trace, workspaceWith({ ...FITTED_WORKSPACE, spatial: { input: 4, output: 0 } }), { gpuMemoryMiB: CONTEXT_MIB.withCudnn + 30 });
     assert.equal(tight.peakReservedMiB, 20);
     assert.equal(tight.workspaceFallbacks, 1);
@@ -100,6 +100,20 @@ describe('dry run replay', () => {
     const tooSmall = replayDryRun(trace, workspaceWith(FITTED_WORKSPACE), { gpuMemoryMiB: CONTEXT_MIB.withCudnn + 10 });
     assert.equal(tooSmall.outOfMemory, true);
     assert.deepEqual(fallbackCaveats(tooSmall), []);
+  });
+
+  it('fills the card, not out of memory, where only the cache the workspaces left makes the tensors not fit', () => {
+    // Input and output share a 20 MiB segment; a 30 MiB workspace gets a segment of its own, and a
+    // 14 MiB tensor then splits it once freed, so a 20 MiB one finds no room in 60 MiB. Without the
+    // workspace the tensors take 54 MiB.
+    const events = [[1, 4 * MIB, 1], [2, 4 * MIB, 1], [3, 14 * MIB, 1], [4, 20 * MIB, 1]];
+    const trace = parseDryRunOutput(JSON.stringify({ ok: true, steps: 1, events, cudnn: true, convolutions: [[1, 1, 0, 1, 16, 256, 256, 16, 3, 3, 1, 1, 1, 4]] }));
+    const gpuMemoryMiB = CONTEXT_MIB.withCudnn + 60;
+    const fixed = () => 30 * MIB;
+    assert.equal(replayDryRun(trace, fixed).peakReservedMiB, 70);
+    assert.equal(replayDryRun(trace, undefined, { gpuMemoryMiB }).peakReservedMiB, 54);
+    const figure = replayDryRun(trace, fixed, { gpuMemoryMiB });
+    assert.deepEqual([figure.predictedMiB, figure.peakReservedMiB, figure.outOfMemory, figure.workspaceFallbacks], [gpuMemoryMiB, 60, false, 1]);
   });
 
   it('sizes the output by the stride: a strided 1x1 convolution writes a quarter of its input', () => {
