@@ -310,6 +310,8 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // The Trainer and torchtune drop the model's outputs before the backward; PEFT's example loops keep `outputs`.
     // torchtune before its chunked loss (v0.3, Sept 2024) kept the fp32 logits its model returns in scope through the backward.
     logitsHeld: (!torchtune && !hfGuide) || earlyTorchtune,
+    // PEFT's loops keep `outputs`, and with it the keys and values transformers returns (use_cache is on in their configs).
+    keyValueCacheHeld: !torchtune && !hfGuide,
     logitsFp32: earlyTorchtune,
     // The HF guide's Trainer of transformers 4.2x ran on torch 1.x, whose zero_grad() zeroes gradients in place (set_to_none=False).
     gradientsZeroedInPlace: hfGuide,

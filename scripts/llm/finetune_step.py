@@ -74,7 +74,9 @@ if args.loop:
     model.train()
     for batch in loader:
         batch = {name: value.to("cuda") for name, value in batch.items()}
-        loss = model(**batch).loss
+        # As PEFT's MetaMathQA run.py does: `outputs` (and its logits) stays alive through the backward.
+        outputs = model(**batch)
+        loss = outputs.loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()

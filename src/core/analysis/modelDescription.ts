@@ -102,6 +102,9 @@ export interface AdapterSetup {
   readonly shapeOptions?: Readonly<Record<string, number | boolean | null>>;
 }
 
+/** What a hand-written loop keeps of the model's output through the backward: `output`, a name holds it all; `none`, only the loss. */
+export type OutputsHeld = 'output' | 'none';
+
 export interface TrainingSetup {
   readonly batchSize?: Sourced<number>;
   /** Shape of one sample, without the batch dimension: the first of `inputCandidates`. */
@@ -138,6 +141,10 @@ export interface TrainingSetup {
   readonly optimizerName?: Sourced<string>;
   /** A Hugging Face, TRL or Lightning Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
   readonly hfTrainer?: Sourced<string>;
+  /** A hand-written loop's hold on the model's output through the backward (modelOutputs.ts): a name keeps it all, or only the loss is kept. */
+  readonly modelOutputs?: Sourced<OutputsHeld>;
+  /** `use_cache=False` (modelOutputs.ts): transformers returns no keys and values with the output. */
+  readonly useCache?: Sourced<boolean>;
   /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
   readonly targetSequenceLength?: Sourced<number>;
   /** A TRL preference trainer (DPO, ORPO, CPO) or GRPO, and where its reference log-probabilities come from (preferenceSetup.ts). */

@@ -4,6 +4,7 @@ import type { ImportTable } from './imports';
 import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, kbitPrepared, optimizerName, quantization, trainerCompile, trlDefaultSequenceLength, unslothCheckpointing, unslothSequenceLength, weightDtype, fusedLoss } from './fineTuningSetup';
 import { grpoSequenceLength, preferenceTraining } from './preferenceSetup';
 import { manualUpdate } from './manualUpdate';
+import { modelOutputsHeld, useCacheOff } from './modelOutputs';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -94,6 +95,8 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       optimizerName: sourced(optimizerName(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
+      modelOutputs: sourced(modelOutputsHeld(root)),
+      useCache: sourced(useCacheOff(root)),
       targetSequenceLength: sourced(targetSequenceLength(root, scope)),
       preference: sourced(preferenceTraining(events)),
       ...(distributed.distributed ? { distributed: sourced(distributed.distributed) } : {}),

@@ -155,6 +155,12 @@ export interface FineTuningJob {
   readonly flashAttention?: boolean;
   /** False where the loop drops the model's outputs before the backward (the Trainer, torchtune); a loop that keeps `outputs` keeps the logits. */
   readonly logitsHeld?: boolean;
+  /**
+   * The loop keeps the model's whole output through the backward and the model is a transformers
+   * decoder with use_cache on: every layer's keys and values (`past_key_values`) stay with it.
+   * Transformers turns the cache off under gradient checkpointing.
+   */
+  readonly keyValueCacheHeld?: boolean;
   /** The model's forward returns its logits upcast to fp32 (torchtune's TransformerDecoder, transformers' Llama before 4.45): held logits take 4 bytes. */
   readonly logitsFp32?: boolean;
   /** The allocator's reserve as a share of what each step allocates and frees; RESERVE_SHARE unless given (calibration). */
@@ -476,6 +482,8 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   }
   // The embeddings' output and the final norm's input and output (with the layers frozen, the head's input alone).
   activations += (recorded === shape.layers ? 3 : recorded > 0 ? 2 : 1) * layerInput;
+  // The keys and values transformers returns in `past_key_values` (after RoPE, not expanded to every head), kept by a loop that keeps `outputs`.
+  if (job.keyValueCacheHeld && !job.checkpointing && !shape.decoderLayers && shape.head.kind === 'lm') activations += 2 * shape.layers * tokens * shape.kvHeads * shape.headDim * e;
   // Offloaded activations (Unsloth's and torchtune's offloading) wait on the host; the GPU keeps the embeddings' and the norm's tensors and the layer
   // inputs in flight (the one being copied out, the one being fetched back). With checkpointing the layer recomputed in the backward is `recomputed`;
   // without, one layer's saved tensors stay until they are copied.

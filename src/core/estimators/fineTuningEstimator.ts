@@ -75,6 +75,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     }
   }
   const preference = preferenceJob(setup, fineTuningAdapter !== undefined, notes);
+  const cacheHeld = setup.hfTrainer === undefined && setup.modelOutputs?.value === 'output' && setup.useCache?.value !== false && setup.gradientCheckpointing?.value !== true && !shape.decoderLayers && shape.head.kind === 'lm';
+  if (cacheHeld) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
@@ -95,8 +97,9 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     flashAttention: /^flash_attention/.test(setup.attentionImplementation?.value ?? ''),
     compiled: setup.compiled?.value === true,
     adapterDropout: (adapter?.dropout ?? 0) > 0,
-    // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()`; the Trainer does not.
-    logitsHeld: setup.hfTrainer === undefined,
+    // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()` unless it takes the loss straight from the call; the Trainer does not.
+    logitsHeld: setup.hfTrainer === undefined && setup.modelOutputs?.value !== 'none',
+    keyValueCacheHeld: cacheHeld,
     ...(shape.decoderLayers && setup.targetSequenceLength ? { targetSeq: setup.targetSequenceLength.value } : {}),
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
