@@ -6,7 +6,8 @@
  * that fits. When no single change fits comfortably, pairs of changes are tried too.
  *
  * Changes are told apart by whether the training stays mathematically the same: checkpointing
- * recomputes what it drops, SDPA computes the same attention, accumulation sums the same gradients,
+ * recomputes what it drops, SDPA computes the same attention, use_cache=False only stops the keys and
+ * values being returned, accumulation sums the same gradients,
  * DPO's reference log-probabilities computed before training are the ones the step would compute;
  * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
  */
@@ -38,6 +39,12 @@ const CANDIDATES: readonly Candidate[] = [
     kind: 'sdpa',
     sameTraining: true,
     apply: (job) => (job.eagerAttention ? { job: { ...job, eagerAttention: false }, change: 'SDPA attention' } : undefined),
+  },
+  {
+    // A loop that keeps `outputs` keeps transformers' keys and values with them; the model's config or from_pretrained(use_cache=False) returns none.
+    kind: 'noKeyValueCache',
+    sameTraining: true,
+    apply: (job) => (job.keyValueCacheHeld && !job.checkpointing ? { job: { ...job, keyValueCacheHeld: false }, change: 'use_cache=False (no keys and values returned with the outputs)' } : undefined),
   },
   {
     // DPOConfig(precompute_ref_log_probs=True): the reference runs once over the data before training, and neither its copy nor its forward is in the step.

@@ -73,6 +73,17 @@ describe('fineTuningRemedies', () => {
     assert.ok(!fineTuningRemedies({ ...job, preference: { trainer: 'orpo', reference: 'none' } }, RTX_4090, 0.1).some((r) => r.changes.includes('precomputedReference')));
   });
 
+  it("offers use_cache=False where a loop keeps the outputs and with them transformers' keys and values", () => {
+    const job = llama('meta-llama/Llama-2-7b-hf', { batch: 4, seq: 1024, adapter: { method: 'lora', rank: 8 }, keyValueCacheHeld: true });
+    const remedy = fineTuningRemedies(job, RTX_4090, 0.1).find((r) => r.changes.join() === 'noKeyValueCache');
+    assert.ok(remedy && remedy.sameTraining && /^use_cache=False/.test(remedy.change));
+    const without = estimateFineTuning({ ...job, keyValueCacheHeld: false });
+    assert.equal(remedy.driverMiB, (without.driver + without.fittedMargin) / BYTES_PER_MIB);
+    // 32 layers x 32 key-value heads x 128 x 2 (keys and values) x 2 bytes over 4 x 1024 tokens: 2 GiB less, before the margin.
+    assert.ok(jobDriverMiB(job) - remedy.driverMiB > 2 * 1024, `${jobDriverMiB(job)} vs ${remedy.driverMiB}`);
+    assert.ok(!fineTuningRemedies({ ...job, keyValueCacheHeld: false }, RTX_4090, 0.1).some((r) => r.changes.includes('noKeyValueCache')));
+  });
+
   it('keeps the batch per optimizer step with accumulation, at the largest micro-batch that fits', () => {
     const job = llama('meta-llama/Llama-3.2-1B', { batch: 16, seq: 1024, checkpointing: true, adapter: { method: 'lora', rank: 16 }, accumulation: 2 });
     assert.ok(jobDriverMiB(job) > RTX_4090);
