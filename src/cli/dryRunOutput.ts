@@ -41,7 +41,6 @@ export function dryRunLines(result: DryRunResult, estimate: FileEstimate): strin
     `dry run (CPU, PyTorch ${result.torchVersion ?? '?'} on the meta device, ${figure.steps} step${figure.steps === 1 ? '' : 's'}, ${figure.seconds.toFixed(1)} s): ${formatMiB(figure.predictedMiB)} for the whole script`,
     `  peak reserved ${formatMiB(figure.peakReservedMiB)}, peak allocated ${formatMiB(figure.peakAllocatedMiB)} (in ${figure.peakPhase}), CUDA context ${formatMiB(figure.breakdown.contextMiB)}`,
   ];
-  if (figure.outOfMemory) lines.push(`  out of memory on the ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)}): the step's tensors alone do not fit`);
   const range = dryRunRangeOnGpu(figure.predictedMiB, estimate.gpu);
   if (range) lines.push(`  ${dryRunRangeText(range, estimate.gpu.name)}`);
   for (const note of result.notes ?? []) lines.push(`  ${note}`);

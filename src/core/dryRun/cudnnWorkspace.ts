@@ -1,4 +1,5 @@
 import { workspaceWith, type WorkspaceCoefficients } from './convolutionWorkspace';
+import { formatMiB } from '../format/units';
 import type { DryRunFigure } from './dryRunReplay';
 import type { DryRunTrace } from './dryRunTrace';
 
@@ -37,12 +38,15 @@ export function cudnnCaveats(trace: DryRunTrace): string[] {
 }
 
 /**
- * Where the GPU had no room for the workspace cuDNN's first choice asks for, PyTorch frees its
- * cache and, failing that, runs an algorithm that needs less: the step fits, more slowly. Said
- * only when the tensors themselves fit (otherwise the figure already says out of memory).
+ * What the GPU's size did to the step (replayDryRun's `gpuMemoryMiB`): the tensors alone do not fit
+ * (the run stops with an out-of-memory error), or they fit but cuDNN's first choice had no room for
+ * its workspace, so PyTorch freed its cache and ran an algorithm that needs less: the step fits,
+ * more slowly.
  */
-export function fallbackCaveats(figure: DryRunFigure): string[] {
-  if (figure.workspaceFallbacks === 0 || figure.outOfMemory) return [];
+export function capacityCaveats(figure: DryRunFigure, gpuMemoryMiB: number | undefined): string[] {
+  const size = gpuMemoryMiB === undefined ? 'the GPU' : `the GPU's ${formatMiB(gpuMemoryMiB)}`;
+  if (figure.outOfMemory) return [`Out of memory: the step's tensors alone do not fit in ${size} (with the CUDA context), even with the allocator's cache given back.`];
+  if (figure.workspaceFallbacks === 0) return [];
   const calls = figure.workspaceFallbacks === 1 ? '1 convolution call' : `${figure.workspaceFallbacks} convolution calls`;
-  return [`Near the GPU's limit: in ${calls} of the step the workspace of cuDNN's fastest algorithm would not fit beside the tensors, so PyTorch runs one that needs less; the step fits but may be slower.`];
+  return [`Near the limit of ${size}: in ${calls} of the step the workspace of cuDNN's fastest algorithm would not fit beside the tensors, so PyTorch runs one that needs less; the step fits but may be slower.`];
 }

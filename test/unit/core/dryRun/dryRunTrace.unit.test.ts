@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
 import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
-import { cudnnCaveats, fallbackCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
+import { cudnnCaveats, capacityCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
 
@@ -94,12 +94,12 @@ describe('dry run replay', () => {
     assert.equal(tight.peakReservedMiB, 20);
     assert.equal(tight.workspaceFallbacks, 1);
     assert.equal(tight.outOfMemory, false);
-    assert.match(fallbackCaveats(tight).join(' '), /^Near the GPU's limit: in 1 convolution call of the step the workspace of cuDNN's fastest algorithm would not fit/);
-    assert.deepEqual(fallbackCaveats(larger), []);
+    assert.match(capacityCaveats(tight, CONTEXT_MIB.withCudnn + 30).join(' '), /^Near the limit of the GPU's 1\.8 GiB: in 1 convolution call of the step the workspace of cuDNN's fastest algorithm would not fit/);
+    assert.deepEqual(capacityCaveats(larger, undefined), []);
     // A GPU without room for the tensors themselves: out of memory, and no fallback to speak of.
     const tooSmall = replayDryRun(trace, workspaceWith(FITTED_WORKSPACE), { gpuMemoryMiB: CONTEXT_MIB.withCudnn + 10 });
     assert.equal(tooSmall.outOfMemory, true);
-    assert.deepEqual(fallbackCaveats(tooSmall), []);
+    assert.match(capacityCaveats(tooSmall, CONTEXT_MIB.withCudnn + 10).join(' '), /^Out of memory: the step's tensors alone do not fit in the GPU's 1\.8 GiB/);
   });
 
   it('fills the card, not out of memory, where only the cache the workspaces left makes the tensors not fit', () => {
