@@ -23,7 +23,7 @@ limit bounds memory.
     python3 -m harness.dry_run --jobs JOBS.json     # several runs in one process (the evaluation)
 
 Prints one JSON object (or writes it to --out): {"ok", "events", "phases", "steps", "seconds",
-"cudnn", "torch", "notes", "error"}. Events are [+id, bytes, phase] for an allocation and [-id]
+"cudnn", "cudnnBenchmark", "torch", "notes", "error"}. Events are [+id, bytes, phase] for an allocation and [-id]
 for a free.
 """
 from __future__ import annotations
@@ -1572,6 +1572,9 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     _patch_torch()
     script_dir = os.path.dirname(os.path.abspath(script))
     saved = (list(sys.path), list(sys.argv), os.getcwd())
+    # cudnn.benchmark as the script leaves it (itself, or Lightning's Trainer(benchmark=True)); reset for the next job of a --jobs process.
+    saved_benchmark = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
     # Run from the project as its user does: relative reads (configs/x.yaml) find their files,
     # and the project's packages import (a src/ layout as an editable install would).
     root = os.path.abspath(spec.get("root") or script_dir)
@@ -1610,6 +1613,8 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
         # Standard error is the log: the whole traceback, for whoever debugs the harness.
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     finally:
+        result["cudnnBenchmark"] = bool(torch.backends.cudnn.benchmark)
+        torch.backends.cudnn.benchmark = saved_benchmark
         _CURRENT["run"] = None
         sys.path[:], sys.argv[:] = saved[0], saved[1]
         os.chdir(saved[2])

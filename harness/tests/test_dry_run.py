@@ -220,6 +220,30 @@ def test_convolutions_run_backward_on_meta_and_mark_cudnn(tmp_path: Path) -> Non
     assert calls[0] == calls[1] == [16, 3, 32, 32, 8, 3, 3, 1, 1, 1, 4]
 
 
+def test_cudnn_benchmark_is_reported_as_the_script_leaves_it_and_reset_for_the_next_job(tmp_path: Path) -> None:
+    scripts = []
+    for name, line in (("on.py", "torch.backends.cudnn.benchmark = True"), ("untouched.py", "")):
+        script = tmp_path / name
+        script.write_text(textwrap.dedent(f"""
+            import torch
+            import torch.nn as nn
+            {line}
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8 * 14 * 14, 10)).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for (x,) in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 3, 16, 16)), batch_size=4):
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+        """))
+        scripts.append(script)
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"id": i, "script": str(s), "spec": {}, "steps": 2} for i, s in enumerate(scripts)]))
+    done = subprocess.run([sys.executable, "-m", "harness.dry_run", "--jobs", str(jobs)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert all(r["ok"] for r in results), [r.get("error") for r in results]
+    # The first job's setting is its own: the second, in the same process, runs with the default.
+    assert [r["cudnnBenchmark"] for r in results] == [True, False]
+
+
 def test_batches_take_the_shape_of_an_in_memory_dataset_and_loaders_can_be_subclassed(tmp_path: Path) -> None:
     result = dry_run(tmp_path, """
         import torch

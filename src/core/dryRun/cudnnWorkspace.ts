@@ -38,6 +38,19 @@ export function cudnnCaveats(trace: DryRunTrace): string[] {
 }
 
 /**
+ * `cudnn.benchmark = True`: for each new convolution shape PyTorch times every algorithm cuDNN
+ * offers, with a workspace as large as the largest of them that fits in the GPU's free memory, and
+ * the caching allocator keeps that block reserved after. nvidia-smi then shows more than the step
+ * needs, up to the whole card; the allocator gives it back when the step or another tensor needs it.
+ */
+export function benchmarkCaveats(trace: DryRunTrace): string[] {
+  if (!trace.cudnnBenchmark || trace.convolutions.length === 0) return [];
+  return [
+    'The script turns on cudnn.benchmark: PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU\'s free memory, and keeps the largest reserved. nvidia-smi may show more than this figure (up to the whole GPU) although the step needs no more; on a shared GPU, leave it off.',
+  ];
+}
+
+/**
  * What the GPU's size did to the step (replayDryRun's `gpuMemoryMiB`): the tensors alone do not fit
  * (the run stops with an out-of-memory error), or they fit but cuDNN's first choice had no room for
  * its workspace, so PyTorch freed its cache and ran an algorithm that needs less: the step fits,

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { spawnProcess, type ProcessRunner } from '../remote/processRunner';
-import { CUDNN_WORKSPACE, cudnnCaveats, capacityCaveats } from './cudnnWorkspace';
+import { CUDNN_WORKSPACE, cudnnCaveats, capacityCaveats, benchmarkCaveats } from './cudnnWorkspace';
 import { replayDryRun, type DryRunFigure } from './dryRunReplay';
 import type { DryRunSpec } from './dryRunSpec';
 import { hubConfigsNamedIn, type HubConfigs } from './hubConfigs';
@@ -76,7 +76,7 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
     }
     if (!trace.ok) return { ok: false, error: trace.error ?? 'the script did not reach its training step' };
     const figure = replayDryRun(trace, CUDNN_WORKSPACE, request.gpuMemoryMiB === undefined ? {} : { gpuMemoryMiB: request.gpuMemoryMiB });
-    return { ok: true, figure, torchVersion: trace.torchVersion, notes: trace.notes, caveats: [...capacityCaveats(figure, request.gpuMemoryMiB), ...cudnnCaveats(trace)] };
+    return { ok: true, figure, torchVersion: trace.torchVersion, notes: trace.notes, caveats: [...capacityCaveats(figure, request.gpuMemoryMiB), ...cudnnCaveats(trace), ...benchmarkCaveats(trace)] };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

@@ -34,6 +34,8 @@ export interface DryRunTrace {
   readonly convolutions: readonly ConvolutionCall[];
   /** Whether a convolution ran: cuDNN is then loaded, and the CUDA context is larger. */
   readonly cudnn: boolean;
+  /** `torch.backends.cudnn.benchmark` as the script left it (set by the script, or by Lightning's `Trainer(benchmark=True)`). */
+  readonly cudnnBenchmark: boolean;
   readonly seconds: number;
   readonly torchVersion: string | undefined;
   /** Why the script could not run to its training step, in the harness's words. */
@@ -67,6 +69,7 @@ export function parseDryRunOutput(stdout: string): DryRunTrace {
     events,
     convolutions: parseConvolutions(record.convolutions, events.length),
     cudnn: record.cudnn === true,
+    cudnnBenchmark: record.cudnnBenchmark === true,
     seconds: typeof record.seconds === 'number' && Number.isFinite(record.seconds) && record.seconds >= 0 ? record.seconds : 0,
     torchVersion: shortText(record.torch),
     error: shortText(record.error),

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
 import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
 import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
-import { cudnnCaveats, capacityCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
+import { cudnnCaveats, benchmarkCaveats, capacityCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
 const MIB = 1024 * 1024;
 
@@ -127,6 +127,15 @@ describe('dry run replay', () => {
     assert.match(cudnnCaveats(trace(8, 64)).join(' '), /^Grouped or depthwise convolutions at batch 8: .*9% took over a quarter more than the dry run says/);
     assert.deepEqual(cudnnCaveats(trace(8, 1)), []);
     assert.deepEqual(cudnnCaveats(trace(32, 64)), []);
+  });
+
+  it('says what cudnn.benchmark does to nvidia-smi where the script leaves it on and convolutions run', () => {
+    const trace = (benchmark: unknown, convolutions: unknown[]) => parseDryRunOutput(JSON.stringify({ ok: true, events: [[1, 10, 1]], cudnn: true, cudnnBenchmark: benchmark, convolutions }));
+    const conv = [0, 1, 0, 8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 4];
+    assert.match(benchmarkCaveats(trace(true, [conv])).join(' '), /^The script turns on cudnn\.benchmark: .*nvidia-smi may show more than this figure \(up to the whole GPU\)/);
+    assert.deepEqual(benchmarkCaveats(trace(false, [conv])), []);
+    assert.deepEqual(benchmarkCaveats(trace('yes', [conv])), [], 'only a JSON true');
+    assert.deepEqual(benchmarkCaveats(trace(true, [])), [], 'no convolution, no cuDNN algorithm to try');
   });
 
   it('leaves out convolution records that do not make sense', () => {
