@@ -145,6 +145,8 @@ export interface TrainingSetup {
   readonly modelOutputs?: Sourced<OutputsHeld>;
   /** `use_cache=False` (modelOutputs.ts): transformers returns no keys and values with the output. */
   readonly useCache?: Sourced<boolean>;
+  /** `torch.backends.cudnn.benchmark` as the script sets it (cudnnBenchmark.ts). */
+  readonly cudnnBenchmark?: Sourced<boolean>;
   /** An encoder-decoder's label tokens per sample (the labels' tokenizer max_length). */
   readonly targetSequenceLength?: Sourced<number>;
   /** A TRL preference trainer (DPO, ORPO, CPO) or GRPO, and where its reference log-probabilities come from (preferenceSetup.ts). */

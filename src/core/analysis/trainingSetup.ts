@@ -5,6 +5,7 @@ import { adapter, attentionImplementation, frameworkSequenceLength, hfTrainer, k
 import { grpoSequenceLength, preferenceTraining } from './preferenceSetup';
 import { manualUpdate } from './manualUpdate';
 import { modelOutputsHeld, useCacheOff } from './modelOutputs';
+import { cudnnBenchmark } from './cudnnBenchmark';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -97,6 +98,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       hfTrainer: sourced(hfTrainer(events)),
       modelOutputs: sourced(modelOutputsHeld(root)),
       useCache: sourced(useCacheOff(root)),
+      cudnnBenchmark: sourced(cudnnBenchmark(root, events)),
       targetSequenceLength: sourced(targetSequenceLength(root, scope)),
       preference: sourced(preferenceTraining(events)),
       ...(distributed.distributed ? { distributed: sourced(distributed.distributed) } : {}),
