@@ -22,7 +22,7 @@ import type { Tree } from 'web-tree-sitter';
 import { resultOf, type EstimatorResult, type EstimatorResults } from './estimator';
 import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
 import type { ArchitectureRef, Assumption, FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
-import { noteText } from './notes';
+import { CUDNN_BENCHMARK_NOTE, noteText } from './notes';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 import { fineTuningOutlook } from './fineTuningRemedies';
 import { modelMaximumPosition } from './longestSequence';
@@ -126,7 +126,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (!setup.optimizer && !model.inferenceOnly) warn(model.setup?.optimizerMissing ?? 'No torch.optim optimizer found; Adam is assumed.');
   if (table.incomplete) warn('Some layers could not be sized; the estimate is a lower bound.');
   if (setup.cudnnBenchmark?.value && table.rows.some((row) => /^Conv(Transpose)?[123]d$/.test(row.type)))
-    modelNotes.push({ severity: 'info', message: "cudnn.benchmark is on: PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU's free memory, and keeps the largest reserved. nvidia-smi may show more than the estimate (up to the whole GPU) though the step needs no more; on a shared GPU, leave it off.", range: setup.cudnnBenchmark.range });
+    modelNotes.push({ severity: 'info', message: CUDNN_BENCHMARK_NOTE, range: setup.cudnnBenchmark.range });
   const held = model.setup?.optimizedPaths;
   if (held && setup.optimizer) modelNotes.push({ severity: 'info', message: `The optimizer holds the parameters of ${held.map((path) => `\`${path}\``).join(', ')} only: the others get gradients but no optimizer state.`, range: setup.optimizer.range });
 

@@ -10,3 +10,11 @@ export function noteText(note: AnalysisNote): string {
 export function warningsOf(model: Pick<ModelEstimate, 'notes'>): string[] {
   return model.notes.map(noteText);
 }
+
+/** The note a network with convolutions gets where the script turns cudnn.benchmark on; collocation reads it to warn the other jobs. */
+export const CUDNN_BENCHMARK_NOTE =
+  "cudnn.benchmark is on: PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU's free memory, and keeps the largest reserved. nvidia-smi may show more than the estimate (up to the whole GPU) though the step needs no more; on a shared GPU, leave it off.";
+
+export function turnsOnCudnnBenchmark(model: Pick<ModelEstimate, 'notes'>): boolean {
+  return model.notes.some((note) => note.message === CUDNN_BENCHMARK_NOTE);
+}

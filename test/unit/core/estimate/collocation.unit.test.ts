@@ -46,6 +46,17 @@ describe('collocation of training jobs on one GPU', () => {
     assert.equal(ja!.batchSize, 256);
   });
 
+  it('warns the other jobs of one that turns on cudnn.benchmark, and says nothing of it for one job alone', async () => {
+    const benchmark = example('cnn_cifar10.py').replace(/^import torch$/m, 'import torch\ntorch.backends.cudnn.benchmark = True');
+    assert.notEqual(benchmark, example('cnn_cifar10.py'));
+    const a = await learned('a.py', benchmark);
+    const b = await learned('b.py', example('mlp_mnist.py'));
+    const note = collocationOf([a, b], A100, 0.1).notes.find((n) => n.includes('cudnn.benchmark'));
+    assert.match(note ?? '', /^a\.py turns on cudnn\.benchmark: .*can leave the other jobs too little/);
+    assert.ok(!collocationOf([a], A100, 0.1).notes.some((n) => n.includes('cudnn.benchmark')));
+    assert.ok(!collocationOf([{ ...b, file: 'c.py' }, b], A100, 0.1).notes.some((n) => n.includes('cudnn.benchmark')));
+  });
+
   it('finds each job’s largest batch with the others at theirs: it fits, one more does not, and it is below the batch alone', async () => {
     const a = await learned('a.py', MLP(512));
     const b = await learned('b.py', MLP(4096, 8192));
