@@ -51,6 +51,19 @@ def dry_run(tmp_path: Path, source: str, spec: Dict[str, Any] = SPEC, steps: int
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def dry_run_jobs(tmp_path: Path, sources: Dict[str, str], steps: int = 2) -> List[Dict[str, Any]]:
+    """Each source a script of its own, run one after another as `--jobs` runs them: in one process."""
+    scripts = []
+    for name, source in sources.items():
+        script = tmp_path / name
+        script.write_text(textwrap.dedent(source))
+        scripts.append(script)
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"id": i, "script": str(s), "spec": {}, "steps": steps} for i, s in enumerate(scripts)]))
+    done = subprocess.run([sys.executable, "-m", "harness.dry_run", "--jobs", str(jobs)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
 def live_peak(events: List[List[int]]) -> int:
     live, peak, sizes = 0, 0, {}
     for event in events:
@@ -221,24 +234,17 @@ def test_convolutions_run_backward_on_meta_and_mark_cudnn(tmp_path: Path) -> Non
 
 
 def test_cudnn_benchmark_is_reported_as_the_script_leaves_it_and_reset_for_the_next_job(tmp_path: Path) -> None:
-    scripts = []
-    for name, line in (("on.py", "torch.backends.cudnn.benchmark = True"), ("untouched.py", "")):
-        script = tmp_path / name
-        script.write_text(textwrap.dedent(f"""
-            import torch
-            import torch.nn as nn
-            {line}
-            model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8 * 14 * 14, 10)).cuda()
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            for (x,) in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 3, 16, 16)), batch_size=4):
-                model(x.cuda()).sum().backward()
-                optimizer.step()
-        """))
-        scripts.append(script)
-    jobs = tmp_path / "jobs.json"
-    jobs.write_text(json.dumps([{"id": i, "script": str(s), "spec": {}, "steps": 2} for i, s in enumerate(scripts)]))
-    done = subprocess.run([sys.executable, "-m", "harness.dry_run", "--jobs", str(jobs)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
-    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    script = """
+        import torch
+        import torch.nn as nn
+        {line}
+        model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8 * 14 * 14, 10)).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for (x,) in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 3, 16, 16)), batch_size=4):
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+    """
+    results = dry_run_jobs(tmp_path, {"on.py": script.format(line="torch.backends.cudnn.benchmark = True"), "untouched.py": script.format(line="")})
     assert all(r["ok"] for r in results), [r.get("error") for r in results]
     # The first job's setting is its own: the second, in the same process, runs with the default.
     assert [r["cudnnBenchmark"] for r in results] == [True, False]
@@ -317,10 +323,9 @@ def test_a_step_that_reads_a_gpu_tensors_values_says_so_plainly(tmp_path: Path) 
 
 
 def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> None:
-    scripts = []
+    sources = {}
     for name, width in (("a.py", 16), ("b.py", 64)):
-        script = tmp_path / name
-        script.write_text(textwrap.dedent(f"""
+        sources[name] = f"""
             import torch
             model = torch.nn.Linear({width}, {width}).cuda()
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -329,12 +334,8 @@ def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> N
             for (x,) in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, {width})), batch_size=4):
                 model(x.cuda()).sum().backward()
                 optimizer.step()
-        """))
-        scripts.append(script)
-    jobs = tmp_path / "jobs.json"
-    jobs.write_text(json.dumps([{"id": i, "script": str(s), "spec": {}, "steps": 2} for i, s in enumerate(scripts)]))
-    done = subprocess.run([sys.executable, "-m", "harness.dry_run", "--jobs", str(jobs)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
-    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        """
+    results = dry_run_jobs(tmp_path, sources)
     assert [r["id"] for r in results] == [0, 1]
     assert all(r["ok"] for r in results), [r.get("error") for r in results]
     assert [r["events"][0][1] for r in results] == [16 * 16 * 4, 64 * 64 * 4]

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { analyzeSource } from '../../src/core/analysis/analyzeSource';
+import type { TrainingSetup } from '../../src/core/analysis/modelDescription';
 import type { EstimateOptions } from '../../src/core/estimate/estimateTree';
 import { estimateSource } from '../../src/core/estimate/incrementalEstimator';
 import { defaultGpuProfile } from '../../src/core/gpus/gpuProfiles';
@@ -56,6 +57,16 @@ export function realParser(): Promise<PythonParser> {
 
 export async function estimate(source: string, options: Partial<EstimateOptions> = {}): Promise<FileEstimate> {
   return estimateSource('test.py', source, await realParser(), { gpu: defaultGpuProfile(), safetyMargin: 0.1, ...options });
+}
+
+/** What the analysis reads of the training set-up of `source` (the analyzer alone, no estimate). */
+export async function setupOf(source: string): Promise<TrainingSetup> {
+  const tree = (await realParser()).parse(source);
+  try {
+    return analyzeSource(tree, source).setup;
+  } finally {
+    tree.delete();
+  }
 }
 
 /** The layer table of the `index`-th model `source` builds (the analyzer alone, no estimate). */

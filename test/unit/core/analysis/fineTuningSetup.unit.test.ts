@@ -1,18 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
-import type { TrainingSetup } from '../../../../src/core/analysis/modelDescription';
-import { realParser, REPO_ROOT } from '../../fixtures';
+import { REPO_ROOT, setupOf } from '../../fixtures';
 
-async function setupOf(source: string): Promise<TrainingSetup> {
-  const tree = (await realParser()).parse(source);
-  try {
-    return analyzeSource(tree, source).setup;
-  } finally {
-    tree.delete();
-  }
-}
 
 const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
 const line = (found: { range: { startLine: number } } | undefined) => found && found.range.startLine + 1;

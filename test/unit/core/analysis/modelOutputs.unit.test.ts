@@ -1,16 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyzeSource } from '../../../../src/core/analysis/analyzeSource';
-import type { TrainingSetup } from '../../../../src/core/analysis/modelDescription';
-import { estimate, realParser } from '../../fixtures';
-
-async function setupOf(source: string): Promise<TrainingSetup> {
-  const tree = (await realParser()).parse(source);
-  try {
-    return analyzeSource(tree, source).setup;
-  } finally {
-    tree.delete();
-  }
-}
+import { estimate, setupOf } from '../../fixtures';
 
 /** A causal LM in bf16 with LoRA, trained by a loop whose body is `step`. */
 const script = (step: string, load = '') => `import torch
