@@ -56,7 +56,9 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
       results.set(document, { result, version: document.version, python: python.path });
       const summary = dryRunSummary(result, trained?.memory.estimateMiB ?? null, estimate.gpu);
       logger.info(summary);
-      if (result.ok) void vscode.window.showInformationMessage(`GPU Estimator: ${summary}`);
+      // The step's tensors alone do not fit the chosen GPU: a warning, as the static verdict's would be.
+      if (result.ok && result.figure.outOfMemory) void vscode.window.showWarningMessage(`GPU Estimator: ${summary}`);
+      else if (result.ok) void vscode.window.showInformationMessage(`GPU Estimator: ${summary}`);
       else if (result.error !== 'the dry run was cancelled') void vscode.window.showWarningMessage(`GPU Estimator: ${summary} (Python: ${python.path}, from ${python.source})`);
       return result;
     } catch (error) {

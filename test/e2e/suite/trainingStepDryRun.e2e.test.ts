@@ -8,7 +8,8 @@ import { hoverMarkdown } from './waiting';
 interface DryRunResult {
   ok: boolean;
   error?: string;
-  figure?: { predictedMiB: number; peakReservedMiB: number; peakAllocatedMiB: number; peakPhase: string; steps: number; breakdown: { contextMiB: number } };
+  figure?: { predictedMiB: number; peakReservedMiB: number; peakAllocatedMiB: number; peakPhase: string; steps: number; outOfMemory: boolean; breakdown: { contextMiB: number } };
+  caveats?: string[];
 }
 
 const SCRIPT = `import torch
@@ -47,6 +48,7 @@ describe('Dry-run on CPU in a real VS Code', () => {
 
   afterEach(async () => {
     await config().update('dryRun.python', undefined, vscode.ConfigurationTarget.Global);
+    await config().update('gpu', undefined, vscode.ConfigurationTarget.Global);
   });
 
   it('runs the training step with the configured Python and shows the figure beside the static estimate in the hover', async () => {
@@ -65,6 +67,20 @@ describe('Dry-run on CPU in a real VS Code', () => {
     const markdown = hoverMarkdown(hovers);
     assert.match(markdown, /Dry run on CPU: [\d.]+ (MiB|GiB)/, markdown);
     assert.match(markdown, /static estimate [\d.]+ (MiB|GiB), dry run [+-]\d+%/, markdown);
+  });
+
+  it("replays the step on the chosen GPU: tensors beyond a T4's memory are out of memory, in the result and the hover", async () => {
+    // Two 40000 x 40000 layers: 12.8 GB of fp32 weights, their gradients and Adam's moments, on meta tensors (no RAM).
+    const large = vscode.Uri.joinPath(script, '..', 'dry_run_large.py');
+    await vscode.workspace.fs.writeFile(large, new TextEncoder().encode(SCRIPT.replace('nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 10)', 'nn.Linear(512, 40000), nn.ReLU(), nn.Linear(40000, 40000), nn.ReLU(), nn.Linear(40000, 40000), nn.ReLU(), nn.Linear(40000, 10)')));
+    await config().update('dryRun.python', '/usr/bin/python3', vscode.ConfigurationTarget.Global);
+    await config().update('gpu', 't4-16gb', vscode.ConfigurationTarget.Global);
+    const result = await vscode.commands.executeCommand<DryRunResult | undefined>('gpuEstimator.dryRun', large);
+    assert.ok(result?.ok, `dry run: ${JSON.stringify(result)?.slice(0, 500)}`);
+    assert.strictEqual(result.figure!.outOfMemory, true, JSON.stringify(result.figure));
+    assert.match((result.caveats ?? []).join(' '), /^Out of memory: the step's tensors alone do not fit in the GPU's 15\.0 GiB/);
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', large, new vscode.Position(7, 2));
+    assert.match(hoverMarkdown(hovers), /Out of memory: the step's tensors alone do not fit/);
   });
 
   it('says plainly when the Python is not there, and keeps the hover safe', async () => {
