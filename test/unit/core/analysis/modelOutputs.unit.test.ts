@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { estimate, setupOf } from '../../fixtures';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { estimate, REPO_ROOT, setupOf } from '../../fixtures';
 
 /** A causal LM in bf16 with LoRA, trained by a loop whose body is `step`. */
 const script = (step: string, load = '') => `import torch
@@ -40,6 +42,14 @@ describe('what a loop keeps of the model output through the backward', () => {
     assert.equal((await setupOf(script('loss = model(input_ids=input_ids, labels=input_ids).loss\nloss.backward()'))).modelOutputs?.value, 'none');
     assert.equal((await setupOf(script('model(input_ids=input_ids, labels=input_ids)[0].backward()'))).modelOutputs?.value, 'none');
     assert.equal((await setupOf(script('logits = model(input_ids=input_ids).logits\nloss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), input_ids.flatten())\nloss.backward()'))).modelOutputs, undefined);
+  });
+
+  it("reads the realworld accelerate example's loop, inside a function and under accelerator.accumulate", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'realworld', 'accelerate_clm', 'run_clm_no_trainer.py'), 'utf8');
+    const setup = await setupOf(source);
+    assert.equal(setup.modelOutputs?.value, 'output');
+    assert.match(setup.modelOutputs.origin, /^outputs = model\(\*\*batch\): the output is kept/);
+    assert.ok((await estimate(source)).models[0]!.notes.some((note) => /every layer's keys and values in it: counted/.test(note.message)));
   });
 
   it('reads use_cache=False in from_pretrained and on the config', async () => {
