@@ -5,6 +5,7 @@
  */
 import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
+import type { PyValue } from './interpreter/pyValues';
 
 /** `TrainingArguments` for `transformers.training_args.TrainingArguments`. */
 export const simpleName = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -13,4 +14,9 @@ export const simpleName = (qualified: string): string => qualified.slice(qualifi
 export function argumentNode(call: CallEvent, name: string): SyntaxNode {
   const argument = call.node.childForFieldName('arguments')?.namedChildren.find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name);
   return argument ?? call.node;
+}
+
+/** An argument that counts something (a batch, a length): a whole number above zero, else undefined. */
+export function positiveInteger(value: PyValue | undefined): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }

@@ -5,6 +5,7 @@
  * memory, and its allocator keeps the largest reserved. The last assignment in the file wins.
  */
 import type { CallEvent } from './interpreter/interpreter';
+import { LIGHTNING_TRAINER } from './fineTuningSetup';
 import type { Found } from './modelDescription';
 import type { SyntaxNode } from '../parsing/syntax';
 
@@ -18,8 +19,7 @@ export function cudnnBenchmark(root: SyntaxNode, events: readonly CallEvent[]): 
   }
   if (found) return found;
   for (const call of events) {
-    if (!/(^|\.)Trainer$/.test(call.qualified) || !/lightning/.test(call.qualified)) continue;
-    if (call.kwargs.get('benchmark') === true) return { value: true, node: call.node, origin: 'Trainer(benchmark=True)' };
+    if (LIGHTNING_TRAINER.test(call.qualified) && call.kwargs.get('benchmark') === true) return { value: true, node: call.node, origin: 'Trainer(benchmark=True)' };
   }
   return undefined;
 }

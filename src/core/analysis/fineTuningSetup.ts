@@ -3,7 +3,7 @@ import { kindOf, type DictValue, type ExternalValue, type PyValue } from './inte
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
 import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
-import { argumentNode, simpleName } from './callArguments';
+import { argumentNode, positiveInteger, simpleName } from './callArguments';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -25,7 +25,7 @@ const PEFT_CONFIG = /^peft(\.\w+)*\.(?!Peft|LoftQ|Eva|Corda)\w+Config$/;
 const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;
-const LIGHTNING_TRAINER = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?)?\.Trainer$/;
+export const LIGHTNING_TRAINER = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?)?\.Trainer$/;
 const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 
 /** PEFT's default `r` by method (AdaLoRA's `init_r`); OFT's default is 0, sizing by `oft_block_size` instead. */
@@ -250,8 +250,8 @@ export function frameworkSequenceLength(events: readonly CallEvent[]): Found<num
  */
 export function unslothSequenceLength(events: readonly CallEvent[]): Found<number> | undefined {
   const call = events.find((c) => UNSLOTH_LOAD.test(c.qualified));
-  const value = call ? positive(call.kwargs.get('max_seq_length')) : undefined;
-  if (!call || value === undefined || !Number.isInteger(value)) return undefined;
+  const value = call ? positiveInteger(call.kwargs.get('max_seq_length')) : undefined;
+  if (!call || value === undefined) return undefined;
   return { value, node: argumentNode(call, 'max_seq_length'), origin: `${unslothName(call.qualified)}(max_seq_length=${value}): Unsloth's trainers take the model's length; batches padded to their longest sample, at most ${value} tokens (the estimate takes ${value})` };
 }
 

@@ -7,9 +7,8 @@
  * where the script gives none).
  */
 import type { CallEvent } from './interpreter/interpreter';
-import type { PyValue } from './interpreter/pyValues';
 import type { Found, PreferenceSetup } from './modelDescription';
-import { argumentNode, simpleName } from './callArguments';
+import { argumentNode, positiveInteger, simpleName } from './callArguments';
 import { PREFERENCE_TRAINERS } from './interpreter/fineTuningLibraries';
 
 // Typed as the set-up's trainers: a name added to the list and not to PreferenceSetup does not compile.
@@ -19,8 +18,6 @@ const GRPO_CONFIG = /^trl(\.\w+)*\.GRPOConfig$/;
 
 /** GRPOConfig's defaults in TRL 0.17: prompts cut to 512 tokens, completions to 256, the KL term's beta 0.04. */
 export const GRPO_DEFAULTS = { maxPromptLength: 512, maxCompletionLength: 256, beta: 0.04 } as const;
-
-const count = (value: PyValue | undefined): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
 
 /** The script's GRPOConfig, if it makes one. */
 const grpoConfig = (events: readonly CallEvent[]) => events.find((c) => GRPO_CONFIG.test(c.qualified));
@@ -50,7 +47,7 @@ export function preferenceTraining(events: readonly CallEvent[]): Found<Preferen
 
 function grpo(events: readonly CallEvent[], call: CallEvent): Found<PreferenceSetup> {
   const config = grpoConfig(events);
-  const completionTokens = count(config?.kwargs.get('max_completion_length')) ?? GRPO_DEFAULTS.maxCompletionLength;
+  const completionTokens = positiveInteger(config?.kwargs.get('max_completion_length')) ?? GRPO_DEFAULTS.maxCompletionLength;
   const beta = config?.kwargs.get('beta');
   const withoutKl = beta === 0;
   const betaOrigin = withoutKl ? 'beta=0.0: no KL term, no reference model' : typeof beta === 'number' ? `beta=${beta}: a reference model for the KL term` : `beta ${GRPO_DEFAULTS.beta} (TRL 0.17's default): a reference model for the KL term`;
@@ -66,8 +63,8 @@ export function grpoSequenceLength(events: readonly CallEvent[]): Found<number> 
   const call = events.find((c) => /^trl(\.\w+)*\.GRPOTrainer$/.test(c.qualified));
   if (!call) return undefined;
   const config = grpoConfig(events);
-  const prompt = count(config?.kwargs.get('max_prompt_length'));
-  const completion = count(config?.kwargs.get('max_completion_length'));
+  const prompt = positiveInteger(config?.kwargs.get('max_prompt_length'));
+  const completion = positiveInteger(config?.kwargs.get('max_completion_length'));
   const value = (prompt ?? GRPO_DEFAULTS.maxPromptLength) + (completion ?? GRPO_DEFAULTS.maxCompletionLength);
   const part = (n: number | undefined, name: string, fallback: number) => (n !== undefined ? `${name}=${n}` : `${name} ${fallback} (TRL 0.17's default)`);
   const node = config && (prompt !== undefined || completion !== undefined) ? argumentNode(config, prompt !== undefined ? 'max_prompt_length' : 'max_completion_length') : call.node;

@@ -11,7 +11,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
-import { simpleName } from './callArguments';
+import { positiveInteger, simpleName } from './callArguments';
 
 /**
  * What one process feeds the model per step, by the names scripts give it: a micro-batch or a
@@ -105,10 +105,6 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       ...(distributed.gpuCount ? { gpuCount: sourced(distributed.gpuCount) } : {}),
     };
   }
-}
-
-function positiveInteger(value: PyValue | undefined): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 /** The node behind an argument: the argparse option it reads (`args.batch_size`), else the argument itself. */

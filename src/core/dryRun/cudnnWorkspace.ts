@@ -43,11 +43,16 @@ export function cudnnCaveats(trace: DryRunTrace): string[] {
  * the caching allocator keeps that block reserved after. nvidia-smi then shows more than the step
  * needs, up to the whole card; the allocator gives it back when the step or another tensor needs it.
  */
+export const CUDNN_BENCHMARK_EFFECT = "PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU's free memory, and keeps the largest reserved";
+
+/** The warning for a script that turns cudnn.benchmark on, `subject` saying so and `figure` naming what nvidia-smi may exceed. */
+export function cudnnBenchmarkWarning(subject: string, figure: string): string {
+  return `${subject}: ${CUDNN_BENCHMARK_EFFECT}. nvidia-smi may show more than ${figure} (up to the whole GPU) though the step needs no more; on a shared GPU, leave it off.`;
+}
+
 export function benchmarkCaveats(trace: DryRunTrace): string[] {
   if (!trace.cudnnBenchmark || trace.convolutions.length === 0) return [];
-  return [
-    'The script turns on cudnn.benchmark: PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU\'s free memory, and keeps the largest reserved. nvidia-smi may show more than this figure (up to the whole GPU) although the step needs no more; on a shared GPU, leave it off.',
-  ];
+  return [cudnnBenchmarkWarning('The script turns on cudnn.benchmark', 'this figure')];
 }
 
 /**

@@ -8,6 +8,7 @@
 import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, Risk, UtilizationClass } from './fileEstimate';
+import { CUDNN_BENCHMARK_EFFECT } from '../dryRun/cudnnWorkspace';
 import { turnsOnCudnnBenchmark } from './notes';
 import { estimateCurve } from './outlook';
 import { fits, largestFittingBatch, riskOf } from './verdict';
@@ -66,7 +67,7 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   const notes: string[] = [];
   if (estimates.length > 1) {
     const grabbing = estimates.filter((estimate) => estimate.models.some(turnsOnCudnnBenchmark)).map((estimate) => estimate.file);
-    if (grabbing.length) notes.push(`${grabbing.join(', ')} turn${grabbing.length === 1 ? 's' : ''} on cudnn.benchmark: while it times cuDNN's algorithms it takes workspaces up to the GPU's free memory and keeps them reserved, which can leave the other jobs too little; the total above is what the steps need. Turn it off for collocated jobs.`);
+    if (grabbing.length) notes.push(`${grabbing.join(', ')} turn${grabbing.length === 1 ? 's' : ''} on cudnn.benchmark: ${CUDNN_BENCHMARK_EFFECT}, which can leave the other jobs too little; the total above is what the steps need. Turn it off for collocated jobs.`);
   }
   if (!known) notes.push(`No verdict: ${shares.filter((share) => share.memoryMiB === null).map((share) => share.file).join(', ')} has no estimate (see its notes).`);
   return {

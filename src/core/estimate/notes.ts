@@ -1,5 +1,6 @@
 import type { AnalysisNote } from '../analysis/modelDescription';
 import type { ModelEstimate } from './fileEstimate';
+import { cudnnBenchmarkWarning } from '../dryRun/cudnnWorkspace';
 
 /** A note as one line of text: `line 12: nn.FancyNewLayer is not understood ...` when it is about a line (1-based). */
 export function noteText(note: AnalysisNote): string {
@@ -12,8 +13,7 @@ export function warningsOf(model: Pick<ModelEstimate, 'notes'>): string[] {
 }
 
 /** The note a network with convolutions gets where the script turns cudnn.benchmark on; collocation reads it to warn the other jobs. */
-export const CUDNN_BENCHMARK_NOTE =
-  "cudnn.benchmark is on: PyTorch tries every cuDNN algorithm for each new convolution shape, with workspaces up to the GPU's free memory, and keeps the largest reserved. nvidia-smi may show more than the estimate (up to the whole GPU) though the step needs no more; on a shared GPU, leave it off.";
+export const CUDNN_BENCHMARK_NOTE = cudnnBenchmarkWarning('cudnn.benchmark is on', 'the estimate');
 
 export function turnsOnCudnnBenchmark(model: Pick<ModelEstimate, 'notes'>): boolean {
   return model.notes.some((note) => note.message === CUDNN_BENCHMARK_NOTE);
