@@ -7,11 +7,11 @@
  *
  * Changes are told apart by whether the training stays mathematically the same: checkpointing
  * recomputes what it drops, SDPA computes the same attention, use_cache=False only stops the keys and
- * values being returned, accumulation sums the same gradients,
- * DPO's reference log-probabilities computed before training are the ones the step would compute;
+ * values being returned, accumulation sums the same gradients, DPO's reference log-probabilities
+ * computed before training are the ones the step would compute;
  * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
  */
-import type { FineTuningAdapter, FineTuningJob } from '../estimators/fineTuning';
+import { keyValueCacheCounted, type FineTuningAdapter, type FineTuningJob } from '../estimators/fineTuning';
 import type { ShardingSpec } from '../estimators/shardedFineTuning';
 import type { FineTuningOutlook, Remedy, RemedyKind } from './fileEstimate';
 import { jobDriverMiB, longestFittingLength, longestSequence, SEQUENCE_STEP } from './longestSequence';
@@ -44,7 +44,7 @@ const CANDIDATES: readonly Candidate[] = [
     // A loop that keeps `outputs` keeps transformers' keys and values with them; the model's config or from_pretrained(use_cache=False) returns none.
     kind: 'noKeyValueCache',
     sameTraining: true,
-    apply: (job) => (job.keyValueCacheHeld && !job.checkpointing ? { job: { ...job, keyValueCacheHeld: false }, change: 'use_cache=False (no keys and values returned with the outputs)' } : undefined),
+    apply: (job) => (keyValueCacheCounted(job) ? { job: { ...job, keyValueCacheHeld: false }, change: 'use_cache=False (no keys and values returned with the outputs)' } : undefined),
   },
   {
     // DPOConfig(precompute_ref_log_probs=True): the reference runs once over the data before training, and neither its copy nor its forward is in the step.

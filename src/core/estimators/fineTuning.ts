@@ -370,6 +370,17 @@ const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols:
   }
 };
 
+/** The keys and values of every layer over `tokens` (after RoPE, not expanded to every head): what transformers' cache holds. */
+const keyValueBytes = (shape: TransformerShape, tokens: number, bytes: number): number => 2 * shape.layers * tokens * shape.kvHeads * shape.headDim * bytes;
+
+/**
+ * Whether the keys and values a loop keeps with `outputs` are counted: for a decoder-only language
+ * model, and not under gradient checkpointing (transformers turns the cache off there).
+ */
+export function keyValueCacheCounted(job: Pick<FineTuningJob, 'keyValueCacheHeld' | 'checkpointing' | 'shape'>): boolean {
+  return job.keyValueCacheHeld === true && !job.checkpointing && !job.shape.decoderLayers && job.shape.head.kind === 'lm';
+}
+
 export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const notes: string[] = [];
   const { shape } = job;
@@ -483,7 +494,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   // The embeddings' output and the final norm's input and output (with the layers frozen, the head's input alone).
   activations += (recorded === shape.layers ? 3 : recorded > 0 ? 2 : 1) * layerInput;
   // The keys and values transformers returns in `past_key_values` (after RoPE, not expanded to every head), kept by a loop that keeps `outputs`.
-  if (job.keyValueCacheHeld && !job.checkpointing && !shape.decoderLayers && shape.head.kind === 'lm') activations += 2 * shape.layers * tokens * shape.kvHeads * shape.headDim * e;
+  if (keyValueCacheCounted(job)) activations += keyValueBytes(shape, tokens, e);
   // Offloaded activations (Unsloth's and torchtune's offloading) wait on the host; the GPU keeps the embeddings' and the norm's tensors and the layer
   // inputs in flight (the one being copied out, the one being fetched back). With checkpointing the layer recomputed in the backward is `recomputed`;
   // without, one layer's saved tensors stay until they are copied.
@@ -530,7 +541,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const forwardPeak = persistent + forwardGradients + activations + working + logits + autocastCopies;
   const stepPeak = persistent + heldGradients + stepTemporary;
   // GRPO generates its completions first (model.generate): the keys and values of every layer over prompt and completion.
-  const generationPeak = job.preference?.trainer === 'grpo' ? persistent + forwardGradients + 2 * shape.layers * batch * seq * shape.kvHeads * shape.headDim * e : 0;
+  const generationPeak = job.preference?.trainer === 'grpo' ? persistent + forwardGradients + keyValueBytes(shape, tokens, e) : 0;
   const allocated = Math.max(forwardPeak, stepPeak, generationPeak);
   const transient = autocastCopies + Math.max(working, stepTemporary);
   const reserved = allocated + (job.reserveShare ?? RESERVE_SHARE) * (activations + working + logits + autocastCopies);

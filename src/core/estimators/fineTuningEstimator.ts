@@ -3,7 +3,7 @@ import type { CatalogArchitecture } from '../catalog/catalog';
 import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
-import { estimateFineTuning, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
 import { shapeFromConfig } from './shapeFromConfig';
 import { moeNote } from './moe';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
@@ -75,8 +75,6 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     }
   }
   const preference = preferenceJob(setup, fineTuningAdapter !== undefined, notes);
-  const cacheHeld = setup.hfTrainer === undefined && setup.modelOutputs?.value === 'output' && setup.useCache?.value !== false && setup.gradientCheckpointing?.value !== true && !shape.decoderLayers && shape.head.kind === 'lm';
-  if (cacheHeld) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
@@ -99,13 +97,14 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     adapterDropout: (adapter?.dropout ?? 0) > 0,
     // A hand-written loop keeps `outputs` (and its logits) through `loss.backward()` unless it takes the loss straight from the call; the Trainer does not.
     logitsHeld: setup.hfTrainer === undefined && setup.modelOutputs?.value !== 'none',
-    keyValueCacheHeld: cacheHeld,
+    keyValueCacheHeld: setup.hfTrainer === undefined && setup.modelOutputs?.value === 'output' && setup.useCache?.value !== false,
     ...(shape.decoderLayers && setup.targetSequenceLength ? { targetSeq: setup.targetSequenceLength.value } : {}),
     ...(setup.gradientAccumulation ? { accumulation: setup.gradientAccumulation.value } : {}),
     kbitPrepared: setup.kbitPrepared !== undefined,
     ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
     ...(preference ? { preference } : {}),
   };
+  if (keyValueCacheCounted(job)) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs!.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
   const sharding = shardingSpec(setup, shape, gpus, notes);
   return { job, notes, ...(sharding ? { sharding } : {}) };
