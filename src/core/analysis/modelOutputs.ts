@@ -20,7 +20,9 @@ export function modelOutputsHeld(root: SyntaxNode): Found<OutputsHeld> | undefin
     const loss = backwardOperand(call);
     if (!loss) continue;
     const held = heldBy(loss, call, 0);
-    if (held) return { value: held.value, node: held.node, origin: held.value === 'output' ? `${held.node.text.split('\n')[0]!.slice(0, 50)}: the output is kept through the backward` : `${held.node.text.split('\n')[0]!.slice(0, 50)}: only the loss is kept` };
+    if (!held) continue;
+    const written = held.node.text.split('\n')[0]!.slice(0, 50);
+    return { ...held, origin: `${written}: ${held.value === 'output' ? 'the output is kept through the backward' : 'only the loss is kept'}` };
   }
   return undefined;
 }
