@@ -81,3 +81,48 @@ def test_the_trainers_8bit_adam_holds_a_byte_per_moment_and_element(tmp_path: Pa
     embedding = 30522 * 768
     states = [event for event in result["events"] if len(event) == 3 and event[2] == 3 and event[1] == embedding]
     assert len(states) == 2  # two one-byte moments of the word embeddings; fp32 ones would be 4 x as large
+
+
+#: A small Llama (two layers, grouped keys and values, untied head) for GaLore's state.
+SMALL_LLAMA = {"model_type": "llama", "vocab_size": 1024, "hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512, "tie_word_embeddings": False}
+#: What GaLore-torch 1.0's AdamW keeps for SMALL_LLAMA in fp32 at rank 16 over ["attn", "mlp"]: for each
+#: projected matrix two moments of rank x its larger side and the projection, which for fp32 weights is a
+#: slice of the SVD's factor that keeps the whole square factor alive (its smaller side squared); for the
+#: embeddings, the head and the norms AdamW's two full moments. The same figure is the static estimate's
+#: (test/unit/core/estimators/galore.unit.test.ts): a test vector for both sides.
+GALORE_SMALL_LLAMA_STATE = 7_878_656
+
+
+def galore_state(config: dict, rank: int) -> int:
+    hidden, inter, vocab = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    kv = hidden // config["num_attention_heads"] * config["num_key_value_heads"]
+    projected = [(hidden, hidden), (kv, hidden), (kv, hidden), (hidden, hidden), (inter, hidden), (inter, hidden), (hidden, inter)]
+    per_layer = sum(4 * (2 * max(m, n) * rank + min(m, n) ** 2) for m, n in projected) + 2 * 4 * 2 * hidden
+    return config["num_hidden_layers"] * per_layer + 2 * 4 * (2 * vocab * hidden) + 2 * 4 * hidden
+
+
+def test_galore_keeps_adams_moments_over_the_projected_gradients_and_the_projection(tmp_path: Path) -> None:
+    pytest.importorskip("galore_torch")
+    assert galore_state(SMALL_LLAMA, 16) == GALORE_SMALL_LLAMA_STATE
+    result = dry_run(tmp_path, """
+        from datasets import load_dataset
+        from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments
+        tokenizer = AutoTokenizer.from_pretrained("tiny/llama")
+        model = AutoModelForCausalLM.from_pretrained("tiny/llama")
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=2, optim="galore_adamw", optim_target_modules=["attn", "mlp"], optim_args="rank=16", report_to="none")
+        data = load_dataset("imdb", split="train").map(lambda b: tokenizer(b["text"], truncation=True, max_length=64), batched=True)
+        Trainer(model=model, args=args, train_dataset=data, data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False)).train()
+    """, {"tensors": [{"shape": [64], "dtype": "int64"}, {"shape": [64], "dtype": "int64"}], "hubConfigs": {"tiny/llama": SMALL_LLAMA}})
+    assert result["ok"], result.get("error")
+    # What each optimizer phase (3) made and still held when the next step began: its state (the moments, the projections).
+    sizes, phases, live, kept, last = {}, {}, set(), [], None
+    for event in result["events"]:
+        if len(event) == 3:
+            if last == 3 and event[2] != 3:
+                kept.append(sum(sizes[i] for i in live if phases[i] == 3))
+            last = event[2]
+            sizes[event[0]], phases[event[0]] = event[1], event[2]
+            live.add(event[0])
+        else:
+            live.discard(-event[0])
+    assert kept and all(k == GALORE_SMALL_LLAMA_STATE for k in kept), kept

@@ -16,7 +16,8 @@ import { assumedCheckpoint } from '../../src/core/catalog/hf/assumedCheckpoint';
 import { CHECKPOINTS, findCheckpoint, type Checkpoint } from '../../src/core/catalog/hf/checkpoints';
 import { parseCsv as parseCsvRows } from '../evaluation/referenceData';
 import { isShardedRow, shardedTable } from './shardedRows';
-import { FITTED_MARGIN, estimateFineTuning, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from '../../src/core/estimators/fineTuning';
+import { FITTED_MARGIN, estimateFineTuning, parameterTensors, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from '../../src/core/estimators/fineTuning';
+import { GALORE_DEFAULT_RANK } from '../../src/core/estimators/galore';
 import { shapeFromConfig } from '../../src/core/estimators/shapeFromConfig';
 import { median } from '../evaluation/statistics';
 import { peftParams } from '../../src/core/estimators/peftParams';
@@ -154,7 +155,7 @@ export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string;
 /** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT; preference training says its trainer first (`DPO, LoRA`). */
 function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
   if (method === undefined || isUnread(method)) return 'method not read';
-  const trained = method.kind === 'full' ? 'full'
+  const trained = method.kind === 'full' ? (method.galore || /galore/i.test(text) ? 'full, GaLore' : method.trainedLayers ? 'full, last layers (freeze)' : 'full')
     : method.kind === 'lora' ? (/\bq-?(lora|dora)\b/i.test(text) || (typeof quantized === 'object' && !isUnread(quantized) && quantized.bits === 4) ? 'QLoRA' : 'LoRA')
     : /^LoRA/i.test(method.name) ? 'LoRA' : 'other PEFT';
   return method.preference ? `${method.preference.toUpperCase()}, ${trained}` : trained;
@@ -199,7 +200,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const notes = row.notes ?? '';
   const method = methodOf(methodText);
   const quantized = quantization(row.quant, methodText, row.precision, row.model);
-  const group = groupOf(method, quantized, methodText);
+  const group = groupOf(method, quantized, `${methodText} ${/galore/i.test(row.optimizer ?? '') ? 'GaLore' : ''}`);
   const measured = measuredOf(row.measured_gb);
   // A published out-of-memory result is checked at its smallest job: one token a sample if the length is not published.
   const outOfMemory = isOutOfMemory(row);
@@ -235,6 +236,8 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
 
   let adapter: FineTuningAdapter | undefined;
   const trainable = trainableParamsOf(notes);
+  const trainedLayers = method.kind === 'full' ? method.trainedLayers : undefined;
+  if (trainedLayers !== undefined && trainedLayers > shape.layers) return { skip: `freeze tuning of ${trainedLayers} layers of a ${shape.layers}-layer model`, group };
   if (method.kind === 'lora') {
     const rankRead = rankOf(row.lora_rank);
     if (isUnread(rankRead)) return { skip: rankRead.unread, group };
@@ -267,6 +270,12 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   // Optimizer not stated: AdamW, the default of the Trainer, torchtune's and LLaMA-Factory's configs, and the largest state of the common ones.
   const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
   if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
+  // GaLore, from the method or the optimizer: its rank from the method, the optimizer, the rank column, else transformers' default; every linear of the layers (the paper's and LLaMA-Factory's "all").
+  const galoreRead = method.kind === 'full' ? (method.galore ?? optimizer.galore) : undefined;
+  const rankCell = galoreRead ? stated(rankOf(row.lora_rank)) : undefined;
+  const galoreRank = galoreRead ? (galoreRead.rank ?? optimizer.galore?.rank ?? rankCell) : undefined;
+  if (galoreRead && galoreRank === undefined) assumed.push(`GaLore rank not stated: ${GALORE_DEFAULT_RANK} (transformers' default)`);
+  const galore = galoreRead ? { rank: galoreRank ?? GALORE_DEFAULT_RANK, targets: 'all-linear' as const } : undefined;
   // Checkpointing not stated is read as off unless the tool's config of the time sets it and can be cited.
   const ckpt = stated(ckptRead);
   const checkpointing = ckpt !== undefined || fallback?.checkpointing === undefined ? ckpt?.on === true : ((documented = fallback.cite), fallback.checkpointing);
@@ -301,7 +310,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     // "flash-attn 2" in the notes: grouped keys and values are not expanded.
     flashAttention: /flash[- _]?attn|flash_attention/i.test(notes),
     ...(accumulation ? { accumulation } : {}),
-    optimizerInBackward: optimizer.inBackward || /optimizer_in_bwd|optimizer-in-backward/i.test(methodText),
+    optimizerInBackward: optimizer.inBackward || galoreRead?.layerwise === true || /optimizer_in_bwd|optimizer-in-backward/i.test(methodText),
+    ...(galore ? { galore } : {}),
+    ...(trainedLayers ? { frozen: lastLayers(shape, trainedLayers) } : {}),
     activationOffload: ckpt?.offload === true,
     ...(carried.chunkedLoss || /chunked/i.test(notes) ? { chunkedLoss: 8 } : {}),
     ...(contextGB ? { contextBytes: contextGB * 1e9 } : {}),
@@ -322,6 +333,12 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     ...(method.preference ? { preference: { trainer: method.preference, reference: /precompute|reference[- ]free/i.test(notes) ? ('none' as const) : ('default' as const) } } : {}),
   };
   return { job, kind: measureKind(row.measure_kind ?? ''), group, ...(documented ? { documented } : {}), ...(assumed.length ? { assumed } : {}), ...(checkpoint.assumed ? { assumedShape: true } : {}) };
+}
+
+/** Freeze tuning of the last `layers` layers: their parameters train, the embeddings, the head and the layers below stay frozen, and autograd records only the trained layers. */
+export function lastLayers(shape: TransformerShape, layers: number): NonNullable<FineTuningJob['frozen']> {
+  const perLayer = parameterTensors(shape).filter((t) => t.perLayer && !t.decoder).reduce((sum, t) => sum + t.rows * t.cols * (t.experts ?? 1), 0);
+  return { trainableParams: perLayer * layers, recordedLayers: layers };
 }
 
 /** The estimate the measurement measured; an unstated kind is compared with the reserved peak (between allocated and the driver's). */

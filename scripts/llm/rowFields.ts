@@ -108,19 +108,28 @@ export interface Optimizer {
   readonly paged: boolean;
   /** torchtune's optimizer_in_bwd: each gradient is applied and freed as it is made. */
   readonly inBackward: boolean;
+  /** GaLore's optimizers (`galore_adamw_8bit`, `GaLore AdamW (rank 128)`): the state is over the projected gradients. */
+  readonly galore?: { readonly rank?: number; readonly layerwise: boolean };
 }
 
 /**
  * The optimizer as tools name it: `AdamW`, `adamw_torch_fused`, `FusedAdam`, `paged_adamw_8bit`,
  * `adamw_bnb_8bit`, `8-bit Adam`, `bnb PagedAdamW`, `Adafactor`, `SGD`, `SGD (momentum 0.9)`, `Lion`,
- * `RMSprop`. Optimizers whose state the estimator does not size (8-bit Lion, GaLore, LOMO, Sophia,
- * Adam-mini...) are unread.
+ * `RMSprop`, GaLore's (`galore_adamw_8bit`, `GaLore AdamW layerwise`). Optimizers whose state the
+ * estimator does not size (8-bit Lion, Q-GaLore, LOMO, Sophia, Adam-mini...) are unread.
  */
 export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   if (notStated(text)) return undefined;
   const t = text!.toLowerCase();
   const paged = /paged/.test(t);
   const inBackward = /optimizer[_ -]in[_ -](bwd|backward)|in_bwd/.test(t);
+  // transformers' galore_adamw, galore_adamw_8bit, galore_adafactor (each also _layerwise): AdamW's, 8-bit AdamW's or Adafactor's state over the projections.
+  if (/galore/.test(t) && !/q-?galore/.test(t)) {
+    const rank = /\b(?:r|rank)\s*[=:]?\s*(\d+)/.exec(t)?.[1];
+    const layerwise = /layer-?wise|per-?layer/.test(t);
+    const state = /adafactor/.test(t) ? 'adafactor' : /8[- _]?bit/.test(t) ? 'adamw-8bit' : 'adamw';
+    return { state, paged, inBackward: inBackward || layerwise, galore: { ...(rank ? { rank: Number(rank) } : {}), layerwise } };
+  }
   const notModelled = /galore|lomo|lion[\w -]*8[_ -]?bit|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
   if (notModelled) return unread('optimizer', text!, `${notModelled[0]}'s state is not modelled`);
   // One state the parameter's size: Lion's and SGD's momentum, RMSprop's square average, Adagrad's sum.
@@ -226,7 +235,11 @@ export type PeftName = 'prompttuning' | 'prefixtuning' | 'ptuning' | 'ia3';
 export type PreferenceName = 'dpo' | 'kto' | 'orpo' | 'cpo';
 
 export type Method = (
-  | { readonly kind: 'full' }
+  /**
+   * Every parameter trained, or with `galore` GaLore's projected gradients (`rank` when the method
+   * names it), or with `trainedLayers` only the last layers (freeze tuning: `Freeze (last 2 layers)`).
+   */
+  | { readonly kind: 'full'; readonly galore?: { readonly rank?: number; readonly layerwise: boolean }; readonly trainedLayers?: number }
   /** LoRA and its variants that train the same A and B (LoRA+, rsLoRA, PiSSA, OLoRA) or add DoRA's magnitude; `rank` when the method names it (`LoRA r=16`). */
   | { readonly kind: 'lora'; readonly dora: boolean; readonly rank?: number }
   /** Another adapter, sized by the trainable parameters the row publishes (`peft` when known by name). */
@@ -250,8 +263,10 @@ const PEFT_NAMES: ReadonlyArray<[RegExp, PeftName]> = [
  * The fine-tuning method a row names: `full`, `Full FT`, `full-parameter`, `FFT`; `LoRA`, `LoRA r=16`,
  * `QLoRA (4-bit)`, `LoRA+`, `DoRA`, `QDoRA`, `LoRA+DoRA`; `PROMPT_TUNING`, `prefix tuning`, `(IA)^3`,
  * other adapters by name; preference training over any of them (`DPO (LoRA)`, `ORPO`, `SimPO full`).
- * Methods whose memory differs in ways not modelled (freeze tuning, LISA, GaLore, BAdam; PPO and GRPO,
- * whose generation lengths rows do not give) are unread.
+ * GaLore (`GaLore r=128`, `GaLore layerwise`) and freeze tuning of the last layers (`Freeze (last 2 layers)`)
+ * train a model fully in their own ways. Methods whose memory differs in ways not modelled (freeze tuning
+ * with an unstated count, LISA, BAdam, Q-GaLore; GaLore or freezing under a preference trainer; PPO and
+ * GRPO, whose generation lengths rows do not give) are unread.
  */
 export function methodOf(method: string | undefined): Reading<Method> {
   if (notStated(method)) return undefined;
@@ -265,7 +280,17 @@ export function methodOf(method: string | undefined): Reading<Method> {
     .replace(/^sft\b[\s:(-]*/, '')
     .trim();
   const name = m.split(/[\s(),;:]+/).find((w) => w !== '') ?? '';
-  if (/^(freeze|freezing|frozen|partial)\b|freeze[- _]tun|last \d+ layers|\b(lisa|badam|galore)\b/.test(m)) return unread('method', method!, 'training a subset of layers or a projected optimizer state is not modelled');
+  // GaLore (and its layerwise variant) trains every parameter with the targeted matrices' gradients projected; Q-GaLore's quantized weights are not modelled.
+  if (/\bgalore\b/.test(m) && !/\bq-?galore\b/.test(m) && !/\b(dpo|kto|orpo|cpo|simpo|ppo|grpo)\b/.test(m)) {
+    const rank = /\b(?:r|rank)\s*[=:]?\s*(\d+)/.exec(m)?.[1];
+    return { kind: 'full', galore: { ...(rank ? { rank: Number(rank) } : {}), layerwise: /layer-?wise|per-?layer/.test(m) } };
+  }
+  // Freeze tuning trains the last layers only (LLaMA-Factory's freeze_trainable_layers); the count must be stated.
+  if (/^(freeze|freezing|frozen|partial)\b|freeze[- _]tun|last \d+ layers/.test(m) && !/\b(dpo|kto|orpo|cpo|simpo|ppo|grpo)\b/.test(m)) {
+    const layers = Number(/(?:last|top)\s+(\d+)\s+(?:transformer\s+|decoder\s+)?(?:layers|blocks)\b/.exec(m)?.[1] ?? /freeze_trainable_layers\s*[=:]\s*(\d+)/.exec(m)?.[1]);
+    return layers > 0 ? { kind: 'full', trainedLayers: layers } : unread('method', method!, 'freeze tuning without the number of layers it trains');
+  }
+  if (/^(freeze|freezing|frozen|partial)\b|freeze[- _]tun|\b(lisa|badam|galore)\b/.test(m)) return unread('method', method!, 'training a subset of layers or a projected optimizer state is not modelled');
   if (/\b(ppo|rlhf|grpo|rloo)\b/.test(m)) return unread('method', method!, 'RL training generates completions and holds other models (reward, value), not modelled from a row');
   const preference = /\b(dpo|kto|orpo|cpo|simpo)\b/.exec(m)?.[1];
   if (preference) {

@@ -7,6 +7,9 @@ import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
 
+/** The Trainer's arguments: transformers' TrainingArguments (and Seq2Seq's), TRL's configs (SFTConfig, DPOConfig...), which extend them. */
+export const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
+
 /** `TrainingArguments` for `transformers.training_args.TrainingArguments`. */
 export const simpleName = (qualified: string): string => qualified.slice(qualified.lastIndexOf('.') + 1);
 

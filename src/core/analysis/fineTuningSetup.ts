@@ -3,7 +3,7 @@ import { kindOf, type DictValue, type ExternalValue, type PyValue } from './inte
 import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './modelDescription';
 import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
-import { argumentNode, positiveInteger, simpleName } from './callArguments';
+import { argumentNode, HF_ARGUMENTS, positiveInteger, simpleName } from './callArguments';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -26,7 +26,6 @@ const PEFT_APPLY = /^peft(\.\w+)*\.get_peft_model$/;
 const SFT_TRAINER = /^trl(\.\w+)*\.\w+Trainer$/;
 const KBIT_PREPARE = /^peft(\.\w+)*\.prepare_model_for_kbit_training$/;
 export const LIGHTNING_TRAINER = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?)?\.Trainer$/;
-const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 
 /** PEFT's default `r` by method (AdaLoRA's `init_r`); OFT's default is 0, sizing by `oft_block_size` instead. */
 const DEFAULT_RANK: Readonly<Record<string, number>> = { lora: 8, adalora: 12, loha: 8, lokr: 8, vera: 256 };

@@ -74,6 +74,15 @@ export interface QuantizationSetup {
   readonly doubleQuant: boolean;
 }
 
+/** GaLore by the Trainer (`optim="galore_adamw"`, galoreSetup.ts): its rank and the modules it projects, as written; undefined where the script leaves them to defaults. */
+export interface GaloreSetup {
+  readonly rank?: number;
+  /** `optim_target_modules`: keys of module paths, one regular expression, or "all-linear". */
+  readonly targets?: string | readonly string[];
+  /** The `_layerwise` variants step each parameter in the backward and free its gradient. */
+  readonly layerwise: boolean;
+}
+
 /** A PEFT adapter: `lora` (with `dora`), `adalora`, `ia3`, `prompttuning`... and what the script gave it. */
 export interface AdapterSetup {
   readonly method: string;
@@ -139,6 +148,8 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
+  /** GaLore's projection of the gradients, when the Trainer's optimizer is one of its (galoreSetup.ts). */
+  readonly galore?: Sourced<GaloreSetup>;
   /** A Hugging Face, TRL or Lightning Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */
   readonly hfTrainer?: Sourced<string>;
   /** A hand-written loop's hold on the model's output through the backward (modelOutputs.ts): a name keeps it all, or only the loss is kept. */

@@ -6,6 +6,7 @@ import { grpoSequenceLength, preferenceTraining } from './preferenceSetup';
 import { manualUpdate } from './manualUpdate';
 import { modelOutputsHeld, useCacheOff } from './modelOutputs';
 import { cudnnBenchmark } from './cudnnBenchmark';
+import { galoreSetup } from './galoreSetup';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -94,6 +95,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       adapter: sourced(adapter(events)),
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
+      galore: sourced(galoreSetup(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
       modelOutputs: sourced(modelOutputsHeld(root)),

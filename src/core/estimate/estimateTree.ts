@@ -15,6 +15,7 @@ import { fineTuningEstimator, fineTuningSpec } from '../estimators/fineTuningEst
 import { shardingSummary } from '../estimators/shardedFineTuning';
 import { modelFamily, type ModelFamily } from '../estimators/family';
 import type { TrainingJob } from '../estimators/trainingJob';
+import { GALORE_DEFAULT_RANK } from '../estimators/galore';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
 import type { LayerTable } from '../layerTable/layerTable';
@@ -240,7 +241,9 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   else if (batchSize) list.push({ name: 'batchSize', value: String(batchSize.value), origin: batchSize.origin, ...line(batchSize) });
   if (inputShape) list.push({ name: 'inputShape', value: `(${inputShape.value.join(', ')})`, origin: inputShape.origin, ...line(inputShape) });
   // A Trainer's optimizer outside torch.optim (`optim="paged_adamw_8bit"`) is shown by its name, not as "other".
-  const optimizerShown = optimizer?.value === 'other' && setup.optimizerName ? setup.optimizerName.value : (optimizer?.value ?? 'adam');
+  const galore = setup.galore?.value;
+  const galoreShown = galore ? ` (GaLore, rank ${galore.rank ?? `${GALORE_DEFAULT_RANK} (default)`})` : '';
+  const optimizerShown = optimizer?.value === 'other' && setup.optimizerName ? `${setup.optimizerName.value}${galoreShown}` : (optimizer?.value ?? 'adam');
   // A model run for inference only (a teacher under torch.no_grad()) has no optimizer to assume.
   if (inference) list.push({ name: 'optimizer', value: 'none', origin: 'inference only: every call under torch.no_grad()', line: inference.startLine + 1 });
   else list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });

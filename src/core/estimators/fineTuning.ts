@@ -1,6 +1,7 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
 import { moeLinears, type MoeShape } from './moe';
 import { moeBlockBytesPerToken } from './moeActivations';
+import { galoreRefreshBytes, galoreStateBytes, galoreTargeted, layerModulePaths, type GaloreJob } from './galore';
 
 /**
  * What fine-tuning a pretrained Transformer holds on one GPU, as a physical model of its tensors
@@ -188,6 +189,8 @@ export interface FineTuningJob {
    * reference runs before the step (only its copy, without an adapter, counts here).
    */
   readonly preference?: { readonly trainer: 'dpo' | 'kto' | 'orpo' | 'cpo' | 'grpo'; readonly reference: 'separate' | 'default' | 'none'; readonly completionTokens?: number };
+  /** GaLore (galore.ts), with full fine-tuning: the targeted matrices' optimizer state is over their projected gradients. Its layerwise variant is `optimizerInBackward`. */
+  readonly galore?: GaloreJob;
 }
 
 export interface FineTuningEstimate {
@@ -345,6 +348,12 @@ export function loraTargets(shape: TransformerShape, targets: FineTuningAdapter[
   return linears.filter((t) => (aliases[t.name] ?? [t.name]).some((alias) => names.includes(alias)));
 }
 
+/** The linear layers of the layers GaLore projects (galore.ts), by the module paths transformers gives them. */
+export function galoreTargets(shape: TransformerShape, targets: GaloreJob['targets']): ParameterTensor[] {
+  const aliases = shape.t5Names ? T5_ALIASES : ALIASES;
+  return parameterTensors(shape).filter((t) => t.kind === 'linear' && t.perLayer && galoreTargeted(layerModulePaths(t.name, aliases[t.name] ?? [t.name]), targets));
+}
+
 /** LoRA's A (rank x in) and B (out x rank) per targeted linear, and DoRA's magnitude vector (out). */
 export function loraParams(shape: TransformerShape, adapter: FineTuningAdapter): number {
   const rank = adapter.rank ?? 8;
@@ -417,6 +426,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   let trainableWeights: number;
   let gradients: number;
   let optimizerState = 0;
+  let galoreStep: number | undefined;
   let paramBytes: number;
   const adapterBytes = job.adapterBytes ?? 4;
   if (full && job.frozen) {
@@ -436,7 +446,19 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     trainableWeights = trainableParams * paramBytes;
     baseWeights = held * paramBytes;
     gradients = trainableWeights;
-    for (const t of tensors) if (t.kind !== 'held') optimizerState += optimizerBytes(job.optimizer, t, paramBytes) * repeats(shape, t);
+    const galore = job.galore && job.optimizer !== 'momentum' && job.optimizer !== 'sgd' ? job.galore : undefined;
+    const projected = galore ? galoreTargets(shape, galore.targets) : [];
+    const isProjected = (t: ParameterTensor) => projected.some((p) => p.name === t.name && p.decoder === t.decoder);
+    for (const t of tensors) {
+      if (t.kind === 'held') continue;
+      optimizerState += (galore && isProjected(t) ? galoreStateBytes(t.rows, t.cols, galore.rank, job.optimizer as 'adamw' | 'adamw-8bit' | 'adafactor', paramBytes) : optimizerBytes(job.optimizer, t, paramBytes)) * repeats(shape, t);
+    }
+    if (galore) {
+      if (projected.length === 0) notes.push(`GaLore's target modules ${JSON.stringify(galore.targets)} match no linear layer of this architecture: every parameter keeps its optimizer's full state.`);
+      // GaLore's optimizers step one parameter at a time: the largest of the projection's refresh (an fp32 SVD) and one other tensor's update.
+      const largestOther = Math.max(0, ...tensors.filter((t) => t.kind !== 'held' && !isProjected(t)).map((t) => t.rows * t.cols));
+      galoreStep = Math.max(0, ...projected.map((t) => galoreRefreshBytes(t.rows, t.cols)), largestOther * paramBytes);
+    }
   } else {
     paramBytes = adapterBytes;
     const adapter = job.adapter;
@@ -531,7 +553,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
 
   // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
   const autocastCopies = job.autocast && full && job.weightBits === 32 ? trainableParams * 2 : 0;
-  const stepTemporary = job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0;
+  const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0);
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);
   // Gradients are all alive at the optimizer step; with accumulation, or with zero_grad(set_to_none=False), also through the next forward. optimizer_in_bwd frees each as it is applied.

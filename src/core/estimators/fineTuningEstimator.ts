@@ -6,6 +6,7 @@ import type { MemoryBreakdown } from './analytical';
 import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
 import { shapeFromConfig } from './shapeFromConfig';
 import { moeNote } from './moe';
+import { GALORE_DEFAULT_RANK, type GaloreJob } from './galore';
 import { ADALORA_INIT_R, adaloraDefaults, peftParams } from './peftParams';
 import { shardingSpec, estimateShardedAt } from './shardedFineTuning';
 import type { TrainingJob } from './trainingJob';
@@ -75,6 +76,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     }
   }
   const preference = preferenceJob(setup, fineTuningAdapter !== undefined, notes);
+  const galore = galoreJob(setup, fineTuningAdapter !== undefined, notes);
   if (shape.decoderLayers && !setup.targetSequenceLength) notes.push(`The decoder's length is taken as the encoder's (${seq} tokens): no tokenizer call for the labels with a max_length was found.`);
   const job: Omit<FineTuningJob, 'batch'> = {
     shape,
@@ -103,11 +105,31 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     kbitPrepared: setup.kbitPrepared !== undefined,
     ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
     ...(preference ? { preference } : {}),
+    ...(galore ? { galore: galore.job, optimizerInBackward: galore.layerwise } : {}),
   };
   if (keyValueCacheCounted(job)) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs!.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
   const sharding = shardingSpec(setup, shape, gpus, notes);
   return { job, notes, ...(sharding ? { sharding } : {}) };
+}
+
+/** GaLore over a full fine-tune (galore.ts), with the note that says what it projects and what was assumed. */
+function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { job: GaloreJob; layerwise: boolean } | undefined {
+  const found = setup.galore?.value;
+  if (!found) return undefined;
+  if (adapter) {
+    notes.push("GaLore with an adapter projects only the adapter's own small matrices: their optimizer state is counted in full.");
+    return undefined;
+  }
+  const rank = found.rank ?? GALORE_DEFAULT_RANK;
+  const targets = found.targets ?? 'all-linear';
+  const which = targets === 'all-linear' ? 'every linear layer of the layers' : `the linear layers matching ${typeof targets === 'string' ? JSON.stringify(targets) : targets.join(', ')}`;
+  const assumed = [
+    ...(found.rank === undefined ? [`The rank is not given (optim_args="rank=..."): transformers' default ${GALORE_DEFAULT_RANK} is assumed.`] : []),
+    ...(found.targets === undefined ? ['No optim_target_modules is readable (transformers requires it): every linear layer of the layers is assumed.'] : []),
+  ];
+  notes.push(`GaLore: the gradients of ${which} are projected to rank ${rank}, and their optimizer state is over the projection (rank x the larger side) plus the projection itself; the other parameters keep a full state${found.layerwise ? '. Layerwise: each parameter steps in the backward and its gradient is freed there' : ''}. Refreshing the projection takes an SVD of the largest gradient in fp32.${assumed.length ? ` ${assumed.join(' ')}` : ''}`);
+  return { job: { rank, targets }, layerwise: found.layerwise };
 }
 
 /** TRL's preference trainer as the job counts it, with the note that says what it holds beyond a supervised step. */

@@ -108,6 +108,22 @@ describe('fineTuningEstimator', () => {
     assert.ok(b.optimizerMiB > 0.95 * b.weightsMiB && b.optimizerMiB < 1.1 * b.weightsMiB);
   });
 
+  it("estimates GaLore's full fine-tune with the projected state: AdamW's full state for the tied embeddings only, and says what it assumed", async () => {
+    const source = llm('galore_full_finetune.py');
+    const [galore] = (await estimate(source)).models;
+    const [adamw] = (await estimate(source.replace('optim="galore_adamw"', 'optim="adamw_torch"'))).models;
+    assert.equal(galore!.memory.method, 'fineTuning');
+    const b = galore!.memory.breakdown!;
+    // Llama-3.2-1B: 1.24B parameters in bf16; its 16 layers' matrices projected to rank 64 (some 150 MiB of state), the 262M tied embedding's state in full (1,002 MiB).
+    assert.ok(b.optimizerMiB > 1000 && b.optimizerMiB < 1200, String(b.optimizerMiB));
+    assert.ok(adamw!.memory.breakdown!.optimizerMiB > 4 * b.optimizerMiB);
+    assert.equal(galore!.assumptions.find((a) => a.name === 'optimizer')?.value, 'galore_adamw (GaLore, rank 64)');
+    assert.ok(galore!.notes.some((n) => /GaLore: the gradients of the linear layers matching \.\*\.attn\.\*, \.\*\.mlp\.\* are projected to rank 64/.test(n.message)));
+    const [defaults] = (await estimate(source.replace('optim_args="rank=64, update_proj_gap=200, scale=0.25",', ''))).models;
+    assert.equal(defaults!.assumptions.find((a) => a.name === 'optimizer')?.value, 'galore_adamw (GaLore, rank 128 (default))');
+    assert.ok(defaults!.notes.some((n) => /transformers' default 128 is assumed/.test(n.message)));
+  });
+
   it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {
     const [ia3] = (await estimate(llm('ia3_seq2seq.py'))).models;
     assert.equal(ia3!.memory.method, 'fineTuning');

@@ -126,6 +126,26 @@ describe('evaluateFineTuning', () => {
     assert.ok('job' in off && !off.job.compiled);
   });
 
+  it('reads GaLore rows (rank from the method, the optimizer or the rank column, else the default said) and freeze tuning of the last layers', () => {
+    const base = { source: 's', model: 'meta-llama/Llama-3.2-3B', quant: 'none', grad_ckpt: 'on', precision: 'bf16', batch_per_gpu: '4', seq_len: '1024', num_gpus: '1', measured_gb: '20', measure_kind: 'max_memory_allocated' };
+    const galore = rowToJob(row({ ...base, method: 'GaLore', lora_rank: '256', optimizer: 'AdamW' }));
+    assert.ok('job' in galore && galore.group === 'full, GaLore', JSON.stringify(galore));
+    assert.deepEqual(galore.job.galore, { rank: 256, targets: 'all-linear' });
+    assert.equal(galore.job.adapter, undefined);
+    const byOptimizer = rowToJob(row({ ...base, method: 'full', optimizer: 'galore_adamw_8bit_layerwise' }));
+    assert.ok('job' in byOptimizer && byOptimizer.group === 'full, GaLore');
+    assert.deepEqual(byOptimizer.job.galore, { rank: 128, targets: 'all-linear' });
+    assert.equal(byOptimizer.job.optimizer, 'adamw-8bit');
+    assert.equal(byOptimizer.job.optimizerInBackward, true);
+    assert.ok(byOptimizer.assumed?.includes("GaLore rank not stated: 128 (transformers' default)"));
+    // Llama-3.2-3B's layers are 100,669,440 parameters each: the last two train, autograd records only them.
+    const freeze = rowToJob(row({ ...base, method: 'Freeze (last 2 layers)', optimizer: 'AdamW' }));
+    assert.ok('job' in freeze && freeze.group === 'full, last layers (freeze)');
+    assert.deepEqual(freeze.job.frozen, { trainableParams: 2 * 100_669_440, recordedLayers: 2 });
+    const tooMany = rowToJob(row({ ...base, method: 'Freeze (last 40 layers)', optimizer: 'AdamW' }));
+    assert.ok('skip' in tooMany && /40 layers of a 28-layer model/.test(tooMany.skip));
+  });
+
   it('extends prompt tuning\'s sequence by its virtual tokens, from the trainable count or the notes, and prefix tuning\'s by none', () => {
     const base = { source: 's', model: 'meta-llama/Llama-3.2-3B', quant: 'none', grad_ckpt: 'off', optimizer: 'AdamW', precision: 'bf16', batch_per_gpu: '4', seq_len: '768', num_gpus: '1', measured_gb: '22', measure_kind: 'max_memory_reserved' };
     // Llama 3.2 3B: hidden 3072, 28 layers, 8 key-value heads of 128.
@@ -158,7 +178,7 @@ describe('evaluateFineTuning', () => {
     assert.ok('job' in qlora && qlora.job.weightBits === 4 && qlora.group === 'QLoRA');
     const lion = rowToJob(row({ ...base, optimizer: 'lion_8bit' }));
     assert.ok('skip' in lion && /optimizer "lion_8bit"/.test(lion.skip));
-    const freeze = rowToJob(row({ ...base, method: 'freeze (last 2 layers)' }));
+    const freeze = rowToJob(row({ ...base, method: 'freeze (LISA)' }));
     assert.ok('skip' in freeze && /method "freeze/.test(freeze.skip));
     const average = rowToJob(row({ ...base, seq_len: 'avg 300' }));
     assert.ok('skip' in average && /seq_len "avg 300"/.test(average.skip));

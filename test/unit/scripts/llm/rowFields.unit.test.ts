@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, largestGpuMemory, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
+import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, largestGpuMemory, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Optimizer, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
 
 /** Each phrasing read as expected; `'unread'` expects a reason naming the field. */
 function table<T>(read: (text: string) => Reading<T>, field: string, cases: ReadonlyArray<[string, T | undefined | 'unread']>): void {
@@ -101,9 +101,9 @@ describe('rowFields', () => {
   });
 
   it('reads optimizers by the names tools give them', () => {
-    const adamw = { state: 'adamw', paged: false, inBackward: false };
-    const adam8 = { state: 'adamw-8bit', paged: false, inBackward: false };
-    table(optimizerOf, 'optimizer', [
+    const adamw: Optimizer = { state: 'adamw', paged: false, inBackward: false };
+    const adam8: Optimizer = { state: 'adamw-8bit', paged: false, inBackward: false };
+    table<Optimizer>(optimizerOf, 'optimizer', [
       ['AdamW', adamw],
       ['Adam', adamw],
       ['adamw_torch', adamw],
@@ -134,7 +134,10 @@ describe('rowFields', () => {
       ['paged_lion_32bit', { state: 'momentum', paged: true, inBackward: false }],
       ['RMSprop', { state: 'momentum', paged: false, inBackward: false }],
       ['paged_lion_8bit', 'unread'],
-      ['galore_adamw', 'unread'],
+      ['galore_adamw', { state: 'adamw', paged: false, inBackward: false, galore: { layerwise: false } }],
+      ['galore_adamw_8bit_layerwise', { state: 'adamw-8bit', paged: false, inBackward: true, galore: { layerwise: true } }],
+      ['GaLore Adafactor (rank 64)', { state: 'adafactor', paged: false, inBackward: false, galore: { rank: 64, layerwise: false } }],
+      ['Q-GaLore', 'unread'],
       ['LOMO', 'unread'],
       ['adamw_torch_4bit', 'unread'],
       ['Sophia-G', 'unread'],
@@ -292,7 +295,7 @@ describe('rowFields', () => {
       ['', undefined],
       ['SFT (full)', { kind: 'full' }],
       ['LoRA (frozen base)', lora],
-      ['full (GaLore)', 'unread'],
+      ['full (GaLore)', { kind: 'full', galore: { layerwise: false } }],
       ['DPO (full)', { kind: 'full', preference: 'dpo' }],
       ['DPO', { kind: 'full', preference: 'dpo' }],
       ['SFT + DPO', { kind: 'full', preference: 'dpo' }],
@@ -305,8 +308,13 @@ describe('rowFields', () => {
       ['GRPO (LoRA)', 'unread'],
       ['PPO', 'unread'],
       ['freeze', 'unread'],
-      ['Freeze (last 2 layers)', 'unread'],
-      ['GaLore', 'unread'],
+      ['Freeze (last 2 layers)', { kind: 'full', trainedLayers: 2 }],
+      ['freeze tuning (freeze_trainable_layers=4)', { kind: 'full', trainedLayers: 4 }],
+      ['GaLore', { kind: 'full', galore: { layerwise: false } }],
+      ['GaLore (rank 128)', { kind: 'full', galore: { rank: 128, layerwise: false } }],
+      ['GaLore layerwise', { kind: 'full', galore: { layerwise: true } }],
+      ['Q-GaLore', 'unread'],
+      ['DPO (GaLore)', 'unread'],
       ['LISA', 'unread'],
     ]);
   });
