@@ -115,8 +115,9 @@ export interface Optimizer {
 /**
  * The optimizer as tools name it: `AdamW`, `adamw_torch_fused`, `FusedAdam`, `paged_adamw_8bit`,
  * `adamw_bnb_8bit`, `8-bit Adam`, `bnb PagedAdamW`, `Adafactor`, `SGD`, `SGD (momentum 0.9)`, `Lion`,
- * `RMSprop`, GaLore's (`galore_adamw_8bit`, `GaLore AdamW layerwise`). Optimizers whose state the
- * estimator does not size (8-bit Lion, Q-GaLore, LOMO, Sophia, Adam-mini...) are unread.
+ * `RMSprop`, GaLore's (`galore_adamw_8bit`, `GaLore AdamW layerwise`), `Lion 8-bit`, `LOMO`, `AdaLomo`,
+ * `AdEMAMix`, `Adam-mini`, `Sophia`, `schedule-free AdamW`, torchao's `AdamW 4-bit`. Optimizers whose
+ * state the estimator does not size (Shampoo, SOAP, CAME, APOLLO, Q-GaLore) are unread.
  */
 export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   if (notStated(text)) return undefined;
@@ -130,10 +131,20 @@ export function optimizerOf(text: string | undefined): Reading<Optimizer> {
     const state = /adafactor/.test(t) ? 'adafactor' : /8[- _]?bit/.test(t) ? 'adamw-8bit' : 'adamw';
     return { state, paged, inBackward: inBackward || layerwise, galore: { ...(rank ? { rank: Number(rank) } : {}), layerwise } };
   }
-  const notModelled = /galore|lomo|lion[\w -]*8[_ -]?bit|adadelta|sophia|shampoo|soap|muon|ademamix|schedule[_ -]?free|\bcame\b|apollo|adam[_ -]?mini|adamw[_ -]?torch[_ -]?4bit|4[- ]?bit (adam|optim)/.exec(t);
+  const notModelled = /shampoo|soap|\bcame\b|apollo/.exec(t);
   if (notModelled) return unread('optimizer', text!, `${notModelled[0]}'s state is not modelled`);
-  // One state the parameter's size: Lion's and SGD's momentum, RMSprop's square average, Adagrad's sum.
-  if (/(?<![a-z])lion|rmsprop|adagrad/.test(t)) return { state: 'momentum', paged, inBackward };
+  const eightBit = /8[- _]?bit/.test(t);
+  // LOMO fuses each update into the backward and keeps no state; AdaLomo keeps Adafactor's factored moments.
+  if (/adalomo/.test(t)) return { state: 'adafactor', paged, inBackward: true };
+  if (/\blomo\b/.test(t)) return { state: 'sgd', paged, inBackward: true };
+  // Three full states: AdEMAMix's two averages and second moment, GrokAdamW's.
+  if (/ademamix|grok[_ -]?adamw/.test(t)) return { state: eightBit ? 'ademamix-8bit' : 'ademamix', paged, inBackward };
+  // One state the parameter's size: Lion's, SGD's and Muon's momentum, RMSprop's square average, Adagrad's sum, Adam-mini's first moment (its second is one a block), schedule-free SGD's z.
+  if (/(?<![a-z])lion|rmsprop|adagrad|muon|adam[_ -]?mini|schedule[_ -]?free[_ -]?sgd/.test(t)) return { state: eightBit ? 'momentum-8bit' : 'momentum', paged, inBackward };
+  // Two full states: Sophia's momentum and Hessian estimate, Adadelta's two averages, schedule-free AdamW's z and second moment.
+  if (/sophia|adadelta|schedule[_ -]?free/.test(t)) return { state: 'adamw', paged, inBackward };
+  // torchao's 4-bit AdamW: two 4-bit states with a scale per 128.
+  if (/4[- _]?bit/.test(t) && /adam|optim/.test(t)) return { state: 'adamw-4bit', paged, inBackward };
   if (/\bsgd\b/.test(t)) {
     const momentum = /momentum|nesterov/.test(t) && !/(no|without) momentum|momentum\s*[=:]?\s*0(?:\.0+)?(?![\d.])/.test(t);
     return { state: momentum ? 'momentum' : 'sgd', paged, inBackward };

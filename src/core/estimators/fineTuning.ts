@@ -1,6 +1,7 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
 import { moeLinears, type MoeShape } from './moe';
 import { moeBlockBytesPerToken } from './moeActivations';
+import { optimizerBytes, type OptimizerState } from './optimizerState';
 import { galoreRefreshBytes, galoreStateBytes, galoreTargeted, layerModulePaths, type GaloreJob } from './galore';
 
 /**
@@ -108,8 +109,7 @@ export function ia3Defaults(shape: TransformerShape): { readonly targets: readon
   return { targets: ['k_proj', 'v_proj', 'down_proj'], feedforward: ['down_proj'] };
 }
 
-/** `momentum`: one state the size of each parameter, in its dtype (SGD with momentum, Lion, RMSprop's square average, Adagrad's sum). */
-export type OptimizerState = 'adamw' | 'adamw-8bit' | 'adafactor' | 'momentum' | 'sgd';
+export type { OptimizerState } from './optimizerState';
 
 export interface FineTuningJob {
   readonly shape: TransformerShape;
@@ -198,6 +198,8 @@ export interface FineTuningEstimate {
   readonly baseWeights: number;
   readonly trainableWeights: number;
   readonly gradients: number;
+  /** The gradients alive together at the step: none where each is applied in the backward (optimizer_in_bwd, LOMO, GaLore's layerwise). */
+  readonly heldGradients: number;
   readonly optimizerState: number;
   /** The part of `optimizerState` in managed (paged) memory: counted by the driver, not by torch's allocator. */
   readonly pagedOptimizerState: number;
@@ -249,8 +251,6 @@ const LOSS_BYTES = 12;
 export const FITTED_MARGIN = 0.1;
 /** bitsandbytes 4-bit: one fp32 absmax per block of 64 weights; with double quantization an 8-bit absmax plus one fp32 per 256 blocks. */
 const FOUR_BIT_CONSTANTS = { single: 4 / 64, double: 1 / 64 + 4 / (64 * 256) };
-/** bitsandbytes' 8-bit optimizers keep tensors under 4096 elements in 32-bit state. */
-const MIN_8BIT_SIZE = 4096;
 /** PEFT's default LoRA targets when target_modules is not given (its table for Llama-style and BERT models): query and value. */
 const DEFAULT_TARGETS = ['q_proj', 'v_proj', 'query', 'value'];
 
@@ -360,25 +360,6 @@ export function loraParams(shape: TransformerShape, adapter: FineTuningAdapter):
   return loraTargets(shape, adapter.targetModules).reduce((sum, t) => sum + (rank * (t.rows + t.cols) + (adapter.dora ? t.rows : 0)) * repeats(shape, t), 0);
 }
 
-const optimizerBytes = (optimizer: OptimizerState, tensor: { rows: number; cols: number }, paramBytes: number): number => {
-  const elements = tensor.rows * tensor.cols;
-  switch (optimizer) {
-    // torch's AdamW keeps exp_avg and exp_avg_sq in the parameter's dtype.
-    case 'adamw':
-      return 2 * elements * paramBytes;
-    // bitsandbytes 8-bit: two 1-byte states and an fp32 absmax per 256 elements; small tensors stay 32-bit.
-    case 'adamw-8bit':
-      return elements < MIN_8BIT_SIZE ? 8 * elements : 2 * elements + (2 * 4 * elements) / 256;
-    // Adafactor without momentum: a row and a column of fp32 second moments per matrix, a full vector for vectors.
-    case 'adafactor':
-      return tensor.cols > 1 ? 4 * (tensor.rows + tensor.cols) : 4 * elements;
-    case 'momentum':
-      return elements * paramBytes;
-    case 'sgd':
-      return 0;
-  }
-};
-
 /** The keys and values of every layer over `tokens` (after RoPE, not expanded to every head): what transformers' cache holds. */
 const keyValueBytes = (shape: TransformerShape, tokens: number, bytes: number): number => 2 * shape.layers * tokens * shape.kvHeads * shape.headDim * bytes;
 
@@ -446,12 +427,13 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     trainableWeights = trainableParams * paramBytes;
     baseWeights = held * paramBytes;
     gradients = trainableWeights;
-    const galore = job.galore && job.optimizer !== 'momentum' && job.optimizer !== 'sgd' ? job.galore : undefined;
+    const projectable = job.optimizer === 'adamw' || job.optimizer === 'adamw-8bit' || job.optimizer === 'adafactor' ? job.optimizer : undefined;
+    const galore = job.galore && projectable ? job.galore : undefined;
     const projected = galore ? galoreTargets(shape, galore.targets) : [];
     const isProjected = (t: ParameterTensor) => projected.some((p) => p.name === t.name && p.decoder === t.decoder);
     for (const t of tensors) {
       if (t.kind === 'held') continue;
-      optimizerState += (galore && isProjected(t) ? galoreStateBytes(t.rows, t.cols, galore.rank, job.optimizer as 'adamw' | 'adamw-8bit' | 'adafactor', paramBytes) : optimizerBytes(job.optimizer, t, paramBytes)) * repeats(shape, t);
+      optimizerState += (galore && isProjected(t) ? galoreStateBytes(t.rows, t.cols, galore.rank, projectable!, paramBytes) : optimizerBytes(job.optimizer, t, paramBytes)) * repeats(shape, t);
     }
     if (galore) {
       if (projected.length === 0) notes.push(`GaLore's target modules ${JSON.stringify(galore.targets)} match no linear layer of this architecture: every parameter keeps its optimizer's full state.`);
@@ -570,5 +552,5 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const context = job.contextBytes ?? CUDA_CONTEXT_BYTES;
   const driver = reserved + pagedOptimizerState + context;
   const stepWorking = activations + working + logits;
-  return { baseWeights, trainableWeights, gradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
+  return { baseWeights, trainableWeights, gradients, heldGradients, optimizerState, pagedOptimizerState, activations, logits, context, transient, stepWorking, autocastCopies, stepTemporary, allocated, reserved, driver, fittedMargin: FITTED_MARGIN * driver, trainableParams, totalParams, notes };
 }

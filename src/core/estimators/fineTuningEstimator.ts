@@ -3,7 +3,8 @@ import type { CatalogArchitecture } from '../catalog/catalog';
 import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
-import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type OptimizerState } from './fineTuning';
+import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob } from './fineTuning';
+import { trainerOptimizer, type OptimizerState } from './optimizerState';
 import { shapeFromConfig } from './shapeFromConfig';
 import { moeNote } from './moe';
 import { GALORE_DEFAULT_RANK, type GaloreJob } from './galore';
@@ -49,8 +50,11 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const computeBytes = !kbitFp32 && (mixed || weightBits !== 32 || precision === 'bf16' || precision === 'fp16') ? 2 : 4;
   const name = setup.optimizerName?.value ?? '';
   const kind = setup.optimizer?.value;
+  // The Trainer's optim name says the state's layout (optimizerState.ts); a torch optimizer of the script's own, its kind:
   // SGD with momentum, RMSprop and Adagrad keep one state a parameter (momentum, square average, sum).
-  const optimizer: OptimizerState = /8bit/.test(name) ? 'adamw-8bit' : /adafactor/.test(name) ? 'adafactor' : kind === 'sgd-momentum' || kind === 'rmsprop' || kind === 'adagrad' ? 'momentum' : /^sgd/.test(name) || kind === 'sgd' ? 'sgd' : 'adamw';
+  const named = name ? trainerOptimizer(name) : undefined;
+  const optimizer: OptimizerState = named && named.state !== 'adamw' ? named.state : kind === 'sgd-momentum' || kind === 'rmsprop' || kind === 'adagrad' ? 'momentum' : kind === 'sgd' ? 'sgd' : 'adamw';
+  if (named?.inBackward && !/^galore/.test(name)) notes.push(`optim="${name}" applies each gradient in the backward as soon as it is made: no gradients are held for a step${named.state === 'sgd' ? ', and LOMO keeps no optimizer state' : ", and AdaLomo keeps Adafactor's factored moments"}.`);
   let fineTuningAdapter: FineTuningAdapter | undefined;
   // Prompt tuning prepends its virtual tokens to every sample.
   let extraTokens = 0;
@@ -88,7 +92,8 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     // The Trainer's bf16=True, accelerate's and Lightning's mixed precision autocast whatever the weights' dtype.
     autocast: mixed,
     optimizer,
-    paged: /paged/.test(name),
+    paged: named?.paged === true,
+    optimizerInBackward: named?.inBackward === true,
     checkpointing: setup.gradientCheckpointing?.value ?? false,
     activationOffload: setup.gradientCheckpointing?.value === true && setup.activationOffload?.value === true,
     ...(setup.fusedLoss ? { fusedLoss: setup.fusedLoss.value } : {}),
@@ -105,7 +110,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     kbitPrepared: setup.kbitPrepared !== undefined,
     ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
     ...(preference ? { preference } : {}),
-    ...(galore ? { galore: galore.job, optimizerInBackward: galore.layerwise } : {}),
+    ...(galore ? { galore: galore.job } : {}),
   };
   if (keyValueCacheCounted(job)) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs!.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
@@ -114,7 +119,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
 }
 
 /** GaLore over a full fine-tune (galore.ts), with the note that says what it projects and what was assumed. */
-function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { job: GaloreJob; layerwise: boolean } | undefined {
+function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { job: GaloreJob } | undefined {
   const found = setup.galore?.value;
   if (!found) return undefined;
   if (adapter) {
@@ -129,7 +134,7 @@ function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { j
     ...(found.targets === undefined ? ['No optim_target_modules is readable (transformers requires it): every linear layer of the layers is assumed.'] : []),
   ];
   notes.push(`GaLore: the gradients of ${which} are projected to rank ${rank}, and their optimizer state is over the projection (rank x the larger side) plus the projection itself; the other parameters keep a full state${found.layerwise ? '. Layerwise: each parameter steps in the backward and its gradient is freed there' : ''}. Refreshing the projection takes an SVD of the largest gradient in fp32.${assumed.length ? ` ${assumed.join(' ')}` : ''}`);
-  return { job: { rank, targets }, layerwise: found.layerwise };
+  return { job: { rank, targets } };
 }
 
 /** TRL's preference trainer as the job counts it, with the note that says what it holds beyond a supervised step. */
@@ -179,9 +184,9 @@ export function fineTuningBreakdown(estimate: FineTuningEstimate): MemoryBreakdo
   const mib = (bytes: number) => bytes / BYTES_PER_MIB;
   return {
     weightsMiB: mib(estimate.baseWeights + estimate.trainableWeights),
-    gradientsMiB: mib(estimate.gradients),
+    gradientsMiB: mib(estimate.heldGradients),
     optimizerMiB: mib(estimate.optimizerState),
-    activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.gradients - estimate.optimizerState),
+    activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.heldGradients - estimate.optimizerState),
     // The CUDA context and the fitted margin (FITTED_MARGIN, fitted on published measurements).
     overheadMiB: mib(estimate.context + estimate.fittedMargin),
   };

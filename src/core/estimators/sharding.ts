@@ -185,6 +185,7 @@ export function estimateSharded(job: FineTuningJob, plan: ShardingPlan, gpus: nu
     ...single,
     trainableWeights: plan.offloadParams ? 0 : shard(trainableWeights, 3),
     gradients: grads,
+    heldGradients,
     optimizerState: state,
     pagedOptimizerState: pagedHere,
     baseWeights: plan.offloadParams ? 0 : shard(single.baseWeights, 3),

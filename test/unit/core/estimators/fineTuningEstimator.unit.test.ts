@@ -124,6 +124,20 @@ describe('fineTuningEstimator', () => {
     assert.ok(defaults!.notes.some((n) => /transformers' default 128 is assumed/.test(n.message)));
   });
 
+  it("sizes the Trainer's other optimizers by their names: Lion's 8-bit momentum, LOMO's update in the backward with no gradients held", async () => {
+    const source = llm('full_finetune_bf16.py');
+    const [adam8] = (await estimate(source)).models;
+    const [lion8] = (await estimate(source.replace('optim="adamw_8bit"', 'optim="lion_8bit"'))).models;
+    const [lomo] = (await estimate(source.replace('optim="adamw_8bit"', 'optim="lomo"'))).models;
+    // One byte a parameter against 8-bit AdamW's two.
+    const ratio = lion8!.memory.breakdown!.optimizerMiB / adam8!.memory.breakdown!.optimizerMiB;
+    assert.ok(ratio > 0.49 && ratio < 0.51, String(ratio));
+    assert.equal(lomo!.memory.breakdown!.optimizerMiB, 0);
+    assert.equal(lomo!.memory.breakdown!.gradientsMiB, 0);
+    assert.ok(lomo!.notes.some((n) => /optim="lomo" applies each gradient in the backward/.test(n.message)));
+    assert.ok(lomo!.memory.estimateMiB! < lion8!.memory.estimateMiB!);
+  });
+
   it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {
     const [ia3] = (await estimate(llm('ia3_seq2seq.py'))).models;
     assert.equal(ia3!.memory.method, 'fineTuning');
