@@ -439,10 +439,11 @@ def _patch_quantization_config(module: Any) -> None:
 QUANTIZATION_BLOCK = 256
 
 
-def eight_bit_adam() -> Any:
-    """AdamW as bitsandbytes' 8-bit optimizers hold it on a GPU: each moment one byte per element
-    plus an fp32 scale per block, updated in place by one kernel (its CUDA kernels cannot run on
-    the CPU, so the memory is made here and the update is left out: it changes values only)."""
+def eight_bit_adam(states: int = 2, eight_bit: bool = True) -> Any:
+    """bitsandbytes' optimizers as they hold their state on a GPU: each of `states` moments (AdamW's
+    two, Lion's and RMSprop's one, AdEMAMix's three) one byte per element plus an fp32 scale per block
+    (or, 32-bit, the parameter's size and dtype), updated in place by one kernel (its CUDA kernels cannot
+    run on the CPU, so the memory is made here and the update is left out: it changes values only)."""
     import torch
 
     class EightBitAdamW(torch.optim.Optimizer):
@@ -460,30 +461,42 @@ def eight_bit_adam() -> Any:
                     if not state:
                         blocks = -(-p.numel() // QUANTIZATION_BLOCK)
                         state["step"] = 0
-                        state["state1"] = torch.zeros_like(p, dtype=torch.uint8)
-                        state["state2"] = torch.zeros_like(p, dtype=torch.uint8)
-                        state["absmax1"] = torch.zeros((blocks,), dtype=torch.float32, device=p.device)
-                        state["absmax2"] = torch.zeros((blocks,), dtype=torch.float32, device=p.device)
+                        for moment in range(1, states + 1):
+                            if not eight_bit:
+                                state[f"state{moment}"] = torch.zeros_like(p)
+                                continue
+                            state[f"state{moment}"] = torch.zeros_like(p, dtype=torch.uint8)
+                            state[f"absmax{moment}"] = torch.zeros((blocks,), dtype=torch.float32, device=p.device)
                     state["step"] += 1
             return loss
 
     return EightBitAdamW
 
 
+def _moments(name: str) -> int:
+    """The 8-bit states an optimizer of this name keeps: Lion's and RMSprop's one, AdEMAMix's three, Adam's two."""
+    lowered = name.lower()
+    return 1 if "lion" in lowered or "rmsprop" in lowered else 3 if "ademamix" in lowered else 2
+
+
 def _patch_trainer_optimizers(module: Any) -> None:
-    """The Trainer's bitsandbytes optimizers (`optim="adamw_8bit"`, `"paged_adamw_32bit"`...): 8-bit
-    ones as eight_bit_adam holds them, 32-bit paged ones as AdamW (paging moves pages only when the
-    GPU runs out)."""
+    """The Trainer's bitsandbytes optimizers (`optim="adamw_8bit"`, `"paged_adamw_32bit"`, `"lion_8bit"`,
+    `"ademamix"`...): as eight_bit_adam holds them, 32-bit AdamW ones as torch's AdamW (paging moves pages
+    only when the GPU runs out)."""
     import torch
     trainer_class = module.Trainer
     original = trainer_class.get_optimizer_cls_and_kwargs
 
     def get_optimizer_cls_and_kwargs(args: Any, model: Any = None) -> Any:
         name = str(getattr(args.optim, "value", args.optim))
-        if "bnb" not in name and "8bit" not in name and "paged" not in name or "galore" in name:
+        bitsandbytes = "bnb" in name or "8bit" in name or "paged" in name or "lion" in name or "ademamix" in name
+        if not bitsandbytes or "galore" in name:
             return original(args, model)
         kwargs = {"lr": args.learning_rate, "betas": (args.adam_beta1, args.adam_beta2), "eps": args.adam_epsilon}
-        return (eight_bit_adam() if "8bit" in name else torch.optim.AdamW), kwargs
+        if "8bit" in name:
+            return eight_bit_adam(_moments(name)), kwargs
+        # Lion's, RMSprop's and AdEMAMix's 32-bit states; 32-bit AdamW as torch's (the same two states).
+        return (torch.optim.AdamW if _moments(name) == 2 else eight_bit_adam(_moments(name), eight_bit=False)), kwargs
 
     trainer_class.get_optimizer_cls_and_kwargs = staticmethod(get_optimizer_cls_and_kwargs)
 
@@ -493,7 +506,7 @@ def _patch_bitsandbytes_optimizers(module: Any) -> None:
     import torch
     for name in dir(module):
         if name.endswith("8bit") and ("Adam" in name or "Lion" in name or "RMSprop" in name):
-            setattr(module, name, eight_bit_adam())
+            setattr(module, name, eight_bit_adam(_moments(name)))
         elif name.startswith("Paged") and ("Adam" in name):
             setattr(module, name, torch.optim.AdamW)
 

@@ -126,3 +126,19 @@ def test_galore_keeps_adams_moments_over_the_projected_gradients_and_the_project
         else:
             live.discard(-event[0])
     assert kept and all(k == GALORE_SMALL_LLAMA_STATE for k in kept), kept
+
+
+@pytest.mark.parametrize("optim,moments,element_bytes", [("lion_8bit", 1, 1), ("paged_ademamix_8bit", 3, 1), ("lion_32bit", 1, 4)])
+def test_the_trainers_lion_and_ademamix_hold_their_own_number_of_moments(tmp_path: Path, optim: str, moments: int, element_bytes: int) -> None:
+    # bitsandbytes' Lion keeps one moment, AdEMAMix three: as on a GPU, a byte (8-bit) or the parameter's four each.
+    result = dry_run(tmp_path, f"""
+        from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+        from datasets import load_dataset
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=8, optim="{optim}", report_to="none")
+        Trainer(model=model, args=args, train_dataset=load_dataset("imdb", split="train")).train()
+    """, TOKENS)
+    assert result["ok"], result.get("error")
+    embedding = 30522 * 768 * element_bytes
+    states = [event for event in result["events"] if len(event) == 3 and event[2] == 3 and event[1] == embedding]
+    assert len(states) == moments, len(states)
