@@ -394,3 +394,20 @@ export function measuredOf(text: string | undefined): Reading<number | 'oom'> {
   if (value === undefined) return unread('measured_gb', text!);
   return /\bMi?B\b/i.test(t) ? Number(value) / 1024 : Number(value);
 }
+
+/**
+ * A figure in decimal gigabytes (10^9 bytes): where the row says so (`/1e9`, `1000**3`, `decimal GB`), and
+ * torchtune's before its GiB logging (v0.2, June 2024): its recipes' memory_stats_log printed
+ * `torch.cuda.max_memory_allocated() / 1000**3` as "GB" (its April 2024 tutorials, its May 2024 README table).
+ */
+export function decimalGigabytes(row: Readonly<Record<string, string>>): boolean {
+  const said = `${row.measure_kind ?? ''} ${row.notes ?? ''}`;
+  if (/\/\s*1e9|1000\s*\*\*\s*3|10\^9|decimal (GB|gigabytes)/i.test(said)) return true;
+  return /torchtune/i.test(row.source ?? '') && /\(May 2024|docs tutorials/.test(row.source ?? '');
+}
+
+/** The row's measured figure in GiB (decimal gigabytes converted), 'oom', undefined or why it is unread. */
+export function measuredGiB(row: Readonly<Record<string, string>>): Reading<number | 'oom'> {
+  const measured = measuredOf(row.measured_gb);
+  return typeof measured === 'number' && decimalGigabytes(row) ? (measured * 1e9) / 1024 ** 3 : measured;
+}

@@ -10,7 +10,7 @@ import { FITTED_MARGIN } from '../../src/core/estimators/fineTuning';
 import { estimateSharded, describePlan, type ShardingPlan } from '../../src/core/estimators/sharding';
 import { median } from '../evaluation/statistics';
 import { estimateFor, rowToJob, type Conversion, type Row } from './evaluateFineTuning';
-import { gpuCount, isUnread, measuredOf, type Reading } from './rowFields';
+import { gpuCount, isUnread, measuredGiB, type Reading } from './rowFields';
 
 const GiB = 1024 ** 3;
 
@@ -79,7 +79,7 @@ export function shardedTable(rows: readonly Row[], sourceName: (source: string) 
     const group = groups.get(key) ?? { rows: 0, errors: [], under: 0, documented: 0, skips: new Map<string, number>() };
     groups.set(key, group);
     group.rows++;
-    const figure = measuredOf(row.measured_gb);
+    const figure = measuredGiB(row);
     const measured = typeof figure === 'number' ? figure : NaN;
     const skip = 'skip' in conversion ? conversion.skip : !Number.isFinite(measured) ? 'out of memory, no figure' : undefined;
     if (skip !== undefined || 'skip' in conversion) {

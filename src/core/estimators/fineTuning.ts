@@ -244,8 +244,8 @@ const LOSS_BYTES = 12;
 /**
  * The fitted margin the estimate adds on top of the physical model (docs/fine-tuning.md): what the
  * model does not count (library versions that keep more, allocator behaviour, load-time peaks).
- * Fitted by `npm run evaluate:llm` on the published measurements at their 80th percentile (an
- * estimate under a figure costs four times one over it), leave one source out for the error it
+ * Fitted by `npm run evaluate:llm` on the published measurements at their 90th percentile (an
+ * estimate under a figure costs nine times one over it), leave one source out for the error it
  * reports; the value is the fit on all of them.
  */
 export const FITTED_MARGIN = 0.1;

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { median } from '../../../../scripts/evaluation/statistics';
-import { checkpointOf, measureKind, rowCheckpoint, shapeKey, parseCsv, pinball, rowToJob, targetsOf } from '../../../../scripts/llm/evaluateFineTuning';
+import { decimalGigabytes, measuredGiB } from '../../../../scripts/llm/rowFields';
+import { checkpointOf, measureKind, rowCheckpoint, shapeKey, parseCsv, pinball, rowToJob, targetsOf, TARGET_QUANTILE } from '../../../../scripts/llm/evaluateFineTuning';
 
 const header = 'source,url_or_repo_path,model,params_b,method,lora_rank,quant,grad_ckpt,optimizer,precision,batch_per_gpu,seq_len,num_gpus,gpu,measured_gb,measure_kind,notes';
 const row = (values: Record<string, string>) => {
@@ -198,9 +199,23 @@ describe('evaluateFineTuning', () => {
     assert.deepEqual(targetsOf('LoRA', 'targets q_proj,v_proj'), ['q_proj', 'v_proj']);
   });
 
-  it('costs an estimate under the figure four times one over it at the 0.8 quantile', () => {
+  it('costs an estimate under the figure nine times one over it at the 0.9 quantile, the target', () => {
+    assert.equal(TARGET_QUANTILE, 0.9);
+    assert.ok(Math.abs(pinball([0.1]) - 0.09) < 1e-12);
+    assert.ok(Math.abs(pinball([-0.1]) - 0.01) < 1e-12);
     assert.ok(Math.abs(pinball([0.1], 0.8) - 0.08) < 1e-12);
-    assert.ok(Math.abs(pinball([-0.1], 0.8) - 0.02) < 1e-12);
+  });
+
+  it("reads torchtune's figures from before its GiB logging, and figures said to be /1e9, as decimal gigabytes", () => {
+    const base = { model: 'Llama-2-7B', method: 'LoRA', measured_gb: '15.57' };
+    assert.ok(decimalGigabytes(row({ ...base, source: 'pytorch/torchtune docs tutorials', measure_kind: 'peak memory reserved during training (GB as printed by torchtune)' })));
+    assert.ok(decimalGigabytes(row({ ...base, source: 'pytorch/torchtune README (May 2024 table)' })));
+    assert.ok(!decimalGigabytes(row({ ...base, source: 'pytorch/torchtune README (Sept 2024+ table)', measure_kind: '"Peak Memory per GPU" in GiB' })));
+    assert.ok(decimalGigabytes(row({ ...base, source: 'a blog', measure_kind: 'max_memory_allocated() / 1e9' })));
+    assert.ok(!decimalGigabytes(row({ ...base, source: 'a blog', measure_kind: 'max_memory_allocated() bytes/2^30 -> GiB' })));
+    // 15.57e9 bytes are 14.50 GiB.
+    assert.ok(Math.abs((measuredGiB(row({ ...base, source: 'pytorch/torchtune docs tutorials' })) as number) - 14.501) < 0.001);
+    assert.equal(measuredGiB(row({ ...base, source: 'a blog' })), 15.57);
   });
 
   it('finds the catalog checkpoint for the names sources write: organisation, case, -hf/-chat/-instruct and version tags aside', () => {
