@@ -158,7 +158,7 @@ export interface EstimatorReading {
 
 /* What fits a fine-tune (fineTuningRemedies.ts, longestSequence.ts work it out). */
 
-export type RemedyKind = 'checkpointing' | 'sdpa' | 'noKeyValueCache' | 'precomputedReference' | 'accumulation' | 'lora' | 'fourBit' | 'optimizer8bit' | 'noKlTerm' | 'shorterSequence';
+export type RemedyKind = 'checkpointing' | 'sdpa' | 'noKeyValueCache' | 'precomputedReference' | 'accumulation' | 'lora' | 'fourBit' | 'galore' | 'optimizer8bit' | 'noKlTerm' | 'shorterSequence';
 
 export interface Remedy {
   /** The change, or the two changes of a pair, in the order they were applied. */

@@ -9,9 +9,11 @@
  * recomputes what it drops, SDPA computes the same attention, use_cache=False only stops the keys and
  * values being returned, accumulation sums the same gradients, DPO's reference log-probabilities
  * computed before training are the ones the step would compute;
- * LoRA, 4-bit weights, an 8-bit optimizer and shorter sequences train something else.
+ * LoRA, 4-bit weights, an 8-bit optimizer, GaLore's projected optimizer state and shorter sequences
+ * train something else.
  */
 import { keyValueCacheCounted, type FineTuningAdapter, type FineTuningJob } from '../estimators/fineTuning';
+import { GALORE_DEFAULT_RANK } from '../estimators/galore';
 import type { ShardingSpec } from '../estimators/shardedFineTuning';
 import type { FineTuningOutlook, Remedy, RemedyKind } from './fileEstimate';
 import { jobDriverMiB, longestFittingLength, longestSequence, SEQUENCE_STEP } from './longestSequence';
@@ -71,6 +73,15 @@ const CANDIDATES: readonly Candidate[] = [
             job: { ...job, adapter: job.adapter ?? DEFAULT_LORA, weightBits: 4, doubleQuant: true, computeBytes: 2, autocast: false, kbitPrepared: true },
             change: job.adapter ? '4-bit NF4 loading' : 'QLoRA (4-bit NF4 and LoRA r=8)',
           },
+  },
+  {
+    // GaLore keeps full fine-tuning (every parameter trained) but keeps the optimizer's state over rank-128 projections of the layers' gradients.
+    kind: 'galore',
+    sameTraining: false,
+    apply: (job) =>
+      !job.adapter && !job.frozen && !job.galore && (job.optimizer === 'adamw' || job.optimizer === 'adamw-8bit')
+        ? { job: { ...job, galore: { rank: GALORE_DEFAULT_RANK, targets: 'all-linear' } }, change: `GaLore (optim="galore_adamw${job.optimizer === 'adamw-8bit' ? '_8bit' : ''}", rank ${GALORE_DEFAULT_RANK} on every linear layer: still a full fine-tune)` }
+        : undefined,
   },
   {
     kind: 'optimizer8bit',

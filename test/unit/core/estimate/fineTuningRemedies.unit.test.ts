@@ -34,7 +34,7 @@ describe('fineTuningRemedies', () => {
     const job = llama('meta-llama/Llama-2-7b-hf', { batch: 1, eagerAttention: true });
     const remedies = fineTuningRemedies(job, RTX_4090, 0.1);
     const byKind = new Map(remedies.filter((r) => r.changes.length === 1).map((r) => [r.changes[0], r]));
-    assert.deepEqual([...byKind.keys()].sort(), ['checkpointing', 'fourBit', 'lora', 'optimizer8bit', 'sdpa', 'shorterSequence'], 'a batch of 1 has no smaller micro-batch');
+    assert.deepEqual([...byKind.keys()].sort(), ['checkpointing', 'fourBit', 'galore', 'lora', 'optimizer8bit', 'sdpa', 'shorterSequence'], 'a batch of 1 has no smaller micro-batch');
     assert.deepEqual(remedies.map((r) => r.driverMiB), [...remedies.map((r) => r.driverMiB)].sort((a, b) => a - b));
     const mib = (over: Partial<FineTuningJob>) => {
       const estimate = estimateFineTuning({ ...job, ...over });
@@ -44,9 +44,13 @@ describe('fineTuningRemedies', () => {
     assert.equal(byKind.get('sdpa')!.driverMiB, mib({ eagerAttention: false }));
     assert.equal(byKind.get('lora')!.driverMiB, mib({ adapter: { method: 'lora', rank: 8 } }));
     assert.equal(byKind.get('optimizer8bit')!.driverMiB, mib({ optimizer: 'adamw-8bit' }));
+    assert.equal(byKind.get('galore')!.driverMiB, mib({ galore: { rank: 128, targets: 'all-linear' } }));
+    assert.equal(byKind.get('galore')!.change, 'GaLore (optim="galore_adamw", rank 128 on every linear layer: still a full fine-tune)');
+    // Below 8-bit AdamW: the layers' state shrinks to the projections, the embeddings' and head's stay full.
+    assert.ok(byKind.get('galore')!.driverMiB < byKind.get('optimizer8bit')!.driverMiB);
     assert.equal(byKind.get('fourBit')!.driverMiB, mib({ adapter: { method: 'lora', rank: 8 }, weightBits: 4, doubleQuant: true, kbitPrepared: true }));
     for (const kind of ['checkpointing', 'sdpa'] as const) assert.equal(byKind.get(kind)!.sameTraining, true, kind);
-    for (const kind of ['lora', 'fourBit', 'optimizer8bit', 'shorterSequence'] as const) assert.equal(byKind.get(kind)!.sameTraining, false, kind);
+    for (const kind of ['lora', 'fourBit', 'galore', 'optimizer8bit', 'shorterSequence'] as const) assert.equal(byKind.get(kind)!.sameTraining, false, kind);
     // Only QLoRA brings a full fine-tune of 7B parameters under 24 GB: LoRA alone keeps 13 GB of bf16 weights and eager attention's probabilities.
     assert.deepEqual(remedies.filter((r) => r.fits).map((r) => r.changes), [['fourBit']]);
     assert.equal(remedies[0]!.change, 'QLoRA (4-bit NF4 and LoRA r=8)');
