@@ -4,6 +4,7 @@ import type { AdapterSetup, Found, QuantizationSetup, WeightDtype } from './mode
 import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTuningLibraries';
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 import { argumentNode, HF_ARGUMENTS, positiveInteger, simpleName } from './callArguments';
+import { libraryOptimizerName } from './libraryOptimizers';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -211,8 +212,16 @@ export function kbitPrepared(events: readonly CallEvent[]): Found<{ checkpointin
   return { value: { checkpointing }, node: call.node, origin: `prepare_model_for_kbit_training(...)${checkpointing ? ' (turns gradient checkpointing on)' : ''}` };
 }
 
-/** `TrainingArguments(optim="paged_adamw_8bit")` as written: the optimizer kind says Adam, the name says how many bytes its state takes. */
+/**
+ * The optimizer's name, which says how many bytes its state takes: a library optimizer the script
+ * builds (`bnb.optim.Lion8bit(...)`: it is the one that runs, handed to the Trainer or stepped by hand),
+ * else `TrainingArguments(optim="paged_adamw_8bit")` as written.
+ */
 export function optimizerName(events: readonly CallEvent[]): Found<string> | undefined {
+  for (const call of events) {
+    const library = libraryOptimizerName(call);
+    if (library) return { value: library.name, node: call.node, origin: `${library.qualified}(...)` };
+  }
   for (const call of events) {
     if (!HF_ARGUMENTS.test(call.qualified)) continue;
     const optim = call.kwargs.get('optim');

@@ -7,6 +7,7 @@ import { manualUpdate } from './manualUpdate';
 import { modelOutputsHeld, useCacheOff } from './modelOutputs';
 import { cudnnBenchmark } from './cudnnBenchmark';
 import { galoreSetup } from './galoreSetup';
+import { libraryOptimizerName } from './libraryOptimizers';
 import type { DistributedReading } from './shardingSetup';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
@@ -337,6 +338,9 @@ function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefin
 
 /** The optimizer a `torch.optim.*` construction makes, if the call is one. */
 export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
+  // bitsandbytes', torchao's and the others' optimizers: their state is read from the class name (optimizerName).
+  const library = libraryOptimizerName(call);
+  if (library) return { value: 'other', node: call.node, origin: `${library.qualified}(...)` };
   if (!call.qualified.startsWith('torch.optim.')) return undefined;
   const name = call.qualified.slice('torch.optim.'.length);
   if (name.includes('.') || !/^[A-Z]/.test(name)) return undefined;

@@ -54,6 +54,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   // SGD with momentum, RMSprop and Adagrad keep one state a parameter (momentum, square average, sum).
   const named = name ? trainerOptimizer(name) : undefined;
   const optimizer: OptimizerState = named && named.state !== 'adamw' ? named.state : kind === 'sgd-momentum' || kind === 'rmsprop' || kind === 'adagrad' ? 'momentum' : kind === 'sgd' ? 'sgd' : 'adamw';
+  if (/^galore/i.test(name) && !setup.galore) notes.push(`GaLore-torch's ${name} built by the script: its parameter groups, which carry the rank and say which matrices it projects, are not read, so every parameter's full optimizer state is counted (an upper bound).`);
   if (named?.inBackward && !/^galore/.test(name)) notes.push(`optim="${name}" applies each gradient in the backward as soon as it is made: no gradients are held for a step${named.state === 'sgd' ? ', and LOMO keeps no optimizer state' : ", and AdaLomo keeps Adafactor's factored moments"}.`);
   let fineTuningAdapter: FineTuningAdapter | undefined;
   // Prompt tuning prepends its virtual tokens to every sample.

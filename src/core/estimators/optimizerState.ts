@@ -54,13 +54,15 @@ export interface TrainerOptimizer {
 
 /**
  * The state of the Trainer's optimizer by its `optim` name (`paged_adamw_8bit`, `lion_8bit`,
- * `ademamix`, `adamw_torch_4bit`, `lomo`, `galore_adafactor_layerwise`...). Names it does not know
- * are AdamW's two states, the Trainer's default and the largest of the common ones.
+ * `ademamix`, `adamw_torch_4bit`, `lomo`, `galore_adafactor_layerwise`...), or of a library
+ * optimizer by its class name (`AdamW8bit`, `PagedLion8bit`, `AdamW4bit`, `Adafactor`). Names it does
+ * not know are AdamW's two states, the Trainer's default and the largest of the common ones.
  */
 export function trainerOptimizer(name: string): TrainerOptimizer {
   const n = name.toLowerCase();
   const paged = /paged/.test(n);
-  const eightBit = /8bit/.test(n);
+  // torchao's AdamWFp8 keeps its moments in one byte an element too.
+  const eightBit = /8bit|fp8/.test(n);
   // LOMO fuses each gradient's update into the backward and keeps no state; AdaLomo keeps Adafactor's factored moments.
   if (n === 'lomo') return { state: 'sgd', inBackward: true, paged };
   if (n === 'adalomo') return { state: 'adafactor', inBackward: true, paged };
@@ -68,7 +70,7 @@ export function trainerOptimizer(name: string): TrainerOptimizer {
   const state: OptimizerState =
     /adafactor/.test(n) ? 'adafactor'
     : /ademamix|grokadamw/.test(n) ? (eightBit ? 'ademamix-8bit' : 'ademamix')
-    : /lion|rmsprop|adagrad|schedule_free_sgd/.test(n) ? (eightBit ? 'momentum-8bit' : 'momentum')
+    : /lion|rmsprop|adagrad|schedule_free_sgd|lars/.test(n) || (/^sgd/.test(n) && eightBit) ? (eightBit ? 'momentum-8bit' : 'momentum')
     : /^sgd$/.test(n) ? 'sgd'
     : /4bit/.test(n) ? 'adamw-4bit'
     : eightBit ? 'adamw-8bit'

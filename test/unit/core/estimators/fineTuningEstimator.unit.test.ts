@@ -138,6 +138,19 @@ describe('fineTuningEstimator', () => {
     assert.ok(lomo!.memory.estimateMiB! < lion8!.memory.estimateMiB!);
   });
 
+  it("sizes an optimizer the script builds from bitsandbytes by its class: 8-bit AdamW's two bytes a parameter, 8-bit Lion's one", async () => {
+    const source = llm('bnb_optimizer_loop.py');
+    const [adam8] = (await estimate(source)).models;
+    const [adam] = (await estimate(source.replace('bnb.optim.PagedAdamW8bit(', 'torch.optim.AdamW('))).models;
+    const [lion8] = (await estimate(source.replace('bnb.optim.PagedAdamW8bit(', 'bnb.optim.Lion8bit('))).models;
+    assert.equal(adam8!.memory.method, 'fineTuning');
+    assert.equal(adam8!.assumptions.find((a) => a.name === 'optimizer')?.value, 'PagedAdamW8bit');
+    // Llama-3.2-1B in bf16: AdamW's two bf16 moments are 4 bytes a parameter, 8-bit AdamW's about 2, 8-bit Lion's about 1.
+    const b = (m: typeof adam8) => m!.memory.breakdown!.optimizerMiB;
+    assert.ok(Math.abs(b(adam8) / b(adam) - 0.5) < 0.01, `${b(adam8)} vs ${b(adam)}`);
+    assert.ok(Math.abs(b(lion8) / b(adam) - 0.25) < 0.01, `${b(lion8)} vs ${b(adam)}`);
+  });
+
   it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {
     const [ia3] = (await estimate(llm('ia3_seq2seq.py'))).models;
     assert.equal(ia3!.memory.method, 'fineTuning');

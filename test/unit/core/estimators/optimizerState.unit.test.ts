@@ -24,7 +24,7 @@ describe('optimizerState', () => {
     assert.equal(optimizerBytes('adafactor', { rows: 100, cols: 1 }, 2), 4 * 100);
   });
 
-  it("reads the Trainer's optim names (transformers' OptimizerNames) as the state they keep", () => {
+  it("reads the Trainer's optim names (transformers' OptimizerNames) and library optimizers' class names as the state they keep", () => {
     const cases: Array<[string, OptimizerState, boolean, boolean]> = [
       ['adamw_torch', 'adamw', false, false],
       ['adamw_torch_fused', 'adamw', false, false],
@@ -50,6 +50,15 @@ describe('optimizerState', () => {
       ['galore_adamw_8bit_layerwise', 'adamw-8bit', true, false],
       ['galore_adafactor', 'adafactor', false, false],
       ['something_new', 'adamw', false, false],
+      // Library optimizers by class name (libraryOptimizers.ts).
+      ['AdamW8bit', 'adamw-8bit', false, false],
+      ['PagedLion8bit', 'momentum-8bit', false, true],
+      ['AdamW4bit', 'adamw-4bit', false, false],
+      ['AdamWFp8', 'adamw-8bit', false, false],
+      ['SGD8bit', 'momentum-8bit', false, false],
+      ['Adafactor', 'adafactor', false, false],
+      ['Lion', 'momentum', false, false],
+      ['FusedAdam', 'adamw', false, false],
     ];
     for (const [name, state, inBackward, paged] of cases) assert.deepEqual(trainerOptimizer(name), { state, inBackward, paged }, name);
   });
