@@ -1042,6 +1042,14 @@ def _patch_torch() -> None:
     import types
     original_init = torch.optim.Optimizer.__init__
 
+    def counted(optimizer: Any) -> None:
+        """One more step of this optimizer; the run ends once every optimizer has stepped `steps` times."""
+        run = _CURRENT["run"]
+        if run is not None:
+            run.optimizer_steps[id(optimizer)] = run.optimizer_steps.get(id(optimizer), 0) + 1
+            if min(run.optimizer_steps.values()) >= run.steps:
+                raise DryRunComplete()
+
     def optimizer_init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         if _CURRENT["run"] is not None:
@@ -1055,14 +1063,21 @@ def _patch_torch() -> None:
             elif callable(k.get("closure")):
                 k = {**k, "closure": in_phase(1, k["closure"])}
             result = in_phase(3, step)(this, *a, **k)
-            run = _CURRENT["run"]
-            if run is not None:
-                run.optimizer_steps[id(this)] = run.optimizer_steps.get(id(this), 0) + 1
-                if min(run.optimizer_steps.values()) >= run.steps:
-                    raise DryRunComplete()
+            counted(this)
             return result
 
         self.step = types.MethodType(stepped, self)
+        # LOMO and AdaLomo (lomo-optim, the Trainer's optim="lomo") update each parameter inside the backward
+        # their fused_backward(loss, lr) runs, and never call step(): that call is their step.
+        fused = getattr(type(self), "fused_backward", None)
+        if callable(fused):
+
+            def fused_backward(this: Any, *a: Any, **k: Any) -> Any:
+                result = in_phase(2, fused)(this, *a, **k)
+                counted(this)
+                return result
+
+            self.fused_backward = types.MethodType(fused_backward, self)
 
     torch.optim.Optimizer.__init__ = optimizer_init  # type: ignore[method-assign]
 

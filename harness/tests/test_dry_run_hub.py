@@ -142,3 +142,21 @@ def test_the_trainers_lion_and_ademamix_hold_their_own_number_of_moments(tmp_pat
     embedding = 30522 * 768 * element_bytes
     states = [event for event in result["events"] if len(event) == 3 and event[2] == 3 and event[1] == embedding]
     assert len(states) == moments, len(states)
+
+
+def test_lomo_updates_in_its_fused_backward_keeps_no_state_and_stops_after_the_steps(tmp_path: Path) -> None:
+    # LOMO never calls step(): its fused_backward(loss, lr) is the step, applying each gradient as it is made.
+    pytest.importorskip("lomo_optim")
+    result = dry_run(tmp_path, """
+        from datasets import load_dataset
+        from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments
+        tokenizer = AutoTokenizer.from_pretrained("tiny/llama")
+        model = AutoModelForCausalLM.from_pretrained("tiny/llama")
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=2, optim="lomo", report_to="none")
+        data = load_dataset("imdb", split="train").map(lambda b: tokenizer(b["text"], truncation=True, max_length=64), batched=True)
+        Trainer(model=model, args=args, train_dataset=data, data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False)).train()
+    """, {"tensors": [{"shape": [64], "dtype": "int64"}, {"shape": [64], "dtype": "int64"}], "hubConfigs": {"tiny/llama": SMALL_LLAMA}})
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+    # No optimizer phase at all: LOMO keeps no state.
+    assert not [event for event in result["events"] if len(event) == 3 and event[2] == 3]
