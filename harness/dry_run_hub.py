@@ -439,14 +439,14 @@ def _patch_quantization_config(module: Any) -> None:
 QUANTIZATION_BLOCK = 256
 
 
-def eight_bit_adam(states: int = 2, eight_bit: bool = True) -> Any:
+def bitsandbytes_stand_in(states: int = 2, eight_bit: bool = True) -> Any:
     """bitsandbytes' optimizers as they hold their state on a GPU: each of `states` moments (AdamW's
     two, Lion's and RMSprop's one, AdEMAMix's three) one byte per element plus an fp32 scale per block
     (or, 32-bit, the parameter's size and dtype), updated in place by one kernel (its CUDA kernels cannot
     run on the CPU, so the memory is made here and the update is left out: it changes values only)."""
     import torch
 
-    class EightBitAdamW(torch.optim.Optimizer):
+    class BitsandbytesStandIn(torch.optim.Optimizer):
         def __init__(self, params: Any, lr: float = 1e-3, betas: Any = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0, **kwargs: Any) -> None:
             super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
 
@@ -470,7 +470,7 @@ def eight_bit_adam(states: int = 2, eight_bit: bool = True) -> Any:
                     state["step"] += 1
             return loss
 
-    return EightBitAdamW
+    return BitsandbytesStandIn
 
 
 def _moments(name: str) -> int:
@@ -481,7 +481,7 @@ def _moments(name: str) -> int:
 
 def _patch_trainer_optimizers(module: Any) -> None:
     """The Trainer's bitsandbytes optimizers (`optim="adamw_8bit"`, `"paged_adamw_32bit"`, `"lion_8bit"`,
-    `"ademamix"`...): as eight_bit_adam holds them, 32-bit AdamW ones as torch's AdamW (paging moves pages
+    `"ademamix"`...): as bitsandbytes_stand_in holds them, 32-bit AdamW ones as torch's AdamW (paging moves pages
     only when the GPU runs out)."""
     import torch
     trainer_class = module.Trainer
@@ -494,9 +494,9 @@ def _patch_trainer_optimizers(module: Any) -> None:
             return original(args, model)
         kwargs = {"lr": args.learning_rate, "betas": (args.adam_beta1, args.adam_beta2), "eps": args.adam_epsilon}
         if "8bit" in name:
-            return eight_bit_adam(_moments(name)), kwargs
+            return bitsandbytes_stand_in(_moments(name)), kwargs
         # Lion's, RMSprop's and AdEMAMix's 32-bit states; 32-bit AdamW as torch's (the same two states).
-        return (torch.optim.AdamW if _moments(name) == 2 else eight_bit_adam(_moments(name), eight_bit=False)), kwargs
+        return (torch.optim.AdamW if _moments(name) == 2 else bitsandbytes_stand_in(_moments(name), eight_bit=False)), kwargs
 
     trainer_class.get_optimizer_cls_and_kwargs = staticmethod(get_optimizer_cls_and_kwargs)
 
@@ -506,7 +506,7 @@ def _patch_bitsandbytes_optimizers(module: Any) -> None:
     import torch
     for name in dir(module):
         if name.endswith("8bit") and ("Adam" in name or "Lion" in name or "RMSprop" in name):
-            setattr(module, name, eight_bit_adam(_moments(name)))
+            setattr(module, name, bitsandbytes_stand_in(_moments(name)))
         elif name.startswith("Paged") and ("Adam" in name):
             setattr(module, name, torch.optim.AdamW)
 

@@ -152,10 +152,14 @@ function documentedDefault(row: Row): DocumentedDefault | undefined {
 /** `assumed`: the rules applied to fields the row leaves unstated (docs/fine-tuning.md, "Reading published rows"), shown with --rows; `assumedShape`: a shape assumed from the size (rowCheckpoint). */
 export type Conversion = { job: FineTuningJob; kind: MeasureKind; group: string; documented?: string; assumed?: readonly string[]; assumedShape?: boolean } | { skip: string; group: string };
 
-/** The table's group of a method: full, LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT; preference training says its trainer first (`DPO, LoRA`). */
-function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string): string {
+/**
+ * The table's group of a method: full (with GaLore, by its method or `galoreOptimizer`, or of the last
+ * layers), LoRA (and its variants), QLoRA (LoRA over 4-bit weights), other PEFT; preference training
+ * says its trainer first (`DPO, LoRA`).
+ */
+function groupOf(method: Reading<Method>, quantized: Reading<Quantized | 'none'>, text: string, galoreOptimizer: boolean): string {
   if (method === undefined || isUnread(method)) return 'method not read';
-  const trained = method.kind === 'full' ? (method.galore || /galore/i.test(text) ? 'full, GaLore' : method.trainedLayers ? 'full, last layers (freeze)' : 'full')
+  const trained = method.kind === 'full' ? (method.galore || galoreOptimizer ? 'full, GaLore' : method.trainedLayers ? 'full, last layers (freeze)' : 'full')
     : method.kind === 'lora' ? (/\bq-?(lora|dora)\b/i.test(text) || (typeof quantized === 'object' && !isUnread(quantized) && quantized.bits === 4) ? 'QLoRA' : 'LoRA')
     : /^LoRA/i.test(method.name) ? 'LoRA' : 'other PEFT';
   return method.preference ? `${method.preference.toUpperCase()}, ${trained}` : trained;
@@ -200,7 +204,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const notes = row.notes ?? '';
   const method = methodOf(methodText);
   const quantized = quantization(row.quant, methodText, row.precision, row.model);
-  const group = groupOf(method, quantized, `${methodText} ${/galore/i.test(row.optimizer ?? '') ? 'GaLore' : ''}`);
+  const group = groupOf(method, quantized, methodText, /galore/i.test(row.optimizer ?? ''));
   const measured = measuredOf(row.measured_gb);
   // A published out-of-memory result is checked at its smallest job: one token a sample if the length is not published.
   const outOfMemory = isOutOfMemory(row);

@@ -427,13 +427,13 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     trainableWeights = trainableParams * paramBytes;
     baseWeights = held * paramBytes;
     gradients = trainableWeights;
-    const projectable = job.optimizer === 'adamw' || job.optimizer === 'adamw-8bit' || job.optimizer === 'adafactor' ? job.optimizer : undefined;
-    const galore = job.galore && projectable ? job.galore : undefined;
+    // GaLore's optimizers are AdamW, 8-bit AdamW and Adafactor over the projections.
+    const galore = job.galore && (job.optimizer === 'adamw' || job.optimizer === 'adamw-8bit' || job.optimizer === 'adafactor') ? job.galore : undefined;
     const projected = galore ? galoreTargets(shape, galore.targets) : [];
     const isProjected = (t: ParameterTensor) => projected.some((p) => p.name === t.name && p.decoder === t.decoder);
     for (const t of tensors) {
       if (t.kind === 'held') continue;
-      optimizerState += (galore && isProjected(t) ? galoreStateBytes(t.rows, t.cols, galore.rank, projectable!, paramBytes) : optimizerBytes(job.optimizer, t, paramBytes)) * repeats(shape, t);
+      optimizerState += (galore && isProjected(t) ? galoreStateBytes(t.rows, t.cols, galore.rank, job.optimizer, paramBytes) : optimizerBytes(job.optimizer, t, paramBytes)) * repeats(shape, t);
     }
     if (galore) {
       if (projected.length === 0) notes.push(`GaLore's target modules ${JSON.stringify(galore.targets)} match no linear layer of this architecture: every parameter keeps its optimizer's full state.`);

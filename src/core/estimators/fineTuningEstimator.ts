@@ -111,7 +111,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     kbitPrepared: setup.kbitPrepared !== undefined,
     ...(table && !fineTuningAdapter ? frozenPart(table, shape.layers) : {}),
     ...(preference ? { preference } : {}),
-    ...(galore ? { galore: galore.job } : {}),
+    ...(galore ? { galore } : {}),
   };
   if (keyValueCacheCounted(job)) notes.push(`The loop keeps the model's output through the backward (${setup.modelOutputs!.origin.split(':')[0]}), and with use_cache on (the config's default) transformers returns every layer's keys and values in it: counted. \`use_cache=False\` in from_pretrained, or \`loss = model(**batch).loss\`, frees them.`);
   // Several GPUs (shardedFineTuning.ts): the strategy and count, estimated per GPU.
@@ -120,7 +120,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
 }
 
 /** GaLore over a full fine-tune (galore.ts), with the note that says what it projects and what was assumed. */
-function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { job: GaloreJob } | undefined {
+function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): GaloreJob | undefined {
   const found = setup.galore?.value;
   if (!found) return undefined;
   if (adapter) {
@@ -135,7 +135,7 @@ function galoreJob(setup: TrainingSetup, adapter: boolean, notes: string[]): { j
     ...(found.targets === undefined ? ['No optim_target_modules is readable (transformers requires it): every linear layer of the layers is assumed.'] : []),
   ];
   notes.push(`GaLore: the gradients of ${which} are projected to rank ${rank}, and their optimizer state is over the projection (rank x the larger side) plus the projection itself; the other parameters keep a full state${found.layerwise ? '. Layerwise: each parameter steps in the backward and its gradient is freed there' : ''}. Refreshing the projection takes an SVD of the largest gradient in fp32.${assumed.length ? ` ${assumed.join(' ')}` : ''}`);
-  return { job: { rank, targets } };
+  return { rank, targets };
 }
 
 /** TRL's preference trainer as the job counts it, with the note that says what it holds beyond a supervised step. */

@@ -1,3 +1,5 @@
+import { optimizerBytes, type OptimizerState } from './optimizerState';
+
 /**
  * GaLore (Zhao et al., 2024; transformers' `optim="galore_adamw"` and its 8-bit, Adafactor and
  * layerwise variants): the targeted weight matrices train in full, but their gradients are projected
@@ -53,20 +55,16 @@ function matchesWhole(expression: string, paths: readonly string[]): boolean {
 
 /**
  * One targeted matrix's optimizer state: the projected gradient is `rank` by the larger side (GaLore
- * projects on the smaller side), and the optimizer keeps its state over that. Adam: two states; 8-bit
- * Adam: two bytes an element and a scale per 256; Adafactor: a row and a column of second moments.
+ * projects on the smaller side), and the optimizer keeps its usual state over that (optimizerState.ts).
  * The projection is `rank` rows of the SVD's factor: GaLore-torch casts 16-bit weights' back to their
  * dtype (a copy, `rank` by the smaller side), but for fp32 weights keeps the slice, a view that holds
  * the whole square factor (the smaller side squared, as a dry run of GaLore-torch 1.0 shows).
  */
-export function galoreStateBytes(rows: number, cols: number, rank: number, optimizer: 'adamw' | 'adamw-8bit' | 'adafactor', paramBytes: number): number {
+export function galoreStateBytes(rows: number, cols: number, rank: number, optimizer: OptimizerState, paramBytes: number): number {
   const r = Math.min(rank, rows, cols);
   const short = Math.min(rows, cols);
-  const long = Math.max(rows, cols);
-  const projected = long * r;
   const projection = (paramBytes === 4 ? short : r) * short * paramBytes;
-  const state = optimizer === 'adamw' ? 2 * projected * paramBytes : optimizer === 'adamw-8bit' ? 2 * projected + (2 * 4 * projected) / 256 : 4 * (long + r);
-  return state + projection;
+  return optimizerBytes(optimizer, { rows: Math.max(rows, cols), cols: r }, paramBytes) + projection;
 }
 
 /**
