@@ -884,6 +884,33 @@ def test_a_fused_optimizer_step_updates_in_place(tmp_path: Path) -> None:
     assert len(moments) == 2  # exp_avg and exp_avg_sq of the weight, once
 
 
+def test_foreach_adamw_makes_a_temporary_of_one_state_and_the_fused_one_none(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "_foreach_lerp_"):
+        pytest.skip("PyTorch 1.13's AdamW steps one tensor at a time, and has no fused AdamW")
+    # PyTorch 2's default AdamW on the GPU (foreach) takes the square root of every second moment at
+    # once: a temporary the size of one state. The fused kernel makes none. fineTuning.ts counts the
+    # same (stepTemporary, FineTuningJob.fusedStep): a test vector for both sides.
+    def peak(fused: str) -> int:
+        result = dry_run(tmp_path, f"""
+            import torch
+            import torch.nn as nn
+            model = nn.Sequential(nn.Linear(1024, 1024), nn.Linear(1024, 1024), nn.Linear(1024, 16)).cuda()
+            optimizer = torch.optim.AdamW(model.parameters(){fused})
+            for x, y in torch.utils.data.DataLoader(None, batch_size=2):
+                nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+                optimizer.zero_grad()
+        """, {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []})
+        assert result["ok"], result.get("error")
+        return live_peak(result["events"])
+    state = (2 * (1024 * 1024 + 1024) + 1024 * 16 + 16) * 4
+    foreach, fused = peak(""), peak(", fused=True")
+    # Weights, gradients and two moments in both; the foreach step's temporary on top (a few bytes of step counters aside).
+    assert 4 * state <= fused < 4 * state + 64 * 1024
+    assert abs((foreach - fused) - state) < 64 * 1024, (foreach, fused, state)
+
+
 def test_tensors_loaded_from_files_not_here_become_batches_of_the_analysed_shape(tmp_path: Path) -> None:
     # Preprocessed data saved with torch.save: one token tensor cut into rows, or a dict of tensors
     # moved to the GPU before the dataset is built (its batches are then on the GPU).

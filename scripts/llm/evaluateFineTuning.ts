@@ -198,6 +198,8 @@ export function isOutOfMemory(row: Row): boolean {
   return measured === 'oom' || (measured === undefined && /\bOOM\b|out of memory/i.test(row.measure_kind ?? ''));
 }
 
+const torchtuneSource = (row: Row): boolean => /torchtune/i.test(row.source ?? '');
+
 /** A row as a job for the estimator, or why it cannot be one. `carried` holds techniques a source applies cumulatively. */
 export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: boolean } = {}): Conversion {
   const methodText = row.method ?? '';
@@ -274,6 +276,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   // Optimizer not stated: AdamW, the default of the Trainer, torchtune's and LLaMA-Factory's configs, and the largest state of the common ones.
   const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
   if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
+  // torchtune's configs that take torch.optim.AdamW set fused: True (recipes/configs/llama3_2/3B_full.yaml, 3B_lora_single_device.yaml).
+  const fusedStep = optimizer.fusedStep === true || (torchtuneSource(row) && optimizer.state === 'adamw' && !optimizer.paged);
+  if (fusedStep && !optimizer.fusedStep && !optimizer.inBackward) assumed.push("torchtune's AdamW: fused (its configs' torch.optim.AdamW, fused: True)");
   // GaLore, from the method or the optimizer: its rank from the method, the optimizer, the rank column, else transformers' default; every linear of the layers (the paper's and LLaMA-Factory's "all").
   const galoreRead = method.kind === 'full' ? (method.galore ?? optimizer.galore) : undefined;
   const rankCell = galoreRead ? stated(rankOf(row.lora_rank)) : undefined;
@@ -293,7 +298,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   }
   // A source that states its CUDA context (`includes CUDA context (~1.3GB)`) is compared with that context.
   const contextGB = Number(/CUDA context \(~([\d.]+)\s*GB\)/.exec(row.measure_kind ?? '')?.[1] ?? NaN) || undefined;
-  const torchtune = /torchtune/i.test(row.source ?? '');
+  const torchtune = torchtuneSource(row);
   const hfGuide = /v4\.2x/.test(row.url_or_repo_path ?? '');
   const earlyTorchtune = torchtune && /\(May 2024|docs tutorials/.test(row.source ?? '');
   const accumulation = batchCell?.accumulation ?? (Number(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]) || undefined);
@@ -308,6 +313,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     autocast,
     optimizer: optimizer.state,
     paged: optimizer.paged,
+    fusedStep,
     checkpointing,
     // Transformers before 4.36 had only eager attention; the sources of that era say so in their path.
     eagerAttention: /v4\.2x/.test(row.url_or_repo_path ?? ''),

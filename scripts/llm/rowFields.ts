@@ -108,6 +108,8 @@ export interface Optimizer {
   readonly paged: boolean;
   /** torchtune's optimizer_in_bwd: each gradient is applied and freed as it is made. */
   readonly inBackward: boolean;
+  /** A fused step (`adamw_torch_fused`, `AdamW (fused)`, FusedAdam, bitsandbytes' AdamW): no foreach temporary (optimizerState.ts). */
+  readonly fusedStep?: boolean;
   /** GaLore's optimizers (`galore_adamw_8bit`, `GaLore AdamW (rank 128)`): the state is over the projected gradients. */
   readonly galore?: { readonly rank?: number; readonly layerwise: boolean };
 }
@@ -155,7 +157,10 @@ export function optimizerOf(text: string | undefined): Reading<Optimizer> {
     return { state: 'adafactor', paged, inBackward };
   }
   // LoRA-FA's optimizer (PEFT's create_lorafa_optimizer) is AdamW over the trainable B matrices.
-  if (/adam|lora-?fa/.test(t)) return { state: /8[- _]?bit/.test(t) ? 'adamw-8bit' : 'adamw', paged, inBackward };
+  if (/adam|lora-?fa/.test(t)) {
+    if (/8[- _]?bit/.test(t)) return { state: 'adamw-8bit', paged, inBackward };
+    return { state: 'adamw', paged, inBackward, ...(/fused|bnb|bitsandbytes|paged|32[- _]?bit/.test(t) ? { fusedStep: true } : {}) };
+  }
   return unread('optimizer', text!);
 }
 

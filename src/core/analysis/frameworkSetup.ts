@@ -74,7 +74,7 @@ export function frameworkOptimizer(events: readonly CallEvent[]): Found<Optimize
     if (!HF_ARGUMENTS.test(call.qualified)) continue;
     const name = simpleName(call.qualified);
     const optim = call.kwargs.get('optim');
-    if (optim === undefined) return { value: 'adamw', node: call.node, origin: `${name} default optim (adamw_torch)` };
+    if (optim === undefined) return { value: 'adamw', node: call.node, origin: `${name} default optim (adamw_torch, whose step makes a temporary the size of one state; with torch 2.8 or later transformers takes adamw_torch_fused, which makes none)` };
     if (typeof optim !== 'string') continue;
     const kind: OptimizerKind = /^(adamw_(torch|hf|apex_fused|torch_fused|torch_xla)|adamw|paged_adamw_32bit)$/.test(optim) ? 'adamw' : optim === 'sgd' ? 'sgd' : optim === 'adagrad' ? 'adagrad' : optim === 'rmsprop' ? 'rmsprop' : 'other';
     return { value: kind, node: argumentNode(call, 'optim'), origin: `${name}(optim="${optim}")` };

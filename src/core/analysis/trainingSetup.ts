@@ -13,7 +13,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
-import { positiveInteger, simpleName } from './callArguments';
+import { argumentNode, positiveInteger, simpleName } from './callArguments';
 
 /**
  * What one process feeds the model per step, by the names scripts give it: a micro-batch or a
@@ -96,6 +96,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       adapter: sourced(adapter(events)),
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
+      fusedStep: sourced(fusedOptimizerStep(events)),
       galore: sourced(galoreSetup(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
@@ -334,6 +335,15 @@ function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefin
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * `torch.optim.AdamW(..., fused=True)` (also Adam): each tensor is updated in one kernel, without the
+ * foreach step's temporary of one state's size.
+ */
+export function fusedOptimizerStep(events: readonly CallEvent[]): Found<boolean> | undefined {
+  const call = events.find((c) => /^torch\.optim\.(Adam|AdamW)$/.test(c.qualified) && c.kwargs.get('fused') === true);
+  return call && { value: true, node: argumentNode(call, 'fused'), origin: `${simpleName(call.qualified)}(fused=True): one kernel a tensor, no temporary at the step` };
 }
 
 /** The optimizer a `torch.optim.*` construction makes, if the call is one. */

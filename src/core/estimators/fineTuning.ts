@@ -127,6 +127,8 @@ export interface FineTuningJob {
   readonly optimizer: OptimizerState;
   /** bitsandbytes' paged optimizers: their state is in managed memory the torch allocator does not see. */
   readonly paged?: boolean;
+  /** AdamW's step runs fused (`AdamW(fused=True)`, `adamw_torch_fused`, FusedAdam, bitsandbytes'): no temporary beside the states (optimizerState.ts). */
+  readonly fusedStep?: boolean;
   readonly checkpointing: boolean;
   /** `attn_implementation="eager"`: the attention probabilities (heads x seq per token) are kept; SDPA and flash keep none. */
   readonly eagerAttention?: boolean;
@@ -533,9 +535,9 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;
   }
 
-  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size).
+  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size; a fused step: none).
   const autocastCopies = job.autocast && full && job.weightBits === 32 ? trainableParams * 2 : 0;
-  const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward ? trainableParams * paramBytes : 0);
+  const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward && !job.fusedStep ? trainableParams * paramBytes : 0);
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);
   // Gradients are all alive at the optimizer step; with accumulation, or with zero_grad(set_to_none=False), also through the next forward. optimizer_in_bwd frees each as it is applied.

@@ -50,6 +50,12 @@ export interface TrainerOptimizer {
   readonly state: OptimizerState;
   readonly inBackward: boolean;
   readonly paged: boolean;
+  /**
+   * The step updates each tensor in one kernel, in place: torch's fused AdamW (`adamw_torch_fused`),
+   * apex's and DeepSpeed's FusedAdam, bitsandbytes' 32-bit and paged AdamW. torch's default (foreach)
+   * AdamW makes a temporary the size of one state for the whole model; these make none.
+   */
+  readonly fusedStep: boolean;
 }
 
 /**
@@ -64,8 +70,9 @@ export function trainerOptimizer(name: string): TrainerOptimizer {
   // torchao's AdamWFp8 keeps its moments in one byte an element too.
   const eightBit = /8bit|fp8/.test(n);
   // LOMO fuses each gradient's update into the backward and keeps no state; AdaLomo keeps Adafactor's factored moments.
-  if (n === 'lomo') return { state: 'sgd', inBackward: true, paged };
-  if (n === 'adalomo') return { state: 'adafactor', inBackward: true, paged };
+  const fusedStep = /fused|32bit|paged|bnb/.test(n);
+  if (n === 'lomo') return { state: 'sgd', inBackward: true, paged, fusedStep };
+  if (n === 'adalomo') return { state: 'adafactor', inBackward: true, paged, fusedStep };
   const inBackward = /layerwise/.test(n);
   const state: OptimizerState =
     /adafactor/.test(n) ? 'adafactor'
@@ -75,5 +82,5 @@ export function trainerOptimizer(name: string): TrainerOptimizer {
     : /4bit/.test(n) ? 'adamw-4bit'
     : eightBit ? 'adamw-8bit'
     : 'adamw';
-  return { state, inBackward, paged };
+  return { state, inBackward, paged, fusedStep };
 }

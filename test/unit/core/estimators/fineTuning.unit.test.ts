@@ -113,6 +113,16 @@ describe('fineTuning estimator', () => {
     assert.ok(full.allocated > 2 * estimateFineTuning(qlora({ weightBits: 16 })).allocated);
   });
 
+  it("makes foreach AdamW's step temporary the size of one state, and a fused step none (harness/tests/test_dry_run.py measures the same)", () => {
+    const full = qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: true });
+    const foreach = estimateFineTuning(full);
+    const fused = estimateFineTuning({ ...full, fusedStep: true });
+    assert.equal(foreach.stepTemporary, 2 * foreach.trainableParams);
+    assert.equal(fused.stepTemporary, 0);
+    // With checkpointing the step is the peak: weights, gradients and two moments, and foreach's temporary on top.
+    assert.equal(foreach.allocated - fused.allocated, foreach.stepTemporary);
+  });
+
   it('checkpointing keeps one input per layer instead of every saved tensor', () => {
     const on = estimateFineTuning(qlora());
     const off = estimateFineTuning(qlora({ checkpointing: false }));

@@ -151,6 +151,21 @@ describe('fineTuningEstimator', () => {
     assert.ok(Math.abs(b(lion8) / b(adam) - 0.25) < 0.01, `${b(lion8)} vs ${b(adam)}`);
   });
 
+  it("counts no step temporary for a fused AdamW: the Trainer's adamw_torch_fused, torch's AdamW(fused=True), bitsandbytes' paged 32-bit AdamW", async () => {
+    const trainer = llm('galore_full_finetune.py');
+    const [foreach] = (await estimate(trainer.replace('optim="galore_adamw"', 'optim="adamw_torch"'))).models;
+    const [fused] = (await estimate(trainer.replace('optim="galore_adamw"', 'optim="adamw_torch_fused"'))).models;
+    assert.ok(fused!.memory.estimateMiB! < foreach!.memory.estimateMiB! - 1000, `${fused!.memory.estimateMiB} vs ${foreach!.memory.estimateMiB}`);
+    assert.equal(fused!.memory.breakdown!.optimizerMiB, foreach!.memory.breakdown!.optimizerMiB);
+    // One sample a batch, so that the step, not the logits, is the peak.
+    const loop = llm('bnb_optimizer_loop.py').replace('batch_size=8', 'batch_size=1');
+    const [torchAdamW] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(', 'torch.optim.AdamW('))).models;
+    const [torchFused] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(model.parameters(),', 'torch.optim.AdamW(model.parameters(), fused=True,'))).models;
+    const [paged32] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(', 'bnb.optim.PagedAdamW32bit('))).models;
+    assert.ok(torchFused!.memory.estimateMiB! < torchAdamW!.memory.estimateMiB! - 1000, `${torchFused!.memory.estimateMiB} vs ${torchAdamW!.memory.estimateMiB}`);
+    assert.ok(paged32!.memory.estimateMiB! < torchAdamW!.memory.estimateMiB!);
+  });
+
   it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {
     const [ia3] = (await estimate(llm('ia3_seq2seq.py'))).models;
     assert.equal(ia3!.memory.method, 'fineTuning');
