@@ -199,6 +199,8 @@ export function isOutOfMemory(row: Row): boolean {
 }
 
 const torchtuneSource = (row: Row): boolean => /torchtune/i.test(row.source ?? '');
+/** torchtune's figures from before v0.3 (its April 2024 tutorials, its May 2024 README table). */
+const earlyTorchtuneSource = (row: Row): boolean => torchtuneSource(row) && /\(May 2024|docs tutorials/.test(row.source ?? '');
 
 /** A row as a job for the estimator, or why it cannot be one. `carried` holds techniques a source applies cumulatively. */
 export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: boolean } = {}): Conversion {
@@ -276,8 +278,8 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   // Optimizer not stated: AdamW, the default of the Trainer, torchtune's and LLaMA-Factory's configs, and the largest state of the common ones.
   const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
   if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
-  // torchtune's configs that take torch.optim.AdamW set fused: True (recipes/configs/llama3_2/3B_full.yaml, 3B_lora_single_device.yaml).
-  const fusedStep = optimizer.fusedStep === true || (torchtuneSource(row) && optimizer.state === 'adamw' && !optimizer.paged);
+  // torchtune's configs since v0.3 (Sept 2024) that take torch.optim.AdamW set fused: True (recipes/configs/llama3_2/3B_full.yaml, llama3_1/8B_qlora_single_device.yaml); its earlier ones are not read so.
+  const fusedStep = optimizer.fusedStep === true || (torchtuneSource(row) && !earlyTorchtuneSource(row) && optimizer.state === 'adamw' && !optimizer.paged);
   if (fusedStep && !optimizer.fusedStep && !optimizer.inBackward) assumed.push("torchtune's AdamW: fused (its configs' torch.optim.AdamW, fused: True)");
   // GaLore, from the method or the optimizer: its rank from the method, the optimizer, the rank column, else transformers' default; every linear of the layers (the paper's and LLaMA-Factory's "all").
   const galoreRead = method.kind === 'full' ? (method.galore ?? optimizer.galore) : undefined;
@@ -300,7 +302,10 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const contextGB = Number(/CUDA context \(~([\d.]+)\s*GB\)/.exec(row.measure_kind ?? '')?.[1] ?? NaN) || undefined;
   const torchtune = torchtuneSource(row);
   const hfGuide = /v4\.2x/.test(row.url_or_repo_path ?? '');
-  const earlyTorchtune = torchtune && /\(May 2024|docs tutorials/.test(row.source ?? '');
+  const earlyTorchtune = earlyTorchtuneSource(row);
+  // torchtune's Sept 2024 table ran its configs of v0.3, whose loss is CEWithChunkedOutputLoss (recipes/configs/llama3_1/8B_full_single_device.yaml and 8B_qlora_single_device.yaml of that release).
+  const chunkedConfigs = torchtune && /\(Sept 2024/.test(row.source ?? '');
+  if (chunkedConfigs && !carried.chunkedLoss && !/chunked/i.test(notes)) assumed.push("torchtune's v0.3 configs: chunked cross-entropy (CEWithChunkedOutputLoss)");
   const accumulation = batchCell?.accumulation ?? (Number(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]) || undefined);
   const job: FineTuningJob = {
     shape,
@@ -324,7 +329,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     ...(galore ? { galore } : {}),
     ...(trainedLayers ? { frozen: lastLayers(shape, trainedLayers) } : {}),
     activationOffload: ckpt?.offload === true,
-    ...(carried.chunkedLoss || /chunked/i.test(notes) ? { chunkedLoss: 8 } : {}),
+    ...(carried.chunkedLoss || chunkedConfigs || /chunked/i.test(notes) ? { chunkedLoss: 8 } : {}),
     ...(contextGB ? { contextBytes: contextGB * 1e9 } : {}),
     // torchtune's LoRA weights are in the model's dtype; PEFT keeps them in fp32 and casts their input.
     ...(torchtune ? { adapterBytes: 2 as const } : {}),
