@@ -884,13 +884,14 @@ def test_a_fused_optimizer_step_updates_in_place(tmp_path: Path) -> None:
     assert len(moments) == 2  # exp_avg and exp_avg_sq of the weight, once
 
 
-def test_foreach_adamw_makes_a_temporary_of_one_state_and_the_fused_one_none(tmp_path: Path) -> None:
+def test_foreach_adamw_makes_a_temporary_of_one_state_per_tensor_two_of_the_largest_and_fused_none(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     if not hasattr(torch, "_foreach_lerp_"):
         pytest.skip("PyTorch 1.13's AdamW steps one tensor at a time, and has no fused AdamW")
     # PyTorch 2's default AdamW on the GPU (foreach) takes the square root of every second moment at
-    # once: a temporary the size of one state. The fused kernel makes none. fineTuning.ts counts the
-    # same (stepTemporary, FineTuningJob.fusedStep): a test vector for both sides.
+    # once: a temporary the size of one state. foreach=False does it a tensor at a time; the fused
+    # kernel makes none. fineTuning.ts counts the
+    # same (stepTemporary, FineTuningJob.optimizerStep): a test vector for both sides.
     def peak(fused: str) -> int:
         result = dry_run(tmp_path, f"""
             import torch
@@ -905,10 +906,12 @@ def test_foreach_adamw_makes_a_temporary_of_one_state_and_the_fused_one_none(tmp
         assert result["ok"], result.get("error")
         return live_peak(result["events"])
     state = (2 * (1024 * 1024 + 1024) + 1024 * 16 + 16) * 4
-    foreach, fused = peak(""), peak(", fused=True")
-    # Weights, gradients and two moments in both; the foreach step's temporary on top (a few bytes of step counters aside).
+    foreach, fused, per_tensor = peak(""), peak(", fused=True"), peak(", foreach=False")
+    # Weights, gradients and two moments in all three; the foreach step's temporary on top (a few bytes of step counters aside).
     assert 4 * state <= fused < 4 * state + 64 * 1024
     assert abs((foreach - fused) - state) < 64 * 1024, (foreach, fused, state)
+    # One tensor at a time: the square root and its quotient of the largest, together.
+    assert abs((per_tensor - fused) - 2 * 1024 * 1024 * 4) < 64 * 1024, (per_tensor, fused)
 
 
 def test_tensors_loaded_from_files_not_here_become_batches_of_the_analysed_shape(tmp_path: Path) -> None:

@@ -279,8 +279,9 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const optimizer = stated(optimizerRead) ?? { state: 'adamw' as const, paged: false, inBackward: false };
   if (!stated(optimizerRead)) assumed.push('optimizer not stated: AdamW');
   // torchtune's configs since v0.3 (Sept 2024) that take torch.optim.AdamW set fused: True (recipes/configs/llama3_2/3B_full.yaml, llama3_1/8B_qlora_single_device.yaml); its earlier ones are not read so.
-  const fusedStep = optimizer.fusedStep === true || (torchtuneSource(row) && !earlyTorchtuneSource(row) && optimizer.state === 'adamw' && !optimizer.paged);
-  if (fusedStep && !optimizer.fusedStep && !optimizer.inBackward) assumed.push("torchtune's AdamW: fused (its configs' torch.optim.AdamW, fused: True)");
+  const torchtuneFused = optimizer.step === undefined && torchtuneSource(row) && !earlyTorchtuneSource(row) && optimizer.state === 'adamw';
+  if (torchtuneFused && !optimizer.inBackward) assumed.push("torchtune's AdamW: fused (its configs' torch.optim.AdamW, fused: True)");
+  const optimizerStep = optimizer.step ?? (torchtuneFused ? 'fused' : 'foreach');
   // GaLore, from the method or the optimizer: its rank from the method, the optimizer, the rank column, else transformers' default; every linear of the layers (the paper's and LLaMA-Factory's "all").
   const galoreRead = method.kind === 'full' ? (method.galore ?? optimizer.galore) : undefined;
   const rankCell = galoreRead ? stated(rankOf(row.lora_rank)) : undefined;
@@ -318,7 +319,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     autocast,
     optimizer: optimizer.state,
     paged: optimizer.paged,
-    fusedStep,
+    optimizerStep,
     checkpointing,
     // Transformers before 4.36 had only eager attention; the sources of that era say so in their path.
     eagerAttention: /v4\.2x/.test(row.url_or_repo_path ?? ''),

@@ -108,8 +108,8 @@ export interface Optimizer {
   readonly paged: boolean;
   /** torchtune's optimizer_in_bwd: each gradient is applied and freed as it is made. */
   readonly inBackward: boolean;
-  /** A fused step (`adamw_torch_fused`, `AdamW (fused)`, FusedAdam, bitsandbytes' AdamW): no foreach temporary (optimizerState.ts). */
-  readonly fusedStep?: boolean;
+  /** How AdamW steps where the text says (optimizerState.ts's OptimizerStep): fused (`adamw_torch_fused`, `AdamW (fused)`, FusedAdam, bitsandbytes'), or per tensor (`adamw_hf`, transformers' own AdamW). */
+  readonly step?: 'fused' | 'per-tensor';
   /** GaLore's optimizers (`galore_adamw_8bit`, `GaLore AdamW (rank 128)`): the state is over the projected gradients. */
   readonly galore?: { readonly rank?: number; readonly layerwise: boolean };
 }
@@ -159,7 +159,8 @@ export function optimizerOf(text: string | undefined): Reading<Optimizer> {
   // LoRA-FA's optimizer (PEFT's create_lorafa_optimizer) is AdamW over the trainable B matrices.
   if (/adam|lora-?fa/.test(t)) {
     if (/8[- _]?bit/.test(t)) return { state: 'adamw-8bit', paged, inBackward };
-    return { state: 'adamw', paged, inBackward, ...(/fused|bnb|bitsandbytes|paged|32[- _]?bit/.test(t) ? { fusedStep: true } : {}) };
+    const step = /fused|bnb|bitsandbytes|paged|32[- _]?bit/.test(t) ? 'fused' : /adamw_hf|transformers'? adamw/.test(t) ? 'per-tensor' : undefined;
+    return { state: 'adamw', paged, inBackward, ...(step ? { step } : {}) };
   }
   return unread('optimizer', text!);
 }

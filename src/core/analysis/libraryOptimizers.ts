@@ -17,8 +17,15 @@ const LIBRARY_OPTIMIZERS: readonly RegExp[] = [
   /^galore_torch(\.\w+)*\.(GaLoreAdamW|GaLoreAdamW8bit|GaLoreAdafactor)$/,
 ];
 
-/** The class name of a library optimizer the call constructs (`Lion8bit`), with its qualified name (`bitsandbytes.optim.Lion8bit`) for the words. */
+/** transformers' own AdamW (deprecated, removed in v5): what the Trainer calls `adamw_hf`, stepping one tensor at a time. */
+const TRANSFORMERS_ADAMW = /^transformers(\.optimization)?\.AdamW$/;
+
+/**
+ * The class name of a library optimizer the call constructs (`Lion8bit`), with its qualified name
+ * (`bitsandbytes.optim.Lion8bit`) for the words; transformers' AdamW by the Trainer's name for it.
+ */
 export function libraryOptimizerName(call: CallEvent): { readonly name: string; readonly qualified: string } | undefined {
+  if (TRANSFORMERS_ADAMW.test(call.qualified)) return { name: 'adamw_hf', qualified: call.qualified };
   if (!LIBRARY_OPTIMIZERS.some((pattern) => pattern.test(call.qualified))) return undefined;
   return { name: call.qualified.slice(call.qualified.lastIndexOf('.') + 1), qualified: call.qualified };
 }

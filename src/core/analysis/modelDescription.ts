@@ -148,8 +148,8 @@ export interface TrainingSetup {
   readonly attentionImplementation?: Sourced<string>;
   /** The Trainer's `optim=` name as written (`paged_adamw_8bit`), which says the optimizer state's bytes. */
   readonly optimizerName?: Sourced<string>;
-  /** `AdamW(fused=True)`: the step makes no temporary (fineTuning.ts's `fusedStep`). */
-  readonly fusedStep?: Sourced<boolean>;
+  /** `AdamW(fused=True)` or `AdamW(foreach=False)`: how the step runs, which says its temporaries (fineTuning.ts's `optimizerStep`). */
+  readonly optimizerStep?: Sourced<'fused' | 'per-tensor'>;
   /** GaLore's projection of the gradients, when the Trainer's optimizer is one of its (galoreSetup.ts). */
   readonly galore?: Sourced<GaloreSetup>;
   /** A Hugging Face, TRL or Lightning Trainer runs the steps: it drops the model's outputs (the logits) before the backward. */

@@ -96,7 +96,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       adapter: sourced(adapter(events)),
       kbitPrepared: sourced(kbitPrepared(events)),
       optimizerName: sourced(optimizerName(events)),
-      fusedStep: sourced(fusedOptimizerStep(events)),
+      optimizerStep: sourced(optimizerStepOf(events)),
       galore: sourced(galoreSetup(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
       hfTrainer: sourced(hfTrainer(events)),
@@ -338,19 +338,25 @@ function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefin
 }
 
 /**
- * `torch.optim.AdamW(..., fused=True)` (also Adam): each tensor is updated in one kernel, without the
- * foreach step's temporary of one state's size.
+ * How `torch.optim.AdamW` (also Adam) steps when the script says (optimizerState.ts's OptimizerStep):
+ * `fused=True` updates each tensor in one kernel, `foreach=False` one tensor at a time; otherwise
+ * torch takes foreach, whose temporary is one state's size.
  */
-export function fusedOptimizerStep(events: readonly CallEvent[]): Found<boolean> | undefined {
-  const call = events.find((c) => /^torch\.optim\.(Adam|AdamW)$/.test(c.qualified) && c.kwargs.get('fused') === true);
-  return call && { value: true, node: argumentNode(call, 'fused'), origin: `${simpleName(call.qualified)}(fused=True): one kernel a tensor, no temporary at the step` };
+export function optimizerStepOf(events: readonly CallEvent[]): Found<'fused' | 'per-tensor'> | undefined {
+  for (const call of events) {
+    if (!/^torch\.optim\.(Adam|AdamW)$/.test(call.qualified)) continue;
+    const name = simpleName(call.qualified);
+    if (call.kwargs.get('fused') === true) return { value: 'fused', node: argumentNode(call, 'fused'), origin: `${name}(fused=True): one kernel a tensor, no temporary at the step` };
+    if (call.kwargs.get('foreach') === false) return { value: 'per-tensor', node: argumentNode(call, 'foreach'), origin: `${name}(foreach=False): one tensor at a time, temporaries of the largest` };
+  }
+  return undefined;
 }
 
 /** The optimizer a `torch.optim.*` construction makes, if the call is one. */
 export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
   // bitsandbytes', torchao's and the others' optimizers: their state is read from the class name (optimizerName).
   const library = libraryOptimizerName(call);
-  if (library) return { value: 'other', node: call.node, origin: `${library.qualified}(...)` };
+  if (library) return { value: library.name === 'adamw_hf' ? 'adamw' : 'other', node: call.node, origin: `${library.qualified}(...)` };
   if (!call.qualified.startsWith('torch.optim.')) return undefined;
   const name = call.qualified.slice('torch.optim.'.length);
   if (name.includes('.') || !/^[A-Z]/.test(name)) return undefined;

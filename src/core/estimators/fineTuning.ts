@@ -1,7 +1,7 @@
 import { crossAttentionBytes, savedBytesPerTokenLayer, type LayerActivationOptions } from './savedActivations';
 import { moeLinears, type MoeShape } from './moe';
 import { moeBlockBytesPerToken } from './moeActivations';
-import { optimizerBytes, type OptimizerState } from './optimizerState';
+import { optimizerBytes, type OptimizerState, type OptimizerStep } from './optimizerState';
 import { galoreRefreshBytes, galoreStateBytes, galoreTargeted, layerModulePaths, type GaloreJob } from './galore';
 
 /**
@@ -127,8 +127,8 @@ export interface FineTuningJob {
   readonly optimizer: OptimizerState;
   /** bitsandbytes' paged optimizers: their state is in managed memory the torch allocator does not see. */
   readonly paged?: boolean;
-  /** AdamW's step runs fused (`AdamW(fused=True)`, `adamw_torch_fused`, FusedAdam, bitsandbytes'): no temporary beside the states (optimizerState.ts). */
-  readonly fusedStep?: boolean;
+  /** How AdamW's step runs (optimizerState.ts): `foreach` (the default) makes a temporary of one state, `per-tensor` two of the largest tensor, `fused` none. */
+  readonly optimizerStep?: OptimizerStep;
   readonly checkpointing: boolean;
   /** `attn_implementation="eager"`: the attention probabilities (heads x seq per token) are kept; SDPA and flash keep none. */
   readonly eagerAttention?: boolean;
@@ -373,6 +373,13 @@ export function keyValueCacheCounted(job: Pick<FineTuningJob, 'keyValueCacheHeld
   return job.keyValueCacheHeld === true && !job.checkpointing && !job.shape.decoderLayers && job.shape.head.kind === 'lm';
 }
 
+/** Elements of AdamW's step temporaries (OptimizerStep): foreach's one state, per-tensor's two of the largest trainable tensor, fused's none. */
+function adamStepElements(step: OptimizerStep | undefined, trainableParams: number, largestTrainable: number): number {
+  if (step === 'fused') return 0;
+  if (step === 'per-tensor') return Math.min(trainableParams, 2 * largestTrainable);
+  return trainableParams;
+}
+
 export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
   const notes: string[] = [];
   const { shape } = job;
@@ -535,9 +542,10 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;
   }
 
-  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (torch's foreach AdamW: about one state's size; a fused step: none).
+  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (adamStepTemporary).
   const autocastCopies = job.autocast && full && job.weightBits === 32 ? trainableParams * 2 : 0;
-  const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward && !job.fusedStep ? trainableParams * paramBytes : 0);
+  const largestTrainable = full && !job.frozen ? Math.max(0, ...tensors.filter((t) => t.kind !== 'held').map((t) => t.rows * t.cols)) : trainableParams;
+  const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward ? adamStepElements(job.optimizerStep, trainableParams, largestTrainable) * paramBytes : 0);
 
   const persistent = baseWeights + trainableWeights + (optimizerState - pagedOptimizerState);
   // Gradients are all alive at the optimizer step; with accumulation, or with zero_grad(set_to_none=False), also through the next forward. optimizer_in_bwd frees each as it is applied.

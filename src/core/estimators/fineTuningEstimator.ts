@@ -94,7 +94,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
     autocast: mixed,
     optimizer,
     paged: named?.paged === true,
-    fusedStep: named?.fusedStep === true || setup.fusedStep?.value === true,
+    optimizerStep: setup.optimizerStep?.value ?? named?.step ?? 'foreach',
     optimizerInBackward: named?.inBackward === true,
     checkpointing: setup.gradientCheckpointing?.value ?? false,
     activationOffload: setup.gradientCheckpointing?.value === true && setup.activationOffload?.value === true,

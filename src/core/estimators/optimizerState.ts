@@ -50,13 +50,18 @@ export interface TrainerOptimizer {
   readonly state: OptimizerState;
   readonly inBackward: boolean;
   readonly paged: boolean;
-  /**
-   * The step updates each tensor in one kernel, in place: torch's fused AdamW (`adamw_torch_fused`),
-   * apex's and DeepSpeed's FusedAdam, bitsandbytes' 32-bit and paged AdamW. torch's default (foreach)
-   * AdamW makes a temporary the size of one state for the whole model; these make none.
-   */
-  readonly fusedStep: boolean;
+  readonly step: OptimizerStep;
 }
+
+/**
+ * How the step's kernels run, which says its temporaries: `foreach` (torch's default on a GPU since
+ * 2.0) takes the square root of every second moment at once, a temporary the size of one state for
+ * the whole model; `per-tensor` (transformers' own AdamW, `adamw_hf`; torch's `foreach=False`, and
+ * its default before 2.0) one tensor at a time, two temporaries of the largest; `fused` (torch's
+ * `fused=True`, `adamw_torch_fused`, apex's and DeepSpeed's FusedAdam, bitsandbytes') one kernel a
+ * tensor, in place, none.
+ */
+export type OptimizerStep = 'foreach' | 'per-tensor' | 'fused';
 
 /**
  * The state of the Trainer's optimizer by its `optim` name (`paged_adamw_8bit`, `lion_8bit`,
@@ -70,9 +75,9 @@ export function trainerOptimizer(name: string): TrainerOptimizer {
   // torchao's AdamWFp8 keeps its moments in one byte an element too.
   const eightBit = /8bit|fp8/.test(n);
   // LOMO fuses each gradient's update into the backward and keeps no state; AdaLomo keeps Adafactor's factored moments.
-  const fusedStep = /fused|32bit|paged|bnb/.test(n);
-  if (n === 'lomo') return { state: 'sgd', inBackward: true, paged, fusedStep };
-  if (n === 'adalomo') return { state: 'adafactor', inBackward: true, paged, fusedStep };
+  const step: OptimizerStep = /fused|32bit|paged|bnb/.test(n) ? 'fused' : n === 'adamw_hf' ? 'per-tensor' : 'foreach';
+  if (n === 'lomo') return { state: 'sgd', inBackward: true, paged, step };
+  if (n === 'adalomo') return { state: 'adafactor', inBackward: true, paged, step };
   const inBackward = /layerwise/.test(n);
   const state: OptimizerState =
     /adafactor/.test(n) ? 'adafactor'
@@ -82,5 +87,5 @@ export function trainerOptimizer(name: string): TrainerOptimizer {
     : /4bit/.test(n) ? 'adamw-4bit'
     : eightBit ? 'adamw-8bit'
     : 'adamw';
-  return { state, inBackward, paged, fusedStep };
+  return { state, inBackward, paged, step };
 }

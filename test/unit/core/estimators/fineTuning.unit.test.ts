@@ -113,12 +113,15 @@ describe('fineTuning estimator', () => {
     assert.ok(full.allocated > 2 * estimateFineTuning(qlora({ weightBits: 16 })).allocated);
   });
 
-  it("makes foreach AdamW's step temporary the size of one state, and a fused step none (harness/tests/test_dry_run.py measures the same)", () => {
+  it("makes foreach AdamW's step temporary the size of one state, a per-tensor step's two of the largest tensor, a fused step none (harness/tests/test_dry_run.py measures the same)", () => {
     const full = qlora({ adapter: undefined, weightBits: 16, paged: false, checkpointing: true });
     const foreach = estimateFineTuning(full);
-    const fused = estimateFineTuning({ ...full, fusedStep: true });
+    const fused = estimateFineTuning({ ...full, optimizerStep: 'fused' });
+    const perTensor = estimateFineTuning({ ...full, optimizerStep: 'per-tensor' });
     assert.equal(foreach.stepTemporary, 2 * foreach.trainableParams);
     assert.equal(fused.stepTemporary, 0);
+    // Llama-2-7B's largest tensors are its embedding and head, 32000 x 4096, in bf16.
+    assert.equal(perTensor.stepTemporary, 2 * 32000 * 4096 * 2);
     // With checkpointing the step is the peak: weights, gradients and two moments, and foreach's temporary on top.
     assert.equal(foreach.allocated - fused.allocated, foreach.stepTemporary);
   });

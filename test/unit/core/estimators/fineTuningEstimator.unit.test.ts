@@ -164,6 +164,15 @@ describe('fineTuningEstimator', () => {
     const [paged32] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(', 'bnb.optim.PagedAdamW32bit('))).models;
     assert.ok(torchFused!.memory.estimateMiB! < torchAdamW!.memory.estimateMiB! - 1000, `${torchFused!.memory.estimateMiB} vs ${torchAdamW!.memory.estimateMiB}`);
     assert.ok(paged32!.memory.estimateMiB! < torchAdamW!.memory.estimateMiB!);
+    // One tensor at a time: torch's foreach=False and transformers' own AdamW (the Trainer's adamw_hf), between the two.
+    const [perTensor] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(model.parameters(),', 'torch.optim.AdamW(model.parameters(), foreach=False,'))).models;
+    const [transformersAdamW] = (await estimate(loop.replace('bnb.optim.PagedAdamW8bit(', 'transformers.AdamW(').replace('import bitsandbytes as bnb', 'import transformers'))).models;
+    for (const m of [perTensor, transformersAdamW]) {
+      assert.ok(m!.memory.estimateMiB! > torchFused!.memory.estimateMiB! && m!.memory.estimateMiB! < torchAdamW!.memory.estimateMiB! - 500, `${m!.memory.estimateMiB}`);
+    }
+    const shown = transformersAdamW!.assumptions.find((a) => a.name === 'optimizer');
+    assert.equal(shown?.value, 'adamw');
+    assert.match(shown?.origin ?? '', /transformers\.AdamW/);
   });
 
   it('counts IA3 on mT0 and prompt tuning on BLOOMZ instead of calling their parameters unknown', async () => {

@@ -61,13 +61,14 @@ describe('optimizerState', () => {
       ['FusedAdam', 'adamw', false, false],
     ];
     for (const [name, state, inBackward, paged] of cases) {
-      const { fusedStep: _, ...layout } = trainerOptimizer(name);
+      const { step: _, ...layout } = trainerOptimizer(name);
       assert.deepEqual(layout, { state, inBackward, paged }, name);
     }
   });
 
-  it('knows which steps are fused (no foreach temporary)', () => {
-    for (const name of ['adamw_torch_fused', 'adamw_apex_fused', 'paged_adamw_32bit', 'adamw_bnb_8bit', 'FusedAdam', 'PagedAdamW']) assert.equal(trainerOptimizer(name).fusedStep, true, name);
-    for (const name of ['adamw_torch', 'adamw_hf', 'AdamW', 'schedule_free_adamw', 'something_new']) assert.equal(trainerOptimizer(name).fusedStep, false, name);
+  it('knows how each steps: fused (no temporary), foreach (one state), per tensor (adamw_hf)', () => {
+    for (const name of ['adamw_torch_fused', 'adamw_apex_fused', 'paged_adamw_32bit', 'adamw_bnb_8bit', 'FusedAdam', 'PagedAdamW']) assert.equal(trainerOptimizer(name).step, 'fused', name);
+    for (const name of ['adamw_torch', 'AdamW', 'schedule_free_adamw', 'something_new']) assert.equal(trainerOptimizer(name).step, 'foreach', name);
+    assert.equal(trainerOptimizer('adamw_hf').step, 'per-tensor');
   });
 });

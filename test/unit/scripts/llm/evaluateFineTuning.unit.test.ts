@@ -45,16 +45,16 @@ describe('evaluateFineTuning', () => {
   it("reads torchtune's AdamW as fused and its loss as chunked from v0.3 (Sept 2024) on, as its configs set them, and says so", () => {
     const sept = { source: 'pytorch/torchtune README (Sept 2024+ table)', model: 'Llama-3.1-8B', method: 'full (single device)', grad_ckpt: 'on (config default)', optimizer: 'AdamW', precision: 'bf16', batch_per_gpu: '2', seq_len: '2048 (packed)', num_gpus: '1', measured_gb: '30' };
     const late = rowToJob(row(sept));
-    assert.ok('job' in late && late.job.fusedStep === true && late.job.chunkedLoss === 8, JSON.stringify(late));
+    assert.ok('job' in late && late.job.optimizerStep === 'fused' && late.job.chunkedLoss === 8, JSON.stringify(late));
     assert.ok(late.assumed?.some((a) => /fused: True/.test(a)) && late.assumed.some((a) => /CEWithChunkedOutputLoss/.test(a)));
     // torchtune's May 2024 figures: neither (its configs of then are not read so).
     const early = rowToJob(row({ ...sept, source: 'pytorch/torchtune README (May 2024 table)' }));
-    assert.ok('job' in early && !early.job.fusedStep && early.job.chunkedLoss === undefined);
+    assert.ok('job' in early && early.job.optimizerStep === 'foreach' && early.job.chunkedLoss === undefined);
     // Another source's AdamW is foreach unless the row says fused.
     const other = rowToJob(row({ ...sept, source: 'some blog' }));
-    assert.ok('job' in other && !other.job.fusedStep);
+    assert.ok('job' in other && other.job.optimizerStep === 'foreach');
     const fused = rowToJob(row({ ...sept, source: 'some blog', optimizer: 'adamw_torch_fused' }));
-    assert.ok('job' in fused && fused.job.fusedStep === true && !fused.assumed?.some((a) => /fused: True/.test(a)));
+    assert.ok('job' in fused && fused.job.optimizerStep === 'fused' && !fused.assumed?.some((a) => /fused: True/.test(a)));
   });
 
   it("turns a preference-training row into the job TRL's trainer runs: pairs, the reference TRL keeps unless the notes say it was precomputed", () => {
