@@ -222,6 +222,9 @@ export function optimizerName(events: readonly CallEvent[]): Found<string> | und
     const library = libraryOptimizerName(call);
     if (library) return { value: library.name, node: call.node, origin: `${library.qualified}(...)` };
   }
+  // A Trainer given its optimizer (`Trainer(optimizers=(optimizer, scheduler))`) runs that one and ignores `optim`.
+  const given = events.some((call) => isHfTrainer(call.qualified) && call.kwargs.has('optimizers') && call.kwargs.get('optimizers') !== null);
+  if (given) return undefined;
   for (const call of events) {
     if (!HF_ARGUMENTS.test(call.qualified)) continue;
     const optim = call.kwargs.get('optim');
@@ -276,8 +279,11 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
  * the loss and lets the outputs go before the backward (Lightning calls backward on what training_step
  * returns, when that method's locals are gone).
  */
+/** transformers' Trainers and TRL's. */
+const isHfTrainer = (qualified: string): boolean => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(qualified) || SFT_TRAINER.test(qualified);
+
 export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
-  const call = events.find((c) => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(c.qualified) || SFT_TRAINER.test(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
+  const call = events.find((c) => isHfTrainer(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
   return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;
 }
 

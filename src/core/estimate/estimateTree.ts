@@ -247,7 +247,11 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   // A model run for inference only (a teacher under torch.no_grad()) has no optimizer to assume.
   if (inference) list.push({ name: 'optimizer', value: 'none', origin: 'inference only: every call under torch.no_grad()', line: inference.startLine + 1 });
   else list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
-  list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
+  // Without autocast a model loaded in 16 bits (from_pretrained(torch_dtype=torch.bfloat16)) computes in 16 bits: not "fp32 by default".
+  const weights = setup.weightDtype;
+  const sixteenBit = !precision && (weights?.value === 'bf16' || weights?.value === 'fp16') ? { ...weights, value: weights.value } : undefined;
+  if (sixteenBit) list.push({ name: 'precision', value: sixteenBit.value, origin: `no autocast: the forward runs in the weights' dtype (${sixteenBit.origin})`, ...line(sixteenBit) });
+  else list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
   // The segments the model's forward runs under checkpoints, where the analysis followed them.
   const checkpointed = segments > 0 ? `on (${segments} checkpointed segment${segments === 1 ? '' : 's'})` : 'on';
   if (setup.gradientCheckpointing) list.push({ name: 'gradientCheckpointing', value: checkpointed, origin: setup.gradientCheckpointing.origin, ...line(setup.gradientCheckpointing) });

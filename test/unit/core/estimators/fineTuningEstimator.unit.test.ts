@@ -138,6 +138,17 @@ describe('fineTuningEstimator', () => {
     assert.ok(lomo!.memory.estimateMiB! < lion8!.memory.estimateMiB!);
   });
 
+  it("takes the optimizer a Trainer is given (optimizers=...) over the arguments' optim, which the Trainer then ignores", async () => {
+    const source = llm('full_finetune_bf16.py');
+    const [named] = (await estimate(source)).models;
+    const given = source.replace('Trainer(model=model, args=training_args, train_dataset=data)', 'optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\nTrainer(model=model, args=training_args, train_dataset=data, optimizers=(optimizer, None))');
+    const [own] = (await estimate(given)).models;
+    // AdamW's two bf16 moments against 8-bit AdamW's two bytes.
+    const ratio = own!.memory.breakdown!.optimizerMiB / named!.memory.breakdown!.optimizerMiB;
+    assert.ok(ratio > 1.9 && ratio < 2.1, String(ratio));
+    assert.match(own!.assumptions.find((a) => a.name === 'optimizer')?.origin ?? '', /AdamW\(\.\.\.\)/);
+  });
+
   it("sizes an optimizer the script builds from bitsandbytes by its class: 8-bit AdamW's two bytes a parameter, 8-bit Lion's one", async () => {
     const source = llm('bnb_optimizer_loop.py');
     const [adam8] = (await estimate(source)).models;
@@ -145,6 +156,10 @@ describe('fineTuningEstimator', () => {
     const [lion8] = (await estimate(source.replace('bnb.optim.PagedAdamW8bit(', 'bnb.optim.Lion8bit('))).models;
     assert.equal(adam8!.memory.method, 'fineTuning');
     assert.equal(adam8!.assumptions.find((a) => a.name === 'optimizer')?.value, 'PagedAdamW8bit');
+    // No autocast: the bf16 weights compute in bf16, which the precision says (not fp32 by default).
+    const precision = adam8!.assumptions.find((a) => a.name === 'precision');
+    assert.equal(precision?.value, 'bf16');
+    assert.match(precision?.origin ?? '', /no autocast: the forward runs in the weights' dtype \(from_pretrained\(torch_dtype=torch\.bfloat16\)\)/);
     // Llama-3.2-1B in bf16: AdamW's two bf16 moments are 4 bytes a parameter, 8-bit AdamW's about 2, 8-bit Lion's about 1.
     const b = (m: typeof adam8) => m!.memory.breakdown!.optimizerMiB;
     assert.ok(Math.abs(b(adam8) / b(adam) - 0.5) < 0.01, `${b(adam8)} vs ${b(adam)}`);
