@@ -20,6 +20,7 @@ import { ConfigSources, type AssumedValue, type ConfigReading } from './config/c
 import { hydraArguments } from './interpreter/configCalls';
 import { dirnameOf, isInside, joinPath, normalizePath, relativeTo } from '../project/projectFiles';
 import { readDistributed, type LaunchFiles } from './shardingSetup';
+import { pinnedVersions, trainerDefaultOptim } from './pinnedVersions';
 import { classAttribute } from './interpreter/classes';
 import { callersFirst } from './callersFirst';
 import { loaderCallOf } from './interpreter/calls';
@@ -195,14 +196,15 @@ export function analyzeSource(
   const loaderNames = new Map<CallEvent, string>();
   for (const { call, name } of byOrder(found.flatMap((group) => group.loaderNames))) if (!loaderNames.has(call)) loaderNames.set(call, name);
   const own = modelSetups(models, events, root, trainingLoops, argumentNodes, loaderNames);
-  const distributed = readDistributed(events, modules && launchFilesOf(modules, project));
+  const projectFiles = modules && launchFilesOf(modules, project);
+  const distributed = readDistributed(events, projectFiles);
   shown.push(...distributed.notes.map((message) => ({ severity: 'warning' as const, message })));
   // The launch scripts and configs read for it are consulted files too: an edit to one re-estimates.
   if (cache?.project && modules) cache.project = { key: projectKey, consulted: new Map([...cache.project.consulted, ...modules.consulted]) };
   return {
     models: models.map((model) => (own.has(model) ? { ...model, setup: own.get(model)! } : model)),
     context: { imports, scope, budget },
-    setup: findTrainingSetup(root, events, scope, argumentNodes, imports, distributed),
+    setup: findTrainingSetup(root, events, scope, argumentNodes, imports, distributed, trainerDefaultOptim(pinnedVersions(projectFiles))),
     trainingLoops,
     configReadings: readings,
     notes: shown,

@@ -5,6 +5,7 @@ import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTunin
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 import { argumentNode, HF_ARGUMENTS, positiveInteger, simpleName } from './callArguments';
 import { libraryOptimizerName } from './libraryOptimizers';
+import type { TrainerDefaultOptim } from './pinnedVersions';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -217,7 +218,7 @@ export function kbitPrepared(events: readonly CallEvent[]): Found<{ checkpointin
  * builds (`bnb.optim.Lion8bit(...)`: it is the one that runs, handed to the Trainer or stepped by hand),
  * else `TrainingArguments(optim="paged_adamw_8bit")` as written.
  */
-export function optimizerName(events: readonly CallEvent[]): Found<string> | undefined {
+export function optimizerName(events: readonly CallEvent[], trainerDefault?: TrainerDefaultOptim): Found<string> | undefined {
   for (const call of events) {
     const library = libraryOptimizerName(call);
     if (library) return { value: library.name, node: call.node, origin: `${library.qualified}(...)` };
@@ -229,6 +230,8 @@ export function optimizerName(events: readonly CallEvent[]): Found<string> | und
     if (!HF_ARGUMENTS.test(call.qualified)) continue;
     const optim = call.kwargs.get('optim');
     if (typeof optim === 'string') return { value: optim, node: argumentNode(call, 'optim'), origin: `${simpleName(call.qualified)}(optim="${optim}")` };
+    // The default the pinned versions decide (adamw_torch_fused, adamw_hf): its step's temporaries differ.
+    if (optim === undefined && trainerDefault) return { value: trainerDefault.name, node: call.node, origin: `${simpleName(call.qualified)} default optim: ${trainerDefault.name}, with ${trainerDefault.why}` };
   }
   return undefined;
 }

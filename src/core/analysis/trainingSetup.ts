@@ -9,6 +9,7 @@ import { cudnnBenchmark } from './cudnnBenchmark';
 import { galoreSetup } from './galoreSetup';
 import { libraryOptimizerName } from './libraryOptimizers';
 import type { DistributedReading } from './shardingSetup';
+import type { TrainerDefaultOptim } from './pinnedVersions';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
@@ -59,7 +60,7 @@ const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => foun
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
  * script makes (recorded while it was followed) and its module-level names.
  */
-export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable, distributed: DistributedReading = {}): TrainingSetup {
+export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable, distributed: DistributedReading = {}, trainerDefault?: TrainerDefaultOptim): TrainingSetup {
   const batchSize = frameworkBatchSize(events, (call, keyword) => originNode(call, keyword, argumentNodes)) ?? dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
   const tensors = exampleTensors(events, batchSize?.value);
   const inputs = [...tensors, ...datasetShapes(events)];
@@ -83,7 +84,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events)),
-      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events) ?? manualUpdate(root)),
+      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events, trainerDefault) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? (unsloth && { value: unsloth.value.checkpointing, node: unsloth.node, origin: unsloth.origin }) ?? kbitCheckpointing(events)),
       ...(unsloth?.value.offloaded ? { activationOffload: sourced({ value: true, node: unsloth.node, origin: unsloth.origin }) } : {}),
@@ -95,7 +96,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       quantization: sourced(quantization(events)),
       adapter: sourced(adapter(events)),
       kbitPrepared: sourced(kbitPrepared(events)),
-      optimizerName: sourced(optimizerName(events)),
+      optimizerName: sourced(optimizerName(events, trainerDefault)),
       optimizerStep: sourced(optimizerStepOf(events)),
       galore: sourced(galoreSetup(events)),
       attentionImplementation: sourced(attentionImplementation(events)),
