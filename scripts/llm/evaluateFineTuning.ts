@@ -21,7 +21,7 @@ import { GALORE_DEFAULT_RANK } from '../../src/core/estimators/galore';
 import { shapeFromConfig } from '../../src/core/estimators/shapeFromConfig';
 import { median } from '../evaluation/statistics';
 import { peftParams } from '../../src/core/estimators/peftParams';
-import { batchOf, checkpointingOf, gpuCount, isUnread, largestGpuMemory, notStated, measuredGiB, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Method, type Quantized, type Reading } from './rowFields';
+import { batchOf, checkpointingOf, fusedLossOf, gpuCount, isUnread, largestGpuMemory, notStated, measuredGiB, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Method, type Quantized, type Reading } from './rowFields';
 
 const GiB = 1024 ** 3;
 
@@ -308,6 +308,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
   const chunkedConfigs = torchtune && /\(Sept 2024/.test(row.source ?? '');
   if (chunkedConfigs && !carried.chunkedLoss && !/chunked/i.test(notes)) assumed.push("torchtune's v0.3 configs: chunked cross-entropy (CEWithChunkedOutputLoss)");
   const accumulation = batchCell?.accumulation ?? (Number(/grad_accum[=\s]+(\d+)/.exec(notes)?.[1]) || undefined);
+  const fusedLoss = fusedLossOf(`${row.source ?? ''} ${methodText} ${row.optimizer ?? ''} ${notes}`);
   const job: FineTuningJob = {
     shape,
     batch,
@@ -331,6 +332,7 @@ export function rowToJob(row: Row, carried: { chunkedLoss?: boolean; compiled?: 
     ...(trainedLayers ? { frozen: lastLayers(shape, trainedLayers) } : {}),
     activationOffload: ckpt?.offload === true,
     ...(carried.chunkedLoss || chunkedConfigs || /chunked/i.test(notes) ? { chunkedLoss: 8 } : {}),
+    ...(fusedLoss ? { fusedLoss } : {}),
     ...(contextGB ? { contextBytes: contextGB * 1e9 } : {}),
     // torchtune's LoRA weights are in the model's dtype; PEFT keeps them in fp32 and casts their input.
     ...(torchtune ? { adapterBytes: 2 as const } : {}),

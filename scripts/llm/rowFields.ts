@@ -335,6 +335,17 @@ export function trainableParamsOf(notes: string | undefined): number | undefined
   return Math.round(Number(match[1]) * scale);
 }
 
+/**
+ * A fused loss kernel a row's text names, read as the analysis reads a script (fineTuningSetup.ts's
+ * `fusedLoss`): Unsloth's cross-entropy (`inPlace`) where the training ran with Unsloth, Liger's fused
+ * linear cross-entropy (`linear`). A model published under Unsloth's name (`unsloth/llama-3-8b-bnb-4bit`)
+ * says nothing of how it was trained; "no Liger" and "without Unsloth" say not.
+ */
+export function fusedLossOf(text: string | undefined): 'inPlace' | 'linear' | undefined {
+  const t = (text ?? '').toLowerCase().replace(/unsloth\/[\w.-]+/g, '').replace(/\b(no|without|w\/o)\s+(unsloth|liger)\w*/g, '');
+  return /unsloth/.test(t) ? 'inPlace' : /liger/.test(t) ? 'linear' : undefined;
+}
+
 /** Prompt and prefix tuning's virtual tokens when the notes give them: `num_virtual_tokens=20`, `20 virtual tokens`. */
 export function virtualTokensOf(notes: string | undefined): number | undefined {
   const match = /num_virtual_tokens\s*[=:]?\s*(\d+)/i.exec(notes ?? '') ?? /(\d+)\s+virtual tokens/i.exec(notes ?? '');

@@ -542,7 +542,7 @@ export function estimateFineTuning(job: FineTuningJob): FineTuningEstimate {
     if (shape.logitSoftcap && !job.fusedLoss) logits += elements * e;
   }
 
-  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (adamStepTemporary).
+  // Transient buffers: autocast's 16-bit weight copies (kept from the forward to the backward), the optimizer step's temporaries (adamStepElements).
   const autocastCopies = job.autocast && full && job.weightBits === 32 ? trainableParams * 2 : 0;
   const largestTrainable = full && !job.frozen ? Math.max(0, ...tensors.filter((t) => t.kind !== 'held').map((t) => t.rows * t.cols)) : trainableParams;
   const stepTemporary = galoreStep ?? (job.optimizer === 'adamw' && !job.optimizerInBackward ? adamStepElements(job.optimizerStep, trainableParams, largestTrainable) * paramBytes : 0);

@@ -57,6 +57,14 @@ describe('evaluateFineTuning', () => {
     assert.ok('job' in fused && fused.job.optimizerStep === 'fused' && !fused.assumed?.some((a) => /fused: True/.test(a)));
   });
 
+  it("gives an Unsloth row Unsloth's fused cross-entropy, as the analysis gives an Unsloth script", () => {
+    const unsloth = { source: 'some blog', model: 'Llama-3.1-8B', method: 'QLoRA (Unsloth)', lora_rank: '16', quant: 'nf4', grad_ckpt: 'unsloth', optimizer: 'adamw_8bit', precision: 'bf16', batch_per_gpu: '2', seq_len: '2048', num_gpus: '1', measured_gb: '8' };
+    const job = rowToJob(row(unsloth));
+    assert.ok('job' in job && job.job.fusedLoss === 'inPlace' && job.job.activationOffload === true, JSON.stringify(job));
+    const plain = rowToJob(row({ ...unsloth, method: 'QLoRA', grad_ckpt: 'on', notes: 'HF + FA2' }));
+    assert.ok('job' in plain && plain.job.fusedLoss === undefined);
+  });
+
   it("turns a preference-training row into the job TRL's trainer runs: pairs, the reference TRL keeps unless the notes say it was precomputed", () => {
     const dpo = { source: 'some blog', model: 'Llama-2-7b', params_b: '6.74', method: 'DPO (LoRA)', lora_rank: '16', quant: 'none', grad_ckpt: 'on', optimizer: 'adamw', precision: 'bf16', batch_per_gpu: '2', seq_len: '1024', num_gpus: '1', measured_gb: '20' };
     const job = rowToJob(row(dpo));

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { batchOf, checkpointingOf, gpuCount, gpuMemory, isUnread, largestGpuMemory, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Optimizer, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
+import { batchOf, checkpointingOf, fusedLossOf, gpuCount, gpuMemory, isUnread, largestGpuMemory, measuredOf, methodOf, optimizerOf, precisionOf, quantization, rankOf, sequenceOf, trainableParamsOf, virtualTokensOf, type Optimizer, type Quantized, type Reading } from '../../../../scripts/llm/rowFields';
 
 /** Each phrasing read as expected; `'unread'` expects a reason naming the field. */
 function table<T>(read: (text: string) => Reading<T>, field: string, cases: ReadonlyArray<[string, T | undefined | 'unread']>): void {
@@ -98,6 +98,17 @@ describe('rowFields', () => {
     // A 4-bit method over unquantized weights contradicts itself: unread rather than one of them chosen.
     const contradiction = quantization('none', 'QLoRA');
     assert.ok(isUnread(contradiction) && /contradicts/.test(contradiction.unread));
+  });
+
+  it("reads a fused loss the row names as the analysis reads a script's: Unsloth's in place, Liger's over the head", () => {
+    assert.equal(fusedLossOf('Unsloth QLoRA, gradient checkpointing "unsloth"'), 'inPlace');
+    assert.equal(fusedLossOf('TRL SFTTrainer, use_liger_kernel=True'), 'linear');
+    assert.equal(fusedLossOf('Liger Kernel (FLCE)'), 'linear');
+    // A model published under Unsloth's name, or a run without them, says nothing.
+    assert.equal(fusedLossOf('QLoRA of unsloth/llama-3-8b-bnb-4bit with the HF Trainer'), undefined);
+    assert.equal(fusedLossOf('HF + FA2, without Unsloth'), undefined);
+    assert.equal(fusedLossOf('no liger'), undefined);
+    assert.equal(fusedLossOf(undefined), undefined);
   });
 
   it('reads optimizers by the names tools give them', () => {
