@@ -7,6 +7,9 @@ import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { PyValue } from './interpreter/pyValues';
 
+/** Lightning's Trainer and Fabric, which take the precision, the strategy, the devices and the accumulation. */
+export const LIGHTNING = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?|\.fabric)?\.(Trainer|Fabric)$/;
+
 /** The Trainer's arguments: transformers' TrainingArguments (and Seq2Seq's), TRL's configs (SFTConfig, DPOConfig...), which extend them. */
 export const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 

@@ -2,7 +2,7 @@ import type { SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { Found, OptimizerKind, Precision } from './modelDescription';
-import { argumentNode, HF_ARGUMENTS, simpleName } from './callArguments';
+import { argumentNode, HF_ARGUMENTS, LIGHTNING, simpleName } from './callArguments';
 import type { TrainerDefaultOptim } from './pinnedVersions';
 
 /**
@@ -13,7 +13,6 @@ import type { TrainerDefaultOptim } from './pinnedVersions';
  * from (or the call, for a framework default).
  */
 
-const LIGHTNING = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?|\.fabric)?\.(Trainer|Fabric)$/;
 const ACCELERATOR = /^accelerate(\.accelerator)?\.Accelerator$/;
 const FSDP_MIXED_PRECISION = /^torch\.distributed\.fsdp(\.fully_sharded_data_parallel|\.api)?\.MixedPrecision$/;
 /** transformers' `per_device_train_batch_size` default. */

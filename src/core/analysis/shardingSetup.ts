@@ -2,7 +2,7 @@ import { readConfigText, isConfigMap, formatOfPath, type ConfigNode } from './co
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, mappingOf, type ExternalValue, type InstanceValue, type PyValue } from './interpreter/pyValues';
 import type { DistributedSetup, Found, Precision } from './modelDescription';
-import { argumentNode, simpleName } from './callArguments';
+import { argumentNode, HF_ARGUMENTS, LIGHTNING, simpleName } from './callArguments';
 
 /**
  * How a training job is spread over several GPUs and on how many, read from what its author wrote:
@@ -27,9 +27,7 @@ const LAUNCH_FILES = ['run.sh', 'train.sh', 'launch.sh', 'finetune.sh', 'run_tra
 const ACCELERATE_FILES = ['accelerate_config.yaml', 'default_config.yaml', 'fsdp_config.yaml', 'deepspeed_config.yaml', 'configs/accelerate_config.yaml', 'configs/fsdp_config.yaml', 'configs/deepspeed_config.yaml'];
 const MAX_LAUNCH_CHARS = 64 * 1024;
 
-const LIGHTNING = /^(lightning|pytorch_lightning|lightning\.pytorch)(\.trainer(\.trainer)?|\.fabric)?\.(Trainer|Fabric)$/;
 const LIGHTNING_STRATEGY = /^(lightning|pytorch_lightning|lightning\.pytorch|lightning\.fabric)(\.\w+)*\.(DeepSpeedStrategy|FSDPStrategy|DDPStrategy)$/;
-const HF_ARGUMENTS = /^(transformers(\.training_args)?\.(Seq2Seq)?TrainingArguments|trl(\.trainer)?\.\w+Config)$/;
 const DDP = /^torch\.nn\.parallel(\.distributed)?\.DistributedDataParallel$/;
 const FSDP = /^torch\.distributed\.fsdp(\.fully_sharded_data_parallel)?\.FullyShardedDataParallel$/;
 const FSDP2 = /^torch\.distributed(\._composable)?\.fsdp(\.\w+)*\.fully_shard$/;
