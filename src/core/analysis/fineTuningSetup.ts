@@ -5,7 +5,7 @@ import { UNSLOTH_LOAD, UNSLOTH_PEFT, unslothName } from './interpreter/fineTunin
 import { isBnb4bitMirror } from '../catalog/hf/checkpoints';
 import { argumentNode, HF_ARGUMENTS, positiveInteger, simpleName } from './callArguments';
 import { libraryOptimizerName } from './libraryOptimizers';
-import type { TrainerDefaultOptim } from './pinnedVersions';
+import { trainerDefaultOrigin, type TrainerDefaultOptim } from './pinnedVersions';
 
 /**
  * The fine-tuning set-up of a pretrained language model, read from the library calls the script
@@ -231,7 +231,7 @@ export function optimizerName(events: readonly CallEvent[], trainerDefault?: Tra
     const optim = call.kwargs.get('optim');
     if (typeof optim === 'string') return { value: optim, node: argumentNode(call, 'optim'), origin: `${simpleName(call.qualified)}(optim="${optim}")` };
     // The default the pinned versions decide (adamw_torch_fused, adamw_hf): its step's temporaries differ.
-    if (optim === undefined && trainerDefault) return { value: trainerDefault.name, node: call.node, origin: `${simpleName(call.qualified)} default optim: ${trainerDefault.name}, with ${trainerDefault.why}` };
+    if (optim === undefined && trainerDefault) return { value: trainerDefault.name, node: call.node, origin: trainerDefaultOrigin(simpleName(call.qualified), trainerDefault) };
   }
   return undefined;
 }
@@ -277,14 +277,14 @@ export function trlDefaultSequenceLength(events: readonly CallEvent[]): Found<nu
   return { value: TRL_DEFAULT_MAX_LENGTH, node: trl.node, origin: `${simpleName(trl.qualified)}: TRL's default max_length=${TRL_DEFAULT_MAX_LENGTH}${packed ? ', every sample packed to it' : ' (the estimate takes it: batches are padded to their longest sample, so the figure is for a batch that long; batches of shorter samples hold less)'}` };
 }
 
+/** transformers' Trainers and TRL's. */
+const isHfTrainer = (qualified: string): boolean => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(qualified) || SFT_TRAINER.test(qualified);
+
 /**
  * `Trainer(...)`, `Seq2SeqTrainer(...)`, a TRL trainer or Lightning's `Trainer`: its training step computes
  * the loss and lets the outputs go before the backward (Lightning calls backward on what training_step
  * returns, when that method's locals are gone).
  */
-/** transformers' Trainers and TRL's. */
-const isHfTrainer = (qualified: string): boolean => /^transformers(\.\w+)*\.(Seq2Seq)?Trainer$/.test(qualified) || SFT_TRAINER.test(qualified);
-
 export function hfTrainer(events: readonly CallEvent[]): Found<string> | undefined {
   const call = events.find((c) => isHfTrainer(c.qualified) || LIGHTNING_TRAINER.test(c.qualified));
   return call ? { value: simpleName(call.qualified), node: call.node, origin: `${simpleName(call.qualified)}(...)` } : undefined;

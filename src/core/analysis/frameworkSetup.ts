@@ -3,7 +3,7 @@ import type { CallEvent } from './interpreter/interpreter';
 import { kindOf, type ExternalValue, type PyValue } from './interpreter/pyValues';
 import type { Found, OptimizerKind, Precision } from './modelDescription';
 import { argumentNode, HF_ARGUMENTS, LIGHTNING, simpleName } from './callArguments';
-import type { TrainerDefaultOptim } from './pinnedVersions';
+import { trainerDefaultOrigin, type TrainerDefaultOptim } from './pinnedVersions';
 
 /**
  * The training set-up the frameworks take as arguments: Lightning's `Trainer(precision=...)` and
@@ -77,7 +77,7 @@ export function frameworkOptimizer(events: readonly CallEvent[], trainerDefault?
     if (!HF_ARGUMENTS.test(call.qualified)) continue;
     const name = simpleName(call.qualified);
     const optim = call.kwargs.get('optim');
-    if (optim === undefined && trainerDefault) return { value: 'adamw', node: call.node, origin: `${name} default optim: ${trainerDefault.name}, with ${trainerDefault.why}` };
+    if (optim === undefined && trainerDefault) return { value: 'adamw', node: call.node, origin: trainerDefaultOrigin(name, trainerDefault) };
     if (optim === undefined) return { value: 'adamw', node: call.node, origin: `${name} default optim (adamw_torch, whose step makes a temporary the size of one state; with torch 2.8 or later transformers takes adamw_torch_fused, which makes none)` };
     if (typeof optim !== 'string') continue;
     const kind: OptimizerKind = /^(adamw_(torch|hf|apex_fused|torch_fused|torch_xla)|adamw|paged_adamw_32bit)$/.test(optim) ? 'adamw' : optim === 'sgd' ? 'sgd' : optim === 'adagrad' ? 'adagrad' : optim === 'rmsprop' ? 'rmsprop' : 'other';

@@ -50,17 +50,17 @@ export function atLeast(version: readonly number[], least: readonly number[]): b
   return true;
 }
 
+export interface TrainerDefaultOptim {
+  readonly name: string;
+  readonly why: string;
+}
+
 /**
  * The Trainer's default `optim` for the versions pinned, where they decide it: `adamw_torch_fused`
  * with torch 2.8 or later (transformers 4.54 and later, huggingface/transformers#37358), `adamw_hf`
  * with transformers before 4.32 (huggingface/transformers#25109 made it `adamw_torch`). Undefined
  * otherwise: `adamw_torch`, which the analysis assumes.
  */
-export interface TrainerDefaultOptim {
-  readonly name: string;
-  readonly why: string;
-}
-
 export function trainerDefaultOptim(pinned: PinnedVersions): TrainerDefaultOptim | undefined {
   const { torch, transformers } = pinned;
   if (transformers && !atLeast(transformers.version, [4, 32])) return { name: 'adamw_hf', why: `transformers before 4.32 (${transformers.origin})` };
@@ -68,4 +68,9 @@ export function trainerDefaultOptim(pinned: PinnedVersions): TrainerDefaultOptim
     return { name: 'adamw_torch_fused', why: `torch 2.8 or later (${torch.origin})${transformers ? ` and transformers 4.54 or later (${transformers.origin})` : ''}` };
   }
   return undefined;
+}
+
+/** How the assumption says it: `TrainingArguments default optim: adamw_torch_fused, with torch 2.8 or later (...)`. */
+export function trainerDefaultOrigin(argumentsName: string, trainerDefault: TrainerDefaultOptim): string {
+  return `${argumentsName} default optim: ${trainerDefault.name}, with ${trainerDefault.why}`;
 }

@@ -249,7 +249,7 @@ function assumptions(override: number | undefined, setup: SourceAnalysis['setup'
   else list.push({ name: 'optimizer', value: optimizerShown, origin: optimizer?.origin ?? 'default: none found', ...line(optimizer) });
   // Without autocast a model loaded in 16 bits (from_pretrained(torch_dtype=torch.bfloat16)) computes in 16 bits: not "fp32 by default".
   const weights = setup.weightDtype;
-  const sixteenBit = !precision && (weights?.value === 'bf16' || weights?.value === 'fp16') ? { ...weights, value: weights.value } : undefined;
+  const sixteenBit = !precision && (weights?.value === 'bf16' || weights?.value === 'fp16') ? weights : undefined;
   if (sixteenBit) list.push({ name: 'precision', value: sixteenBit.value, origin: `no autocast: the forward runs in the weights' dtype (${sixteenBit.origin})`, ...line(sixteenBit) });
   else list.push({ name: 'precision', value: precision?.value ?? 'fp32', origin: precision?.origin ?? 'default: no autocast or .half()', ...line(precision) });
   // The segments the model's forward runs under checkpoints, where the analysis followed them.
