@@ -1,4 +1,4 @@
-import { describeCollocationVerdict, describeInterference, describeMigProfile } from '../core/display/collocationText';
+import { describeCollocationVerdict, describeInterference, describeMemoryCap, describeMigProfile } from '../core/display/collocationText';
 import type { Collocation } from '../core/estimate/collocation';
 import { formatMiB } from '../core/format/units';
 import { textTable } from './textTable';
@@ -7,7 +7,8 @@ import { textTable } from './textTable';
 export function collocationOutput(collocation: Collocation): string {
   const { gpu } = collocation;
   const mig = collocation.jobs.some((job) => job.migProfile !== null);
-  const header = ['script', 'models', 'memory', 'batch', 'max batch together', 'SMACT', ...(mig ? ['MIG alone'] : [])];
+  const capped = collocation.jobs.some((job) => job.memoryCap !== null);
+  const header = ['script', 'models', 'memory', 'batch', 'max batch together', 'SMACT', ...(capped ? ['cap'] : []), ...(mig ? ['MIG alone'] : [])];
   const rows = collocation.jobs.map((job) => [
     job.file,
     job.models.join(', ') || '-',
@@ -15,6 +16,7 @@ export function collocationOutput(collocation: Collocation): string {
     job.batchSize === null ? '?' : String(job.batchSize),
     job.maxBatchSizeTogether === null ? '-' : String(job.maxBatchSizeTogether),
     job.smact ?? 'unknown',
+    ...(capped ? [describeMemoryCap(job)] : []),
     ...(mig ? [describeMigProfile(job)] : []),
   ]);
   const out = [`Collocation on ${gpu.name} (${formatMiB(gpu.memoryMiB)}), each job in its own process`, '', textTable(header, rows), ''];

@@ -24,6 +24,11 @@ export function describeMigProfile(job: CollocatedJob): string {
   return job.migProfile === 'none' ? 'none: needs more than any MIG slice' : `${job.migProfile.name} (${formatMiB(job.migProfile.memoryMiB)})`;
 }
 
+/** `0.412 (16.5 GiB)`: the fraction for torch.cuda.set_per_process_memory_fraction and what it leaves the job; `-` without a cap. */
+export function describeMemoryCap(job: CollocatedJob): string {
+  return job.memoryCap === null ? '-' : `${job.memoryCap.fraction.toFixed(3)} (${formatMiB(job.memoryCap.mib)})`;
+}
+
 export function describeInterference(collocation: Collocation): string {
   const { level, reason } = collocation.interference;
   return `${level} (${reason})`;
@@ -33,9 +38,10 @@ export function describeInterference(collocation: Collocation): string {
 export function collocationMarkdown(collocation: Collocation): string {
   const cell = (text: string) => text.replace(/[\\`*_[\]<>|]/g, (c) => `\\${c}`);
   const mig = collocation.jobs.some((job) => job.migProfile !== null);
+  const capped = collocation.jobs.some((job) => job.memoryCap !== null);
   const lines = [`# Collocation on ${cell(collocation.gpu.name)} (${formatMiB(collocation.gpu.memoryMiB)})`, '', `The jobs ${cell(describeCollocationVerdict(collocation))}.`, ''];
-  lines.push(`| Script | Models | Memory | Batch | Largest batch together | SMACT |${mig ? ' Smallest MIG profile alone |' : ''}`);
-  lines.push(`| --- | --- | ---: | ---: | ---: | --- |${mig ? ' --- |' : ''}`);
+  lines.push(`| Script | Models | Memory | Batch | Largest batch together | SMACT |${capped ? ' Cap (set_per_process_memory_fraction) |' : ''}${mig ? ' Smallest MIG profile alone |' : ''}`);
+  lines.push(`| --- | --- | ---: | ---: | ---: | --- |${capped ? ' ---: |' : ''}${mig ? ' --- |' : ''}`);
   for (const job of collocation.jobs) {
     const row = [
       cell(job.file),
@@ -44,6 +50,7 @@ export function collocationMarkdown(collocation: Collocation): string {
       job.batchSize === null ? '?' : String(job.batchSize),
       job.maxBatchSizeTogether === null ? '-' : String(job.maxBatchSizeTogether),
       job.smact ?? 'unknown',
+      ...(capped ? [describeMemoryCap(job)] : []),
       ...(mig ? [cell(describeMigProfile(job))] : []),
     ];
     lines.push(`| ${row.join(' | ')} |`);

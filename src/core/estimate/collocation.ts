@@ -27,7 +27,21 @@ export interface CollocatedJob {
   readonly smact: UtilizationClass | null;
   /** The smallest MIG profile of the GPU it fits alone; null when the GPU has no MIG or the job has no estimate. */
   readonly migProfile: { readonly name: string; readonly memoryMiB: number } | 'none' | null;
+  /** Its share of the GPU for `torch.cuda.set_per_process_memory_fraction` (memoryCaps); null unless several jobs fit together. */
+  readonly memoryCap: MemoryCap | null;
   readonly notes: readonly string[];
+}
+
+/**
+ * A cap on one process's caching allocator: `fraction` of the GPU's memory, `mib` of it. PyTorch's
+ * allocator keeps what it reserved until one of its own allocations fails, so beside other jobs it
+ * grows into memory they have not taken yet and never gives it back to them; under the cap it frees
+ * its cache at the cap instead, as on a GPU of that size, and a job that needs more than its cap
+ * fails in its own process rather than in a neighbour's.
+ */
+export interface MemoryCap {
+  readonly fraction: number;
+  readonly mib: number;
 }
 
 export type InterferenceLevel = 'low' | 'medium' | 'high' | 'unknown';
@@ -58,17 +72,19 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   });
   const known = shares.every((share) => share.memoryMiB !== null);
   const totalMiB = known ? shares.reduce((sum, share) => sum + share.memoryMiB!, 0) : null;
+  const caps = known && shares.length > 1 ? memoryCaps(shares.map((share) => share.memoryMiB!), gpu.memoryMiB) : null;
   const jobs = shares.map((share, index) => {
     const others = shares.reduce((sum, other, j) => (j === index ? sum : sum + (other.memoryMiB ?? 0)), 0);
     const maxBatchSizeTogether = known && share.memoryAt ? largestFittingBatch(share.memoryAt, gpu.memoryMiB - others) : null;
     const { memoryAt: _memoryAt, ...job } = share;
-    return { ...job, maxBatchSizeTogether };
+    return { ...job, maxBatchSizeTogether, memoryCap: caps?.[index] ?? null };
   });
   const notes: string[] = [];
   if (estimates.length > 1) {
     const grabbing = estimates.filter((estimate) => estimate.models.some(turnsOnCudnnBenchmark)).map((estimate) => estimate.file);
     if (grabbing.length) notes.push(`${grabbing.join(', ')} turn${grabbing.length === 1 ? 's' : ''} on cudnn.benchmark: ${CUDNN_BENCHMARK_EFFECT}, which can leave the other jobs too little; the total above is what the steps need. Turn it off for collocated jobs.`);
   }
+  if (caps) notes.push(MEMORY_CAP_NOTE);
   if (!known) notes.push(`No verdict: ${shares.filter((share) => share.memoryMiB === null).map((share) => share.file).join(', ')} has no estimate (see its notes).`);
   return {
     gpu: { id: gpu.id, name: gpu.name, memoryMiB: gpu.memoryMiB },
@@ -82,7 +98,7 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   };
 }
 
-type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether' | 'migProfile'> & { readonly memoryAt: ((batchSize: number) => number) | null };
+type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether' | 'migProfile' | 'memoryCap'> & { readonly memoryAt: ((batchSize: number) => number) | null };
 
 function jobShare(estimate: FileEstimate): JobShare {
   const estimated = estimate.models.filter((model) => model.memory.estimateMiB !== null);
@@ -127,6 +143,25 @@ function processPeak(trained: readonly number[], inference: readonly { readonly 
   return Math.max(trainedPeak + inference.reduce((sum, model) => sum + model.residentMiB, 0), ...inference.map((model) => model.peakMiB));
 }
 
+
+export const MEMORY_CAP_NOTE =
+  "Each process's PyTorch keeps the memory it has reserved until one of its own allocations fails, so a job grows its cache into memory the others have not taken yet and does not give it back to them. Cap each at its share: torch.cuda.set_per_process_memory_fraction(F) at the start of its script (F: the cap above); its cache then gives way at the cap, and a job that needs more stops in its own process instead of in a neighbour's.";
+
+/**
+ * Each job's cap (MemoryCap) when the jobs fit together: what its allocator reserves at its peak
+ * (its estimate less the CUDA context, which the cap does not count) plus a share of what is left
+ * on the GPU in proportion to its estimate. Fractions are rounded down to a thousandth, so that the
+ * caps and the contexts never add up to more than the GPU. Null when the jobs do not fit.
+ */
+export function memoryCaps(memoryMiB: readonly number[], gpuMemoryMiB: number): MemoryCap[] | null {
+  const total = memoryMiB.reduce((sum, mib) => sum + mib, 0);
+  if (total <= 0 || total > gpuMemoryMiB) return null;
+  const spare = gpuMemoryMiB - total;
+  return memoryMiB.map((mib) => {
+    const fraction = Math.floor((1000 * (Math.max(0, mib - RUNTIME_OVERHEAD_MIB) + (spare * mib) / total)) / gpuMemoryMiB) / 1000;
+    return { fraction, mib: Math.round(fraction * gpuMemoryMiB) };
+  });
+}
 
 function migProfileFor(memoryMiB: number | null, gpu: GpuProfile): CollocatedJob['migProfile'] {
   if (memoryMiB === null || !gpu.mig?.length) return null;

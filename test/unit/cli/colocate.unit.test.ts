@@ -39,8 +39,9 @@ describe('gpu-estimate colocate', () => {
     const { code, stdout, stderr } = run('colocate', 'examples/cnn_cifar10.py', 'examples/mlp_mnist.py');
     assert.equal(code, 0, stderr);
     assert.match(stdout, /^Collocation on A100 40GB \(40\.0 GiB\), each job in its own process$/m);
-    assert.match(stdout, /script\s+models\s+memory\s+batch\s+max batch together\s+SMACT\s+MIG alone/);
-    assert.match(stdout, /^examples\/cnn_cifar10\.py\s+model\s+[\d.]+ GiB\s+256\s+\d+\s+(low|medium|high)\s+1g\.5gb/m);
+    assert.match(stdout, /script\s+models\s+memory\s+batch\s+max batch together\s+SMACT\s+cap\s+MIG alone/);
+    assert.match(stdout, /^examples\/cnn_cifar10\.py\s+model\s+[\d.]+ GiB\s+256\s+\d+\s+(low|medium|high)\s+0\.\d{3} \([\d.]+ GiB\)\s+1g\.5gb/m);
+    assert.match(stdout, /^note: .*torch\.cuda\.set_per_process_memory_fraction\(F\)/m);
     assert.match(stdout, /^verdict: the jobs fit A100 40GB together \([\d.]+ GiB together\)$/m);
     assert.match(stdout, /^interference: (low|medium|high) \(SMACT /m);
     assert.match(stdout, /Interference is a rule, not a measurement/);

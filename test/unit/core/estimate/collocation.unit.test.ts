@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { collocationOf } from '../../../../src/core/estimate/collocation';
+import { collocationOf, MEMORY_CAP_NOTE, memoryCaps } from '../../../../src/core/estimate/collocation';
 import { estimateCurve } from '../../../../src/core/estimate/outlook';
 import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { withLearnedEstimates } from '../../../../src/core/estimate/learnedPass';
@@ -145,5 +145,51 @@ describe('collocation of training jobs on one GPU', () => {
     assert.equal(together.jobs[0]!.maxBatchSizeTogether, null);
     assert.match(together.notes.join(' '), /none\.py has no estimate/);
     assert.match(together.jobs[1]!.notes.join(' '), /model: no estimate/);
+  });
+
+  describe('memory caps for set_per_process_memory_fraction', () => {
+    it('gives each job its reservation (its estimate less the CUDA context) and a share of the spare memory by its size, never more than the GPU', () => {
+      const gpu = 40_960;
+      const caps = memoryCaps([10_000, 5_000], gpu)!;
+      const spare = gpu - 15_000;
+      assert.deepEqual(
+        caps.map((cap) => cap.fraction),
+        [Math.floor((1000 * (10_000 - RUNTIME_OVERHEAD_MIB + (spare * 2) / 3)) / gpu) / 1000, Math.floor((1000 * (5_000 - RUNTIME_OVERHEAD_MIB + spare / 3)) / gpu) / 1000],
+      );
+      assert.ok(caps[0]!.fraction > caps[1]!.fraction);
+      assert.ok(caps.every((cap) => /^0\.\d{1,3}$/.test(String(cap.fraction))));
+      assert.ok(caps.reduce((sum, cap) => sum + cap.mib, 0) + 2 * RUNTIME_OVERHEAD_MIB <= gpu);
+      assert.ok(caps[0]!.mib >= 10_000 - RUNTIME_OVERHEAD_MIB && caps[1]!.mib >= 5_000 - RUNTIME_OVERHEAD_MIB);
+    });
+
+    it('leaves a job no more than its reservation when the jobs fill the GPU, and gives none when they do not fit', () => {
+      const caps = memoryCaps([20_480, 20_480], 40_960)!;
+      assert.ok(caps.every((cap) => cap.mib <= 20_480 - RUNTIME_OVERHEAD_MIB && cap.mib >= 20_480 - RUNTIME_OVERHEAD_MIB - 41));
+      assert.equal(memoryCaps([20_480, 20_481], 40_960), null);
+      assert.equal(memoryCaps([], 40_960), null);
+    });
+
+    it('caps each of several jobs that fit together and says why; one job alone, or jobs that do not fit, get none', async () => {
+      const a = await learned('a.py', example('cnn_cifar10.py'));
+      const b = await learned('b.py', example('mlp_mnist.py'));
+      const together = collocationOf([a, b], A100, 0.1);
+      assert.deepEqual(
+        together.jobs.map((job) => job.memoryCap),
+        memoryCaps(together.jobs.map((job) => job.memoryMiB!), A100.memoryMiB),
+      );
+      assert.ok(together.jobs.every((job) => job.memoryCap!.fraction > 0 && job.memoryCap!.mib >= job.memoryMiB! - RUNTIME_OVERHEAD_MIB));
+      assert.ok(together.notes.includes(MEMORY_CAP_NOTE));
+      assert.match(MEMORY_CAP_NOTE, /torch\.cuda\.set_per_process_memory_fraction\(F\)/);
+      const alone = collocationOf([a], A100, 0.1);
+      assert.equal(alone.jobs[0]!.memoryCap, null);
+      assert.ok(!alone.notes.includes(MEMORY_CAP_NOTE));
+
+      const probe = (await learned('probe.py', MLP(256), T4)).models[0]!;
+      const big = await learned('big.py', MLP(Math.floor(probe.maxBatchSize! * 0.6)), T4);
+      const over = collocationOf([big, { ...big, file: 'again.py' }], T4, 0.1);
+      assert.equal(over.fits, false);
+      assert.ok(over.jobs.every((job) => job.memoryCap === null));
+      assert.ok(!over.notes.includes(MEMORY_CAP_NOTE));
+    });
   });
 });
