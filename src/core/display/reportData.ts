@@ -34,7 +34,7 @@ export function estimatorComparison(model: ModelEstimate): EstimatorRow[] {
   return model.estimates.map(({ estimator, label, estimateMiB, lowMiB, highMiB }) => ({ estimator, label, estimateMiB, lowMiB, highMiB }));
 }
 
-export const BREAKDOWN_PARTS: readonly { readonly key: keyof MemoryBreakdown; readonly label: string }[] = [
+export const BREAKDOWN_PARTS: readonly { readonly key: Exclude<keyof MemoryBreakdown, 'contextMiB'>; readonly label: string }[] = [
   { key: 'weightsMiB', label: 'Weights' },
   { key: 'gradientsMiB', label: 'Gradients' },
   { key: 'optimizerMiB', label: 'Optimizer state' },

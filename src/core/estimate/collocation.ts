@@ -72,11 +72,11 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   });
   const known = shares.every((share) => share.memoryMiB !== null);
   const totalMiB = known ? shares.reduce((sum, share) => sum + share.memoryMiB!, 0) : null;
-  const caps = known && shares.length > 1 ? memoryCaps(shares.map((share) => share.memoryMiB!), gpu.memoryMiB) : null;
+  const caps = known && shares.length > 1 ? memoryCaps(shares.map((share) => ({ memoryMiB: share.memoryMiB!, contextMiB: share.contextMiB })), gpu.memoryMiB) : null;
   const jobs = shares.map((share, index) => {
     const others = shares.reduce((sum, other, j) => (j === index ? sum : sum + (other.memoryMiB ?? 0)), 0);
     const maxBatchSizeTogether = known && share.memoryAt ? largestFittingBatch(share.memoryAt, gpu.memoryMiB - others) : null;
-    const { memoryAt: _memoryAt, ...job } = share;
+    const { memoryAt: _memoryAt, contextMiB: _contextMiB, ...job } = share;
     return { ...job, maxBatchSizeTogether, memoryCap: caps?.[index] ?? null };
   });
   const notes: string[] = [];
@@ -98,7 +98,11 @@ export function collocationOf(estimates: readonly FileEstimate[], gpu: GpuProfil
   };
 }
 
-type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether' | 'migProfile' | 'memoryCap'> & { readonly memoryAt: ((batchSize: number) => number) | null };
+type JobShare = Omit<CollocatedJob, 'maxBatchSizeTogether' | 'migProfile' | 'memoryCap'> & {
+  readonly memoryAt: ((batchSize: number) => number) | null;
+  /** The process's CUDA context: its models' largest (one process has one). */
+  readonly contextMiB: number;
+};
 
 function jobShare(estimate: FileEstimate): JobShare {
   const estimated = estimate.models.filter((model) => model.memory.estimateMiB !== null);
@@ -116,7 +120,8 @@ function jobShare(estimate: FileEstimate): JobShare {
   const curves = scalable ? new Map(estimated.map((model) => [model, estimateCurve(model)])) : null;
   const memoryAt = curves ? (b: number) => scriptPeakMiB(estimated, (model) => curves.get(model)!(b)) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
-  return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt };
+  const contextMiB = Math.max(0, ...estimated.map((model) => model.memory.breakdown?.contextMiB ?? RUNTIME_OVERHEAD_MIB));
+  return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt, contextMiB };
 }
 
 /** What the peak of a script's process needs of its models (a model's `--json` output has these too). */
@@ -149,16 +154,16 @@ export const MEMORY_CAP_NOTE =
 
 /**
  * Each job's cap (MemoryCap) when the jobs fit together: what its allocator reserves at its peak
- * (its estimate less the CUDA context, which the cap does not count) plus a share of what is left
+ * (its estimate less its CUDA context, which the cap does not count) plus a share of what is left
  * on the GPU in proportion to its estimate. Fractions are rounded down to a thousandth, so that the
  * caps and the contexts never add up to more than the GPU. Null when the jobs do not fit.
  */
-export function memoryCaps(memoryMiB: readonly number[], gpuMemoryMiB: number): MemoryCap[] | null {
-  const total = memoryMiB.reduce((sum, mib) => sum + mib, 0);
+export function memoryCaps(jobs: readonly { readonly memoryMiB: number; readonly contextMiB: number }[], gpuMemoryMiB: number): MemoryCap[] | null {
+  const total = jobs.reduce((sum, job) => sum + job.memoryMiB, 0);
   if (total <= 0 || total > gpuMemoryMiB) return null;
   const spare = gpuMemoryMiB - total;
-  return memoryMiB.map((mib) => {
-    const fraction = Math.floor((1000 * (Math.max(0, mib - RUNTIME_OVERHEAD_MIB) + (spare * mib) / total)) / gpuMemoryMiB) / 1000;
+  return jobs.map((job) => {
+    const fraction = Math.floor((1000 * (Math.max(0, job.memoryMiB - job.contextMiB) + (spare * job.memoryMiB) / total)) / gpuMemoryMiB) / 1000;
     return { fraction, mib: Math.round(fraction * gpuMemoryMiB) };
   });
 }

@@ -20,6 +20,8 @@ export interface MemoryBreakdown {
   readonly optimizerMiB: number;
   readonly activationsMiB: number;
   readonly overheadMiB: number;
+  /** The CUDA context alone, where overheadMiB holds more (the fine-tuning model's fitted margin) or a context other than RUNTIME_OVERHEAD_MIB. */
+  readonly contextMiB?: number;
 }
 
 export interface AnalyticalEstimate {

@@ -191,6 +191,7 @@ export function fineTuningBreakdown(estimate: FineTuningEstimate): MemoryBreakdo
     activationsMiB: mib(estimate.driver - estimate.context - estimate.baseWeights - estimate.trainableWeights - estimate.heldGradients - estimate.optimizerState),
     // The CUDA context and the fitted margin (FITTED_MARGIN, fitted on published measurements).
     overheadMiB: mib(estimate.context + estimate.fittedMargin),
+    contextMiB: mib(estimate.context),
   };
 }
 

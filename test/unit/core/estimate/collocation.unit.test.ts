@@ -12,6 +12,7 @@ import { estimate, REPO_ROOT } from '../../fixtures';
 
 const A100 = findGpuProfile('a100-40gb')!;
 const T4 = findGpuProfile('t4-16gb')!;
+const H100 = findGpuProfile('h100-80gb')!;
 const example = (name: string) => readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8');
 const MLP = (batch: number, width = 4096) => `import torch
 import torch.nn as nn
@@ -150,7 +151,7 @@ describe('collocation of training jobs on one GPU', () => {
   describe('memory caps for set_per_process_memory_fraction', () => {
     it('gives each job its reservation (its estimate less the CUDA context) and a share of the spare memory by its size, never more than the GPU', () => {
       const gpu = 40_960;
-      const caps = memoryCaps([10_000, 5_000], gpu)!;
+      const caps = memoryCaps([{ memoryMiB: 10_000, contextMiB: RUNTIME_OVERHEAD_MIB }, { memoryMiB: 5_000, contextMiB: RUNTIME_OVERHEAD_MIB }], gpu)!;
       const spare = gpu - 15_000;
       assert.deepEqual(
         caps.map((cap) => cap.fraction),
@@ -163,10 +164,31 @@ describe('collocation of training jobs on one GPU', () => {
     });
 
     it('leaves a job no more than its reservation when the jobs fill the GPU, and gives none when they do not fit', () => {
-      const caps = memoryCaps([20_480, 20_480], 40_960)!;
+      const job = (memoryMiB: number, contextMiB = RUNTIME_OVERHEAD_MIB) => ({ memoryMiB, contextMiB });
+      const caps = memoryCaps([job(20_480), job(20_480)], 40_960)!;
       assert.ok(caps.every((cap) => cap.mib <= 20_480 - RUNTIME_OVERHEAD_MIB && cap.mib >= 20_480 - RUNTIME_OVERHEAD_MIB - 41));
-      assert.equal(memoryCaps([20_480, 20_481], 40_960), null);
+      assert.equal(memoryCaps([job(20_480), job(20_481)], 40_960), null);
       assert.equal(memoryCaps([], 40_960), null);
+      // A job whose context is smaller (the fine-tuning model's) keeps the rest of its estimate under its cap.
+      const [small, other] = memoryCaps([job(20_480, 819), job(20_480)], 40_960)!;
+      assert.ok(small!.mib >= 20_480 - 819 - 41 && small!.mib <= 20_480 - 819, `${small!.mib}`);
+      assert.ok(other!.mib <= 20_480 - RUNTIME_OVERHEAD_MIB);
+    });
+
+    it('takes a fine-tuning job’s own CUDA context out of its cap, not the analytical model’s', async () => {
+      const qlora = await learned('qlora.py', readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', 'qlora_trainer.py'), 'utf8'), H100);
+      const cnn = await learned('cnn.py', example('cnn_cifar10.py'), H100);
+      const model = qlora.models[0]!;
+      assert.equal(model.memory.method, 'fineTuning');
+      const context = model.memory.breakdown!.contextMiB!;
+      assert.ok(context > 0 && context < RUNTIME_OVERHEAD_MIB, `context ${context}`);
+      const together = collocationOf([qlora, cnn], H100, 0.1);
+      assert.equal(together.fits, true);
+      assert.deepEqual(
+        together.jobs.map((job) => job.memoryCap),
+        memoryCaps([{ memoryMiB: together.jobs[0]!.memoryMiB!, contextMiB: context }, { memoryMiB: together.jobs[1]!.memoryMiB!, contextMiB: RUNTIME_OVERHEAD_MIB }], H100.memoryMiB),
+      );
+      assert.ok(together.jobs[0]!.memoryCap!.mib >= together.jobs[0]!.memoryMiB! - context);
     });
 
     it('caps each of several jobs that fit together and says why; one job alone, or jobs that do not fit, get none', async () => {
@@ -175,7 +197,7 @@ describe('collocation of training jobs on one GPU', () => {
       const together = collocationOf([a, b], A100, 0.1);
       assert.deepEqual(
         together.jobs.map((job) => job.memoryCap),
-        memoryCaps(together.jobs.map((job) => job.memoryMiB!), A100.memoryMiB),
+        memoryCaps(together.jobs.map((job) => ({ memoryMiB: job.memoryMiB!, contextMiB: RUNTIME_OVERHEAD_MIB })), A100.memoryMiB),
       );
       assert.ok(together.jobs.every((job) => job.memoryCap!.fraction > 0 && job.memoryCap!.mib >= job.memoryMiB! - RUNTIME_OVERHEAD_MIB));
       assert.ok(together.notes.includes(MEMORY_CAP_NOTE));
