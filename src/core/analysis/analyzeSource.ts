@@ -489,7 +489,8 @@ function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, s
     if (definition?.type !== 'class_definition') continue;
     const value = scope.get(definition.childForFieldName('name')?.text ?? '');
     // A class registered beside the one the script picked from the registry is the user's other choice, not a model.
-    if (kindOf(value) === 'class' && (value as ClassValue).isModule && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name) && !interpreter.registryAlternatives.has(value as ClassValue)) {
+    // A subclass of a torch layer (`class StdConv2d(nn.Conv2d)`) is a part of models, not one.
+    if (kindOf(value) === 'class' && (value as ClassValue).isModule && !(value as ClassValue).layerBase && (value as ClassValue).node.id === definition.id && !built.has((value as ClassValue).name) && !interpreter.registryAlternatives.has(value as ClassValue)) {
       classes.push({ classValue: value as ClassValue, index: group.indices[i]! });
     }
   }

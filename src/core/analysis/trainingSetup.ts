@@ -189,7 +189,7 @@ interface ExampleTensor extends Found<number[]> {
 function exampleTensors(events: readonly CallEvent[], batchSize: number | undefined): ExampleTensor[] {
   const found: ExampleTensor[] = [];
   for (const call of events) {
-    if (!TENSOR_FACTORIES.test(call.qualified)) continue;
+    if (!TENSOR_FACTORIES.test(call.qualified) || heldByModule(call.node)) continue;
     const isRandint = call.qualified.endsWith('randint');
     const sizeArgument = isRandint ? (call.kwargs.get('size') ?? call.args[call.args.length - 1]) : undefined;
     const dims = isRandint ? (sizeArgument === undefined ? undefined : sizeArguments([sizeArgument])) : sizeArguments(call.qualified.endsWith('full') ? call.args.slice(0, 1) : call.args);
@@ -199,6 +199,14 @@ function exampleTensors(events: readonly CallEvent[], batchSize: number | undefi
     found.push({ value: sample, node: call.node, origin: `${simpleName(call.qualified)}(...)`, batch: first });
   }
   return found;
+}
+
+/** `nn.Parameter(torch.zeros(1, patches, dim))`, `self.register_buffer("mask", torch.ones(n, n))`: a module's own tensor, no example input. */
+function heldByModule(node: SyntaxNode): boolean {
+  let argument = node;
+  if (argument.parent?.type === 'keyword_argument') argument = argument.parent;
+  const call = argument.parent?.type === 'argument_list' ? argument.parent.parent : null;
+  return call?.type === 'call' && /(^|\.)(Parameter|register_buffer|register_parameter)$/.test(call.childForFieldName('function')?.text ?? '');
 }
 
 /** `TensorDataset(src, trg, labels)`: one sample is a row of each tensor; the multi-dimensional ones feed the model. */

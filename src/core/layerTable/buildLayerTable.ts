@@ -2,8 +2,8 @@ import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, Training
 import { BudgetExceeded, Interpreter, type FunctionalRowType } from '../analysis/interpreter/interpreter';
 import { isLoss } from '../analysis/interpreter/torchModules';
 import { applyGradSettings, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
-import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
-import { shapeOf, tensor } from '../analysis/interpreter/tensorOps';
+import { isUnresolvedValue, kindOf, toValue, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
+import { layerOutputValue, shapeOf, tensor, tensorsIn } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
@@ -29,6 +29,8 @@ export interface LayerTableResult {
 const FORWARD_STEPS = 100_000;
 const FORWARD_MILLIS = 60;
 const MAX_INPUT_TRIALS = 4;
+/** The torch.nn normalizations: each keeps its input's shape. */
+const NORMS = /^(LayerNorm|GroupNorm|RMSNorm|LocalResponseNorm|(Batch|Instance|LazyBatch|LazyInstance|SyncBatch)Norm[123]?d?)$/;
 
 /**
  * Follows the model's `forward()` with the sample shape the script suggests, one row per layer
@@ -292,7 +294,8 @@ class RowRecorder {
   }
 
   private callRows(module: ModuleObject, inputs: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, interpreter: Interpreter): PyValue {
-    const ownForward = module.classValue && kindOf(interpreter.classAttribute(module.classValue, 'forward')) === 'function';
+    // A layer subclass is sized as its layer: its own forward() computes the same output another way (a permute, a standardized weight).
+    const ownForward = module.kind !== 'layer' && module.classValue && kindOf(interpreter.classAttribute(module.classValue, 'forward')) === 'function';
     if (module.kind === 'sequential' && !ownForward) {
       let value: PyValue = inputs[0] ?? null;
       for (const child of module.children.values()) value = interpreter.callValue({ kind: 'module', module: child }, [value], new Map(), node);
@@ -344,9 +347,13 @@ class RowRecorder {
       output = spec.forward(shapes as TensorShape[], args, call);
     } catch (error) {
       if (!(error instanceof LayerArgumentError)) throw error;
-      interpreter.note(node, `${path}: ${error.message}`);
-      this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
-      return tensor(null);
+      // A norm's subclass with a forward() of its own (LayerNorm2d: over NCHW's channels) keeps its input's shape.
+      if (module.classValue && NORMS.test(module.layer.type)) output = shapes[0]!;
+      else {
+        interpreter.note(node, `${path}: ${error.message}`);
+        this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });
+        return tensor(null);
+      }
     }
     const tensors = outputTensors(output);
     const first = tensors[0];
@@ -363,7 +370,10 @@ class RowRecorder {
       trainable: true,
       ...(eagerAttention ? { eagerAttention } : {}),
     });
-    return toPyValue(output);
+    // A layer subclass's own modules (detectron2's Conv2d: its norm, then its activation) run on the layer's output, in the order it registered them.
+    let value = layerOutputValue(output);
+    for (const child of module.classValue ? module.children.values() : []) value = interpreter.callValue({ kind: 'module', module: child }, [value], new Map(), node);
+    return value;
   }
 
   /**
@@ -493,7 +503,7 @@ class RowRecorder {
         }
       }
       const result = this.call(layer, [value], new Map(), node, interpreter);
-      value = outputTensorsOf(result)[0] ?? tensor(null);
+      value = tensorsIn(result)[0] ?? tensor(null);
     }
   }
 
@@ -527,7 +537,8 @@ class RowRecorder {
   table(model: string, sample: readonly number[] | undefined): LayerTable {
     const parameterRows: LayerRow[] = [];
     for (const [path, module] of [['', this.root] as [string, ModuleObject], ...this.root.namedModules()]) {
-      if (module.kind === 'layer') continue;
+      // A layer's own weights are its spec's; a subclass of one may register more (a hand-written LoRA's A and B).
+      if (module.kind === 'layer' && !module.classValue) continue;
       for (const [name, parameter] of module.parameters) {
         parameterRows.push({ path: path ? `${path}.${name}` : name, type: 'Parameter', outputShape: null, activations: 0, params: parameter.numel, trainable: parameter.trainable });
       }
@@ -583,18 +594,4 @@ function tiedWeightNumel(module: ModuleObject): number {
     return 0;
   }
   return 0;
-}
-
-function toPyValue(output: LayerOutput): PyValue {
-  if (output === null) return null;
-  if (output.length === 0 || typeof output[0] === 'number' || (typeof output[0] === 'object' && output[0] !== null && !Array.isArray(output[0]) && 'batch' in output[0])) {
-    return tensor(output as TensorShape);
-  }
-  return tuple((output as readonly LayerOutput[]).map(toPyValue));
-}
-
-function outputTensorsOf(value: PyValue): PyValue[] {
-  if (kindOf(value) === 'tensor') return [value];
-  if (Array.isArray(value)) return value.flatMap(outputTensorsOf);
-  return [];
 }

@@ -24,7 +24,7 @@ import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libra
 import { callByString, importModuleByName } from './namesByString';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
-import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, moduleMethod, parameterFrom } from './torchModules';
+import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, layerCall, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 
 /** The DataLoader(...) call each loader value came from: a loader a builder returns is named where the script binds it. */
@@ -184,10 +184,13 @@ export function instantiate(interp: Evaluator, classValue: ClassValue, args: PyV
 
 function construct(interp: Evaluator, classValue: ClassValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   if (classValue.isModule) {
-    const module = new ModuleObject(classValue.container ?? 'user', classValue.name, rangeOf(node), undefined, classValue);
-    const self: ModuleValue = { kind: 'module', module };
     const init = classAttribute(classValue, '__init__');
-    if (kindOf(init) === 'function') callFunction(interp, { ...(init as FunctionValue), self }, args, kwargs, node);
+    const ownInit = kindOf(init) === 'function';
+    // A layer subclass is the layer: built with the call's arguments, or, with an __init__ of its own, with those it passes to super().__init__.
+    const self: ModuleValue = classValue.layerBase
+      ? (buildLayer(interp, classValue.layerBase, ownInit ? [] : args, ownInit ? new Map<string, PyValue>() : kwargs, node, classValue) as ModuleValue)
+      : { kind: 'module', module: new ModuleObject(classValue.container ?? 'user', classValue.name, rangeOf(node), undefined, classValue) };
+    if (ownInit) callFunction(interp, { ...(init as FunctionValue), self }, args, kwargs, node);
     return self;
   }
   const instance: InstanceValue = { kind: 'instance', className: classValue.name, attrs: new Map(), classValue };
@@ -216,7 +219,15 @@ function callSuper(interp: Evaluator, method: string, node: SyntaxNode, scope: S
   const kwargs = new Map<string, PyValue>();
   for (const argument of node.childForFieldName('arguments')?.namedChildren ?? []) {
     if (argument.type === 'keyword_argument') kwargs.set(argument.childForFieldName('name')!.text, interp.evaluate(argument.childForFieldName('value')!, scope));
-    else if (argument.type !== 'comment') args.push(interp.evaluate(argument, scope));
+    else if (argument.type === 'list_splat') {
+      // `super().__init__(*args, **kwargs)`, as wrappers of a layer pass theirs on.
+      const spread = interp.iterate(interp.evaluate(argument.namedChildren[0]!, scope));
+      if (spread) append(args, spread);
+      else args.push(unresolved(argument.text, 'unknown *args'));
+    } else if (argument.type === 'dictionary_splat') {
+      const spread = interp.evaluate(argument.namedChildren[0]!, scope);
+      if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
+    } else if (argument.type !== 'comment') args.push(interp.evaluate(argument, scope));
   }
   for (const base of owner.bases) {
     const fn = classAttribute(base, method);
@@ -225,6 +236,8 @@ function callSuper(interp: Evaluator, method: string, node: SyntaxNode, scope: S
   // nn.Sequential.__init__(*layers) and friends, for subclasses of the containers.
   const module = asModule(self);
   if (method === '__init__' && module && owner.container) fillContainer(interp, module, owner.container, args, node);
+  // nn.Conv2d.__init__(...) and friends, for subclasses of the layers: the layer is what these arguments build.
+  if (method === '__init__' && module?.kind === 'layer' && owner.layerBase) module.layer = { ...layerCall(interp, owner.layerBase, args, kwargs, node), range: module.range };
   return null;
 }
 

@@ -95,6 +95,13 @@ export interface ClassValue {
   readonly lightningCli?: boolean;
   /** For subclasses of nn.Sequential, nn.ModuleList or nn.ModuleDict: which one. */
   readonly container?: 'sequential' | 'list' | 'dict';
+  /**
+   * For subclasses of a torch.nn layer (`class LayerNorm2d(nn.LayerNorm)`, `class StdConv2d(nn.Conv2d)`):
+   * its type. An instance is that layer, built with the arguments its `super().__init__` passes
+   * (or the call's, without an `__init__` of its own), and sized by the layer's rules, its own
+   * `forward` (a permute, a standardized weight) aside.
+   */
+  readonly layerBase?: string;
   /** Names declared in the class body with annotations, in order (dataclass fields). */
   readonly fields: readonly string[];
   /** The project file that defines the class, when it is not the analysed script (an imported module). */
@@ -207,6 +214,8 @@ export interface GradSetting {
   readonly order: number;
   /** The statement, for the note that says what was frozen; null for the implicit setting of a module put in place. */
   readonly range: SourceRange | null;
+  /** The layer's own row at `path` only (its weight and bias), not parameters a subclass of the layer registers under it (a hand-written LoRA's). */
+  readonly ownRow?: boolean;
 }
 
 /**
@@ -239,7 +248,8 @@ export class ModuleObject {
     readonly kind: ModuleKind,
     readonly className: string,
     readonly range: SourceRange,
-    readonly layer?: Omit<LayerCall, 'path'> & { path: string },
+    // Set again by a layer subclass's `super().__init__(...)` (ClassValue.layerBase).
+    public layer?: Omit<LayerCall, 'path'> & { path: string },
     readonly classValue?: ClassValue,
   ) {}
 
@@ -264,8 +274,13 @@ export class ModuleObject {
    * setting along; a standard architecture's own layers are no objects, so a part records it on
    * the architecture's root, under the part's path.
    */
-  setRequiresGrad(path: string, trainable: boolean, range: SourceRange): void {
+  setRequiresGrad(path: string, trainable: boolean, range: SourceRange, ownRow = false): void {
     const order = ++gradOrder;
+    // `layer.weight.requires_grad = False` on a layer subclass leaves the parameters it adds as they are.
+    if (ownRow && path === '' && this.kind === 'layer' && this.classValue && !this.catalog) {
+      this.gradSettings.push({ path, trainable, order, range, ownRow });
+      return;
+    }
     const record = (module: ModuleObject, within: string) => {
       if (module.catalog && module.catalog.root !== module) {
         module.catalog.root.gradSettings.push({ path: childPath(module.catalog.path, within), trainable, order, range });

@@ -13,7 +13,7 @@ import { asModule, kindOf, tuple, type ExternalValue, type GradSetting, type Sco
  */
 export interface ParameterHandle extends ParameterValue {
   /** `receiver`: whose `.parameters()` listed it; `owner` and `path`: the module holding it and the parameters under it a setting covers. */
-  readonly handle: { readonly receiver: ModuleObject; readonly owner: ModuleObject; readonly path: string; readonly name: string };
+  readonly handle: { readonly receiver: ModuleObject; readonly owner: ModuleObject; readonly path: string; readonly name: string; readonly ownRow?: boolean };
 }
 
 /**
@@ -81,15 +81,15 @@ function parameterHandles(receiver: ModuleObject): ParameterHandle[] | undefined
   const handles: ParameterHandle[] = [];
   const modules: [string, ModuleObject][] = [['', receiver], ...receiver.namedModules()];
   for (const [path, module] of modules) {
-    const add = (within: string, name: string, numel: number | null): boolean => {
+    const add = (within: string, name: string, numel: number | null, ownRow = false): boolean => {
       if (handles.length >= MAX_HANDLES) return false;
-      handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, owner: module, path: within, name: childPath(path, name) } });
+      handles.push({ kind: 'parameter', numel, shape: null, trainable: true, handle: { receiver, owner: module, path: within, name: childPath(path, name), ...(ownRow ? { ownRow } : {}) } });
       return true;
     };
     for (const [name, parameter] of module.parameters) if (!add(name, name, parameter.numel)) return undefined;
     if (module.kind === 'layer') {
       const names = module.layer && WEIGHT_AND_BIAS.test(module.layer.type) && module.layer.kwargs.bias !== false ? ['weight', 'bias'] : ['weight'];
-      for (const name of names) if (!add('', name, null)) return undefined;
+      for (const name of names) if (!add('', name, null, true)) return undefined;
     }
     if (module.kind === 'catalog' && !catalogHandles(module, add)) return undefined;
   }
@@ -140,8 +140,9 @@ export function applyRequiresGrad(interp: Evaluator, target: PyValue, flag: PyVa
     return true;
   }
   const range = rangeOf(node);
-  if (isParameterHandle(target)) target.handle.owner.setRequiresGrad(target.handle.path, flag, range);
-  else (weightOf ?? module)!.setRequiresGrad('', flag, range);
+  if (isParameterHandle(target)) target.handle.owner.setRequiresGrad(target.handle.path, flag, range, target.handle.ownRow);
+  else if (weightOf) weightOf.setRequiresGrad('', flag, range, true);
+  else module!.setRequiresGrad('', flag, range);
   return true;
 }
 
@@ -172,7 +173,7 @@ export function applyGradSettings(rows: readonly LayerRow[], settings: readonly 
   return rows.map((row) => {
     if ((row.params ?? 0) <= 0 && row.params !== null) return row;
     let trainable: boolean | undefined;
-    for (const setting of settings) if (isUnderPath(row, setting.path)) trainable = setting.trainable;
+    for (const setting of settings) if (setting.ownRow ? row.path === setting.path : isUnderPath(row, setting.path)) trainable = setting.trainable;
     return trainable === undefined || trainable === row.trainable ? row : { ...row, trainable };
   });
 }

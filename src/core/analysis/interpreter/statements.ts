@@ -3,7 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import { inContext, MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
 import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
 import { isTensorLike } from './tensorOps';
-import { CONTAINERS, replaceCatalogPart } from './torchModules';
+import { CONTAINERS, replaceCatalogPart, torchLayerType } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
 import { applyDecorators, runImport } from './definitionTime';
@@ -278,7 +278,7 @@ function setAttribute(interp: Evaluator, object: PyValue, name: string, value: P
   if (module) {
     const child = asModule(value);
     if (child && module.kind === 'catalog') replaceCatalogPart(module, name, child);
-    else if (child && module.kind !== 'layer') module.setChild(name, child);
+    else if (child && (module.kind !== 'layer' || module.classValue)) module.setChild(name, child);
     else if (kindOf(value) === 'parameter') module.parameters.set(name, value as ParameterValue);
     else if (module.kind === 'layer' && name === 'weight' && kindOf(value) === 'external' && (value as ExternalValue).name === 'weight-of') {
       const owner = asModule((value as ExternalValue).self);
@@ -317,6 +317,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   let lightningCli = false;
   let container: ClassValue['container'];
   let mapping = false;
+  let layerBase: string | undefined;
   for (const base of node.childForFieldName('superclasses')?.namedChildren ?? []) {
     if (base.type === 'keyword_argument') continue;
     const value = interp.evaluate(base, scope);
@@ -327,8 +328,14 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
       mapping ||= (value as ClassValue).mapping === true;
       lightningCli ||= (value as ClassValue).lightningCli === true;
       container ??= (value as ClassValue).container;
+      layerBase ??= (value as ClassValue).layerBase;
     } else if (kindOf(value) === 'external') {
       const name = (value as ExternalValue).name;
+      const layer = torchLayerType(name);
+      if (layer) {
+        isModule = true;
+        layerBase ??= layer;
+      }
       if (/^torch\.nn\.(modules\.module\.)?Module$/.test(name)) isModule = true;
       // A LightningModule is an nn.Module whose training step, optimizers and loaders are its methods (lightningModules.ts).
       if (LIGHTNING_MODULE.test(name)) isModule = lightning = true;
@@ -344,7 +351,7 @@ function defineClass(interp: Evaluator, node: SyntaxNode, scope: Scope, decorato
   const isDataclass = decorators.some((d) => /\bdataclass\b/.test(d.text));
   const attrs = new Map<string, PyValue>();
   const fields: string[] = [];
-  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(lightning ? { lightning } : {}), ...(mapping ? { mapping } : {}), ...(lightningCli ? { lightningCli } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
+  const classValue: ClassValue = { kind: 'class', name, node, attrs, bases, isModule, isDataclass, fields, container, ...(layerBase ? { layerBase } : {}), ...(lightning ? { lightning } : {}), ...(mapping ? { mapping } : {}), ...(lightningCli ? { lightningCli } : {}), ...(interp.place?.imported ? { file: interp.place.file } : {}) };
   const classScope = scope.child();
   for (const statement of node.childForFieldName('body')?.namedChildren ?? []) {
     const inner = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;

@@ -1,4 +1,4 @@
-import { isBatchDim, perSampleElements, type Dim, type TensorShape } from '../../layers/tensorShape';
+import { isBatchDim, perSampleElements, type Dim, type LayerOutput, type TensorShape } from '../../layers/tensorShape';
 import { asTensor, isList, kindOf, tuple, type BatchValue, type ParameterValue, type PyValue, type SliceValue, type TensorValue } from './pyValues';
 
 /** Thrown when an operation's shape cannot be worked out; the caller turns it into an unknown shape and a note. */
@@ -226,4 +226,20 @@ export function sizeTuple(shape: TensorShape): PyValue {
 /** `tensor.size(0)` of a full batch: the batch size. */
 export function isBatchSize(value: PyValue): boolean {
   return kindOf(value) === 'batch' && (value as BatchValue).dim.batch === 1;
+}
+
+/** A layer rule's output (a shape, or nested tuples of them) as the interpreter's value. */
+export function layerOutputValue(output: LayerOutput): PyValue {
+  if (output === null) return null;
+  if (output.length === 0 || typeof output[0] === 'number' || (typeof output[0] === 'object' && output[0] !== null && !Array.isArray(output[0]) && 'batch' in output[0])) {
+    return tensor(output as TensorShape);
+  }
+  return tuple((output as readonly LayerOutput[]).map(layerOutputValue));
+}
+
+/** The tensors in a value: itself, or those of a tuple or list, depth first. */
+export function tensorsIn(value: PyValue): PyValue[] {
+  if (kindOf(value) === 'tensor') return [value];
+  if (Array.isArray(value)) return value.flatMap(tensorsIn);
+  return [];
 }

@@ -9,7 +9,7 @@ import type { CatalogCall } from './catalogCalls';
 import { bindMethod, classAttribute } from './classes';
 import type { Evaluator } from './evaluator';
 import { parametersOf } from './parameterOwners';
-import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type DictValue, type ParameterValue, type PyList, type PyValue, type SliceValue } from './pyValues';
+import { asModule, isList, isUnresolvedValue, kindOf, ModuleObject, toValue, tuple, unresolved, type ClassValue, type DictValue, type ParameterValue, type PyList, type PyValue, type SliceValue } from './pyValues';
 import { sliceList } from './valueMethods';
 
 export const CONTAINERS: Readonly<Record<string, 'sequential' | 'list' | 'dict'>> = {
@@ -197,17 +197,28 @@ function addChild(interp: Evaluator, module: ModuleObject, name: string, value: 
   }
 }
 
-export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, classValue?: ClassValue): PyValue {
   const range = rangeOf(node);
-  const layer = {
+  // A layer subclass's instance keeps the layer's type as its class name: the layer rules go by it.
+  return { kind: 'module', module: new ModuleObject('layer', type, range, layerCall(interp, type, args, kwargs, node), classValue) };
+}
+
+/** The torch.nn layer `type` built with these arguments at `node` (a constructor call, or a layer subclass's `super().__init__(...)`). */
+export function layerCall(interp: Evaluator, type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): NonNullable<ModuleObject['layer']> {
+  if (!layerSpec(type) && !isLoss(type)) interp.note(node, `nn.${type} is not understood yet; its parameters and activations are not counted`);
+  return {
     type,
     path: '',
     args: args.map((a, i) => toValue(a, node.childForFieldName('arguments')?.namedChildren[i]?.text ?? node.text)),
     kwargs: Object.fromEntries([...kwargs].map(([k, v]) => [k, toValue(v, k)])),
-    range,
+    range: rangeOf(node),
   };
-  if (!layerSpec(type) && !isLoss(type)) interp.note(node, `nn.${type} is not understood yet; its parameters and activations are not counted`);
-  return { kind: 'module', module: new ModuleObject('layer', type, range, layer) };
+}
+
+/** `torch.nn.Conv2d` and the like: a layer class a script may derive from (not Module, not a container). */
+export function torchLayerType(qualified: string): string | undefined {
+  const type = /^torch\.nn\.([A-Z]\w*)$/.exec(qualified)?.[1];
+  return type === undefined || type === 'Module' || CONTAINERS[qualified] ? undefined : type;
 }
 
 export function moduleMethod(interp: Evaluator, module: ModuleObject, self: PyValue, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
