@@ -29,8 +29,6 @@ export interface LayerTableResult {
 const FORWARD_STEPS = 100_000;
 const FORWARD_MILLIS = 60;
 const MAX_INPUT_TRIALS = 4;
-/** The torch.nn normalizations: each keeps its input's shape. */
-const NORMS = /^(LayerNorm|GroupNorm|RMSNorm|LocalResponseNorm|(Batch|Instance|LazyBatch|LazyInstance|SyncBatch)Norm[123]?d?)$/;
 
 /**
  * Follows the model's `forward()` with the sample shape the script suggests, one row per layer
@@ -347,8 +345,8 @@ class RowRecorder {
       output = spec.forward(shapes as TensorShape[], args, call);
     } catch (error) {
       if (!(error instanceof LayerArgumentError)) throw error;
-      // A norm's subclass with a forward() of its own (LayerNorm2d: over NCHW's channels) keeps its input's shape.
-      if (module.classValue && NORMS.test(module.layer.type)) output = shapes[0]!;
+      // A norm's subclass with a forward() of its own (LayerNorm2d: over NCHW's channels) keeps its input's shape, as every norm does.
+      if (module.classValue && spec.category === 'norm') output = shapes[0]!;
       else {
         interpreter.note(node, `${path}: ${error.message}`);
         this.calls.push({ path, type: module.layer.type, outputShape: null, activations: null, params, trainable: true });

@@ -63,6 +63,21 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
   const callee = interp.evaluate(fnNode, scope);
   // `p.requires_grad_()` on a parameter the analysis cannot follow: an unfreezing it cannot place (requiresGrad.ts).
   if (isUnresolvedValue(callee) && fnNode.type === 'attribute' && fnNode.childForFieldName('attribute')?.text === 'requires_grad_' && !/^\(\s*(False|requires_grad\s*=\s*False)\s*\)$/.test(argumentList?.text ?? '')) unfollowedUnfreeze(interp, node);
+  const { args, kwargs } = evaluateArguments(interp, argumentList, scope, { callee, fnNode });
+  // An optimizer remembers whose parameters it was given: each model gets its own (modelSetup.ts).
+  if (kindOf(callee) === 'external' && (callee as ExternalValue).self === undefined && isOptimizerClass((callee as ExternalValue).name)) {
+    return callExternal(interp, callee as ExternalValue, args, kwargs, node, parameterOwners(interp, argumentList, args, kwargs, scope));
+  }
+  if (saveHyperparameters(node, args, scope)) return null;
+  return callValue(interp, callee, args, kwargs, node);
+}
+
+/**
+ * A call's positional and keyword arguments, `*args` and `**kwargs` expanded where their values are
+ * known. With `reported` (the callee and how the call names it), what cannot be expanded is a note
+ * and the keys a config dict gives are recorded as read.
+ */
+function evaluateArguments(interp: Evaluator, argumentList: SyntaxNode | null, scope: Scope, reported?: { readonly callee: PyValue; readonly fnNode: SyntaxNode }): { args: PyValue[]; kwargs: Map<string, PyValue> } {
   const args: PyValue[] = [];
   const kwargs = new Map<string, PyValue>();
   if (argumentList?.type === 'generator_expression') args.push(interp.evaluate(argumentList, scope));
@@ -74,7 +89,7 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
       const spread = interp.iterate(interp.evaluate(argument.namedChildren[0]!, scope));
       if (spread) append(args, spread);
       else {
-        interp.note(argument, `\`${argument.text}\` could not be expanded`);
+        if (reported) interp.note(argument, `\`${argument.text}\` could not be expanded`);
         args.push(unresolved(argument.text, 'unknown *args'));
       }
     } else if (argument.type === 'dictionary_splat') {
@@ -82,20 +97,15 @@ export function call(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue
       if (kindOf(spread) === 'dict') {
         for (const [k, v] of (spread as DictValue).entries) {
           kwargs.set(k, v);
-          readConfigKey(interp, spread, k, argument);
+          if (reported) readConfigKey(interp, spread, k, argument);
         }
-      } else if (kindOf(callee) === 'function' || kindOf(callee) === 'class') {
+      } else if (reported && (kindOf(reported.callee) === 'function' || kindOf(reported.callee) === 'class')) {
         // Without its entries, the function's own defaults stand in for values the dict may override.
-        interp.note(argument, `\`${argument.text}\` is not a dict the analysis knows: ${fnNode.text.split('\n')[0]!.slice(0, 40)} is read with its own defaults for the arguments it would set`);
+        interp.note(argument, `\`${argument.text}\` is not a dict the analysis knows: ${reported.fnNode.text.split('\n')[0]!.slice(0, 40)} is read with its own defaults for the arguments it would set`);
       }
     } else args.push(interp.evaluate(argument, scope));
   }
-  // An optimizer remembers whose parameters it was given: each model gets its own (modelSetup.ts).
-  if (kindOf(callee) === 'external' && (callee as ExternalValue).self === undefined && isOptimizerClass((callee as ExternalValue).name)) {
-    return callExternal(interp, callee as ExternalValue, args, kwargs, node, parameterOwners(interp, argumentList, args, kwargs, scope));
-  }
-  if (saveHyperparameters(node, args, scope)) return null;
-  return callValue(interp, callee, args, kwargs, node);
+  return { args, kwargs };
 }
 
 export function callValue(interp: Evaluator, callee: PyValue, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
@@ -215,20 +225,8 @@ function callSuper(interp: Evaluator, method: string, node: SyntaxNode, scope: S
   const self = scope.get('self');
   const owner = enclosingClass(node, scope);
   if (!self || !owner) return null;
-  const args: PyValue[] = [];
-  const kwargs = new Map<string, PyValue>();
-  for (const argument of node.childForFieldName('arguments')?.namedChildren ?? []) {
-    if (argument.type === 'keyword_argument') kwargs.set(argument.childForFieldName('name')!.text, interp.evaluate(argument.childForFieldName('value')!, scope));
-    else if (argument.type === 'list_splat') {
-      // `super().__init__(*args, **kwargs)`, as wrappers of a layer pass theirs on.
-      const spread = interp.iterate(interp.evaluate(argument.namedChildren[0]!, scope));
-      if (spread) append(args, spread);
-      else args.push(unresolved(argument.text, 'unknown *args'));
-    } else if (argument.type === 'dictionary_splat') {
-      const spread = interp.evaluate(argument.namedChildren[0]!, scope);
-      if (kindOf(spread) === 'dict') for (const [k, v] of (spread as DictValue).entries) kwargs.set(k, v);
-    } else if (argument.type !== 'comment') args.push(interp.evaluate(argument, scope));
-  }
+  // `super().__init__(*args, **kwargs)`, as wrappers of a layer pass theirs on: expanded, without notes.
+  const { args, kwargs } = evaluateArguments(interp, node.childForFieldName('arguments'), scope);
   for (const base of owner.bases) {
     const fn = classAttribute(base, method);
     if (kindOf(fn) === 'function') return callFunction(interp, { ...(fn as FunctionValue), self }, args, kwargs, node);

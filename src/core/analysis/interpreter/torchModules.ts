@@ -198,9 +198,9 @@ function addChild(interp: Evaluator, module: ModuleObject, name: string, value: 
 }
 
 export function buildLayer(interp: Evaluator, type: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode, classValue?: ClassValue): PyValue {
-  const range = rangeOf(node);
+  const layer = layerCall(interp, type, args, kwargs, node);
   // A layer subclass's instance keeps the layer's type as its class name: the layer rules go by it.
-  return { kind: 'module', module: new ModuleObject('layer', type, range, layerCall(interp, type, args, kwargs, node), classValue) };
+  return { kind: 'module', module: new ModuleObject('layer', type, layer.range, layer, classValue) };
 }
 
 /** The torch.nn layer `type` built with these arguments at `node` (a constructor call, or a layer subclass's `super().__init__(...)`). */
