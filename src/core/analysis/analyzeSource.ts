@@ -65,6 +65,8 @@ interface GroupDiscovery {
   /** Unfreezings of parameters the analysis could not follow (requiresGrad.ts). */
   readonly unfollowedUnfreezes: SourceRange[];
   readonly argumentNodes: Ordered<{ name: string; node: SyntaxNode }>[];
+  /** The values `parse_args()` gave, wherever it ran: a namespace local to `main()` is no module-level name. */
+  readonly parsedArguments: Ordered<{ values: ReadonlyMap<string, PyValue> }>[];
   /** Names the discovered body binds loaders to (`train_loader = build_loader(cfg)`), by the DataLoader(...) call that made each. */
   readonly loaderNames: Ordered<{ call: CallEvent; name: string }>[];
   /** What it read of environment variables, configuration files and the user's assumed values. */
@@ -180,6 +182,9 @@ export function analyzeSource(
   const scope = new Scope();
   for (const group of found) for (const name of group.scope.ownNames()) scope.set(name, group.scope.get(name)!);
   const argumentNodes = new Map(byOrder(found.flatMap((group) => group.argumentNodes)).map(({ name, node }) => [name, node]));
+  // The first parse of an option counts, as the first declaration's node does.
+  const parsedArguments = new Map<string, PyValue>();
+  for (const { values } of byOrder(found.flatMap((group) => group.parsedArguments))) for (const [name, value] of values) if (!parsedArguments.has(name)) parsedArguments.set(name, value);
   const events = byOrder(found.flatMap((group) => group.events))
     .slice(0, MAX_EVENTS)
     .map(({ event }) => event);
@@ -204,7 +209,7 @@ export function analyzeSource(
   return {
     models: models.map((model) => (own.has(model) ? { ...model, setup: own.get(model)! } : model)),
     context: { imports, scope, budget },
-    setup: findTrainingSetup(root, events, scope, argumentNodes, imports, distributed, trainerDefaultOptim(pinnedVersions(projectFiles))),
+    setup: findTrainingSetup(root, events, scope, { nodes: argumentNodes, parsed: parsedArguments, assumed }, imports, distributed, trainerDefaultOptim(pinnedVersions(projectFiles))),
     trainingLoops,
     configReadings: readings,
     notes: shown,
@@ -254,7 +259,7 @@ function stopped(reason: string): AnalysisNote {
 
 /** A group left unrun because discovery's budget is spent: it runs next time. */
 function unexplored(): GroupDiscovery {
-  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), gradModes: new Map(), unfollowedUnfreezes: [], argumentNodes: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
+  return { candidates: [], unbuilt: [], events: [], notes: [{ note: stopped('out of time or steps'), order: 0 }], invocations: new Map(), arities: new Map(), gradModes: new Map(), unfollowedUnfreezes: [], argumentNodes: [], parsedArguments: [], loaderNames: [], readings: [], scope: new Scope(), complete: false };
 }
 
 /** Runs one group's statements as the module body, then its top-level functions, then builds its unbuilt module classes. */
@@ -273,6 +278,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     gradModes: new Map(),
     unfollowedUnfreezes: [],
     argumentNodes: [],
+    parsedArguments: [],
     loaderNames: [],
     readings: [],
     scope: new Scope(),
@@ -304,6 +310,7 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
         if (loader) found.loaderNames.push({ call: loader, name, order: at() });
       },
       onArgument: (name, node) => found.argumentNodes.push({ name, node, order: at() }),
+      onParsedArguments: (values) => found.parsedArguments.push({ values: new Map(values), order: at() }),
       onUnfollowedUnfreeze: (node) => found.unfollowedUnfreezes.push(rangeOf(node)),
       onScriptCall: (fn, args, kwargs) => {
         // The first call with arguments counts: `main(**config)` under `if __name__ == "__main__":`.

@@ -15,6 +15,7 @@ import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, t
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
 import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
 import { argumentNode, positiveInteger, simpleName } from './callArguments';
+import type { AssumedValue } from './config/assumedValues';
 
 /**
  * What one process feeds the model per step, by the names scripts give it: a micro-batch or a
@@ -24,7 +25,8 @@ import { argumentNode, positiveInteger, simpleName } from './callArguments';
 const PER_STEP_BATCH_NAMES = /^(micro_?batch(_?size)?|micro_?bsz?|mbs|(per_(device|gpu)_(train_)?|local_)batch_?size|(train_)?batch_size_per_(gpu|device)|train_micro_batch_size_per_gpu)$/i;
 const PLAIN_BATCH_NAMES = /^(batch_size|batchsize|bs|train_batch_size)$/i;
 const BATCH_SIZE_NAMES = [PER_STEP_BATCH_NAMES, PLAIN_BATCH_NAMES];
-const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
+/** Names a script gives the tokens per sample (nanoGPT's block_size, a tokenizer's max_length, an RNN's bptt). */
+export const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
 const TENSOR_FACTORIES = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 
 /** Sample shapes of the datasets people train on, as torchvision delivers them (before transforms). */
@@ -60,8 +62,16 @@ const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => foun
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
  * script makes (recorded while it was followed) and its module-level names.
  */
-export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, argumentNodes: ReadonlyMap<string, SyntaxNode>, imports: ImportTable, distributed: DistributedReading = {}, trainerDefault?: TrainerDefaultOptim): TrainingSetup {
-  const batchSize = frameworkBatchSize(events, (call, keyword) => originNode(call, keyword, argumentNodes)) ?? dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, argumentNodes);
+/** The script's command-line options: where each is declared, the values `parse_args()` gave, and what the user assumes by name. */
+export interface ScriptArguments {
+  readonly nodes: ReadonlyMap<string, SyntaxNode>;
+  readonly parsed?: ReadonlyMap<string, PyValue>;
+  readonly assumed?: Readonly<Record<string, AssumedValue>>;
+}
+
+export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[], scope: Scope, script: ScriptArguments, imports: ImportTable, distributed: DistributedReading = {}, trainerDefault?: TrainerDefaultOptim): TrainingSetup {
+  const argumentNodes = script.nodes;
+  const batchSize = frameworkBatchSize(events, (call, keyword) => originNode(call, keyword, argumentNodes)) ?? dataLoaderBatchSize(events, argumentNodes) ?? batchSizeName(scope, root, script);
   const tensors = exampleTensors(events, batchSize?.value);
   const inputs = [...tensors, ...datasetShapes(events)];
   if (!batchSize && tensors[0]) {
@@ -82,7 +92,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputShape: candidates[0],
       inputCandidates: candidates,
       datasetSamples: sourced(tensorDatasetSamples(events)),
-      sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, argumentNodes) ?? trlDefaultSequenceLength(events)),
+      sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, script) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events, trainerDefault) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
@@ -136,22 +146,22 @@ export function dataLoaderBatches(events: readonly CallEvent[], argumentNodes: R
 }
 
 /** `BATCH_SIZE = 128`, `args.batch_size` (an argparse default), `config.batch_size`. */
-function batchSizeName(scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+function batchSizeName(scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
   for (const names of BATCH_SIZE_NAMES) {
-    const found = batchSizeNamed(names, scope, root, argumentNodes);
+    const found = batchSizeNamed(names, scope, root, script);
     if (found) return found;
   }
   return undefined;
 }
 
-function batchSizeNamed(names: RegExp, scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+function batchSizeNamed(names: RegExp, scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
   for (const name of scope.ownNames()) {
     const value = scope.get(name);
     if (names.test(name) && positiveInteger(value)) return { value: value as number, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
   }
-  for (const [name, node] of argumentNodes) {
+  for (const [name, node] of script.nodes) {
     if (!names.test(name)) continue;
-    const value = namespaceValue(scope, name);
+    const value = namespaceValue(scope, name, script.parsed);
     if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
   }
   for (const name of scope.ownNames()) {
@@ -164,12 +174,13 @@ function batchSizeNamed(names: RegExp, scope: Scope, root: SyntaxNode, argumentN
   return undefined;
 }
 
-function namespaceValue(scope: Scope, field: string): number | undefined {
+/** An option's value: from the module-level namespace (`args = parser.parse_args()`), else from a parse made elsewhere (`def main(): args = ...`). */
+function namespaceValue(scope: Scope, field: string, parsed?: ReadonlyMap<string, PyValue>): number | undefined {
   for (const name of scope.ownNames()) {
     const value = scope.get(name);
     if (kindOf(value) === 'instance' && (value as InstanceValue).className === 'Namespace') return positiveInteger((value as InstanceValue).attrs.get(field));
   }
-  return undefined;
+  return positiveInteger(parsed?.get(field));
 }
 
 function assignmentNode(root: SyntaxNode, name: string): SyntaxNode | undefined {
@@ -261,7 +272,7 @@ function transformSize(events: readonly CallEvent[]): Found<number> | undefined 
   return undefined;
 }
 
-function sequenceLength(events: readonly CallEvent[], scope: Scope, root: SyntaxNode, argumentNodes: ReadonlyMap<string, SyntaxNode>): Found<number> | undefined {
+function sequenceLength(events: readonly CallEvent[], scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
   for (const call of events) {
     const value = positiveInteger(call.kwargs.get('max_length'));
     if (value && /tokeniz|encode|batch_encode/i.test(call.node.text.split('(')[0] ?? '') && !tokenizesTargets(call.node)) return { value, node: call.node, origin: tokenizerLengthOrigin(value, call.kwargs.get('padding'), events) };
@@ -272,9 +283,36 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
     const value = positiveInteger(scope.get(name));
     if (value && SEQUENCE_NAMES.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
   }
-  for (const [name, node] of argumentNodes) {
-    const value = SEQUENCE_NAMES.test(name) ? namespaceValue(scope, name) : undefined;
+  for (const [name, node] of script.nodes) {
+    const value = SEQUENCE_NAMES.test(name) ? namespaceValue(scope, name, script.parsed) : undefined;
     if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
+  }
+  return sequenceKeyword(root, scope) ?? assumedSequenceLength(root, script.assumed);
+}
+
+/**
+ * A length the script passes by name to its own classes and functions (`GPT(block_size=512)`,
+ * `TokenDataModule(block_size=512, batch_size=32)`), written as a number or a module-level constant:
+ * the model and its data are built for it, though neither binds it at the top level.
+ */
+function sequenceKeyword(root: SyntaxNode, scope: Scope): Found<number> | undefined {
+  for (const argument of root.descendantsOfType('keyword_argument')) {
+    const name = argument.childForFieldName('name')?.text ?? '';
+    if (!SEQUENCE_NAMES.test(name)) continue;
+    const call = argument.parent?.parent;
+    if (call?.type !== 'call' || /tokeniz/i.test(call.childForFieldName('function')?.text ?? '')) continue;
+    const written = argument.childForFieldName('value');
+    const value = written?.type === 'integer' ? positiveInteger(Number(written.text)) : written?.type === 'identifier' ? positiveInteger(scope.get(written.text)) : undefined;
+    if (value) return { value, node: argument, origin: `${name}=${written!.text} in ${call.childForFieldName('function')?.text ?? 'a call'}(...)` };
+  }
+  return undefined;
+}
+
+/** `--set seq_len=256` (or any name of a sequence length) for a script that binds none: the user's length. */
+function assumedSequenceLength(root: SyntaxNode, assumed: ScriptArguments['assumed']): Found<number> | undefined {
+  for (const [name, value] of Object.entries(assumed ?? {})) {
+    const length = positiveInteger(value);
+    if (length && SEQUENCE_NAMES.test(name.replace(/-/g, '_'))) return { value: length, node: root, origin: `set by the user (${name}=${length})` };
   }
   return undefined;
 }

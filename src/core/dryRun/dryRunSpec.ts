@@ -5,6 +5,7 @@
 import type { AssumedValue } from '../analysis/config/assumedValues';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import type { HubConfigs } from './hubConfigs';
+import { ASSUMED_SEQUENCE_LENGTH } from '../layerTable/inputCandidates';
 
 export interface DryRunTensorSpec {
   /** Per sample: the loader prepends the batch dimension. */
@@ -32,12 +33,10 @@ export interface DryRunSpec {
   readonly hubConfigs?: HubConfigs;
 }
 
-/** Tokens stand in for a sequence model's input when the analysis found none. */
-const DEFAULT_SEQUENCE = 128;
 
 export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string; assume?: Readonly<Record<string, AssumedValue>> } = {}): DryRunSpec {
   const tokens = takesTokens(model);
-  const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [DEFAULT_SEQUENCE] : [1];
+  const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [ASSUMED_SEQUENCE_LENGTH] : [1];
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
   // Language models are trained on next tokens of the same length; classifiers (a text classifier too)
   // on one label per sample.

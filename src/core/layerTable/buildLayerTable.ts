@@ -6,6 +6,7 @@ import { isUnresolvedValue, kindOf, toValue, type ModuleObject, type PyValue } f
 import { layerOutputValue, shapeOf, tensor, tensorsIn } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
+import { heldPretrained, inputCandidates } from './inputCandidates';
 import { layerSpec } from '../layers/layerSpecs';
 import type { ForwardCall } from '../layers/layerSpec';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
@@ -77,64 +78,6 @@ function followModel(model: ModelDescription, setup: TrainingSetup, context: Ana
   }
   const { score: _score, layoutMismatches: _mismatches, ...result } = best;
   return result;
-}
-
-/** The sample shapes to try: the script's suggestions, then what the first layer declares. */
-type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean };
-
-function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCandidate[] {
-  const candidates: InputCandidate[] = [...setup.inputCandidates];
-  // A pretrained model held whole by the script's module (a LightningModule's `self.model`) takes the same samples.
-  const architecture = model.root.catalog?.architecture ?? heldPretrained(model.root)?.catalog?.architecture;
-  if (architecture) {
-    const image = setup.imageSize?.value;
-    const sequence = setup.sequenceLength?.value;
-    const channels = architecture.input.defaultShape[0] ?? 3;
-    if (architecture.input.kind === 'image' && image && setup.imageSize) candidates.push({ value: [channels, image, image], range: setup.imageSize.range, origin: setup.imageSize.origin });
-    if (architecture.input.kind === 'tokens' && sequence && setup.sequenceLength) candidates.push({ value: [sequence], range: setup.sequenceLength.range, origin: setup.sequenceLength.origin });
-    candidates.push({ value: [...architecture.input.defaultShape], range: model.range, origin: `the usual input of ${architecture.name}` });
-    return candidates;
-  }
-  const first = firstLayer(model.root);
-  if (first?.layer) {
-    const args = new LayerArgs(first.layer);
-    // A sequence built from a length constant may be fed (batch, seq) or (seq, batch): try both
-    // where the model has recurrent layers, and keep the layout its layers accept.
-    const recurrent = hasSequenceLayers(model.root);
-    const attempt = (shape: () => number[]) => {
-      try {
-        const value = shape();
-        candidates.push({ value, range: first.range, origin: `the first layer (nn.${first.className})` });
-        if (recurrent && first.className !== 'Linear') candidates.push({ value, range: first.range, origin: `the first layer (nn.${first.className}), sequence first`, seqFirst: true });
-      } catch {
-        // The first layer does not say; the remaining candidates decide.
-      }
-    };
-    const sequence = setup.sequenceLength?.value;
-    if (first.className === 'Linear') attempt(() => [args.int(0, 'in_features')]);
-    if ((first.className === 'Embedding' || first.className === 'EmbeddingBag') && sequence) attempt(() => [sequence]);
-    if (/^(LSTM|GRU|RNN)$/.test(first.className) && sequence) attempt(() => [sequence, args.int(0, 'input_size')]);
-    const image = setup.imageSize?.value;
-    if (first.className === 'Conv2d' && image) attempt(() => [args.int(0, 'in_channels'), image, image]);
-  }
-  return candidates;
-}
-
-/** The pretrained model a module of the script holds whole, when its forward is not where the model is called (a LightningModule's training_step). */
-function heldPretrained(root: ModuleObject): ModuleObject | undefined {
-  return root.kind === 'user' && root.classValue && !firstLayer(root) ? root.wholeCatalogModule() : undefined;
-}
-
-function hasSequenceLayers(root: ModuleObject): boolean {
-  const layers = root.kind === 'layer' ? [root] : root.namedModules().map(([, m]) => m);
-  return layers.some((m) => m.layer && /^(LSTM|GRU|RNN|Transformer.*|MultiheadAttention)$/.test(m.className));
-}
-
-/** The first layer that declares the size of its input (activations and norms do not). */
-function firstLayer(root: ModuleObject): ModuleObject | undefined {
-  const declaresInput = (m: ModuleObject) => m.kind === 'layer' && /^(Linear|Conv[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN)$/.test(m.className);
-  if (declaresInput(root)) return root;
-  return root.namedModules().find(([, m]) => declaresInput(m))?.[1];
 }
 
 function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext, decoderTokens?: number): LayerTableResult & { layoutMismatches: number } {

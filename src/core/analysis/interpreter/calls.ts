@@ -389,6 +389,7 @@ function argparseMethod(interp: Evaluator, parser: InstanceValue, method: string
       namespace.attrs.set(name, value);
       interp.config?.commandLineValue(name, value, node);
     }
+    interp.hooks.onParsedArguments?.(namespace.attrs);
     return method === 'parse_args' ? namespace : tuple([namespace, []]);
   }
   return null;

@@ -53,6 +53,8 @@ export interface InterpreterHooks {
   onScriptCall?(fn: FunctionValue, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): void;
   /** `parser.add_argument("--name", ...)`: where the option `name` is declared. */
   onArgument?(name: string, node: SyntaxNode): void;
+  /** `parser.parse_args()` wherever it runs (a `parse_args()` helper, `main()`): the options' values, defaults and command line applied. */
+  onParsedArguments?(values: ReadonlyMap<string, PyValue>): void;
   /** `p.requires_grad = True` (or `requires_grad_()`) on parameters the analysis cannot follow (`model.get_classifier().parameters()`). */
   onUnfollowedUnfreeze?(node: SyntaxNode): void;
   /** `module(*inputs)` in forward mode; undefined means "not handled". */

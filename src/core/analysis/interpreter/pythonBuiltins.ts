@@ -83,7 +83,7 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       // (`isinstance(m, Block)`, `isinstance(m, nn.Linear)`); other cases stay unknown.
       if (isPartialClass(args[1]) && args[0] !== undefined && !isUnresolvedValue(args[0])) return isPartial(args[0]);
       const module = asModule(args[0]);
-      const known = module ? moduleIsInstance(module, args[1] ?? null) : undefined;
+      const known = module ? moduleIsInstance(module, args[1] ?? null) : builtinIsInstance(args[0], args[1]);
       return known ?? unresolved(node.text, 'isinstance');
     }
     case 'type': {
@@ -101,6 +101,17 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
     default:
       return unresolved(node.text, `${name}() is not followed`);
   }
+}
+
+/**
+ * `isinstance(t, tuple)`, `isinstance(size, (list, tuple))`: against built-in types, for a value
+ * whose type is certain (vit-pytorch's `pair(t)`); bool counts as an int, as in Python.
+ */
+function builtinIsInstance(value: PyValue | undefined, types: PyValue | undefined): boolean | undefined {
+  const type = value === undefined ? undefined : typeName(value);
+  const names = (isList(types) ? types : [types]).map((t) => (kindOf(t) === 'external' && (t as ExternalValue).self === undefined ? (t as ExternalValue).name : undefined));
+  if (!type || type === PARTIAL || names.length === 0 || names.some((name) => !name?.startsWith('builtins.'))) return undefined;
+  return names.some((name) => name === type || (name === 'builtins.int' && type === 'builtins.bool'));
 }
 
 /** `type(value)` where the value's class is certain, as the qualified name a comparison matches. */

@@ -1,8 +1,8 @@
 // Statements of the interpreter: blocks, if/for/while/with/try, assignment and binding, function and class definitions.
 import type { SyntaxNode } from '../../parsing/syntax';
 import { inContext, MAX_EXPRESSION_DEPTH, type Evaluator, type Flow } from './evaluator';
-import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
-import { isTensorLike } from './tensorOps';
+import { asModule, asTensor, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, unresolved, type ClassValue, type DictValue, type ExternalValue, type FunctionValue, type InstanceValue, type ParameterValue, type PyValue, type Scope } from './pyValues';
+import { isTensorLike, tensor } from './tensorOps';
 import { CONTAINERS, replaceCatalogPart, torchLayerType } from './torchModules';
 import { MAX_LIST, append } from './valueMethods';
 import { dataDerivedValue } from './configCalls';
@@ -219,6 +219,20 @@ function assign(interp: Evaluator, node: SyntaxNode, scope: Scope, discovering: 
   bind(interp, left, value, scope, discovering);
 }
 
+/**
+ * What `a, b, c = value` unpacks beside a list: a ModuleList or Sequential its modules
+ * (`for attn, ff in self.layers:` over ModuleLists of pairs); a tensor its rows along the first
+ * dimension when that is a known size (`q, k, v = qkv.permute(2, 0, 3, 1, 4)`).
+ */
+function unpackedItems(value: PyValue, count: number): PyValue[] | undefined {
+  const module = asModule(value);
+  if (module?.kind === 'sequential' || module?.kind === 'list') return iterate(value);
+  const tensorValue = asTensor(value);
+  const shape = tensorValue?.shape;
+  if (!shape || shape.length === 0 || shape[0] !== count) return undefined;
+  return Array.from({ length: count }, () => tensor(shape.slice(1), tensorValue.dtype));
+}
+
 export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scope: Scope, discovering = false): void {
   switch (target.type) {
     case 'identifier':
@@ -236,7 +250,7 @@ export function bind(interp: Evaluator, target: SyntaxNode, value: PyValue, scop
         if (targets[0]) bind(interp, targets[0], value, scope, discovering);
         return;
       }
-      const items = isList(value) ? value : undefined;
+      const items = isList(value) ? value : unpackedItems(value, targets.length);
       targets.forEach((t, i) => {
         if (t.type === 'list_splat_pattern') bind(interp, t.namedChildren[0]!, items ? items.slice(i) : unresolved(t.text, 'unpacked'), scope, discovering);
         else bind(interp, t, items?.[i] ?? unresolved(t.text, `cannot unpack ${value === null ? 'None' : 'this value'}`), scope, discovering);
