@@ -15,8 +15,26 @@ import { corpusDir, loadCorpus, scriptArgumentsOf } from './corpus';
 import { runWithTimeout } from './runCli';
 
 interface DryRunJson {
-  readonly models?: readonly { readonly dryRun?: { readonly predictedMiB?: number; readonly error?: string } }[];
+  readonly models?: readonly {
+    readonly name?: string;
+    readonly memory?: { readonly estimateMiB?: number | null; readonly method?: string } | null;
+    readonly dryRun?: { readonly predictedMiB?: number; readonly scope?: string; readonly error?: string };
+  }[];
   readonly dryRun?: { readonly error?: string };
+}
+
+/** The static estimate beside the dry run: the script's models summed when the dry run is the whole script's peak. */
+function staticBeside(json: DryRunJson): { staticMiB: number; method: string } | undefined {
+  const models = (json.models ?? []).filter((model) => typeof model.memory?.estimateMiB === 'number');
+  if (models.length === 0) return undefined;
+  const largest = models.reduce((a, b) => ((a.memory!.estimateMiB as number) >= (b.memory!.estimateMiB as number) ? a : b));
+  return { staticMiB: largest.memory!.estimateMiB as number, method: models.map((model) => model.memory!.method ?? '?').join('+') };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** What stopped a dry run, in a few words: the exception's type and first words, or the outcome. */
@@ -36,6 +54,7 @@ async function main(): Promise<void> {
   const projects = corpus.projects.filter((project) => !only || only.includes(project.project));
   let completed = 0;
   const reasons: string[] = [];
+  const differences: number[] = [];
   for (const project of projects) {
     const dir = path.join(corpus.dir, project.project);
     const scriptArguments = scriptArgumentsOf(project.command, project.entry);
@@ -44,9 +63,17 @@ async function main(): Promise<void> {
     const figure = json?.models?.find((model) => model.dryRun?.predictedMiB !== undefined)?.dryRun?.predictedMiB;
     if (figure !== undefined) completed += 1;
     else reasons.push(`${project.project}: ${reasonOf(json, run.detail)}`);
-    console.log(`${project.project.padEnd(28)} ${figure !== undefined ? `${Math.round(figure)} MiB` : `not done: ${reasonOf(json, run.detail)}`}`);
+    const beside = figure !== undefined && json ? staticBeside(json) : undefined;
+    const difference = beside && figure ? (beside.staticMiB - figure) / figure : undefined;
+    if (difference !== undefined) differences.push(difference);
+    const comparison = beside ? `  static ${Math.round(beside.staticMiB)} MiB (${beside.method}) ${difference! >= 0 ? '+' : ''}${(difference! * 100).toFixed(1)}%` : '';
+    console.log(`${project.project.padEnd(28)} ${figure !== undefined ? `${Math.round(figure)} MiB${comparison}` : `not done: ${reasonOf(json, run.detail)}`}`);
   }
   console.log(`\nThe dry run completes for ${completed} of ${projects.length} projects (${values.python}); ${new Date().toISOString()}`);
+  if (differences.length) {
+    const under = differences.filter((difference) => difference < -0.1).length;
+    console.log(`Static estimate against the dry run on ${differences.length} projects (the largest model's estimate against the script's peak): median abs. difference ${(median(differences.map(Math.abs)) * 100).toFixed(1)}%, median ${(median(differences) * 100).toFixed(1)}%, under by more than 10%: ${under}`);
+  }
 }
 
 main().catch((error: unknown) => {
