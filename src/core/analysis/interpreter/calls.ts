@@ -5,7 +5,7 @@ import { checkpointCall } from './checkpointCalls';
 import { configCall, configMethod, execConfiguration, readConfigKey } from './configCalls';
 import { classAttribute, collectFields, findClassByNode } from './classes';
 import { inContext, type CallEvent, type Evaluator } from './evaluator';
-import { callTensorFunction, callTensorMethod } from './forwardOps';
+import { EINOPS_FUNCTION, callEinops, callTensorFunction, callTensorMethod } from './forwardOps';
 import { applyRequiresGrad, unfollowedUnfreeze } from './requiresGrad';
 import { decoratedNoGrad } from './gradMode';
 import { callBuiltin, callMath } from './pythonBuiltins';
@@ -24,7 +24,7 @@ import { buildFromCfgCall, createRegisteredModel, isLibraryRegistryObject, libra
 import { callByString, importModuleByName } from './namesByString';
 import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
-import { CONTAINERS, buildContainer, buildLayer, catalogValue, fillContainer, layerCall, moduleMethod, parameterFrom } from './torchModules';
+import { CONTAINERS, EINOPS_LAYER, buildContainer, buildLayer, catalogValue, fillContainer, layerCall, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
 
 /** The DataLoader(...) call each loader value came from: a loader a builder returns is named where the script binds it. */
@@ -296,6 +296,9 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (name.startsWith('torch.nn.') && /^[A-Z]/.test(name.slice('torch.nn.'.length)) && !name.slice('torch.nn.'.length).includes('.')) {
     return buildLayer(interp, name.slice('torch.nn.'.length), args, kwargs, node);
   }
+  const einopsLayer = EINOPS_LAYER.exec(name)?.[1];
+  if (einopsLayer) return buildLayer(interp, einopsLayer, args, kwargs, node);
+  if (EINOPS_FUNCTION.test(name)) return callEinops(interp, name, args, kwargs, node);
   if (name === PARTIAL) return makePartial(args, kwargs, node);
   if (name === 'argparse.ArgumentParser') return { kind: 'instance', className: 'ArgumentParser', attrs: new Map(), argparse: true };
   if (name === 'dataclasses.field' || name === 'field') {

@@ -1,10 +1,12 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import { isBatchDim, type Dim, type TensorShape } from '../../layers/tensorShape';
+import { einopsShape, type EinopsOperation } from '../../layers/einops';
 import type { Evaluator } from './evaluator';
 import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue } from './pyValues';
 import {
   ShapeError,
   asDim,
+  isTensorLike,
   broadcast,
   concatenate,
   dimValue,
@@ -234,6 +236,23 @@ export function callTensorFunction(interpreter: Evaluator, qualified: string, ar
         if (!weight) throw new ShapeError('F.embedding with an unknown weight');
         return [...shape, weight[1]!];
       }
+      // Rotary embeddings as LLaMA writes them: pairs of reals as complex numbers and back, and their tables.
+      case 'view_as_complex':
+        if (shape[shape.length - 1] !== 2) throw new ShapeError('view_as_complex needs a last dimension of 2');
+        return shape.slice(0, -1);
+      case 'view_as_real':
+        return [...shape, 2];
+      case 'polar':
+      case 'complex': {
+        const other = shapeOf(args[1]);
+        return other ? broadcast(shape, other) : shape;
+      }
+      case 'outer':
+      case 'ger': {
+        const other = shapeOf(args[1]);
+        if (!other || shape.length !== 1 || other.length !== 1) throw new ShapeError('outer of vectors of unknown length');
+        return [shape[0]!, other[0]!];
+      }
       case 'glu': {
         const dim = int(kwargs.get('dim') ?? args[1], -1)!;
         return shape.map((d, i) => (i === (dim < 0 ? shape.length + dim : dim) ? (d as number) / 2 : d));
@@ -392,5 +411,26 @@ export function tensorBinary(interpreter: Evaluator, operator: string, a: PyValu
     }
     if (sa && sb) return broadcast(sa, sb);
     return (sa ?? sb) as TensorShape;
+  });
+}
+
+/** `einops.rearrange(t, pattern, **sizes)`, `einops.repeat(...)`, `einops.reduce(t, pattern, reduction, **sizes)`. */
+export const EINOPS_FUNCTION = /^einops\.(rearrange|repeat|reduce)$/;
+
+export function callEinops(interpreter: Evaluator, qualified: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
+  const operation = EINOPS_FUNCTION.exec(qualified)![1] as EinopsOperation;
+  const pattern = args[1] ?? kwargs.get('pattern');
+  // rearrange also takes a list of tensors, stacked along a new first axis.
+  const input = isList(args[0]) && args[0].length > 0 && args[0].every(isTensorLike) ? shapeOf(args[0][0]) && [args[0].length, ...shapeOf(args[0][0])!] : shapeOf(args[0]);
+  if (typeof pattern !== 'string' || input === undefined) return unresolved(node.text, `${qualified}() is not followed`);
+  if (input === null) return tensor(null);
+  // Sizes given by keyword: numbers, or the batch's (`repeat(cls, '1 1 d -> b 1 d', b=b)` with b from x.shape).
+  const sizes = Object.fromEntries([...kwargs].map(([name, value]) => [name, asDim(value)] as const).filter(([, dim]) => dim !== undefined));
+  return withShapes(interpreter, node, () => {
+    try {
+      return einopsShape(operation, pattern, input, sizes);
+    } catch (error) {
+      throw new ShapeError(error instanceof Error ? error.message : String(error));
+    }
   });
 }

@@ -66,6 +66,13 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       const length = Math.min(...lists.map((l) => l!.length));
       return Array.from({ length }, (_, i) => tuple(lists.map((l) => l![i]!)));
     }
+    case 'map': {
+      // `q, k, v = map(lambda t: rearrange(t, ...), qkv)`: the function on each item, eagerly (the script unpacks or lists the result).
+      const lists = args.slice(1).map((a) => interpreter.iterate(a));
+      if (args[0] === undefined || lists.length === 0 || lists.some((l) => !l)) return unresolved(node.text, 'map over an unknown sequence');
+      const length = Math.min(...lists.map((l) => l!.length));
+      return Array.from({ length }, (_, i) => interpreter.callValue(args[0]!, lists.map((l) => l![i]!), new Map(), node));
+    }
     case 'bool': {
       const value = truthy(args[0] ?? false);
       return value ?? unresolved(node.text, 'unknown');
