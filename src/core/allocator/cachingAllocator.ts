@@ -104,6 +104,18 @@ class FreeList {
   }
 }
 
+/**
+ * The largest request served as asked, 1 TiB: more than any GPU holds. A larger one (a layer with
+ * 2^31 channels in a half-typed or fuzzed script) is served at this size, so that addresses and
+ * sizes stay exact integers; the figure is far beyond the GPU either way.
+ */
+export const MAX_REQUEST_BYTES = 2 ** 40;
+
+function heldRequest(bytes: number): number {
+  if (Number.isNaN(bytes) || bytes <= 0) return 0;
+  return Math.min(bytes, MAX_REQUEST_BYTES);
+}
+
 export interface CachingAllocatorOptions {
   /** What the allocator may reserve on the GPU (its memory less the CUDA context); unbounded when absent. */
   readonly capacityBytes?: number;
@@ -147,7 +159,7 @@ export class CachingAllocator {
 
   private allocate(id: number, bytes: number, refuseOverCapacity: boolean): boolean {
     if (this.live.has(id)) throw new Error(`caching allocator: tensor ${id} is already allocated`);
-    const size = roundRequest(bytes);
+    const size = roundRequest(heldRequest(bytes));
     const small = size <= SMALL_REQUEST_BYTES;
     const pool = small ? this.smallPool : this.largePool;
     let block = pool.takeBestFit(size);

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { CachingAllocator, replayAllocations, roundRequest, segmentBytes, type AllocatorEvent } from '../../../../src/core/allocator/cachingAllocator';
+import { CachingAllocator, MAX_REQUEST_BYTES, replayAllocations, roundRequest, segmentBytes, type AllocatorEvent } from '../../../../src/core/allocator/cachingAllocator';
 
 const MIB = 1024 * 1024;
 
@@ -127,5 +127,19 @@ describe('caching allocator', () => {
     const a = allocator([[1, 100]]);
     assert.throws(() => a.malloc(1, 100), /already allocated/);
     assert.throws(() => a.free(2), /not allocated/);
+  });
+
+  it('holds requests beyond any GPU at 1 TiB, so that the pools stay exact (a fuzzed layer of 2^31 channels)', () => {
+    const a = new CachingAllocator();
+    const huge = 4 * (2 ** 31 - 1) ** 2; // the fp32 weight of a Conv2d(2^31 - 1, 2^31 - 1, 1)
+    for (let id = 1; id <= 20; id++) a.malloc(id, huge);
+    a.malloc(21, Number.NaN);
+    assert.equal(a.stats().allocatedBytes, 20 * MAX_REQUEST_BYTES + roundRequest(0));
+    for (let id = 1; id <= 20; id += 2) a.free(id);
+    for (let id = 22; id <= 31; id++) a.malloc(id, huge);
+    assert.equal(a.stats().reservedBytes, 20 * MAX_REQUEST_BYTES + 2 * MIB);
+    for (const id of [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]) a.free(id);
+    assert.equal(a.stats().allocatedBytes, 0);
+    assert.equal(a.stats().peakReservedBytes, 20 * MAX_REQUEST_BYTES + 2 * MIB);
   });
 });
