@@ -356,15 +356,19 @@ function discoverGroup(group: StatementGroup, imports: ImportTable, discoveryBud
     phase = 1;
     statementIndex = index;
     const before = noteCount();
+    // Discovered with the arguments the module body calls it with (`main(**config)`: dict-driven,
+    // the config's values rather than the function's defaults), or, for `@hydra.main(...)`, the composed configuration.
+    const called = scriptCalls.get(fn.node.id);
+    const given = called ? [...called.args] : hydraArguments(interpreter, fn.node);
     discover(() => {
       const local = scope.child();
-      // Discovered with the arguments the module body calls it with (`main(**config)`: dict-driven,
-      // the config's values rather than the function's defaults), or, for `@hydra.main(...)`, the composed configuration.
-      const called = scriptCalls.get(fn.node.id);
-      interpreter.bindParameters(fn, called ? [...called.args] : hydraArguments(interpreter, fn.node), called?.kwargs ?? new Map(), local);
+      interpreter.bindParameters(fn, given, called?.kwargs ?? new Map(), local);
       interpreter.execBlock(fn.node.childForFieldName('body'), local, true);
     });
-    keepNotes(before);
+    // A helper nothing in the body calls with arguments (LLaMA's `apply_rotary_emb(xq, xk, freqs)`,
+    // followed again where forward calls it) ran on unknown parameters: what it could not follow says
+    // nothing about the script.
+    if (called || given.length > 0 || !hasRequiredParameters(fn.node)) keepNotes(before);
   }
   phase = 2;
   const before = noteCount();
@@ -516,6 +520,11 @@ function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, s
 }
 
 /** Notes about code that is not part of any model (loss.item(), prints) are not worth showing. */
+/** `def f(a, b=1)`: a parameter without a default (not `*args` or `**kwargs`). */
+function hasRequiredParameters(fn: SyntaxNode): boolean {
+  return (fn.childForFieldName('parameters')?.namedChildren ?? []).some((parameter) => parameter.type === 'identifier' || parameter.type === 'typed_parameter');
+}
+
 function isNoise(note: AnalysisNote): boolean {
   return /is not followed|no value known|not callable/.test(note.message);
 }

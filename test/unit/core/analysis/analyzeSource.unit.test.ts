@@ -117,6 +117,28 @@ describe('analyzeSource', () => {
     assert.ok(analysis.notes.some((n) => /No PyTorch model found/.test(n.message)));
   });
 
+  it("keeps no notes of a helper nothing calls with arguments (it ran on unknown parameters), and keeps a function's that runs on known ones", async () => {
+    const source = `import os
+import torch
+
+
+def apply_rotary_emb(xq, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    return torch.view_as_real(xq_ * freqs_cis).flatten(3)
+
+
+def main():
+    size = int(os.environ["HIDDEN"])
+    model = torch.nn.Linear(size, size)
+
+
+main()
+`;
+    const messages = (await analyze(source)).notes.map((note) => note.message);
+    assert.ok(!messages.some((message) => /could not be expanded/.test(message)), messages.join('\n'));
+    assert.ok(messages.some((message) => /Environment variable HIDDEN/.test(message)), messages.join('\n'));
+  });
+
   it('explains arguments it cannot resolve', async () => {
     const analysis = await analyze('import torch.nn as nn\nimport sys\nm = nn.Sequential(nn.Linear(int(sys.argv[1]), 4))\n');
     const arg = layerArgs(analysis, '0')?.args[0];
