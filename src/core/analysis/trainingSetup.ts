@@ -27,6 +27,8 @@ const PLAIN_BATCH_NAMES = /^(batch_size|batchsize|bs|train_batch_size)$/i;
 const BATCH_SIZE_NAMES = [PER_STEP_BATCH_NAMES, PLAIN_BATCH_NAMES];
 /** Names a script gives the tokens per sample (nanoGPT's block_size, a tokenizer's max_length, an RNN's bptt). */
 export const SEQUENCE_NAMES = /^(seq_len|seq_length|sequence_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_length|context_len|ctx_len|n_ctx|bptt)$/i;
+/** Names a script gives the side of its square images (timm's img_size, YOLO's imgsz, a crop size). */
+export const IMAGE_NAMES = /^(img_size|image_size|imgsz|img_res|image_res|image_resolution|resolution|crop_size|input_resolution)$/i;
 const TENSOR_FACTORIES = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 
 /** Sample shapes of the datasets people train on, as torchvision delivers them (before transforms). */
@@ -93,7 +95,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       inputCandidates: candidates,
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, script) ?? trlDefaultSequenceLength(events)),
-      imageSize: sourced(transformSize(events)),
+      imageSize: sourced(transformSize(events) ?? namedSize(IMAGE_NAMES, scope, root, script)),
       optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events, trainerDefault) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? (unsloth && { value: unsloth.value.checkpointing, node: unsloth.node, origin: unsloth.origin }) ?? kbitCheckpointing(events)),
@@ -253,6 +255,9 @@ function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {
 function transformSize(events: readonly CallEvent[]): Found<number> | undefined {
   const groups = new Map<number, CallEvent[]>();
   const sideOf = (call: CallEvent) => {
+    // albumentations: `A.Resize(height=256, width=256)`, `A.RandomCrop(224, 224)`.
+    const height = positiveInteger(call.kwargs.get('height'));
+    if (height && height === positiveInteger(call.kwargs.get('width'))) return height;
     const value = call.kwargs.get('size') ?? call.args[0];
     return positiveInteger(value) ?? (isList(value) && positiveInteger(value[0]) === positiveInteger(value[1]) ? positiveInteger(value[0]) : undefined);
   };
@@ -279,26 +284,35 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
   }
   const unexecuted = unexecutedTokenizerLength(root, scope, events);
   if (unexecuted) return unexecuted;
-  for (const name of scope.ownNames()) {
-    const value = positiveInteger(scope.get(name));
-    if (value && SEQUENCE_NAMES.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
-  }
-  for (const [name, node] of script.nodes) {
-    const value = SEQUENCE_NAMES.test(name) ? namespaceValue(scope, name, script.parsed) : undefined;
-    if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
-  }
-  return sequenceKeyword(root, scope) ?? assumedSequenceLength(root, script.assumed);
+  return namedSize(SEQUENCE_NAMES, scope, root, script);
 }
 
 /**
- * A length the script passes by name to its own classes and functions (`GPT(block_size=512)`,
+ * A size the script names (a sequence length, an image side): a module-level constant, an argparse
+ * option (parsed at the top level or inside `main()`), a keyword it passes to its own classes, or
+ * the user's `--set` of such a name.
+ */
+function namedSize(names: RegExp, scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
+  for (const name of scope.ownNames()) {
+    const value = positiveInteger(scope.get(name));
+    if (value && names.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
+  }
+  for (const [name, node] of script.nodes) {
+    const value = names.test(name) ? namespaceValue(scope, name, script.parsed) : undefined;
+    if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
+  }
+  return sizeKeyword(names, root, scope) ?? assumedSize(names, root, script.assumed);
+}
+
+/**
+ * A size the script passes by name to its own classes and functions (`GPT(block_size=512)`,
  * `TokenDataModule(block_size=512, batch_size=32)`), written as a number or a module-level constant:
  * the model and its data are built for it, though neither binds it at the top level.
  */
-function sequenceKeyword(root: SyntaxNode, scope: Scope): Found<number> | undefined {
+function sizeKeyword(names: RegExp, root: SyntaxNode, scope: Scope): Found<number> | undefined {
   for (const argument of root.descendantsOfType('keyword_argument')) {
     const name = argument.childForFieldName('name')?.text ?? '';
-    if (!SEQUENCE_NAMES.test(name)) continue;
+    if (!names.test(name)) continue;
     const call = argument.parent?.parent;
     if (call?.type !== 'call' || /tokeniz/i.test(call.childForFieldName('function')?.text ?? '')) continue;
     const written = argument.childForFieldName('value');
@@ -308,11 +322,11 @@ function sequenceKeyword(root: SyntaxNode, scope: Scope): Found<number> | undefi
   return undefined;
 }
 
-/** `--set seq_len=256` (or any name of a sequence length) for a script that binds none: the user's length. */
-function assumedSequenceLength(root: SyntaxNode, assumed: ScriptArguments['assumed']): Found<number> | undefined {
+/** `--set seq_len=256` (or any name of the size) for a script that binds none: the user's size. */
+function assumedSize(names: RegExp, root: SyntaxNode, assumed: ScriptArguments['assumed']): Found<number> | undefined {
   for (const [name, value] of Object.entries(assumed ?? {})) {
-    const length = positiveInteger(value);
-    if (length && SEQUENCE_NAMES.test(name.replace(/-/g, '_'))) return { value: length, node: root, origin: `set by the user (${name}=${length})` };
+    const size = positiveInteger(value);
+    if (size && names.test(name.replace(/-/g, '_'))) return { value: size, node: root, origin: `set by the user (${name}=${size})` };
   }
   return undefined;
 }

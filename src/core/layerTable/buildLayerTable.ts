@@ -7,6 +7,7 @@ import { layerOutputValue, shapeOf, tensor, tensorsIn } from '../analysis/interp
 import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
 import { heldPretrained, inputCandidates } from './inputCandidates';
+import { unreadModulesNote } from './unreadModules';
 import { layerSpec } from '../layers/layerSpecs';
 import type { ForwardCall } from '../layers/layerSpec';
 import { BATCH, batched, outputTensors, perSampleElements, perSampleShape, type LayerOutput, type TensorShape } from '../layers/tensorShape';
@@ -41,7 +42,9 @@ export function buildLayerTable(model: ModelDescription, setup: TrainingSetup, c
   const result = followModel(model, setup, context);
   // A model run for inference only says so itself: its calls without autograd need no note of their own.
   const frozen = frozenNote(model, result.table, !model.inferenceOnly);
-  const noted = frozen ? { ...result, notes: [...result.notes, frozen] } : result;
+  const unread = unreadModulesNote(model.name, model.root, model.range);
+  const extra = [...(frozen ? [frozen] : []), ...(unread ? [unread] : [])];
+  const noted = extra.length ? { ...result, notes: [...result.notes, ...extra] } : result;
   return model.inferenceOnly ? asInference(noted, model, model.inferenceOnly) : noted;
 }
 
@@ -57,14 +60,18 @@ function asInference(result: LayerTableResult, model: ModelDescription, where: S
 }
 
 function followModel(model: ModelDescription, setup: TrainingSetup, context: AnalysisContext): LayerTableResult {
-  const inputs: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean })[] = [
+  const inputs: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean; assumed?: boolean })[] = [
     ...(model.exampleInputs ? [model.exampleInputs] : []),
     ...(setup.datasetSamples ? [setup.datasetSamples] : []),
     ...inputCandidates(model, setup).map((candidate) => ({ ...candidate, value: [candidate.value], seqFirst: candidate.seqFirst })),
   ];
+  const offered = Boolean(model.exampleInputs || setup.datasetSamples || setup.inputCandidates.length);
   let best: (LayerTableResult & { score: number; layoutMismatches: number }) | undefined;
   for (const input of inputs.slice(0, MAX_INPUT_TRIALS)) {
     const result = followForward(model, input, context, setup.targetSequenceLength?.value);
+    // A size assumed for want of one (224 x 224 images) is no reading of the script: not where the
+    // script gives inputs of its own (a mismatch there is the finding), nor where the forward does not take it.
+    if (input.assumed && (offered || result.table.incomplete || result.orderFromDeclaration || result.layoutMismatches > 0)) continue;
     const score = sizedLayerRows(result.table.rows) - (result.orderFromDeclaration ? 0.5 : 0) - result.layoutMismatches;
     if (!best || score > best.score) best = { ...result, score };
     if (!result.table.incomplete && !result.orderFromDeclaration && result.layoutMismatches === 0) break;

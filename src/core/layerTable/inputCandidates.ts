@@ -13,8 +13,14 @@ import type { SourceRange } from '../parsing/syntax';
 /** Tokens per sample for a model fed token ids when the script names no length: the CPU dry run's fake batches hold as many. */
 export const ASSUMED_SEQUENCE_LENGTH = 128;
 
-/** The sample shapes to try: the script's suggestions, then what the first layer declares. */
-export type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean };
+/** The side of the images a model whose first layer is a Conv2d takes when the script names none: ImageNet's crop. */
+export const ASSUMED_IMAGE_SIDE = 224;
+
+/**
+ * The sample shapes to try: the script's suggestions, then what the first layer declares. An
+ * `assumed` one (no size in the script) is kept only where the whole forward takes it.
+ */
+export type InputCandidate = Sourced<readonly number[]> & { readonly seqFirst?: boolean; readonly assumed?: boolean };
 
 export function inputCandidates(model: ModelDescription, setup: TrainingSetup): InputCandidate[] {
   const candidates: InputCandidate[] = [...setup.inputCandidates];
@@ -35,11 +41,11 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
     // A sequence built from a length constant may be fed (batch, seq) or (seq, batch): try both
     // where the model has recurrent layers, and keep the layout its layers accept.
     const recurrent = hasSequenceLayers(model.root);
-    const attempt = (shape: () => number[], said: { range: SourceRange; origin: string } = { range: first.range, origin: `the first layer (nn.${first.className})` }) => {
+    const attempt = (shape: () => number[], said: { range: SourceRange; origin: string; assumed?: boolean } = { range: first.range, origin: `the first layer (nn.${first.className})` }) => {
       try {
         const value = shape();
         candidates.push({ value, ...said });
-        if (recurrent && first.className !== 'Linear') candidates.push({ value, range: said.range, origin: `${said.origin}, sequence first`, seqFirst: true });
+        if (recurrent && first.className !== 'Linear') candidates.push({ value, ...said, origin: `${said.origin}, sequence first`, seqFirst: true });
       } catch {
         // The first layer does not say; the remaining candidates decide.
       }
@@ -54,12 +60,21 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
         length
           ? // A length the user set (--set seq_len=N) has no line of its own in a script that names none: the layer's line shows it.
             { range: length.origin.startsWith('set by the user') ? first.range : length.range, origin: `${length.value} tokens into nn.${first.className}: ${length.origin}` }
-          : { range: first.range, origin: `${ASSUMED_SEQUENCE_LENGTH} tokens into nn.${first.className}, assumed: the script names no sequence length (pin it with --set seq_len=N)` },
+          : { range: first.range, origin: `${ASSUMED_SEQUENCE_LENGTH} tokens into nn.${first.className}, assumed: the script names no sequence length (pin it with --set seq_len=N)`, assumed: true },
       );
     }
     if (/^(LSTM|GRU|RNN)$/.test(first.className) && sequence) attempt(() => [sequence, args.int(0, 'input_size')]);
-    const image = setup.imageSize?.value;
-    if (first.className === 'Conv2d' && image) attempt(() => [args.int(0, 'in_channels'), image, image]);
+    if (first.className === 'Conv2d') {
+      // Square images of the script's side; with none named, ImageNet's crop, said so, where the whole forward takes it.
+      const side = setup.imageSize;
+      const value = side?.value ?? ASSUMED_IMAGE_SIDE;
+      attempt(
+        () => [args.int(0, 'in_channels'), value, value],
+        side
+          ? { range: side.origin.startsWith('set by the user') ? first.range : side.range, origin: `${value} x ${value} images into nn.Conv2d: ${side.origin}` }
+          : { range: first.range, origin: `${value} x ${value} images into nn.Conv2d, assumed: the script names no image size (pin it with --set image_size=N)`, assumed: true },
+      );
+    }
   }
   return candidates;
 }

@@ -15,7 +15,7 @@ import { BUILTINS } from './pythonBuiltins';
 import { asModule, isList, isUnresolvedValue, kindOf, mappingOf, ModuleObject, truthy, tuple, unresolved, type ClassValue, type DictValue, type ExternalValue, type InstanceValue, type ModuleValue, type PartialValue, type PyList, type PyValue, type Scope, type SliceValue } from './pyValues';
 import { isLibraryRegistryObject } from './libraryRegistries';
 import { isRegistry, registryLookup } from './registryLookups';
-import { isTensorLike } from './tensorOps';
+import { isTensorLike, shapeOf } from './tensorOps';
 import { catalogChildNames, catalogPart, catalogSlice, moduleAttribute } from './torchModules';
 import { MAX_LIST, append, percentFormat, sliceList, unescape } from './valueMethods';
 
@@ -242,6 +242,8 @@ export function attribute(object: PyValue, name: string, node: SyntaxNode): PyVa
     return { kind: 'external', name: `${external.name}.${name}` };
   }
   if (kind === "module") return moduleAttribute((object as ModuleValue).module, name, object);
+  // `x.max(dim=2).values`, `torch.sort(x).indices`: torch's (values, indices) named tuples.
+  if (isList(object) && object.tuple && object.length === 2 && (name === 'values' || name === 'indices') && object.every((item) => shapeOf(item) !== undefined)) return object[name === 'values' ? 0 : 1]!;
   if (kind === 'instance') {
     const instance = object as InstanceValue;
     if (instance.argparse || isFrameworkObject(instance) || isHfArgumentParser(instance)) return { kind: 'external', name: `${instance.argparse ? 'argparse' : instance.className}.${name}`, self: object };

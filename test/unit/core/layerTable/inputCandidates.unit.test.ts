@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { estimate } from '../../fixtures';
-import { ASSUMED_SEQUENCE_LENGTH } from '../../../../src/core/layerTable/inputCandidates';
+import { ASSUMED_IMAGE_SIDE, ASSUMED_SEQUENCE_LENGTH } from '../../../../src/core/layerTable/inputCandidates';
 
 // A GPT-like model fed token ids, as people write them; the tests change only where its length comes from.
 const GPT = `import torch
@@ -155,3 +155,55 @@ for tokens, labels in loader:
     assert.equal(pinned.line, 9, "the embedding's line, as the script names no length");
   });
 });
+
+// A small U-Net-like segmentation network trained on tensors loaded from disk, as Pytorch-UNet's users write it.
+const SEGMENTER = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self, n_channels=3, n_classes=2):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(n_channels, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.up = nn.ConvTranspose2d(16, 16, 2, stride=2)
+        self.out = nn.Conv2d(16, n_classes, 1)
+
+    def forward(self, x):
+        return self.out(self.up(self.down(x)))
+
+
+model = Net().cuda()
+optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-5)
+loader = torch.utils.data.DataLoader(torch.load("data/tensors.pt"), batch_size=4)
+for images, masks in loader:
+    F.cross_entropy(model(images.cuda()), masks.cuda()).backward()
+    optimizer.step()
+`;
+
+describe('input candidates: images into a first nn.Conv2d', () => {
+  it("assumes ImageNet's 224 x 224 crop when the script names no size, and says so", async () => {
+    const found = await inputOf(SEGMENTER);
+    assert.deepEqual(found.shape, [3, ASSUMED_IMAGE_SIDE, ASSUMED_IMAGE_SIDE]);
+    assert.equal(found.origin, '224 x 224 images into nn.Conv2d, assumed: the script names no image size (pin it with --set image_size=N)');
+    assert.deepEqual((await inputOf(SEGMENTER, { image_size: 96 })).shape, [3, 96, 96]);
+  });
+
+  it('takes a side the script names (IMG_SIZE, albumentations height= and width=)', async () => {
+    const named = await inputOf(SEGMENTER.replace('model = Net()', 'IMG_SIZE = 320\nmodel = Net()'));
+    assert.deepEqual(named.shape, [3, 320, 320]);
+    assert.equal(named.origin, '320 x 320 images into nn.Conv2d: constant IMG_SIZE');
+    const albumentations = SEGMENTER.replace('import torch\n', 'import albumentations as A\nimport torch\n').replace('model = Net()', 'train_tf = A.Compose([A.Resize(height=256, width=256), A.HorizontalFlip()])\nmodel = Net()');
+    assert.deepEqual((await inputOf(albumentations)).shape, [3, 256, 256]);
+  });
+
+  it("assumes nothing where the forward does not take 224 x 224 (eight halvings), or the script's own tensor does not fit", async () => {
+    const deep = SEGMENTER.replace('self.up = nn.ConvTranspose2d(16, 16, 2, stride=2)', 'self.up = nn.Sequential(*[nn.MaxPool2d(2) for _ in range(7)], *[nn.ConvTranspose2d(16, 16, 2, stride=2) for _ in range(8)])');
+    const model = (await estimate(deep)).models[0]!;
+    assert.equal(model.inputShape, null);
+    assert.ok(model.notes.some((note) => /input shape unknown/.test(note.message)));
+    const mismatch = SEGMENTER.replace('model = Net().cuda()', 'model = Net().cuda()\nx = torch.randn(4, 1, 64, 64)\nmodel(x)');
+    assert.deepEqual((await inputOf(mismatch)).shape, [1, 64, 64]);
+  });
+});
+
