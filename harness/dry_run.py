@@ -430,6 +430,9 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
             try:
                 try:
                     result = func(*args, **kwargs)
+                    if name == "to" and target == "cuda" and isinstance(result, torch.Tensor):
+                        # `x.to(device=device, dtype=x.dtype)` on meta is x itself, no copy born under the target: move it.
+                        recorder.move_to_gpu(result)
                     if target == "cuda" and name in _FACTORIES and isinstance(result, torch.Tensor) and result.is_meta and not recorder.is_gpu(result):
                         # `torch.tensor(0.0, device="cuda")` makes its meta tensor without a dispatched op: it is on the GPU all
                         # the same (the Trainer compares its running loss's device with the step's loss).

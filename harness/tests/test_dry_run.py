@@ -662,6 +662,27 @@ def test_module_to_with_the_device_by_keyword_moves_the_weights(tmp_path: Path) 
     assert result["ok"], result.get("error")
 
 
+def test_tensor_to_with_the_device_by_keyword_moves_it_even_without_a_copy(tmp_path: Path) -> None:
+    # Pytorch-UNet's `true_masks.to(device=device, dtype=torch.long)`: already long, so on meta
+    # `.to()` returns the tensor itself; the real run's copy is on the GPU all the same.
+    source = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Conv2d(3, 2, 3, padding=1).to(device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        images = torch.randn(8, 3, 64, 64).to(device=device, dtype=torch.float32)
+        masks = torch.zeros(8, 64, 64, dtype=torch.long).to(device=device, dtype=torch.long)
+        F.cross_entropy(model(images), masks).backward()
+        optimizer.step()
+    """
+    result = dry_run(tmp_path, source)
+    assert result["ok"], result.get("error")
+
+
 def test_half_frees_the_fp32_weights_it_replaces(tmp_path: Path) -> None:
     source = """
     import torch
