@@ -157,15 +157,8 @@ function batchSizeName(scope: Scope, root: SyntaxNode, script: ScriptArguments):
 }
 
 function batchSizeNamed(names: RegExp, scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
-  for (const name of scope.ownNames()) {
-    const value = scope.get(name);
-    if (names.test(name) && positiveInteger(value)) return { value: value as number, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
-  }
-  for (const [name, node] of script.nodes) {
-    if (!names.test(name)) continue;
-    const value = namespaceValue(scope, name, script.parsed);
-    if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
-  }
+  const named = constantOrOption(names, scope, root, script);
+  if (named) return named;
   for (const name of scope.ownNames()) {
     const value = scope.get(name);
     if (kindOf(value) !== 'instance') continue;
@@ -293,6 +286,11 @@ function sequenceLength(events: readonly CallEvent[], scope: Scope, root: Syntax
  * the user's `--set` of such a name.
  */
 function namedSize(names: RegExp, scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
+  return constantOrOption(names, scope, root, script) ?? sizeKeyword(names, root, scope) ?? assumedSize(names, root, script.assumed);
+}
+
+/** A positive int bound to one of `names` at the top level (`BATCH_SIZE = 128`), else an argparse option's value. */
+function constantOrOption(names: RegExp, scope: Scope, root: SyntaxNode, script: ScriptArguments): Found<number> | undefined {
   for (const name of scope.ownNames()) {
     const value = positiveInteger(scope.get(name));
     if (value && names.test(name)) return { value, node: assignmentNode(root, name) ?? root, origin: `constant ${name}` };
@@ -301,7 +299,7 @@ function namedSize(names: RegExp, scope: Scope, root: SyntaxNode, script: Script
     const value = names.test(name) ? namespaceValue(scope, name, script.parsed) : undefined;
     if (value) return { value, node, origin: `--${name.replace(/_/g, '-')} default` };
   }
-  return sizeKeyword(names, root, scope) ?? assumedSize(names, root, script.assumed);
+  return undefined;
 }
 
 /**
@@ -322,11 +320,14 @@ function sizeKeyword(names: RegExp, root: SyntaxNode, scope: Scope): Found<numbe
   return undefined;
 }
 
+/** How a size the user set for a script that names none begins its origin: it has no line of its own (the node is the file's). */
+export const SET_BY_THE_USER = 'set by the user';
+
 /** `--set seq_len=256` (or any name of the size) for a script that binds none: the user's size. */
 function assumedSize(names: RegExp, root: SyntaxNode, assumed: ScriptArguments['assumed']): Found<number> | undefined {
   for (const [name, value] of Object.entries(assumed ?? {})) {
     const size = positiveInteger(value);
-    if (size && names.test(name.replace(/-/g, '_'))) return { value: size, node: root, origin: `set by the user (${name}=${size})` };
+    if (size && names.test(name.replace(/-/g, '_'))) return { value: size, node: root, origin: `${SET_BY_THE_USER} (${name}=${size})` };
   }
   return undefined;
 }

@@ -6,7 +6,7 @@
 import type { ModelDescription, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import { kindOf, type DictValue, type InstanceValue, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
 import { positiveInteger } from '../analysis/callArguments';
-import { SEQUENCE_NAMES } from '../analysis/trainingSetup';
+import { SEQUENCE_NAMES, SET_BY_THE_USER } from '../analysis/trainingSetup';
 import { LayerArgs } from '../layers/layerArgs';
 import type { SourceRange } from '../parsing/syntax';
 
@@ -58,8 +58,7 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
       attempt(
         () => [length?.value ?? ASSUMED_SEQUENCE_LENGTH],
         length
-          ? // A length the user set (--set seq_len=N) has no line of its own in a script that names none: the layer's line shows it.
-            { range: length.origin.startsWith('set by the user') ? first.range : length.range, origin: `${length.value} tokens into nn.${first.className}: ${length.origin}` }
+          ? { range: shownAt(length, first), origin: `${length.value} tokens into nn.${first.className}: ${length.origin}` }
           : { range: first.range, origin: `${ASSUMED_SEQUENCE_LENGTH} tokens into nn.${first.className}, assumed: the script names no sequence length (pin it with --set seq_len=N)`, assumed: true },
       );
     }
@@ -71,7 +70,7 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
       attempt(
         () => [args.int(0, 'in_channels'), value, value],
         side
-          ? { range: side.origin.startsWith('set by the user') ? first.range : side.range, origin: `${value} x ${value} images into nn.Conv2d: ${side.origin}` }
+          ? { range: shownAt(side, first), origin: `${value} x ${value} images into nn.Conv2d: ${side.origin}` }
           : { range: first.range, origin: `${value} x ${value} images into nn.Conv2d, assumed: the script names no image size (pin it with --set image_size=N)`, assumed: true },
       );
     }
@@ -118,4 +117,9 @@ function modelSequenceLength(root: ModuleObject, range: SourceRange): Sourced<nu
     if (found) return found;
   }
   return undefined;
+}
+
+/** Where a size read for the first layer is shown: its own line, or the layer's for one the user set (`--set seq_len=N`), which has none. */
+function shownAt(size: Sourced<number>, first: ModuleObject): SourceRange {
+  return size.origin.startsWith(SET_BY_THE_USER) ? first.range : size.range;
 }

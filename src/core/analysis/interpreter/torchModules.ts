@@ -215,10 +215,10 @@ export function layerCall(interp: Evaluator, type: string, args: PyValue[], kwar
   };
 }
 
-/** `torch.nn.Conv2d` and the like: a layer class a script may derive from (not Module, not a container). */
 /** einops' layers, sized by their patterns (layers/einops.ts): layer types of their own, as Flatten is. */
 export const EINOPS_LAYER = /^einops\.layers\.torch\.(Rearrange|Reduce)$/;
 
+/** `torch.nn.Conv2d` and the like (and einops' layers): a layer class a script may derive from (not Module, not a container). */
 export function torchLayerType(qualified: string): string | undefined {
   const einops = EINOPS_LAYER.exec(qualified)?.[1];
   if (einops) return einops;
