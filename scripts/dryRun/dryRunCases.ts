@@ -60,7 +60,8 @@ export function syntheticCases(every: number, cache: string): Case[] {
       if (i % every !== 0) return;
       const file = record['Filename']!;
       const key = `${family}-${createHash('sha1').update(file).digest('hex').slice(0, 16)}`;
-      const recordFile = path.join(cache, `${key}.record.json`);
+      // Absolute: the harness runs the step script in a temporary folder of its own.
+      const recordFile = path.resolve(cache, `${key}.record.json`);
       if (!existsSync(recordFile)) writeFileSync(recordFile, JSON.stringify({ family, file, layers: record['Activations-Params'] }));
       cases.push({ key, model: key, group: `synthetic ${family.toUpperCase()}`, batchSize: Number(record['Batch Size']), measuredMiB: Number(record['Max GPU Memory (MiB)']), fakeTensorMiB: null, staticMiB: () => null, script: path.join(REPO, 'scripts', 'dryRun', 'gpumemnet_step.py'), argv: [recordFile] });
     });
