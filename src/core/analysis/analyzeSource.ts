@@ -195,7 +195,9 @@ export function analyzeSource(
   const firstStop = notes.findIndex((note) => note.message.startsWith('Analysis stopped'));
   const shown = notes.filter((note, i) => !note.message.startsWith('Analysis stopped') || i === firstStop).slice(0, MAX_NOTES);
   if (root.hasError) shown.unshift({ severity: 'warning', message: 'The file has syntax errors; estimates use the parts that parse.' });
-  if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
+  // Where the analysis stopped early, the model may be in what it did not reach: "none in this file" would be wrong.
+  if (models.length === 0 && firstStop >= 0) shown.push({ severity: 'info', message: 'No PyTorch model found in the part of the file the analysis reached before it stopped.' });
+  else if (models.length === 0) shown.push({ severity: 'info', message: `No PyTorch model found: no nn.Sequential(...) or nn.Module subclass in this file${modules ? notInProject(modules, imports) : ''}.` });
   const trainingLoops = findTrainingLoops(root);
   // The first name a loader is bound to counts (`loader = build_loader(cfg)` before `loader = accelerator.prepare(loader)`).
   const loaderNames = new Map<CallEvent, string>();

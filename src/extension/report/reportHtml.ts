@@ -186,7 +186,7 @@ export function reportHtml({ estimate, outlooks }: ReportedEstimate, page: Repor
   const charts = estimate.models.map((model, index) => chartData(estimate, model, outlooks[index] ?? { curve: null, gpus: [] }, `model-${index}`));
   const body = estimate.models.length
     ? estimate.models.map((model, index) => modelSection(estimate, model, index, page.safetyMargin, charts[index]!)).join('\n')
-    : '<p>No PyTorch model found in this file.</p>';
+    : '<p>No PyTorch model found; the notes below say where the analysis looked.</p>';
   const fileWarnings = estimate.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   const nonce = escapeHtml(page.nonce);
   return `<!DOCTYPE html>

@@ -188,5 +188,9 @@ y = f(1)
     const runaway = `${HEADER}\nlayers = []\nfor i in range(9000):\n    for j in range(9000):\n        layers.append(nn.Linear(2, 2))\nmodel = nn.Sequential(*layers)\n`;
     const stopped = await estimate(runaway);
     assert.ok(stopped.warnings.some((w) => /Analysis stopped early/.test(w)), stopped.warnings.join('\n'));
+    // The model comes after the loop the analysis stopped in: not "no model in this file".
+    const notes = stopped.warnings;
+    assert.ok(notes.some((w) => /No PyTorch model found in the part of the file the analysis reached/.test(w)), notes.join('\n'));
+    assert.ok(!notes.some((w) => /nn.Module subclass in this file/.test(w)), notes.join('\n'));
   });
 });
