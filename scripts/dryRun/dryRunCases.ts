@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { findGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { realModelPrediction } from '../../src/core/estimators/realModel';
 import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
-import { loadTimmRuns } from '../evaluation/timmRuns';
+import { FILLED_GPU_MIB, loadTimmRuns } from '../evaluation/timmRuns';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -25,6 +25,12 @@ export interface Case {
   readonly batchSize: number;
   readonly measuredMiB: number;
   readonly fakeTensorMiB: number | null;
+  /**
+   * The least the same model measured at a larger batch (timm), where that is no more than this
+   * run's own measurement: memory that falls as the batch grows is no shape's doing (an algorithm
+   * cuDNN chose on the GPU, or noise), and no estimate that grows with the batch can meet both.
+   */
+  readonly largerBatchMeasuredMiB?: number;
   /** The shipped static estimator's figure (computed on demand: it replays the layer table). */
   readonly staticMiB: () => number | null;
   readonly script: string;
@@ -32,11 +38,18 @@ export interface Case {
 }
 
 export function timmCases(every: number): Case[] {
-  const completed = loadTimmRuns(referenceDataDir(REPO)).runs.filter((run) => !run.lowerBound);
+  const { runs } = loadTimmRuns(referenceDataDir(REPO));
+  const completed = runs.filter((run) => !run.lowerBound);
   const models = new Set([...new Set(completed.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
+  // Among every run of the model: timmRuns.ts takes a larger batch that measured less for a run that crashed, though most such series go on growing with the batch.
+  const atLargerBatch = (model: string, batchSize: number, measuredMiB: number): number | undefined => {
+    const lower = runs.filter((other) => other.model === model && other.batchSize > batchSize && other.measuredMiB <= measuredMiB && other.measuredMiB < FILLED_GPU_MIB).map((other) => other.measuredMiB);
+    return lower.length ? Math.min(...lower) : undefined;
+  };
   return completed
     .filter((run) => models.has(run.model))
     .map((run) => ({
+      ...(atLargerBatch(run.model, run.batchSize, run.measuredMiB) !== undefined ? { largerBatchMeasuredMiB: atLargerBatch(run.model, run.batchSize, run.measuredMiB)! } : {}),
       key: `timm-${run.model}@${run.batchSize}`,
       model: run.model,
       group: `timm ${run.group}`,

@@ -119,7 +119,10 @@ async function main(): Promise<void> {
     console.log(`| ${group === 'timm' ? 'timm, all' : group} | ${subset.length} | ${cell(subset, (s) => s.predictedMiB)} | ${cell(subset, (s) => s.liveOnlyMiB)} | ${cell(subset, (s) => s.case.fakeTensorMiB)} | ${cell(subset, (s) => s.case.staticMiB())} | ${seconds[Math.floor(seconds.length / 2)]!.toFixed(2)} s / ${seconds[seconds.length - 1]!.toFixed(1)} s |`);
   }
   const worst = [...scored].sort((a, b) => error(a, a.predictedMiB)! - error(b, b.predictedMiB)!).slice(0, 8);
-  console.log(`\nmost under: ${worst.map((s) => `${s.case.key} ${(error(s, s.predictedMiB)! * 100).toFixed(0)}%`).join(', ')}`);
+  const under = scored.filter((s) => s.case.group.startsWith('timm ') && error(s, s.predictedMiB)! < -0.1);
+  const falling = under.filter((s) => s.case.largerBatchMeasuredMiB !== undefined);
+  if (under.length) console.log(`\ntimm runs under by more than 10%: ${under.length}; ${falling.length} of them measured more than the same model at a larger batch (${falling.map((s) => `${s.case.key} ${s.case.measuredMiB} MiB, ${s.case.largerBatchMeasuredMiB} MiB at a larger batch`).join('; ') || 'none'})`);
+  console.log(`most under: ${worst.map((s) => `${s.case.key} ${(error(s, s.predictedMiB)! * 100).toFixed(0)}%`).join(', ')}`);
   console.log(`whole evaluation ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (values.csv) writeFileSync(values.csv, ['key,group,batch,measuredMiB,dryRunMiB,liveOnlyMiB,fakeTensorMiB,staticMiB,seconds', ...scored.map((s) => [s.case.key, s.case.group, s.case.batchSize, s.case.measuredMiB, s.predictedMiB, s.liveOnlyMiB, s.case.fakeTensorMiB ?? '', s.case.staticMiB() ?? '', s.seconds].join(','))].join('\n') + '\n');
   console.log(`failed: ${failures.length}${failures.length ? `\n  ${failures.slice(0, 15).join('\n  ')}` : ''}`);
