@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { findGpuProfile } from '../../src/core/gpus/gpuProfiles';
+import { RUNTIME_OVERHEAD_MIB } from '../../src/core/estimators/analytical';
 import { realModelPrediction } from '../../src/core/estimators/realModel';
 import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
 import { FILLED_GPU_MIB, loadTimmRuns } from '../evaluation/timmRuns';
@@ -41,9 +42,11 @@ export function timmCases(every: number): Case[] {
   const { runs } = loadTimmRuns(referenceDataDir(REPO));
   const completed = runs.filter((run) => !run.lowerBound);
   const models = new Set([...new Set(completed.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
-  // Among every run of the model: timmRuns.ts takes a larger batch that measured less for a run that crashed, though most such series go on growing with the batch.
+  // Among every run of the model: timmRuns.ts takes a larger batch that measured less for a run that
+  // crashed, though most such series go on growing with the batch. One that holds at least FakeTensor's
+  // tensors and the smallest CUDA context completed its step.
   const atLargerBatch = (model: string, batchSize: number, measuredMiB: number): number | undefined => {
-    const lower = runs.filter((other) => other.model === model && other.batchSize > batchSize && other.measuredMiB <= measuredMiB && other.measuredMiB < FILLED_GPU_MIB).map((other) => other.measuredMiB);
+    const lower = runs.filter((other) => other.model === model && other.batchSize > batchSize && other.measuredMiB <= measuredMiB && other.measuredMiB < FILLED_GPU_MIB && other.measuredMiB >= other.fakeTensorMiB + RUNTIME_OVERHEAD_MIB).map((other) => other.measuredMiB);
     return lower.length ? Math.min(...lower) : undefined;
   };
   return completed
