@@ -31,7 +31,7 @@ describe('the dry run evaluation cases (scripts/dryRun/dryRunCases.ts)', () => {
       const record = first.argv[0]!;
       assert.ok(path.isAbsolute(record), record);
       assert.equal(path.dirname(record), folder);
-      assert.ok(JSON.parse(readFileSync(record, 'utf8')).layers);
+      assert.ok((JSON.parse(readFileSync(record, 'utf8')) as { layers?: string }).layers);
     } finally {
       process.chdir(cwd);
       rmSync(folder, { recursive: true, force: true });
