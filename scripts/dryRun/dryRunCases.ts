@@ -10,7 +10,7 @@ import { findGpuProfile } from '../../src/core/gpus/gpuProfiles';
 import { RUNTIME_OVERHEAD_MIB } from '../../src/core/estimators/analytical';
 import { realModelPrediction } from '../../src/core/estimators/realModel';
 import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
-import { FILLED_GPU_MIB, loadTimmRuns } from '../evaluation/timmRuns';
+import { FILLED_GPU_MIB, loadTimmRuns, type TimmRun } from '../evaluation/timmRuns';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -45,14 +45,14 @@ export function timmCases(every: number): Case[] {
   // Among every run of the model: timmRuns.ts takes a larger batch that measured less for a run that
   // crashed, though most such series go on growing with the batch. One that holds at least FakeTensor's
   // tensors and the smallest CUDA context completed its step.
-  const atLargerBatch = (model: string, batchSize: number, measuredMiB: number): number | undefined => {
-    const lower = runs.filter((other) => other.model === model && other.batchSize > batchSize && other.measuredMiB <= measuredMiB && other.measuredMiB < FILLED_GPU_MIB && other.measuredMiB >= other.fakeTensorMiB + RUNTIME_OVERHEAD_MIB).map((other) => other.measuredMiB);
-    return lower.length ? Math.min(...lower) : undefined;
+  const atLargerBatch = (run: TimmRun): Pick<Case, 'largerBatchMeasuredMiB'> => {
+    const lower = runs.filter((other) => other.model === run.model && other.batchSize > run.batchSize && other.measuredMiB <= run.measuredMiB && other.measuredMiB < FILLED_GPU_MIB && other.measuredMiB >= other.fakeTensorMiB + RUNTIME_OVERHEAD_MIB).map((other) => other.measuredMiB);
+    return lower.length ? { largerBatchMeasuredMiB: Math.min(...lower) } : {};
   };
   return completed
     .filter((run) => models.has(run.model))
     .map((run) => ({
-      ...(atLargerBatch(run.model, run.batchSize, run.measuredMiB) !== undefined ? { largerBatchMeasuredMiB: atLargerBatch(run.model, run.batchSize, run.measuredMiB)! } : {}),
+      ...atLargerBatch(run),
       key: `timm-${run.model}@${run.batchSize}`,
       model: run.model,
       group: `timm ${run.group}`,

@@ -521,12 +521,12 @@ function unbuiltModuleClasses(interpreter: Interpreter, group: StatementGroup, s
     .map(({ classValue, module, index }) => ({ model: { name: classValue.name, kind: 'module' as const, range: rangeOf(classValue.node), root: module, node: classValue.node }, index }));
 }
 
-/** Notes about code that is not part of any model (loss.item(), prints) are not worth showing. */
 /** `def f(a, b=1)`: a parameter without a default (not `*args` or `**kwargs`). */
 function hasRequiredParameters(fn: SyntaxNode): boolean {
   return (fn.childForFieldName('parameters')?.namedChildren ?? []).some((parameter) => parameter.type === 'identifier' || parameter.type === 'typed_parameter');
 }
 
+/** Notes about code that is not part of any model (loss.item(), prints) are not worth showing. */
 function isNoise(note: AnalysisNote): boolean {
   return /is not followed|no value known|not callable/.test(note.message);
 }

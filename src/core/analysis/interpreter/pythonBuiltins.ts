@@ -61,17 +61,13 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
       return items ? items.map((item, i) => tuple([start + i, item])) : unresolved(node.text, 'unknown sequence');
     }
     case 'zip': {
-      const lists = args.map((a) => interpreter.iterate(a));
-      if (lists.some((l) => !l)) return unresolved(node.text, 'unknown sequence');
-      const length = Math.min(...lists.map((l) => l!.length));
-      return Array.from({ length }, (_, i) => tuple(lists.map((l) => l![i]!)));
+      const rows = sideBySide(interpreter, args);
+      return rows ? rows.map((row) => tuple(row)) : unresolved(node.text, 'unknown sequence');
     }
     case 'map': {
       // `q, k, v = map(lambda t: rearrange(t, ...), qkv)`: the function on each item, eagerly (the script unpacks or lists the result).
-      const lists = args.slice(1).map((a) => interpreter.iterate(a));
-      if (args[0] === undefined || lists.length === 0 || lists.some((l) => !l)) return unresolved(node.text, 'map over an unknown sequence');
-      const length = Math.min(...lists.map((l) => l!.length));
-      return Array.from({ length }, (_, i) => interpreter.callValue(args[0]!, lists.map((l) => l![i]!), new Map(), node));
+      const rows = args[0] === undefined || args.length < 2 ? undefined : sideBySide(interpreter, args.slice(1));
+      return rows ? rows.map((row) => interpreter.callValue(args[0]!, row, new Map(), node)) : unresolved(node.text, 'map over an unknown sequence');
     }
     case 'bool': {
       const value = truthy(args[0] ?? false);
@@ -108,6 +104,14 @@ export function callBuiltin(interpreter: Evaluator, name: string, args: PyValue[
     default:
       return unresolved(node.text, `${name}() is not followed`);
   }
+}
+
+/** The items of several sequences side by side, as zip pairs them (up to the shortest); undefined where one is unknown. */
+function sideBySide(interpreter: Evaluator, sequences: readonly PyValue[]): PyValue[][] | undefined {
+  const lists = sequences.map((a) => interpreter.iterate(a));
+  if (lists.some((l) => !l)) return undefined;
+  const length = Math.min(...lists.map((l) => l!.length));
+  return Array.from({ length }, (_, i) => lists.map((l) => l![i]!));
 }
 
 /**
