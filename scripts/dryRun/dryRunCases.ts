@@ -41,10 +41,10 @@ export interface Case {
 export function timmCases(every: number): Case[] {
   const { runs } = loadTimmRuns(referenceDataDir(REPO));
   const completed = runs.filter((run) => !run.lowerBound);
-  const models = new Set([...new Set(completed.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
-  // Among every run of the model: timmRuns.ts takes a larger batch that measured less for a run that
-  // crashed, though most such series go on growing with the batch. One that holds at least FakeTensor's
-  // tensors and the smallest CUDA context completed its step.
+  // Every n-th of all the sheet's models, so that which runs count as completed does not move the sample.
+  const models = new Set([...new Set(runs.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
+  // A larger batch counts only if it completed its step: it held at least FakeTensor's tensors and the
+  // smallest CUDA context, and did not fill the GPU (timmRuns.ts's rule, without its flat series).
   const atLargerBatch = (run: TimmRun): Pick<Case, 'largerBatchMeasuredMiB'> => {
     const lower = runs.filter((other) => other.model === run.model && other.batchSize > run.batchSize && other.measuredMiB <= run.measuredMiB && other.measuredMiB < FILLED_GPU_MIB && other.measuredMiB >= other.fakeTensorMiB + RUNTIME_OVERHEAD_MIB).map((other) => other.measuredMiB);
     return lower.length ? { largerBatchMeasuredMiB: Math.min(...lower) } : {};
