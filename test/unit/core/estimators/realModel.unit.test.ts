@@ -45,8 +45,9 @@ describe('real-model estimator', () => {
     assert.ok(Math.abs(predictFromFeatures([1, 0.6], model).pointMiB - Math.exp(2)) < 1e-9);
     assert.ok(Math.abs(predictFromFeatures([1, 0.2], model).pointMiB - Math.exp(1)) < 1e-9);
     assert.ok(Math.abs(predictFromFeatures([1, 0], model).pointMiB - Math.exp(1)) < 1e-9);
-    assert.equal(REAL_MODEL_COEFFICIENTS.pointQuantile, 0.9);
-    assert.equal(REAL_MODEL_COEFFICIENTS.pointQuantileRowsAlone, 0.75);
+    // fit.py's choice: a catalog model's replay holds what autograd saves, so a higher quantile stays within the median target.
+    const rowsAlone = REAL_MODEL_COEFFICIENTS.pointQuantileRowsAlone;
+    assert.ok(rowsAlone !== undefined && REAL_MODEL_COEFFICIENTS.pointQuantile > rowsAlone, `${REAL_MODEL_COEFFICIENTS.pointQuantile} vs ${rowsAlone}`);
   });
 
   it('never goes below its floor share of the replay, however far the correction extrapolates', () => {
