@@ -7,10 +7,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { findGpuProfile } from '../../src/core/gpus/gpuProfiles';
-import { RUNTIME_OVERHEAD_MIB } from '../../src/core/estimators/analytical';
 import { realModelPrediction } from '../../src/core/estimators/realModel';
 import { parseCsv, referenceDataDir } from '../evaluation/referenceData';
-import { FILLED_GPU_MIB, loadTimmRuns, type TimmRun } from '../evaluation/timmRuns';
+import { loadTimmRuns, type TimmRun } from '../evaluation/timmRuns';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -43,10 +42,9 @@ export function timmCases(every: number): Case[] {
   const completed = runs.filter((run) => !run.lowerBound);
   // Every n-th of all the sheet's models, so that which runs count as completed does not move the sample.
   const models = new Set([...new Set(runs.map((run) => run.model))].sort().filter((_, i) => i % every === 0));
-  // A larger batch counts only if it completed its step: it held at least FakeTensor's tensors and the
-  // smallest CUDA context, and did not fill the GPU (timmRuns.ts's rule, without its flat series).
+  // Only a larger batch that completed its step counts (timmRuns.ts's lowerBound).
   const atLargerBatch = (run: TimmRun): Pick<Case, 'largerBatchMeasuredMiB'> => {
-    const lower = runs.filter((other) => other.model === run.model && other.batchSize > run.batchSize && other.measuredMiB <= run.measuredMiB && other.measuredMiB < FILLED_GPU_MIB && other.measuredMiB >= other.fakeTensorMiB + RUNTIME_OVERHEAD_MIB).map((other) => other.measuredMiB);
+    const lower = completed.filter((other) => other.model === run.model && other.batchSize > run.batchSize && other.measuredMiB <= run.measuredMiB).map((other) => other.measuredMiB);
     return lower.length ? { largerBatchMeasuredMiB: Math.min(...lower) } : {};
   };
   return completed

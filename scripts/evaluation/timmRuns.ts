@@ -37,7 +37,7 @@ export interface TimmRun {
 export type TimmGroup = 'ConvNets' | 'vision Transformers' | 'MLP-Mixers';
 
 /** Runs whose peak is within this of the A100's 40,960 MiB filled the GPU (the data's README). */
-export const FILLED_GPU_MIB = 39_000;
+const FILLED_GPU_MIB = 39_000;
 
 /**
  * timm modules by group. Hybrids count where their blocks' memory comes from: attention-based
