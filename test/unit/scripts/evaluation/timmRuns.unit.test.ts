@@ -1,9 +1,10 @@
 import * as assert from 'node:assert/strict';
 import { loadTimmRuns } from '../../../../scripts/evaluation/timmRuns';
 import { referenceDataDir } from '../../../../scripts/evaluation/referenceData';
+import { REPO_ROOT } from '../../fixtures';
 
 describe('the timm runs of the shared A100 sheet (scripts/evaluation/timmRuns.ts)', () => {
-  const { runs } = loadTimmRuns(referenceDataDir(process.cwd()));
+  const { runs } = loadTimmRuns(referenceDataDir(REPO_ROOT));
   const lowerBound = (model: string, batchSize: number) => {
     const run = runs.find((r) => r.model === model && r.batchSize === batchSize);
     assert.ok(run, `${model}@${batchSize}`);
