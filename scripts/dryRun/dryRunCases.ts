@@ -3,6 +3,7 @@
  * scripts/dryRun/timm_step.py trains them, and GPUMemNet's synthetic networks as
  * scripts/dryRun/gpumemnet_step.py rebuilds them.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -15,6 +16,46 @@ export const REPO = path.resolve(__dirname, '..', '..', '..');
 
 /** The A100 40GB the runs were measured on, as nvidia-smi counts its memory: a workspace that does not fit beside the tensors is not taken. */
 export const MEASURED_GPU_MIB = findGpuProfile('a100-40gb')!.memoryMiB;
+
+/**
+ * The Pythons that trace the runs. The synthetic runs were measured with PyTorch 2.4.1, whose Adam
+ * on CUDA takes its foreach step (a temporary the size of all the parameters, which torch 1.13's
+ * per-parameter loop does not hold): they are traced with that version (build/venvs/torch2, made by
+ * scripts/venvs/torch2-venv.cjs). timm needs its own pinned venv (Debian's torch 1.13); its runs
+ * train with plain SGD, whose step holds nothing more in either version.
+ */
+export interface Tracers {
+  readonly timm: string;
+  readonly synthetic: string;
+}
+
+export function defaultTracers(timm?: string, synthetic?: string): Tracers {
+  return {
+    timm: timm ?? process.env.TIMM_PYTHON ?? path.join(REPO, 'build', 'venvs', 'timm', 'bin', 'python'),
+    synthetic: synthetic ?? path.join(REPO, 'build', 'venvs', 'torch2', 'bin', 'python'),
+  };
+}
+
+export function tracerFor(tracers: Tracers, c: Pick<Case, 'group'>): string {
+  return c.group.startsWith('timm') ? tracers.timm : tracers.synthetic;
+}
+
+const versions = new Map<string, string>();
+
+/** The PyTorch version a Python has, asked once. */
+export function torchVersion(python: string): string {
+  let version = versions.get(python);
+  if (version === undefined) {
+    version = execFileSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    versions.set(python, version);
+  }
+  return version;
+}
+
+/** Where a case's trace is cached: a trace is only reused by the same PyTorch version. */
+export function traceFile(cache: string, c: Pick<Case, 'key' | 'group'>, steps: number, tracers: Tracers): string {
+  return path.join(cache, `${c.key}-steps${steps}-torch${torchVersion(tracerFor(tracers, c))}.json`);
+}
 
 /** One measured run to dry-run. */
 export interface Case {

@@ -5,17 +5,19 @@
  *   scripts/catalog/requirements-timm.txt) on Debian's torch 1.13;
  * - GPUMemNet's synthetic MLPs and CNNs: each record's network rebuilt by
  *   scripts/dryRun/gpumemnet_step.py (residual and dense CNNs cannot be: their layer lists leave
- *   out additions and concatenations).
+ *   out additions and concatenations), traced with PyTorch 2.4.1 as they were measured
+ *   (build/venvs/torch2; dryRunCases.ts, Tracers).
  * Each run is traced on the meta device (harness/dry_run.py) and replayed through the
  * caching-allocator model with cuDNN's workspace rule. Beside it, on the same runs: without the
  * workspaces, FakeTensor's estimate (timm sheet) and the shipped static estimators (the
  * real-model estimator for timm, fitted on all these runs, so in-sample and flattering to it).
  *
- *   npm run evaluate:dry-run -- [--every K] [--synthetic-every K] [--steps N] [--python PATH] [--jobs N] [--cache DIR] [--csv FILE]
+ *   npm run evaluate:dry-run -- [--every K] [--synthetic-every K] [--steps N] [--python PATH] [--synthetic-python PATH] [--jobs N] [--cache DIR] [--csv FILE]
  *
  * --every K takes every K-th timm model by name (default 8), --synthetic-every K every K-th usable
  * synthetic record (default 40). Traces are kept in --cache (default .cache/dry-run-evaluation)
- * and reused: a second run only replays.
+ * and reused by the same PyTorch version: a second run only replays. --python traces timm's runs,
+ * --synthetic-python the synthetic ones.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -24,7 +26,7 @@ import { CUDNN_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
 import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput } from '../../src/core/dryRun/dryRunTrace';
 import { spawnProcess } from '../../src/core/remote/processRunner';
-import { errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases, type Case } from './dryRunCases';
+import { defaultTracers, errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases, traceFile, tracerFor, type Case, type Tracers } from './dryRunCases';
 
 interface Scored {
   readonly case: Case;
@@ -34,15 +36,18 @@ interface Scored {
   readonly seconds: number;
 }
 
-async function trace(cases: readonly Case[], cached: (c: Case) => string, python: string, steps: number, jobs: number): Promise<string[]> {
+async function trace(cases: readonly Case[], cached: (c: Case) => string, tracers: Tracers, steps: number, jobs: number): Promise<string[]> {
   const failures: string[] = [];
   const toTrace = cases.filter((c) => !existsSync(cached(c)));
   const models = [...new Set(toTrace.map((c) => c.model))];
   const chunks: Case[][] = [];
-  // A process per few models: the libraries are imported once per process, and a crash costs little.
-  for (let i = 0; i < models.length; i += 4) {
-    const names = new Set(models.slice(i, i + 4));
-    chunks.push(toTrace.filter((c) => names.has(c.model)));
+  // A process per few models (of one tracer): the libraries are imported once per process, and a crash costs little.
+  for (const python of new Set(toTrace.map((c) => tracerFor(tracers, c)))) {
+    const own = models.filter((model) => toTrace.some((c) => c.model === model && tracerFor(tracers, c) === python));
+    for (let i = 0; i < own.length; i += 4) {
+      const names = new Set(own.slice(i, i + 4));
+      chunks.push(toTrace.filter((c) => names.has(c.model)));
+    }
   }
   console.log(`${cases.length - toTrace.length} traces cached, ${toTrace.length} to trace`);
   let next = 0;
@@ -52,7 +57,7 @@ async function trace(cases: readonly Case[], cached: (c: Case) => string, python
       const chunk = chunks[index]!;
       const jobsFile = path.join(path.dirname(cached(chunk[0]!)), `jobs-${process.pid}-${index}.json`);
       writeFileSync(jobsFile, JSON.stringify(chunk.map((c, i) => ({ id: i, script: c.script, steps, spec: { batchSize: c.batchSize, argv: c.argv } }))));
-      const result = await spawnProcess(python, ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } }).finally(() => rmSync(jobsFile, { force: true }));
+      const result = await spawnProcess(tracerFor(tracers, chunk[0]!), ['-m', 'harness.dry_run', '--jobs', jobsFile, '--memory-mib', '12000'], { timeoutMs: 1_800_000, env: { PYTHONPATH: REPO, PYTHONDONTWRITEBYTECODE: '1' } }).finally(() => rmSync(jobsFile, { force: true }));
       const seen = new Set<number>();
       for (const line of result.stdout.split('\n').filter((l) => l.startsWith('{'))) {
         const id = (JSON.parse(line) as { id?: number }).id;
@@ -79,6 +84,7 @@ async function main(): Promise<void> {
       'synthetic-every': { type: 'string', default: '40' },
       steps: { type: 'string', default: '2' },
       python: { type: 'string' },
+      'synthetic-python': { type: 'string' },
       jobs: { type: 'string', default: '2' },
       cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') },
       csv: { type: 'string' },
@@ -87,12 +93,12 @@ async function main(): Promise<void> {
   const cache = values.cache;
   mkdirSync(cache, { recursive: true });
   const steps = Number(values.steps);
-  const cached = (c: Case) => path.join(cache, `${c.key}-steps${steps}.json`);
-  const python = values.python ?? process.env.TIMM_PYTHON ?? path.join(REPO, 'build', 'venvs', 'timm', 'bin', 'python');
+  const tracers = defaultTracers(values.python, values['synthetic-python']);
+  const cached = (c: Case) => traceFile(cache, c, steps, tracers);
   const cases = [...timmCases(Number(values.every)), ...syntheticCases(Number(values['synthetic-every']), cache)];
-  console.log(`Dry run of ${cases.length} measured runs (${values.steps} steps each, ${python}; timm: every ${values.every}th model, synthetic: every ${values['synthetic-every']}th usable record)`);
+  console.log(`Dry run of ${cases.length} measured runs (${values.steps} steps each; timm: every ${values.every}th model, ${tracers.timm}; synthetic: every ${values['synthetic-every']}th usable record, ${tracers.synthetic})`);
   const started = Date.now();
-  const failures = await trace(cases, cached, python, steps, Number(values.jobs));
+  const failures = await trace(cases, cached, tracers, steps, Number(values.jobs));
 
   const scored: Scored[] = [];
   for (const c of cases) {

@@ -7,7 +7,7 @@
  * each model on one side only, then fitted on all. Prints the coefficients to put in
  * src/core/dryRun/cudnnWorkspace.ts and the out-of-fold figures.
  *
- *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--steps N] [--timm-every K] [--synthetic-every K] [--every K] [--runs all|timm|synthetic]
+ *   npm run compile-tests && node out/scripts/dryRun/fitWorkspace.js [--cache DIR] [--python PATH] [--synthetic-python PATH] [--steps N] [--timm-every K] [--synthetic-every K] [--every K] [--runs all|timm|synthetic]
  *
  * Each try replays every run (about 0.1 s a run on this machine), so --every K fits on every K-th.
  */
@@ -18,7 +18,7 @@ import { replayDryRun } from '../../src/core/dryRun/dryRunReplay';
 import { parseDryRunOutput, type DryRunTrace } from '../../src/core/dryRun/dryRunTrace';
 import { workspaceWith, type ConvolutionKind, type WorkspaceCoefficients } from '../../src/core/dryRun/convolutionWorkspace';
 import { NO_WORKSPACE } from '../../src/core/dryRun/cudnnWorkspace';
-import { errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases } from './dryRunCases';
+import { defaultTracers, errorStats, MEASURED_GPU_MIB, REPO, syntheticCases, timmCases, traceFile } from './dryRunCases';
 const GRID = [0, 0.25, 0.5, 1, 1.5, 2];
 /** What an under-estimate by more than 10% costs against a point of median error. */
 const UNDER_WEIGHT = 2;
@@ -60,13 +60,14 @@ function fit(cases: readonly Case[]): WorkspaceCoefficients {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, 'timm-every': { type: 'string', default: '6' }, 'synthetic-every': { type: 'string', default: '10' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' } } });
-  // The evaluation's sample whose traces are cached (timm and the synthetic CNNs: convolutions).
+  const { values } = parseArgs({ options: { cache: { type: 'string', default: path.join(REPO, '.cache', 'dry-run-evaluation') }, steps: { type: 'string', default: '2' }, 'timm-every': { type: 'string', default: '6' }, 'synthetic-every': { type: 'string', default: '10' }, every: { type: 'string', default: '1' }, runs: { type: 'string', default: 'all' }, python: { type: 'string' }, 'synthetic-python': { type: 'string' } } });
+  // The evaluation's sample whose traces are cached (timm and the synthetic CNNs: convolutions), by the evaluation's Pythons.
+  const tracers = defaultTracers(values.python, values['synthetic-python']);
   const cases: Case[] = [];
   const wanted = { all: ['timm', 'synthetic'], timm: ['timm'], synthetic: ['synthetic'] }[values.runs as 'all' | 'timm' | 'synthetic'] ?? ['timm', 'synthetic'];
-  const candidates = [...(wanted.includes('timm') ? timmCases(Number(values['timm-every'])) : []), ...(wanted.includes('synthetic') ? syntheticCases(Number(values['synthetic-every']), values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(path.join(values.cache, `${c.key}-steps${values.steps}.json`)));
+  const candidates = [...(wanted.includes('timm') ? timmCases(Number(values['timm-every'])) : []), ...(wanted.includes('synthetic') ? syntheticCases(Number(values['synthetic-every']), values.cache).filter((s) => s.group === 'synthetic CNN') : [])].filter((c) => existsSync(traceFile(values.cache, c, Number(values.steps), tracers)));
   for (const c of candidates.filter((_, i) => i % Number(values.every) === 0)) {
-    const file = path.join(values.cache, `${c.key}-steps${values.steps}.json`);
+    const file = traceFile(values.cache, c, Number(values.steps), tracers);
     if (!existsSync(file)) continue;
     const trace = parseDryRunOutput(readFileSync(file, 'utf8'));
     if (trace.ok) cases.push({ model: c.model, measuredMiB: c.measuredMiB, trace });

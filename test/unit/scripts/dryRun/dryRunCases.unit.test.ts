@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { syntheticCases, timmCases } from '../../../../scripts/dryRun/dryRunCases';
+import { syntheticCases, timmCases, traceFile, tracerFor } from '../../../../scripts/dryRun/dryRunCases';
 
 describe('the dry run evaluation cases (scripts/dryRun/dryRunCases.ts)', () => {
   it('marks a timm run that measured more than the same model at a larger batch, and only such runs', () => {
@@ -34,6 +34,28 @@ describe('the dry run evaluation cases (scripts/dryRun/dryRunCases.ts)', () => {
       assert.ok((JSON.parse(readFileSync(record, 'utf8')) as { layers?: string }).layers);
     } finally {
       process.chdir(cwd);
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('traces the synthetic runs with their own Python, and caches a trace under the PyTorch version that made it', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'dry-run-tracers-'));
+    try {
+      // Stand-ins that answer the version question as the two venvs do.
+      const python = (name: string, version: string) => {
+        const file = path.join(folder, name);
+        writeFileSync(file, `#!/bin/sh\necho ${version}\n`);
+        chmodSync(file, 0o755);
+        return file;
+      };
+      const tracers = { timm: python('timm-python', '1.13.0a0'), synthetic: python('torch2-python', '2.4.1+cu121') };
+      const timm = { key: 'timm-resnet50@8', group: 'timm ConvNets' };
+      const mlp = { key: 'mlp-0123456789abcdef', group: 'synthetic MLP' };
+      assert.equal(tracerFor(tracers, timm), tracers.timm);
+      assert.equal(tracerFor(tracers, mlp), tracers.synthetic);
+      assert.equal(traceFile('/cache', timm, 2, tracers), path.join('/cache', 'timm-resnet50@8-steps2-torch1.13.0a0.json'));
+      assert.equal(traceFile('/cache', mlp, 3, tracers), path.join('/cache', 'mlp-0123456789abcdef-steps3-torch2.4.1+cu121.json'));
+    } finally {
       rmSync(folder, { recursive: true, force: true });
     }
   });
