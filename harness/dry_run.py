@@ -324,6 +324,26 @@ def _autocast_dtype() -> Optional[Any]:
 
 _DEVICE_GETTER: Any = None
 
+def _note_pytorch2_foreach_step(optimizer: Any) -> None:
+    """torch 1.13 steps Adam and AdamW one parameter at a time, on a GPU as here; PyTorch 2 on a GPU
+    takes their foreach step by default, which holds the square roots of every second moment at once
+    (test_foreach_adamw_makes_a_temporary_...): the user's GPU may well run PyTorch 2, so the trace
+    says how much more that step holds, once per optimizer."""
+    import torch
+    run = _CURRENT["run"]
+    if run is None or int(torch.__version__.split(".")[0]) >= 2 or getattr(optimizer, "_dry_run_foreach_noted", False):
+        return
+    if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW):
+        return
+    optimizer._dry_run_foreach_noted = True
+    sizes = [p.numel() * p.element_size() for group in optimizer.param_groups if group.get("foreach") is None and not group.get("differentiable")
+             for p in group["params"] if isinstance(p, torch.Tensor) and p.requires_grad and run.recorder.is_gpu(p)]
+    # The loop holds the largest parameter's square root and quotient at once; the foreach step every root.
+    extra = sum(sizes) - 2 * max(sizes, default=0)
+    if extra >= 1 << 20:
+        run.notes.append(f"torch {torch.__version__} steps {type(optimizer).__name__} one parameter at a time, as it does on a GPU; PyTorch 2 on a GPU steps them all at once (foreach, its default) and holds about {extra / (1 << 20):.0f} MiB more at the optimizer step")
+
+
 #: The fused optimizers' in-place steps (PyTorch 2).
 _FUSED_OPTIMIZER_STEPS = {"_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_"}
 
@@ -1065,6 +1085,7 @@ def _patch_torch() -> None:
                 a = (in_phase(1, a[0]),) + tuple(a[1:])
             elif callable(k.get("closure")):
                 k = {**k, "closure": in_phase(1, k["closure"])}
+            _note_pytorch2_foreach_step(this)
             result = in_phase(3, step)(this, *a, **k)
             counted(this)
             return result

@@ -1065,3 +1065,25 @@ def test_a_matrix_product_of_two_dtypes_stops_as_on_a_gpu(tmp_path: Path) -> Non
             optimizer.step()
     """)
     assert under_autocast["ok"], under_autocast.get("error")
+
+
+def test_torch_1_13_says_how_much_more_pytorch_2s_foreach_adam_step_holds(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = nn.Sequential(*[nn.Linear(1024, 1024) for _ in range(4)], nn.Linear(1024, 16)).cuda()
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in torch.utils.data.DataLoader(None, batch_size=2):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    """, {"tensors": [{"shape": [1024], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []})
+    assert result["ok"], result.get("error")
+    notes = [note for note in result["notes"] if "foreach" in note]
+    if int(torch.__version__.split(".")[0]) >= 2:
+        assert notes == []  # its own trace has that step (the test above)
+        return
+    # Every parameter's square root at once, where the loop holds a square root and a quotient of the largest.
+    extra = (4 * (1024 * 1024 + 1024) + 1024 * 16 + 16) * 4 - 2 * 1024 * 1024 * 4
+    assert notes == [f"torch {torch.__version__} steps Adam one parameter at a time, as it does on a GPU; PyTorch 2 on a GPU steps them all at once (foreach, its default) and holds about {extra / (1 << 20):.0f} MiB more at the optimizer step"], result["notes"]
