@@ -1087,3 +1087,21 @@ def test_torch_1_13_says_how_much_more_pytorch_2s_foreach_adam_step_holds(tmp_pa
     # Every parameter's square root at once, where the loop holds a square root and a quotient of the largest.
     extra = (4 * (1024 * 1024 + 1024) + 1024 * 16 + 16) * 4 - 2 * 1024 * 1024 * 4
     assert notes == [f"torch {torch.__version__} steps Adam one parameter at a time, as it does on a GPU; PyTorch 2 on a GPU steps them all at once (foreach, its default) and holds about {extra / (1 << 20):.0f} MiB more at the optimizer step"], result["notes"]
+
+
+def test_a_diffusers_unet_trains_on_batches_of_the_datas_shape(tmp_path: Path) -> None:
+    # A library model the static analysis does not know: the CLI gives the data's shape (ImageFolder
+    # after CenterCrop(64)) and the script's own UNet2DModel, DDPMScheduler and AdamW run on meta.
+    pytest.importorskip("diffusers")
+    from diffusers import UNet2DModel
+    import torch
+    source = (ROOT / "test" / "fixtures" / "scripts" / "ddpm_unconditional.py").read_text()
+    result = dry_run(tmp_path, source, {"tensors": [{"shape": [3, 64, 64], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []})
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+    with torch.device("meta"):
+        unet = UNet2DModel(sample_size=64, in_channels=3, out_channels=3, layers_per_block=2, block_out_channels=(128, 128, 256, 256, 512, 512),
+                           down_block_types=("DownBlock2D",) * 4 + ("AttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "AttnUpBlock2D") + ("UpBlock2D",) * 4)
+    weights = sum(p.numel() for p in unet.parameters()) * 4
+    # Weights, gradients and AdamW's two moments at once, and the activations of 16 images on top.
+    assert live_peak(result["events"]) > 4 * weights

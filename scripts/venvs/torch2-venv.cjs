@@ -14,7 +14,7 @@ process.exitCode = makeVenv({
   name: 'torch2',
   requirements: path.join(__dirname, 'requirements-torch2.txt'),
   // A venv made from older pins is made again: the pins name the transformers it needs.
-  probe: 'import sys, torch, lightning, transformers, peft, datasets, galore_torch, lomo_optim; sys.exit(not (torch.__version__.startswith("2.4.1") and transformers.__version__ == "4.51.3" and peft.__version__ == "0.15.2"))',
+  probe: 'import sys, torch, lightning, transformers, peft, datasets, galore_torch, lomo_optim, diffusers; sys.exit(not (torch.__version__.startswith("2.4.1") and transformers.__version__ == "4.51.3" and peft.__version__ == "0.15.2"))',
   noDeps: true,
   skipped: 'the dry run\'s tests run with Debian\'s torch 1.13 only',
 });

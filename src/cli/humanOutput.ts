@@ -34,12 +34,13 @@ function row(model: ModelEstimate, comparisons: readonly { id: string }[]): stri
   ];
 }
 
-/** The readable report `gpu-estimate` prints without --json. */
-export function humanOutput(estimate: FileEstimate): string {
+/** The readable report `gpu-estimate` prints without --json; `dryRun`: the dry run's lines follow. */
+export function humanOutput(estimate: FileEstimate, options: { dryRun?: boolean } = {}): string {
   const out: string[] = [`GPU memory estimate for ${estimate.file} on ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`, ''];
   for (const warning of estimate.warnings) out.push(`warning: ${warning}`);
   if (estimate.models.length === 0) {
-    out.push('No model to estimate.');
+    // A model from a library the reading does not know (diffusers' UNet2DModel) still runs in the dry run.
+    out.push(options.dryRun ? 'No model to estimate statically.' : 'No model to estimate. `--dry-run` runs the script\'s own model and training step on the CPU (with your PyTorch) and gives a figure for models this reading does not know.');
     return out.join('\n');
   }
   const comparisons = comparisonColumns(estimate);

@@ -100,6 +100,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
           python: args.python,
           spec: dryRunSpecFor(modelFedByLoader(estimate), {
             argv: args.scriptArguments,
+            ...(estimate.dataShape ? { dataShape: estimate.dataShape } : {}),
             assume: args.assume,
             ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
             ...(estimate.project ? { root: estimate.project.root } : args.root === undefined ? {} : { root: path.resolve(args.root) }),
@@ -113,7 +114,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
       const json = estimateJson(estimate);
       const models = dryRun ? json.models.map((model) => ({ ...model, dryRun: dryRunJson(dryRun, model.memory.estimateMiB, estimate.gpu) })) : json.models;
       stdout.write(`${JSON.stringify({ ...json, models }, null, 2)}\n`);
-    } else stdout.write(`${[humanOutput(estimate), ...(dryRun ? dryRunLines(dryRun, estimate) : [])].join('\n')}\n`);
+    } else stdout.write(`${[humanOutput(estimate, { dryRun: dryRun !== undefined }), ...(dryRun ? dryRunLines(dryRun, estimate) : [])].join('\n')}\n`);
     return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();

@@ -42,7 +42,7 @@ export function dryRunCommand(extensionUri: vscode.Uri, service: EstimationServi
               script: document.uri.fsPath,
               harnessParent: extensionUri.fsPath,
               python: python.path,
-              spec: dryRunSpecFor(trained, { assume: settings.settings.assume, ...(estimate.project ? { root: estimate.project.root } : {}) }),
+              spec: dryRunSpecFor(trained, { assume: settings.settings.assume, ...(estimate.project ? { root: estimate.project.root } : {}), ...(estimate.dataShape ? { dataShape: estimate.dataShape } : {}) }),
               gpuMemoryMiB: estimate.gpu.memoryMiB,
               steps: settings.settings.dryRun.steps,
               timeoutMs: settings.settings.dryRun.timeoutSeconds * 1000,

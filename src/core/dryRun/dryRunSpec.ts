@@ -34,9 +34,13 @@ export interface DryRunSpec {
 }
 
 
-export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string; assume?: Readonly<Record<string, AssumedValue>> } = {}): DryRunSpec {
+/**
+ * `dataShape`: what the script's data gives per sample (FileEstimate's), for a script whose model
+ * says no input shape (or was not found: a library model the analysis does not know).
+ */
+export function dryRunSpecFor(model: ModelEstimate | undefined, options: { batchSize?: number; argv?: readonly string[]; root?: string; assume?: Readonly<Record<string, AssumedValue>>; dataShape?: readonly number[] } = {}): DryRunSpec {
   const tokens = takesTokens(model);
-  const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [ASSUMED_SEQUENCE_LENGTH] : [1];
+  const perSample = model?.inputShape && model.inputShape.length > 0 ? [...model.inputShape] : tokens ? [ASSUMED_SEQUENCE_LENGTH] : options.dataShape?.length ? [...options.dataShape] : [1];
   const input: DryRunTensorSpec = { shape: perSample, dtype: tokens ? 'int64' : 'float32' };
   // Language models are trained on next tokens of the same length; classifiers (a text classifier too)
   // on one label per sample.

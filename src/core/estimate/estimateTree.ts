@@ -70,7 +70,8 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
   const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model), shown));
   if (cache) cache.tables = tables;
   const warnings = unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(noteText));
-  return { file, gpu, models, warnings, ...(project && analysis.projectFiles ? { project: { root: project.source.root, files: analysis.projectFiles } } : {}) };
+  const dataShape = analysis.setup.inputShape?.value;
+  return { file, gpu, models, warnings, ...(project && analysis.projectFiles ? { project: { root: project.source.root, files: analysis.projectFiles } } : {}), ...(dataShape?.length ? { dataShape } : {}) };
 }
 
 export function gpuOf(options: EstimateOptions): FileEstimate['gpu'] {

@@ -19,6 +19,12 @@ export interface FileEstimate {
   readonly warnings: readonly string[];
   /** For a script estimated with its project: the root, and the project files the analysis read (an edit to one of them changes the estimate). */
   readonly project?: { readonly root: string; readonly files: readonly string[] };
+  /**
+   * The per-sample shape the script's data gives (`ImageFolder` after `CenterCrop(64)`: [3, 64, 64]),
+   * read from the file whether or not a model was found: the dry run's fake batches where no model
+   * says its input (a model from a library the analysis does not know).
+   */
+  readonly dataShape?: readonly number[];
 }
 
 export type Risk = 'fits' | 'tight' | 'oom';

@@ -57,6 +57,13 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     assert.match(unknown.stdout, /does not know the checkpoint 'bigcode\/starcoder'/);
   });
 
+  it("points a script whose model it cannot read (diffusers' UNet2DModel) to the dry run", () => {
+    const { code, stdout } = run('test/fixtures/scripts/ddpm_unconditional.py');
+    assert.equal(code, 0);
+    assert.match(stdout, /`diffusers` is not a file of the project/);
+    assert.match(stdout, /No model to estimate\. `--dry-run` runs the script's own model and training step on the CPU/);
+  });
+
   it('prints a readable table by default', () => {
     const { code, stdout } = run('examples/mlp_mnist.py');
     assert.equal(code, 0);

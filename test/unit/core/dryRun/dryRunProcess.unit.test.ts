@@ -6,6 +6,9 @@ import { runDryRun, type DryRunRequest } from '../../../../src/core/dryRun/dryRu
 import { dryRunSpecFor, modelFedByLoader } from '../../../../src/core/dryRun/dryRunSpec';
 import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import type { ProcessRunner } from '../../../../src/core/remote/processRunner';
+import { estimate as estimateSource, fixture } from '../../fixtures';
+
+const estimateFixture = (name: string) => estimateSource(fixture(name));
 
 const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
 const base: DryRunRequest = { script: '/project/train.py', harnessParent: REPO, python: 'python3', spec: { tensors: [], argv: [] } };
@@ -127,5 +130,16 @@ describe('dry run spec', () => {
     assert.equal(modelFedByLoader(file(model('generator', 'the tensors passed in generator(z)'), model('critic', 'CIFAR10 samples')))?.name, 'critic');
     assert.equal(modelFedByLoader(file(model('teacher', 'CIFAR10 samples', false), model('student', 'randn(...)')))?.name, 'student', 'a trained model before an untrained one');
     assert.equal(modelFedByLoader(file())?.name, undefined);
+  });
+
+  it("gives a script whose model the analysis does not know (diffusers' UNet2DModel) batches shaped like its data", async () => {
+    const estimate = await estimateFixture('ddpm_unconditional');
+    assert.equal(estimate.models.length, 0);
+    // ImageFolder's RGB images after CenterCrop(resolution), resolution = 64.
+    assert.deepEqual(estimate.dataShape, [3, 64, 64]);
+    assert.deepEqual(dryRunSpecFor(modelFedByLoader(estimate), { dataShape: estimate.dataShape }).tensors[0], { shape: [3, 64, 64], dtype: 'float32' });
+    // A model's own input shape wins over the data's (its input is what the loader feeds it).
+    const model = { inputShape: [3, 32, 32], layerTable: { rows: [{ type: 'Conv2d' }] }, assumptions: [] } as unknown as Parameters<typeof dryRunSpecFor>[0];
+    assert.deepEqual(dryRunSpecFor(model, { dataShape: [3, 64, 64] }).tensors[0]?.shape, [3, 32, 32]);
   });
 });
