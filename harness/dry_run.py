@@ -380,7 +380,7 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 tensor = args[0]
                 return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
             target = None
-            real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs)) or (name in ("rand", "randn") and _few_draws(args, kwargs))
+            real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs)) or (name in ("rand", "randn", "empty") and _few_draws(args, kwargs))
             if name == "_parse_to":
                 # Module.to(device="cuda") parses its arguments here: the device must reach the tensors' .to() as given.
                 return func(*args, **kwargs)
@@ -725,9 +725,10 @@ _FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "ara
 FEW_INDICES = 1 << 16
 
 
-#: A CPU `torch.rand`/`randn` of at most this many elements stays real: draws the script decides by
-#: (PEFT's LyCORIS layers apply their adapter when `torch.rand(1) > module_dropout`), which read back
-#: from meta would always say no.
+#: A CPU `torch.rand`/`randn`/`empty` of at most this many elements stays real: draws the script decides by
+#: (PEFT's LyCORIS layers apply their adapter when `torch.rand(1) > module_dropout`; torchvision's
+#: detection transform indexes its sizes by `torch.empty(1).uniform_(0, len(sizes))`), which read back
+#: from meta would always say no, or index out of range.
 FEW_DRAWS = 16
 
 
@@ -781,6 +782,7 @@ class _Run:
         # generator) ends once every optimizer that stepped has stepped `steps` times.
         self.optimizer_steps: Dict[int, int] = {}
         self.optimizers = 0  # made by the script
+        self.detection: Optional[str] = None  # a torchvision detection model the script moved (Module._apply)
         # The torch-function mode of this run (_make_modes), re-entered where torch leaves it (a checkpoint's rerun).
         self.device_mode: Any = None
 
@@ -880,6 +882,27 @@ def _values_read(error: BaseException) -> Optional[str]:
     where = f" in {_library_path(frame.filename)} line {frame.lineno}" if frame else ""
     return (f"the training step reads the values of a GPU tensor ({operation}{where}), which a dry run does not have: "
             "it keeps shapes, not values; the static estimate stands")
+
+
+#: torchvision's detection models (and their subclasses: MaskRCNN, KeypointRCNN are FasterRCNNs).
+_DETECTION_MODELS = {"FasterRCNN", "MaskRCNN", "KeypointRCNN", "RetinaNet", "SSD", "SSDLite", "FCOS", "GeneralizedRCNN"}
+
+
+def _detection_reason(run: "_Run", error: BaseException) -> Optional[str]:
+    """A torchvision detection model's training step picks its proposals and the boxes it learns from
+    by their scores' and overlaps' values (nms, top-k, matching), and its loader gives targets as
+    dicts of boxes and labels that fake batches are not: whatever stopped the run first (the script's
+    `t.items()` on a fake label, or torchvision's nonzero), the reason is the same, said once."""
+    if run.detection is None:
+        return None
+    values = _values_read(error)
+    frames = traceback.extract_tb(error.__traceback__)
+    in_detection = any("torchvision/models/detection/" in f.filename.replace(os.sep, "/") or "torchvision/ops/" in f.filename.replace(os.sep, "/") for f in frames)
+    if values is None and not in_detection and not isinstance(error, (AttributeError, TypeError, KeyError, IndexError)):
+        return None
+    return (f"torchvision's {run.detection} chooses the proposals and boxes it trains on by the values of its scores and "
+            "of the targets' boxes, which a dry run does not have (it keeps shapes, not values, and its fake batches "
+            "carry no boxes): the static estimate stands")
 
 
 def _library_path(filename: str) -> str:
@@ -1048,6 +1071,8 @@ def _patch_torch() -> None:
         run = _CURRENT["run"]
         if run is None:
             return original_apply(self, fn, *args, **kwargs)
+        if run.detection is None and type(self).__module__.startswith("torchvision.models.detection.") and type(self).__name__ in _DETECTION_MODELS:
+            run.detection = type(self).__name__
         # Its own tensors: each submodule's _apply (called from this one) sees to its own.
         tensors = list(self.parameters(recurse=False)) + list(self.buffers(recurse=False))
         before = [(t, run.recorder._key(t)) for t in tensors]
@@ -1648,7 +1673,7 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     except BaseException as error:  # the user's code: anything may come out of it
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
-        result["error"] = _values_read(error) or f"{type(error).__name__}: {error}{where}"
+        result["error"] = _detection_reason(state, error) or _values_read(error) or f"{type(error).__name__}: {error}{where}"
         # Standard error is the log: the whole traceback, for whoever debugs the harness.
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     finally:

@@ -1105,3 +1105,61 @@ def test_a_diffusers_unet_trains_on_batches_of_the_datas_shape(tmp_path: Path) -
     weights = sum(p.numel() for p in unet.parameters()) * 4
     # Weights, gradients and AdamW's two moments at once, and the activations of 16 images on top.
     assert live_peak(result["events"]) > 4 * weights
+
+
+def test_a_torchvision_detection_model_says_plainly_why_it_has_no_dry_run(tmp_path: Path) -> None:
+    # The tutorial's shape: a Dataset of image files and box targets, tuple(zip(*batch)) batches.
+    # Fake batches carry no boxes, and the model picks proposals by values: one plain reason,
+    # not the script's `t.items()` on a fake label.
+    pytest.importorskip("torchvision")
+    result = dry_run(tmp_path, """
+        import os
+        import torch
+        from PIL import Image
+        from torchvision.models.detection import fasterrcnn_resnet50_fpn
+        from torchvision.transforms import functional as TF
+
+        class Boxes(torch.utils.data.Dataset):
+            def __init__(self, root):
+                self.root = root
+                self.images = sorted(os.listdir(os.path.join(root, "images")))
+
+            def __getitem__(self, i):
+                image = TF.to_tensor(Image.open(os.path.join(self.root, "images", self.images[i])).convert("RGB"))
+                target = {"boxes": torch.tensor([[10.0, 20.0, 100.0, 200.0]]), "labels": torch.tensor([1])}
+                return image, target
+
+            def __len__(self):
+                return len(self.images)
+
+        model = fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=2).cuda()
+        loader = torch.utils.data.DataLoader(Boxes("data"), batch_size=2, collate_fn=lambda batch: tuple(zip(*batch)))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
+        for images, targets in loader:
+            images = [image.cuda() for image in images]
+            targets = [{k: v.cuda() for k, v in t.items()} for t in targets]
+            losses = sum(model(images, targets).values())
+            optimizer.zero_grad()
+            losses.backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [3, 480, 640], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []})
+    assert not result["ok"]
+    assert result["error"].startswith("torchvision's FasterRCNN chooses the proposals and boxes it trains on by the values"), result["error"]
+
+
+def test_a_small_empty_tensor_filled_at_random_is_real(tmp_path: Path) -> None:
+    # torchvision's detection transform picks its size as `k[int(torch.empty(1).uniform_(0, len(k)).item())]`:
+    # read back from meta as 1, a one-size list would be indexed out of range.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        sizes = (800,)
+        picked = sizes[int(torch.empty(1).uniform_(0.0, float(len(sizes))).item())]
+        assert picked == 800
+        model = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
