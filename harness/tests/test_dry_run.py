@@ -37,6 +37,15 @@ for epoch in range(5):
             print("diverged")
 """
 
+#: A linear classifier trained on the spec's batches, to end a script whose point is before it.
+LINEAR_STEPS = """
+model = nn.Linear(784, 10).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+    nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+    optimizer.step()
+"""
+
 WEIGHT_BYTES = (784 * 512 + 512 + 512 * 10 + 10) * 4
 SPEC = {"tensors": [{"shape": [784], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []}
 
@@ -808,19 +817,14 @@ def test_noise_moved_with_type_as_is_on_the_gpu_and_torchvision_datasets_have_th
 
 def test_a_script_that_made_no_process_group_has_none(tmp_path: Path) -> None:
     # Frameworks take their distributed paths when torch.distributed says it is initialized.
-    result = dry_run(tmp_path, """
+    result = dry_run(tmp_path, textwrap.dedent("""
         import torch
         import torch.distributed as dist
         import torch.nn as nn
         assert not dist.is_initialized()
         dist.init_process_group("nccl")
         assert dist.is_initialized() and dist.get_world_size() == 1
-        model = nn.Linear(784, 10).cuda()
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
-            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
-            optimizer.step()
-    """)
+    """) + LINEAR_STEPS)
     assert result["ok"], result.get("error")
 
 
@@ -1150,16 +1154,11 @@ def test_a_torchvision_detection_model_says_plainly_why_it_has_no_dry_run(tmp_pa
 def test_a_small_empty_tensor_filled_at_random_is_real(tmp_path: Path) -> None:
     # torchvision's detection transform picks its size as `k[int(torch.empty(1).uniform_(0, len(k)).item())]`:
     # read back from meta as 1, a one-size list would be indexed out of range.
-    result = dry_run(tmp_path, """
+    result = dry_run(tmp_path, textwrap.dedent("""
         import torch
         import torch.nn as nn
         sizes = (800,)
         picked = sizes[int(torch.empty(1).uniform_(0.0, float(len(sizes))).item())]
         assert picked == 800
-        model = nn.Linear(784, 10).cuda()
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
-            nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
-            optimizer.step()
-    """)
+    """) + LINEAR_STEPS)
     assert result["ok"], result.get("error")
