@@ -250,7 +250,7 @@ def _meta_kernels() -> Any:
     )
     # PyTorch 2's own meta kernels are kept (it has most of these); torch 1.13's registered ones are
     # replaced, as they were written for (and tested with) these.
-    keep_own = int(torch.__version__.split(".")[0]) >= 2
+    keep_own = _pytorch2()
     for name, kernel in kernels:
         if keep_own and torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "Meta"):
             continue
@@ -324,6 +324,12 @@ def _autocast_dtype() -> Optional[Any]:
 
 _DEVICE_GETTER: Any = None
 
+
+def _pytorch2() -> bool:
+    import torch
+    return int(torch.__version__.split(".")[0]) >= 2
+
+
 def _note_pytorch2_foreach_step(optimizer: Any) -> None:
     """torch 1.13 steps Adam and AdamW one parameter at a time, on a GPU as here; PyTorch 2 on a GPU
     takes their foreach step by default, which holds the square roots of every second moment at once
@@ -331,7 +337,7 @@ def _note_pytorch2_foreach_step(optimizer: Any) -> None:
     says how much more that step holds, once per optimizer."""
     import torch
     run = _CURRENT["run"]
-    if run is None or int(torch.__version__.split(".")[0]) >= 2 or getattr(optimizer, "_dry_run_foreach_noted", False):
+    if run is None or _pytorch2() or getattr(optimizer, "_dry_run_foreach_noted", False):
         return
     if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW):
         return

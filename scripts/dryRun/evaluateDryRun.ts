@@ -39,14 +39,14 @@ interface Scored {
 async function trace(cases: readonly Case[], cached: (c: Case) => string, tracers: Tracers, steps: number, jobs: number): Promise<string[]> {
   const failures: string[] = [];
   const toTrace = cases.filter((c) => !existsSync(cached(c)));
-  const models = [...new Set(toTrace.map((c) => c.model))];
   const chunks: Case[][] = [];
   // A process per few models (of one tracer): the libraries are imported once per process, and a crash costs little.
   for (const python of new Set(toTrace.map((c) => tracerFor(tracers, c)))) {
-    const own = models.filter((model) => toTrace.some((c) => c.model === model && tracerFor(tracers, c) === python));
-    for (let i = 0; i < own.length; i += 4) {
-      const names = new Set(own.slice(i, i + 4));
-      chunks.push(toTrace.filter((c) => names.has(c.model)));
+    const own = toTrace.filter((c) => tracerFor(tracers, c) === python);
+    const models = [...new Set(own.map((c) => c.model))];
+    for (let i = 0; i < models.length; i += 4) {
+      const names = new Set(models.slice(i, i + 4));
+      chunks.push(own.filter((c) => names.has(c.model)));
     }
   }
   console.log(`${cases.length - toTrace.length} traces cached, ${toTrace.length} to trace`);
