@@ -40,7 +40,7 @@ import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from harness import dry_run_frameworks, dry_run_hub
+from harness import dry_run_diffusers, dry_run_frameworks, dry_run_hub
 from harness.dry_run_frameworks import AfterImport, NotDryRunnable
 
 PHASES = ("setup", "forward", "backward", "optimizer")
@@ -1189,8 +1189,8 @@ def _patch_torch() -> None:
     _patch_fused_attention()
     _patch_compile()
     dry_run_frameworks.patch_distributed()
-    # Lightning, sharding, Hugging Face: patched as the script imports them.
-    sys.meta_path.insert(0, AfterImport({**dry_run_frameworks.after_import_patches(), **dry_run_hub.after_import_patches()}))
+    # Lightning, sharding, Hugging Face (transformers, datasets, diffusers): patched as the script imports them.
+    sys.meta_path.insert(0, AfterImport({**dry_run_frameworks.after_import_patches(), **dry_run_hub.after_import_patches(), **dry_run_diffusers.after_import_patches()}))
     # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the hub's patches catch.
     dry_run_hub.offline_environment()
     _patch_writes()
@@ -1573,8 +1573,13 @@ def _patch_argparse() -> None:
     original = argparse_module.ArgumentParser.parse_known_args
 
     def parse_known_args(self: Any, args: Any = None, namespace: Any = None) -> Any:
-        parsed, rest = original(self, args, namespace)
         run = _CURRENT["run"]
+        if run is not None:
+            # A required option the user assumes (`--set pretrained_model_name_or_path=...`) is given by that.
+            for action in self._actions:
+                if action.required and action.option_strings and _normal(action.dest) in run.assumed:
+                    action.required = False
+        parsed, rest = original(self, args, namespace)
         if run is not None:
             for dest in list(vars(parsed)):
                 if _normal(dest) in run.assumed:

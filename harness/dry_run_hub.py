@@ -38,9 +38,13 @@ def _spec() -> Dict[str, Any]:
     return run.spec if run is not None else {}
 
 
-def _hub_config(name: Any) -> Optional[Dict[str, Any]]:
+def hub_config(name: Any, subfolder: Any = None) -> Optional[Dict[str, Any]]:
+    """The catalog's config of a checkpoint, or of one of a pipeline's components (`repo/unet`)."""
     configs = _spec().get("hubConfigs") or {}
-    return configs.get(str(name)) if isinstance(name, (str, os.PathLike)) else None
+    if not isinstance(name, (str, os.PathLike)):
+        return None
+    key = str(name).rstrip("/")
+    return configs.get(f"{key}/{str(subfolder).strip('/')}" if subfolder else key)
 
 
 def _sequence() -> int:
@@ -73,7 +77,7 @@ def _patch_config(module: Any) -> None:
         try:
             return original(cls, name, **kwargs)
         except BaseException as error:
-            known = _hub_config(name)
+            known = hub_config(name, kwargs.get("subfolder"))
             if known is None or not _missing(error):
                 raise
             return dict(known), {k: v for k, v in kwargs.items() if k not in _HUB_ARGUMENTS}
@@ -97,13 +101,15 @@ def _patch_models(module: Any) -> None:
         except BaseException as error:
             if not _missing(error):
                 raise
-            raise _unknown_checkpoint(name) from error
+            raise unknown_checkpoint(name, kwargs.get("subfolder")) from error
 
     model_class.from_pretrained = classmethod(from_pretrained)
 
 
-def _unknown_checkpoint(name: Any) -> NotDryRunnable:
-    return NotDryRunnable(f"the dry run builds {name} from its config.json, which is not here (no network) and not in the catalog: download it once (huggingface-cli download {name} config.json) and run again")
+def unknown_checkpoint(name: Any, subfolder: Any = None) -> NotDryRunnable:
+    config = f"{str(subfolder).strip('/')}/config.json" if subfolder else "config.json"
+    what = f"{name} ({subfolder})" if subfolder else str(name)
+    return NotDryRunnable(f"the dry run builds {what} from its {config}, which is not here (no network) and not in the catalog: download it once (huggingface-cli download {name} {config}) and run again")
 
 
 def _patch_auto_models(module: Any) -> None:
@@ -115,9 +121,9 @@ def _patch_auto_models(module: Any) -> None:
         try:
             return original(cls, name, *args, **kwargs)
         except (OSError, ValueError) as error:
-            if _hub_config(name) is not None or not _missing(error) or os.path.isdir(os.fspath(name)):
+            if hub_config(name, kwargs.get("subfolder")) is not None or not _missing(error) or os.path.isdir(os.fspath(name)):
                 raise
-            raise _unknown_checkpoint(name) from error
+            raise unknown_checkpoint(name, kwargs.get("subfolder")) from error
 
     factory.from_pretrained = classmethod(from_pretrained)
 
@@ -127,7 +133,8 @@ def _from_config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
     config = kwargs.pop("config", None)
     overrides = {k: v for k, v in kwargs.items() if k not in _LOADING}
     if config is None or isinstance(config, (str, os.PathLike)):
-        config = cls.config_class.from_pretrained(name, **overrides)
+        where = {"subfolder": kwargs["subfolder"]} if kwargs.get("subfolder") else {}
+        config = cls.config_class.from_pretrained(name, **where, **overrides)
     else:
         for key, value in overrides.items():
             setattr(config, key, value)
@@ -155,6 +162,16 @@ def _from_config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
 
 # Tokenizers -----------------------------------------------------------------------------------
 
+class Encoding(dict):
+    """What a tokenizer returns (transformers' BatchEncoding): a dict whose keys read as attributes too (`.input_ids`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 class TokenizerStandIn:
     """A tokenizer for a checkpoint whose files are not here: ids of the right length, no text."""
 
@@ -162,11 +179,11 @@ class TokenizerStandIn:
     truncation_side = "right"
     model_input_names = ["input_ids", "attention_mask"]
 
-    def __init__(self, name: Any) -> None:
-        config = _hub_config(name) or {}
+    def __init__(self, name: Any, subfolder: Any = None) -> None:
+        config = hub_config(name, subfolder) or {}
         self.name_or_path = str(name)
         self.vocab_size = int(config.get("vocab_size") or 32000)
-        self.model_max_length = int(config.get("max_position_embeddings") or config.get("n_positions") or 4096)
+        self.model_max_length = int(config.get("model_max_length") or config.get("max_position_embeddings") or config.get("n_positions") or 4096)
         self.pad_token, self.eos_token, self.bos_token, self.unk_token = "<pad>", "</s>", "<s>", "<unk>"
         self.cls_token, self.sep_token, self.mask_token = "[CLS]", "[SEP]", "[MASK]"
         self.pad_token_id = config.get("pad_token_id") if isinstance(config.get("pad_token_id"), int) else 0
@@ -186,8 +203,8 @@ class TokenizerStandIn:
         mask = [[1] * length for _ in range(rows)]
         if return_tensors == "pt":
             import torch
-            return {"input_ids": torch.zeros((rows, length), dtype=torch.long), "attention_mask": torch.ones((rows, length), dtype=torch.long)}
-        return {"input_ids": ids if batched else ids[0], "attention_mask": mask if batched else mask[0]}
+            return Encoding(input_ids=torch.zeros((rows, length), dtype=torch.long), attention_mask=torch.ones((rows, length), dtype=torch.long))
+        return Encoding(input_ids=ids if batched else ids[0], attention_mask=mask if batched else mask[0])
 
     encode_plus = batch_encode_plus = __call__
 
@@ -232,7 +249,7 @@ def _tokenizer_stand_in_where_missing(owner: Any) -> None:
         except BaseException as error:
             if not _missing(error):
                 raise
-            return TokenizerStandIn(name)
+            return TokenizerStandIn(name, kwargs.get("subfolder"))
 
     owner.from_pretrained = classmethod(from_pretrained)
 
@@ -248,15 +265,42 @@ def _patch_auto_tokenizer(module: Any) -> None:
 
 # Datasets -------------------------------------------------------------------------------------
 
+#: Columns that hold images in the hub's image datasets (`image`, `img`, a `pixel_values` kept as is).
+_IMAGE_COLUMNS = ("image", "images", "img", "pixel_values", "picture", "photo")
+
+
+def _is_image_column(key: Any) -> bool:
+    return isinstance(key, str) and (key.lower() in _IMAGE_COLUMNS or key.lower().endswith("_image"))
+
+
+def _image_size() -> Any:
+    """(width, height) of the stand-in's images: the analysed image's, else 512 x 512 (the script's transforms resize it anyway)."""
+    tensors = _spec().get("tensors") or []
+    shape = tensors[0].get("shape") if tensors else None
+    return (int(shape[-1]), int(shape[-2])) if shape and len(shape) == 3 else (512, 512)
+
+
 class _AnyColumn(dict):
-    """What a `map` function reads from the stand-in: any column, as short texts."""
+    """What a `map` function or a transform reads from the stand-in: any column, as short texts, or
+    as blank RGB images where the column holds images."""
 
     def __init__(self, rows: Optional[int]) -> None:
         super().__init__()
         self.rows = rows
 
     def __missing__(self, key: Any) -> Any:
+        if _is_image_column(key):
+            from PIL import Image
+            image = Image.new("RGB", _image_size())
+            return [image] * self.rows if self.rows else image
         return ["a b c"] * self.rows if self.rows else "a b c"
+
+
+def _default_columns() -> Any:
+    """A dataset the script names, not here: an image and its caption or label where the data is images, else a text and its label."""
+    tensors = _spec().get("tensors") or []
+    shape = tensors[0].get("shape") if tensors else None
+    return ("image", "text", "label") if shape and len(shape) == 3 else ("text", "label")
 
 
 _SPLITS = ("train", "validation", "valid", "dev", "test")
@@ -265,10 +309,25 @@ _SPLITS = ("train", "validation", "valid", "dev", "test")
 class DatasetStandIn:
     """A dataset the script loads from the hub or files not here: columns by name, rows by count."""
 
-    def __init__(self, columns: Iterable[str] = ("text", "label")) -> None:
-        self.column_names = list(dict.fromkeys(columns))
+    def __init__(self, columns: Optional[Iterable[str]] = None, transform: Optional[Callable[..., Any]] = None) -> None:
+        self.column_names = list(dict.fromkeys(_default_columns() if columns is None else columns))
         self.features: Dict[str, Any] = {name: None for name in self.column_names}
         self.num_rows = DATASET_ROWS
+        #: `with_transform` / `set_transform`: applied to each batch of rows as they are read.
+        self.transform = transform
+
+    def rows(self, count: int) -> List[Any]:
+        """What a loader's collate function gets: rows the transform made (one made, repeated), or rows of any column."""
+        if self.transform is None:
+            return [_AnyColumn(None) for _ in range(count)]
+        made = self.transform(_AnyColumn(1))
+        return [{key: value[0] for key, value in made.items() if not isinstance(value, str)}] * count
+
+    def with_transform(self, transform: Optional[Callable[..., Any]] = None, *args: Any, **kwargs: Any) -> "DatasetStandIn":
+        return DatasetStandIn(self.column_names, transform)
+
+    def set_transform(self, transform: Optional[Callable[..., Any]] = None, *args: Any, **kwargs: Any) -> None:
+        self.transform = transform
 
     def __len__(self) -> int:
         return DATASET_ROWS
@@ -335,6 +394,13 @@ class DatasetDictStandIn(dict):
     def map(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
         return self._each("map", *args, **kwargs)
 
+    def with_transform(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
+        return self._each("with_transform", *args, **kwargs)
+
+    def set_transform(self, *args: Any, **kwargs: Any) -> None:
+        for value in self.values():
+            value.set_transform(*args, **kwargs)
+
     def rename_column(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
         return self._each("rename_column", *args, **kwargs)
 
@@ -390,10 +456,12 @@ def batch_from(dataset: Any, collate_fn: Any, spec: Dict[str, Any], batch_size: 
     if isinstance(dataset, DatasetDictStandIn):  # given whole: its training split
         dataset = dataset["train"]
     from_transformers = str(getattr(collate_fn, "__module__", "") or getattr(type(collate_fn), "__module__", "")).startswith("transformers.")
-    if isinstance(dataset, DatasetStandIn) and collate_fn is not None and not from_transformers:
-        # The script's own collate function (tokenizing texts): what it makes of rows is the batch.
+    if isinstance(dataset, DatasetStandIn) and (collate_fn is not None and not from_transformers or dataset.transform is not None):
+        # The script's own collate function (tokenizing texts, stacking the images its transform made):
+        # what it makes of rows is the batch.
         try:
-            made = collate_fn([_AnyColumn(None) for _ in range(batch_size)])
+            rows = dataset.rows(batch_size)
+            made = collate_fn(rows) if collate_fn is not None else torch.utils.data.default_collate(rows)
         except Exception:
             made = None
         if hasattr(made, "keys") and all(isinstance(value, torch.Tensor) for value in made.values()):

@@ -571,6 +571,34 @@ def test_assumed_values_reach_argparse_constants_dataclass_fields_and_the_enviro
     assert result["notes"] == ["assumed values: set as environment variables; replaced argparse option batch_size, constant LR, constant WIDTH, dataclass field Config.depth"]
 
 
+def test_an_assumed_value_gives_a_required_option_the_command_line_leaves_out(tmp_path: Path) -> None:
+    # diffusers' examples: `--pretrained_model_name_or_path` is required, with no default; `--set` gives it.
+    result = dry_run(tmp_path, """
+        import argparse
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--pretrained_model_name_or_path", type=str, default=None, required=True)
+        parser.add_argument("--output_dir", type=str, required=True)
+        args = parser.parse_args(["--output_dir", "out"])
+        assert args.pretrained_model_name_or_path == "someone/model", args
+        model = torch.nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """, {**SPEC, "assume": {"pretrained-model-name-or-path": "someone/model"}})
+    assert result["ok"], result.get("error")
+    assert result["notes"] == ["assumed values: set as environment variables; replaced argparse option pretrained_model_name_or_path"]
+    # Without it, argparse stops the script as it would on the command line.
+    assert not dry_run(tmp_path, """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--pretrained_model_name_or_path", required=True)
+        parser.parse_args()
+    """)["ok"]
+
+
 def test_label_smoothing_and_frozen_layers_run_on_meta(tmp_path: Path) -> None:
     # CrossEntropyLoss(label_smoothing=...) selects the targets with masked_select, which has no meta kernel in torch 1.13.
     source = MLP_SCRIPT.replace("nn.functional.cross_entropy(model(x), y)", "nn.CrossEntropyLoss(label_smoothing=0.1)(model(x), y)").replace(

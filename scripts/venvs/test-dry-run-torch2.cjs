@@ -14,6 +14,6 @@ const python = path.join(ROOT, 'build', 'venvs', 'torch2', 'bin', 'python');
 if (!existsSync(python)) {
   console.log('dry run tests with PyTorch 2: skipped (no build/venvs/torch2; node scripts/venvs/torch2-venv.cjs makes it)');
 } else {
-  const result = spawnSync(python, ['-m', 'pytest', 'harness/tests/test_dry_run.py', 'harness/tests/test_dry_run_hub.py', '-q', '-rs', '-p', 'no:cacheprovider'], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync(python, ['-m', 'pytest', 'harness/tests/test_dry_run.py', 'harness/tests/test_dry_run_hub.py', 'harness/tests/test_dry_run_diffusers.py', '-q', '-rs', '-p', 'no:cacheprovider'], { cwd: ROOT, stdio: 'inherit' });
   process.exitCode = result.status ?? 1;
 }

@@ -36,10 +36,10 @@ export const DEFAULT_DRY_RUN_STEPS = 3;
 export const DEFAULT_DRY_RUN_TIMEOUT_MS = 120_000;
 export const DEFAULT_DRY_RUN_MEMORY_MIB = 8192;
 
-/** The hub checkpoints the script names; none where it cannot be read (the harness then says what it cannot open). */
-function scriptHubConfigs(script: string): HubConfigs {
+/** The hub checkpoints the script, its arguments or the assumed values name; none where it cannot be read (the harness then says what it cannot open). */
+function scriptHubConfigs(script: string, spec: DryRunSpec): HubConfigs {
   try {
-    return hubConfigsNamedIn(readFileSync(script, 'utf8'));
+    return hubConfigsNamedIn(readFileSync(script, 'utf8'), [...spec.argv, ...Object.values(spec.assume ?? {})]);
   } catch {
     return {};
   }
@@ -50,7 +50,7 @@ export async function runDryRun(request: DryRunRequest): Promise<DryRunResult> {
   const folder = mkdtempSync(path.join(tmpdir(), 'gpu-estimator-spec-'));
   try {
     const specFile = path.join(folder, 'spec.json');
-    writeFileSync(specFile, JSON.stringify({ ...request.spec, hubConfigs: { ...scriptHubConfigs(request.script), ...request.spec.hubConfigs } }));
+    writeFileSync(specFile, JSON.stringify({ ...request.spec, hubConfigs: { ...scriptHubConfigs(request.script, request.spec), ...request.spec.hubConfigs } }));
     const args = ['-m', 'harness.dry_run', request.script, '--spec', specFile, '--steps', String(request.steps ?? DEFAULT_DRY_RUN_STEPS), '--memory-mib', String(request.memoryMiB ?? DEFAULT_DRY_RUN_MEMORY_MIB)];
     const timeoutMs = request.timeoutMs ?? DEFAULT_DRY_RUN_TIMEOUT_MS;
     let result;

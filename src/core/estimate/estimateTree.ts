@@ -70,7 +70,7 @@ export function estimateTree(file: string, source: string, tree: Tree, options: 
   const models = analysis.models.map((model) => estimateModel(model, analysis, options, tableOf(model), shown));
   if (cache) cache.tables = tables;
   const warnings = unique(analysis.notes.filter((note) => !ownedByModel(note, analysis.models)).map(noteText));
-  const dataShape = analysis.setup.inputShape?.value;
+  const dataShape = analysis.setup.inputShape?.value ?? transformedImage(analysis.setup.imageSize);
   return { file, gpu, models, warnings, ...(project && analysis.projectFiles ? { project: { root: project.source.root, files: analysis.projectFiles } } : {}), ...(dataShape?.length ? { dataShape } : {}) };
 }
 
@@ -319,4 +319,13 @@ function uniqueNotes(notes: readonly AnalysisNote[]): AnalysisNote[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * The RGB images a transform pipeline makes (`Resize(512)` then `RandomCrop(512)`: 3 x 512 x 512), where no
+ * dataset gives a shape (a hub dataset of images): the size the dry run's images take. A size only named
+ * (`--resolution`) is not taken for an image.
+ */
+function transformedImage(size: TrainingSetup['imageSize']): number[] | undefined {
+  return size && /^\w+\(\d+\)$/.test(size.origin) ? [3, size.value, size.value] : undefined;
 }

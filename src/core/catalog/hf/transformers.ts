@@ -16,6 +16,7 @@ import {
   type CatalogTable,
 } from '../catalog';
 import { assumedCheckpoint } from './assumedCheckpoint';
+import { findPipeline } from '../diffusers/pipelines';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
 import { SCHEMAS, num, type HfConfig, type ModelType } from './configs';
 import { ConfigBuilder, formatValue } from './configKit';
@@ -255,6 +256,13 @@ function resolveClass(request: TransformersRequest): Resolved | CatalogMiss {
     if (!checkpoint) {
       const assumed = assumedCheckpoint(request.checkpoint);
       if (!('declined' in assumed)) checkpoint = assumed;
+    }
+    const pipeline = checkpoint ? undefined : findPipeline(request.checkpoint);
+    if (pipeline) {
+      return miss(
+        `'${request.checkpoint}' is a Stable Diffusion pipeline (${Object.keys(pipeline.components).join(', ')}): the static reading has no estimate for training it; ` +
+          'the dry run (--dry-run, or the command "Dry-run on CPU") builds its parts from the catalog\'s configs and runs the script\'s own step',
+      );
     }
     if (!checkpoint) {
       const names = CHECKPOINTS.flatMap((c) => [c.name, ...c.aliases]);

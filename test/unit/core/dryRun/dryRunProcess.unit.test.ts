@@ -142,4 +142,12 @@ describe('dry run spec', () => {
     const model = { inputShape: [3, 32, 32], layerTable: { rows: [{ type: 'Conv2d' }] }, assumptions: [] } as unknown as Parameters<typeof dryRunSpecFor>[0];
     assert.deepEqual(dryRunSpecFor(model, { dataShape: [3, 64, 64] }).tensors[0]?.shape, [3, 32, 32]);
   });
+
+  it("gives a Stable Diffusion script's hub dataset the size of the images its transforms make", async () => {
+    const estimate = await estimateFixture('sd_text_to_image_lora');
+    assert.equal(estimate.models.length, 0);
+    // `Resize(args.resolution)`, then `CenterCrop(...) if ... else RandomCrop(args.resolution)`: --resolution 512.
+    assert.deepEqual(estimate.dataShape, [3, 512, 512]);
+    assert.ok(estimate.warnings.some((w) => /'runwayml\/stable-diffusion-v1-5' is a Stable Diffusion pipeline/.test(w)), estimate.warnings.join('\n'));
+  });
 });

@@ -15,6 +15,23 @@ describe('hub configs for the dry run (hubConfigs.ts)', () => {
     assert.equal(configs['bert-base-uncased']!.vocab_size, 30522);
   });
 
+  it("gives each component of a Stable Diffusion pipeline under `repo/subfolder`, as the script loads it (its old name too)", () => {
+    const configs = hubConfigsNamedIn('parser.add_argument("--pretrained_model_name_or_path", default="runwayml/stable-diffusion-v1-5")\n');
+    assert.deepEqual(Object.keys(configs).sort(), ['scheduler', 'text_encoder', 'tokenizer', 'unet', 'vae'].map((s) => `runwayml/stable-diffusion-v1-5/${s}`));
+    assert.deepEqual(configs['runwayml/stable-diffusion-v1-5/unet']!.block_out_channels, [320, 640, 1280, 1280]);
+    assert.equal(configs['runwayml/stable-diffusion-v1-5/text_encoder']!.model_type, 'clip_text_model');
+    assert.equal(configs['runwayml/stable-diffusion-v1-5/tokenizer']!.model_max_length, 77);
+    // SDXL: two text encoders and two tokenizers.
+    assert.ok('stabilityai/stable-diffusion-xl-base-1.0/text_encoder_2' in hubConfigsNamedIn('"stabilityai/stable-diffusion-xl-base-1.0"'));
+  });
+
+  it("takes the ids the script's command line and the assumed values give, not only the quoted ones", () => {
+    const configs = hubConfigsNamedIn('parser.add_argument("--pretrained_model_name_or_path", required=True)', ['--pretrained_model_name_or_path', 'stabilityai/stable-diffusion-2-1', '--resolution', 768, 'bert-base-uncased']);
+    assert.ok('stabilityai/stable-diffusion-2-1/unet' in configs);
+    assert.equal(configs['bert-base-uncased']!.model_type, 'bert');
+    assert.equal(Object.keys(configs).filter((k) => k.includes('resolution')).length, 0);
+  });
+
   it('gives nothing for a script that names no checkpoint the catalog knows', () => {
     assert.deepEqual(hubConfigsNamedIn('model = MyNet()\nname = "someone/private-model"\n'), {});
   });
