@@ -40,7 +40,7 @@ import traceback
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from harness import dry_run_diffusers, dry_run_frameworks, dry_run_hub
+from harness import dry_run_datasets, dry_run_diffusers, dry_run_frameworks, dry_run_hub
 from harness.dry_run_frameworks import AfterImport, NotDryRunnable
 
 PHASES = ("setup", "forward", "backward", "optimizer")
@@ -852,7 +852,7 @@ class FakeBatches:
             if self.sample is not None:
                 yield self._collated() if self.collate_fn is not None else _stacked(self.sample, self.batch_size)
                 continue
-            hub_batch = dry_run_hub.batch_from(self.dataset, self.collate_fn, run.spec, self.batch_size, make_batch)
+            hub_batch = dry_run_datasets.batch_from(self.dataset, self.collate_fn, run.spec, self.batch_size, make_batch)
             if hub_batch is not None:
                 yield hub_batch
                 continue
@@ -1190,7 +1190,7 @@ def _patch_torch() -> None:
     _patch_compile()
     dry_run_frameworks.patch_distributed()
     # Lightning, sharding, Hugging Face (transformers, datasets, diffusers): patched as the script imports them.
-    sys.meta_path.insert(0, AfterImport({**dry_run_frameworks.after_import_patches(), **dry_run_hub.after_import_patches(), **dry_run_diffusers.after_import_patches()}))
+    sys.meta_path.insert(0, AfterImport({**dry_run_frameworks.after_import_patches(), **dry_run_hub.after_import_patches(), **dry_run_datasets.after_import_patches(), **dry_run_diffusers.after_import_patches()}))
     # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the hub's patches catch.
     dry_run_hub.offline_environment()
     _patch_writes()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict
 
-from harness.dry_run_hub import _missing, hub_config, unknown_checkpoint
+from harness.dry_run_hub import is_missing, hub_config, unknown_checkpoint
 
 #: What from_pretrained takes to find the files; load_config takes the same.
 _FINDING = ("subfolder", "cache_dir", "revision", "token", "local_files_only", "variant")
@@ -24,7 +24,7 @@ def _config(cls: Any, name: Any, kwargs: Dict[str, Any]) -> Any:
     try:
         return cls.load_config(name, **{key: kwargs[key] for key in _FINDING if kwargs.get(key) is not None})
     except BaseException as error:
-        if not _missing(error):
+        if not is_missing(error):
             raise
     return hub_config(name, kwargs.get("subfolder"))
 
@@ -57,7 +57,7 @@ def _patch_schedulers(module: Any) -> None:
         try:
             return original(cls, name, *args, **kwargs)
         except BaseException as error:
-            if not _missing(error):
+            if not is_missing(error):
                 raise
         config = hub_config(name, kwargs.get("subfolder")) or {}
         return cls.from_config({key: value for key, value in config.items() if not key.startswith("_")})

@@ -5,12 +5,10 @@
   never reads weights: they change values, not memory. A checkpoint with neither stops with its
   name. Loading in 4 or 8 bits (bitsandbytes) stops with why: its kernels need a GPU.
 - Tokenizers: a stand-in with the checkpoint's vocabulary size, giving ids of the length asked
-  (`max_length`) or of the analysed sequence.
-- Datasets: `load_dataset` of data that is not here gives a stand-in that follows `map`,
-  `rename_column`, `remove_columns`, splits and formats by column names; the loaders over it give
-  dict batches (`input_ids`, `attention_mask`, `labels`) of the analysed shape.
+  (`max_length`) or of the analysed sequence; image processors, pixel values of the model's size.
+- Datasets: harness/dry_run_datasets.py; diffusers' models and schedulers: harness/dry_run_diffusers.py.
 
-The harness (harness/dry_run.py) installs these as the script imports transformers and datasets.
+The harness (harness/dry_run.py) installs these as the script imports transformers.
 """
 from __future__ import annotations
 
@@ -22,8 +20,6 @@ from harness.dry_run_frameworks import NotDryRunnable
 
 #: What the stand-in tokenizer gives where the script asks for no length.
 DEFAULT_TOKENS = 128
-#: Rows of a dataset stand-in: what `len()` says (the loaders end the run after their steps anyway).
-DATASET_ROWS = 10000
 
 
 def offline_environment() -> None:
@@ -32,7 +28,7 @@ def offline_environment() -> None:
         os.environ[name] = "1"
 
 
-def _spec() -> Dict[str, Any]:
+def current_spec() -> Dict[str, Any]:
     """The spec of the run in progress (harness/dry_run.py sets dry_run_frameworks.current_run)."""
     run = dry_run_frameworks.current_run()
     return run.spec if run is not None else {}
@@ -40,20 +36,28 @@ def _spec() -> Dict[str, Any]:
 
 def hub_config(name: Any, subfolder: Any = None) -> Optional[Dict[str, Any]]:
     """The catalog's config of a checkpoint, or of one of a pipeline's components (`repo/unet`)."""
-    configs = _spec().get("hubConfigs") or {}
+    configs = current_spec().get("hubConfigs") or {}
     if not isinstance(name, (str, os.PathLike)):
         return None
     key = str(name).rstrip("/")
     return configs.get(f"{key}/{str(subfolder).strip('/')}" if subfolder else key)
 
 
-def _sequence() -> int:
-    tensors = _spec().get("tensors") or []
+def sequence_length() -> int:
+    tensors = current_spec().get("tensors") or []
     shape = tensors[0].get("shape") if tensors else None
     return int(shape[-1]) if shape else DEFAULT_TOKENS
 
 
-def _missing(error: BaseException) -> bool:
+def image_size() -> Any:
+    """(width, height) of the stand-in's images: the analysed image's, else 512 x 512 (the script's transforms resize it anyway)."""
+    tensors = current_spec().get("tensors") or []
+    shape = tensors[0].get("shape") if tensors else None
+    return (int(shape[-1]), int(shape[-2])) if shape and len(shape) == 3 else (512, 512)
+
+
+
+def is_missing(error: BaseException) -> bool:
     """An error from_pretrained / load_dataset raise when the files are neither here nor cached."""
     return isinstance(error, (OSError, ValueError, ConnectionError)) or type(error).__name__ in ("LocalEntryNotFoundError", "HFValidationError", "DatasetNotFoundError", "OfflineModeIsEnabled")
 
@@ -78,7 +82,7 @@ def _patch_config(module: Any) -> None:
             return original(cls, name, **kwargs)
         except BaseException as error:
             known = hub_config(name, kwargs.get("subfolder"))
-            if known is None or not _missing(error):
+            if known is None or not is_missing(error):
                 raise
             return dict(known), {k: v for k, v in kwargs.items() if k not in _HUB_ARGUMENTS}
 
@@ -99,7 +103,7 @@ def _patch_models(module: Any) -> None:
         except NotDryRunnable:
             raise
         except BaseException as error:
-            if not _missing(error):
+            if not is_missing(error):
                 raise
             raise unknown_checkpoint(name, kwargs.get("subfolder")) from error
 
@@ -121,7 +125,7 @@ def _patch_auto_models(module: Any) -> None:
         try:
             return original(cls, name, *args, **kwargs)
         except (OSError, ValueError) as error:
-            if hub_config(name, kwargs.get("subfolder")) is not None or not _missing(error) or os.path.isdir(os.fspath(name)):
+            if hub_config(name, kwargs.get("subfolder")) is not None or not is_missing(error) or os.path.isdir(os.fspath(name)):
                 raise
             raise unknown_checkpoint(name, kwargs.get("subfolder")) from error
 
@@ -196,7 +200,7 @@ class TokenizerStandIn:
         return self.vocab_size
 
     def __call__(self, text: Any = None, text_pair: Any = None, max_length: Optional[int] = None, return_tensors: Optional[str] = None, **kwargs: Any) -> Dict[str, Any]:
-        length = int(max_length) if max_length else _sequence()
+        length = int(max_length) if max_length else sequence_length()
         batched = isinstance(text, (list, tuple))
         rows = len(text) if batched else 1
         ids = [[0] * length for _ in range(rows)]
@@ -209,7 +213,7 @@ class TokenizerStandIn:
     encode_plus = batch_encode_plus = __call__
 
     def encode(self, text: Any, *args: Any, **kwargs: Any) -> List[int]:
-        return [0] * int(kwargs.get("max_length") or _sequence())
+        return [0] * int(kwargs.get("max_length") or sequence_length())
 
     def decode(self, *args: Any, **kwargs: Any) -> str:
         return ""
@@ -247,7 +251,7 @@ def _tokenizer_stand_in_where_missing(owner: Any) -> None:
         try:
             return original(cls, name, *args, **kwargs)
         except BaseException as error:
-            if not _missing(error):
+            if not is_missing(error):
                 raise
             return TokenizerStandIn(name, kwargs.get("subfolder"))
 
@@ -263,224 +267,51 @@ def _patch_auto_tokenizer(module: Any) -> None:
     _tokenizer_stand_in_where_missing(module.AutoTokenizer)
 
 
-# Datasets -------------------------------------------------------------------------------------
+class ImageProcessorStandIn:
+    """An image processor for a checkpoint whose files are not here: pixel values of the model's image size."""
 
-#: Columns that hold images in the hub's image datasets (`image`, `img`, a `pixel_values` kept as is).
-_IMAGE_COLUMNS = ("image", "images", "img", "pixel_values", "picture", "photo")
+    def __init__(self, name: Any, subfolder: Any = None) -> None:
+        config = hub_config(name, subfolder) or {}
+        side = config.get("image_size")
+        side = int(side) if isinstance(side, int) else int(image_size()[0])
+        self.size = {"height": side, "width": side}
+        self.crop_size = dict(self.size)
+        self.image_mean, self.image_std = [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]
+        self.do_resize = self.do_normalize = self.do_rescale = True
+        self.rescale_factor = 1 / 255
 
+    def __call__(self, images: Any = None, return_tensors: Optional[str] = None, **kwargs: Any) -> Any:
+        import torch
+        count = len(images) if isinstance(images, (list, tuple)) else 1
+        return Encoding(pixel_values=torch.zeros((count, 3, self.size["height"], self.size["width"])))
 
-def _is_image_column(key: Any) -> bool:
-    return isinstance(key, str) and (key.lower() in _IMAGE_COLUMNS or key.lower().endswith("_image"))
+    preprocess = __call__
 
-
-def _image_size() -> Any:
-    """(width, height) of the stand-in's images: the analysed image's, else 512 x 512 (the script's transforms resize it anyway)."""
-    tensors = _spec().get("tensors") or []
-    shape = tensors[0].get("shape") if tensors else None
-    return (int(shape[-1]), int(shape[-2])) if shape and len(shape) == 3 else (512, 512)
-
-
-class _AnyColumn(dict):
-    """What a `map` function or a transform reads from the stand-in: any column, as short texts, or
-    as blank RGB images where the column holds images."""
-
-    def __init__(self, rows: Optional[int]) -> None:
-        super().__init__()
-        self.rows = rows
-
-    def __missing__(self, key: Any) -> Any:
-        if _is_image_column(key):
-            from PIL import Image
-            image = Image.new("RGB", _image_size())
-            return [image] * self.rows if self.rows else image
-        return ["a b c"] * self.rows if self.rows else "a b c"
-
-
-def _default_columns() -> Any:
-    """A dataset the script names, not here: an image and its caption or label where the data is images, else a text and its label."""
-    tensors = _spec().get("tensors") or []
-    shape = tensors[0].get("shape") if tensors else None
-    return ("image", "text", "label") if shape and len(shape) == 3 else ("text", "label")
-
-
-_SPLITS = ("train", "validation", "valid", "dev", "test")
-
-
-class DatasetStandIn:
-    """A dataset the script loads from the hub or files not here: columns by name, rows by count."""
-
-    def __init__(self, columns: Optional[Iterable[str]] = None, transform: Optional[Callable[..., Any]] = None) -> None:
-        self.column_names = list(dict.fromkeys(_default_columns() if columns is None else columns))
-        self.features: Dict[str, Any] = {name: None for name in self.column_names}
-        self.num_rows = DATASET_ROWS
-        #: `with_transform` / `set_transform`: applied to each batch of rows as they are read.
-        self.transform = transform
-
-    def rows(self, count: int) -> List[Any]:
-        """What a loader's collate function gets: rows the transform made (one made, repeated), or rows of any column."""
-        if self.transform is None:
-            return [_AnyColumn(None) for _ in range(count)]
-        made = self.transform(_AnyColumn(1))
-        return [{key: value[0] for key, value in made.items() if not isinstance(value, str)}] * count
-
-    def with_transform(self, transform: Optional[Callable[..., Any]] = None, *args: Any, **kwargs: Any) -> "DatasetStandIn":
-        return DatasetStandIn(self.column_names, transform)
-
-    def set_transform(self, transform: Optional[Callable[..., Any]] = None, *args: Any, **kwargs: Any) -> None:
-        self.transform = transform
-
-    def __len__(self) -> int:
-        return DATASET_ROWS
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __getitem__(self, key: Any) -> Any:
-        if key in _SPLITS:
-            return self  # a saved dataset may be one split or several: either reads as this
-        if isinstance(key, str):
-            return ["a b c"] * 8  # a column
-        raise IndexError("the dry run reads no data")
-
-    def with_columns(self, columns: Iterable[str]) -> "DatasetStandIn":
-        return DatasetStandIn(columns)
-
-    def map(self, function: Optional[Callable[..., Any]] = None, batched: bool = False, remove_columns: Any = None, **kwargs: Any) -> "DatasetStandIn":
-        columns = list(self.column_names)
-        if function is not None:
-            try:
-                out = function(_AnyColumn(2 if batched else None), *([0] if kwargs.get("with_indices") else []))
-                if hasattr(out, "keys"):
-                    columns += [str(k) for k in out.keys()]
-            except Exception:  # the script's function on texts it did not expect: its columns are unknown
-                columns += ["input_ids", "attention_mask"]
-        removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or [])
-        return DatasetStandIn(c for c in columns if c not in removed)
-
-    def rename_column(self, old: str, new: str) -> "DatasetStandIn":
-        return DatasetStandIn(new if c == old else c for c in self.column_names)
-
-    def rename_columns(self, mapping: Dict[str, str]) -> "DatasetStandIn":
-        return DatasetStandIn(mapping.get(c, c) for c in self.column_names)
-
-    def remove_columns(self, columns: Any) -> "DatasetStandIn":
-        removed = [columns] if isinstance(columns, str) else list(columns)
-        return DatasetStandIn(c for c in self.column_names if c not in removed)
-
-    def select_columns(self, columns: Any) -> "DatasetStandIn":
-        return DatasetStandIn([columns] if isinstance(columns, str) else columns)
-
-    def train_test_split(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return DatasetDictStandIn({"train": self, "test": self})
-
-    def set_format(self, *args: Any, **kwargs: Any) -> None:
+    def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def same(self, *args: Any, **kwargs: Any) -> "DatasetStandIn":
-        return self
 
-    filter = shuffle = select = sort = flatten = with_format = cast = cast_column = take = skip = flatten_indices = class_encode_column = same
+def _image_processor_stand_in_where_missing(owner: Any) -> None:
+    """`owner.from_pretrained`: a stand-in where the image processor's files are not here."""
+    original = owner.from_pretrained.__func__
 
-
-class DatasetDictStandIn(dict):
-    """`load_dataset(...)` without a split: each split the script asks for is a stand-in."""
-
-    def __missing__(self, key: Any) -> DatasetStandIn:
-        return DatasetStandIn()
-
-    def _each(self, method: str, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return DatasetDictStandIn({key: getattr(value, method)(*args, **kwargs) for key, value in self.items()})
-
-    def map(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("map", *args, **kwargs)
-
-    def with_transform(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("with_transform", *args, **kwargs)
-
-    def set_transform(self, *args: Any, **kwargs: Any) -> None:
-        for value in self.values():
-            value.set_transform(*args, **kwargs)
-
-    def rename_column(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("rename_column", *args, **kwargs)
-
-    def rename_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("rename_columns", *args, **kwargs)
-
-    def remove_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("remove_columns", *args, **kwargs)
-
-    def select_columns(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self._each("select_columns", *args, **kwargs)
-
-    def filter(self, *args: Any, **kwargs: Any) -> "DatasetDictStandIn":
-        return self
-
-    shuffle = with_format = cast = cast_column = flatten = class_encode_column = filter
-
-    def set_format(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    @property
-    def column_names(self) -> Dict[str, List[str]]:
-        return {key: value.column_names for key, value in self.items()}
-
-
-def _patch_load_dataset(module: Any) -> None:
-    original = module.load_dataset
-
-    def load_dataset(path: Any = None, *args: Any, split: Any = None, **kwargs: Any) -> Any:
+    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return original(path, *args, split=split, **kwargs)
+            return original(cls, name, *args, **kwargs)
         except BaseException as error:
-            if not _missing(error) and type(error).__name__ not in ("FileNotFoundError", "DatasetGenerationError", "EmptyDatasetError"):
+            if not is_missing(error):
                 raise
-        return DatasetStandIn() if split is not None else DatasetDictStandIn({"train": DatasetStandIn(), "validation": DatasetStandIn(), "test": DatasetStandIn()})
+            return ImageProcessorStandIn(name, kwargs.get("subfolder"))
 
-    module.load_dataset = load_dataset
-    original_from_disk = getattr(module, "load_from_disk", None)
-
-    def load_from_disk(path: Any, *args: Any, **kwargs: Any) -> Any:
-        # A dataset the script saved with save_to_disk (tokenized beforehand): its splits are not known here.
-        if original_from_disk is not None and os.path.exists(os.fspath(path)):
-            return original_from_disk(path, *args, **kwargs)
-        return DatasetStandIn(("input_ids", "attention_mask", "labels"))
-
-    module.load_from_disk = load_from_disk
+    owner.from_pretrained = classmethod(from_pretrained)
 
 
-def batch_from(dataset: Any, collate_fn: Any, spec: Dict[str, Any], batch_size: int, make_batch: Callable[[Dict[str, Any], int], Any]) -> Any:
-    """A dict batch for a loader over a dataset stand-in, or whose collate function is one of
-    transformers' (its batches are dicts): the spec's tensors under the names models take."""
-    import torch
-    if isinstance(dataset, DatasetDictStandIn):  # given whole: its training split
-        dataset = dataset["train"]
-    from_transformers = str(getattr(collate_fn, "__module__", "") or getattr(type(collate_fn), "__module__", "")).startswith("transformers.")
-    if isinstance(dataset, DatasetStandIn) and (collate_fn is not None and not from_transformers or dataset.transform is not None):
-        # The script's own collate function (tokenizing texts, stacking the images its transform made):
-        # what it makes of rows is the batch.
-        try:
-            rows = dataset.rows(batch_size)
-            made = collate_fn(rows) if collate_fn is not None else torch.utils.data.default_collate(rows)
-        except Exception:
-            made = None
-        if hasattr(made, "keys") and all(isinstance(value, torch.Tensor) for value in made.values()):
-            return dict(made)
-    if not isinstance(dataset, DatasetStandIn):
-        if not from_transformers:
-            return None
-        dataset = DatasetStandIn(("input_ids", "attention_mask", "labels"))
-    tensors = spec.get("tensors") or []
-    ids, labels = make_batch({**spec, "tensors": tensors[:2] if len(tensors) > 1 else tensors, "kind": None}, batch_size) if len(tensors) > 1 else (make_batch(spec, batch_size), None)
-    if ids.dtype.is_floating_point:  # no token model found: ids of the analysed length all the same
-        ids = torch.zeros((batch_size, _sequence()), dtype=torch.long)
-    batch: Dict[str, Any] = {"input_ids": ids.long(), "attention_mask": torch.ones(ids.shape, dtype=torch.long)}
-    columns = set(dataset.column_names)
-    if "token_type_ids" in columns:
-        batch["token_type_ids"] = torch.zeros(ids.shape, dtype=torch.long)
-    if labels is not None:
-        batch["labels"] = labels
-    return batch
+def _patch_image_processors(module: Any) -> None:
+    _image_processor_stand_in_where_missing(module.ImageProcessingMixin)
+
+
+def _patch_auto_image_processor(module: Any) -> None:
+    _image_processor_stand_in_where_missing(module.AutoImageProcessor)
 
 
 def _patch_quantization_config(module: Any) -> None:
@@ -588,7 +419,8 @@ def after_import_patches() -> Dict[str, Callable[[Any], None]]:
         "transformers.utils.quantization_config": _patch_quantization_config,
         "transformers.tokenization_utils_base": _patch_tokenizers,
         "transformers.models.auto.tokenization_auto": _patch_auto_tokenizer,
-        "datasets.load": _patch_load_dataset,
+        "transformers.image_processing_base": _patch_image_processors,
+        "transformers.models.auto.image_processing_auto": _patch_auto_image_processor,
         "transformers.trainer": _patch_trainer_optimizers,
         "bitsandbytes.optim": _patch_bitsandbytes_optimizers,
     }
