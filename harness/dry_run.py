@@ -928,7 +928,7 @@ def _to_gpu(batch: Any) -> Any:
 
 def _first_sample(dataset: Any) -> Any:
     import torch
-    if dataset is None or isinstance(dataset, FakeDataset):
+    if dataset is None or (isinstance(dataset, FakeDataset) and not isinstance(dataset, FakeSegmentationDataset)):
         return None
     try:
         sample = dataset[0]
@@ -1427,6 +1427,36 @@ class FakeDataset:
         raise IndexError("the dry run reads no data")
 
 
+#: torchvision's semantic segmentation datasets: each sample an image and a mask of its size.
+_SEGMENTATION_DATASETS = ("VOCSegmentation", "Cityscapes", "SBDataset")
+
+
+class FakeSegmentationDataset(FakeDataset):
+    """A segmentation dataset that reads nothing: each sample a blank image and a blank mask put
+    through the script's own transforms, so the loader's batches have the shapes and dtypes its
+    pipeline makes (a mask after `PILToTensor` is 1 x H x W, uint8)."""
+
+    signature: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        try:
+            given = self.signature.bind_partial(*args, **kwargs).arguments if self.signature is not None else kwargs
+        except TypeError:
+            given = kwargs
+        self.transform, self.target_transform, self.transforms = given.get("transform"), given.get("target_transform"), given.get("transforms")
+
+    def __getitem__(self, index: int) -> Any:
+        from PIL import Image
+        tensors = _current().spec.get("tensors") or []
+        shape = tensors[0].get("shape") if tensors else None
+        size = (int(shape[-1]), int(shape[-2])) if shape and len(shape) == 3 else (512, 512)
+        image, mask = Image.new("RGB", size), Image.new("L", size)
+        if self.transforms is not None:
+            return self.transforms(image, mask)
+        return (self.transform(image) if self.transform else image, self.target_transform(mask) if self.target_transform else mask)
+
+
 def _patch_writes() -> None:
     """A write outside the run's folder goes to a file of the same name inside it, so a script that
     logs or saves before training still runs; the audit hook refuses what this does not catch."""
@@ -1490,6 +1520,7 @@ def _patch_user_datasets() -> None:
                 self._dry_run_unread = True
 
         guarded._dry_run = True  # type: ignore[attr-defined]
+        guarded.__wrapped__ = init  # type: ignore[attr-defined]  # its signature, for inspect
         cls.__init__ = guarded
         length, item = cls.__dict__.get("__len__"), cls.__dict__.get("__getitem__")
         if length is not None:
@@ -1510,10 +1541,21 @@ def _patch_datasets() -> None:
         import torchvision.datasets as tv_datasets
         for name in dir(tv_datasets):
             value = getattr(tv_datasets, name)
-            if isinstance(value, type) and name[:1].isupper():
-                setattr(tv_datasets, name, type(name, (FakeDataset,), {"sizes": _DATASET_SIZES.get(name, FakeDataset.sizes)}))
+            if isinstance(value, type) and name[:1].isupper() and not issubclass(value, FakeDataset):  # once per process
+                fake = FakeSegmentationDataset if name in _SEGMENTATION_DATASETS else FakeDataset
+                setattr(tv_datasets, name, type(name, (fake,), {"sizes": _DATASET_SIZES.get(name, FakeDataset.sizes), **({"signature": _init_signature(value)} if fake is FakeSegmentationDataset else {})}))
     except Exception:
         pass
+
+
+def _init_signature(cls: type) -> Any:
+    """The constructor's parameters after `self`, to read transforms given by position."""
+    import inspect
+    try:
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        return inspect.Signature(parameters)
+    except (TypeError, ValueError):
+        return None
 
 
 def _normal(name: str) -> str:

@@ -599,6 +599,42 @@ def test_an_assumed_value_gives_a_required_option_the_command_line_leaves_out(tm
     """)["ok"]
 
 
+SEGMENTATION_SCRIPT = """
+import torch
+import torch.nn as nn
+from torchvision import transforms
+from torchvision.datasets import VOCSegmentation
+
+DATASET
+loader = torch.utils.data.DataLoader(train_set, batch_size=4, shuffle=True, num_workers=4)
+model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 21, 1)).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for images, targets in loader:
+    assert images.shape == (4, 3, 96, 96), images.shape
+    assert targets.shape == (4, 1, 96, 96) and targets.dtype == torch.uint8, (targets.shape, targets.dtype)
+    loss = nn.functional.cross_entropy(model(images.cuda()), targets.squeeze(1).long().cuda(), ignore_index=255)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_segmentation_dataset_gives_masks_through_the_scripts_own_transforms(tmp_path: Path) -> None:
+    # VOCSegmentation reads nothing; a blank image and mask go through the script's transforms, so the
+    # targets are masks of the image's size (1 x H x W after PILToTensor), not class indices.
+    image = "transforms.Compose([transforms.Resize((96, 96)), transforms.ToTensor()])"
+    mask = "transforms.Compose([transforms.Resize((96, 96), interpolation=transforms.InterpolationMode.NEAREST), transforms.PILToTensor()])"
+    by_position = f'train_set = VOCSegmentation("data", "2012", "train", True, {image}, {mask})'
+    result = dry_run(tmp_path, SEGMENTATION_SCRIPT.replace("DATASET", by_position))
+    assert result["ok"], result.get("error")
+    # A transform of image and mask together (torchvision's references: `transforms=`).
+    joint = f"""
+image_tf, mask_tf = {image}, {mask}
+train_set = VOCSegmentation(root="data", image_set="train", transforms=lambda im, m: (image_tf(im), mask_tf(m)))
+"""
+    result = dry_run(tmp_path, SEGMENTATION_SCRIPT.replace("DATASET", joint))
+    assert result["ok"], result.get("error")
+
+
 def test_label_smoothing_and_frozen_layers_run_on_meta(tmp_path: Path) -> None:
     # CrossEntropyLoss(label_smoothing=...) selects the targets with masked_select, which has no meta kernel in torch 1.13.
     source = MLP_SCRIPT.replace("nn.functional.cross_entropy(model(x), y)", "nn.CrossEntropyLoss(label_smoothing=0.1)(model(x), y)").replace(
