@@ -243,8 +243,8 @@ class TokenizerStandIn:
         return {}
 
 
-def _tokenizer_stand_in_where_missing(owner: Any) -> None:
-    """`owner.from_pretrained`: a stand-in where the tokenizer's files are not here."""
+def _stand_in_where_missing(owner: Any, stand_in: Callable[[Any, Any], Any]) -> None:
+    """`owner.from_pretrained`: `stand_in(name, subfolder)` where the files are not here (a tokenizer, an image processor)."""
     original = owner.from_pretrained.__func__
 
     def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
@@ -253,18 +253,18 @@ def _tokenizer_stand_in_where_missing(owner: Any) -> None:
         except BaseException as error:
             if not is_missing(error):
                 raise
-            return TokenizerStandIn(name, kwargs.get("subfolder"))
+            return stand_in(name, kwargs.get("subfolder"))
 
     owner.from_pretrained = classmethod(from_pretrained)
 
 
 def _patch_tokenizers(module: Any) -> None:
     """Every tokenizer class's `from_pretrained` (they inherit PreTrainedTokenizerBase's)."""
-    _tokenizer_stand_in_where_missing(module.PreTrainedTokenizerBase)
+    _stand_in_where_missing(module.PreTrainedTokenizerBase, TokenizerStandIn)
 
 
 def _patch_auto_tokenizer(module: Any) -> None:
-    _tokenizer_stand_in_where_missing(module.AutoTokenizer)
+    _stand_in_where_missing(module.AutoTokenizer, TokenizerStandIn)
 
 
 class ImageProcessorStandIn:
@@ -291,27 +291,12 @@ class ImageProcessorStandIn:
         return None
 
 
-def _image_processor_stand_in_where_missing(owner: Any) -> None:
-    """`owner.from_pretrained`: a stand-in where the image processor's files are not here."""
-    original = owner.from_pretrained.__func__
-
-    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(cls, name, *args, **kwargs)
-        except BaseException as error:
-            if not is_missing(error):
-                raise
-            return ImageProcessorStandIn(name, kwargs.get("subfolder"))
-
-    owner.from_pretrained = classmethod(from_pretrained)
-
-
 def _patch_image_processors(module: Any) -> None:
-    _image_processor_stand_in_where_missing(module.ImageProcessingMixin)
+    _stand_in_where_missing(module.ImageProcessingMixin, ImageProcessorStandIn)
 
 
 def _patch_auto_image_processor(module: Any) -> None:
-    _image_processor_stand_in_where_missing(module.AutoImageProcessor)
+    _stand_in_where_missing(module.AutoImageProcessor, ImageProcessorStandIn)
 
 
 def _patch_quantization_config(module: Any) -> None:
