@@ -36,6 +36,26 @@ def test_a_trainer_fine_tuning_a_hub_checkpoint_on_a_hub_dataset_runs_offline(tm
     assert not (tmp_path / "out").exists()
 
 
+def test_a_plain_loop_reads_the_labels_under_the_datasets_own_column_name(tmp_path: Path) -> None:
+    # imdb's and glue's column is `label`: a loader over the dataset gives it under that name.
+    result = dry_run(tmp_path, """
+        import torch
+        from datasets import load_dataset
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        data = load_dataset("imdb")["train"].map(lambda b: tokenizer(b["text"], truncation=True, padding="max_length", max_length=128), batched=True)
+        data.set_format("torch", columns=["input_ids", "attention_mask", "label"])
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2).cuda()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        for batch in torch.utils.data.DataLoader(data, batch_size=8):
+            model(input_ids=batch["input_ids"].cuda(), attention_mask=batch["attention_mask"].cuda(), labels=batch["label"].cuda()).loss.backward()
+            optimizer.step()
+    """, TOKENS)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+
+
 VIT = {"model_type": "vit", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "image_size": 224, "patch_size": 16, "num_channels": 3}
 
 
