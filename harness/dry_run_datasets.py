@@ -258,8 +258,9 @@ def batch_from(dataset: Any, collate_fn: Any, spec: Dict[str, Any], batch_size: 
     if "token_type_ids" in columns:
         batch["token_type_ids"] = torch.zeros(ids.shape, dtype=torch.long)
     if labels is not None:
-        # Under the dataset's own name for them (imdb's and glue's `label`), as its loader gives them.
-        batch[next((name for name in ("labels", "label") if name in columns), "labels")] = labels
+        # transformers' collators give `labels` (they rename a `label` column); the default collate keeps
+        # the dataset's own name (imdb's and glue's `label`).
+        batch["labels" if from_transformers else next((name for name in ("labels", "label") if name in columns), "labels")] = labels
     return batch
 
 
