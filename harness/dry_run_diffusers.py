@@ -6,14 +6,18 @@
   memory. A model with neither stops with the file to download.
 - Noise schedulers: from their config where it is known, else from the class's defaults (a schedule
   holds a few thousand numbers; it changes no memory on the GPU).
+- Whole pipelines (`StableDiffusionPipeline.from_pretrained(repo, torch_dtype=...)`, whose `.unet`
+  a script then trains): each component built as above from the catalog's model_index (the spec's
+  `repo/model_index.json`), the safety checker and image encoder left out.
 
 The harness (harness/dry_run.py) installs these as the script imports diffusers.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Dict
 
-from harness.dry_run_hub import is_missing, hub_config, unknown_checkpoint
+from harness.dry_run_hub import TokenizerStandIn, is_missing, hub_config, unknown_checkpoint
 
 #: What from_pretrained takes to find the files; load_config takes the same.
 _FINDING = ("subfolder", "cache_dir", "revision", "token", "local_files_only", "variant")
@@ -65,9 +69,50 @@ def _patch_schedulers(module: Any) -> None:
     scheduler_class.from_pretrained = classmethod(from_pretrained)
 
 
+def _component(library: str, class_name: str, name: Any, subfolder: str, dtype: Any) -> Any:
+    """One component of a pipeline the catalog knows, as its class's from_pretrained would give it."""
+    import diffusers
+    import transformers
+    if class_name.endswith("Tokenizer") or class_name.endswith("TokenizerFast"):
+        return TokenizerStandIn(name, subfolder)
+    owner = diffusers if library == "diffusers" else transformers
+    return getattr(owner, class_name).from_pretrained(name, subfolder=subfolder, **({"torch_dtype": dtype} if dtype is not None else {}))
+
+
+def _patch_pipelines(module: Any) -> None:
+    """`DiffusionPipeline.from_pretrained` (and its subclasses'): the components from the catalog where the files are not here."""
+    pipeline_class = module.DiffusionPipeline
+    original = pipeline_class.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(cls, name, *args, **kwargs)
+        except BaseException as error:
+            if not is_missing(error):
+                raise
+            index = hub_config(name, "model_index.json")
+            if index is None:
+                raise unknown_checkpoint(name, None) from error
+        import diffusers
+        target = cls if cls is not pipeline_class else getattr(diffusers, index["_class_name"])
+        dtype = kwargs.get("torch_dtype")
+        parameters = inspect.signature(target.__init__).parameters
+        components = {key: _component(value[0], value[1], name, key, dtype) for key, value in index.items() if not key.startswith("_") and key in parameters}
+        # What the catalog leaves out (the safety checker, its feature extractor, an image encoder): none, as scripts that train pass.
+        for key, parameter in parameters.items():
+            if key != "self" and key not in components and parameter.default is inspect.Parameter.empty:
+                components[key] = None
+        if "requires_safety_checker" in parameters:
+            components["requires_safety_checker"] = False
+        return target(**components)
+
+    pipeline_class.from_pretrained = classmethod(from_pretrained)
+
+
 def after_import_patches() -> Dict[str, Callable[[Any], None]]:
     """The modules to patch as the script imports them (harness/dry_run_frameworks.py's AfterImport)."""
     return {
         "diffusers.models.modeling_utils": _patch_models,
         "diffusers.schedulers.scheduling_utils": _patch_schedulers,
+        "diffusers.pipelines.pipeline_utils": _patch_pipelines,
     }

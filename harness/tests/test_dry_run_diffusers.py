@@ -17,8 +17,12 @@ SD15 = next(p for p in PIPELINES if "runwayml/stable-diffusion-v1-5" in p["alias
 
 
 def hub_configs(repo: str, pipeline: Dict[str, Any]) -> Dict[str, Any]:
-    """As src/core/dryRun/hubConfigs.ts gives them: each component under `repo/subfolder`."""
-    return {f"{repo}/{subfolder}": component["config"] for subfolder, component in pipeline["components"].items()}
+    """As src/core/dryRun/hubConfigs.ts gives them: each component under `repo/subfolder`, and the
+    repository's model_index.json (the pipeline's class, each component's library and class)."""
+    components = pipeline["components"].items()
+    library = lambda c: "transformers" if "model_type" in c["config"] or c["className"].endswith("Tokenizer") else "diffusers"  # noqa: E731
+    index = {"_class_name": pipeline["pipelineClass"], **{subfolder: [library(c), c["className"]] for subfolder, c in components}}
+    return {**{f"{repo}/{subfolder}": c["config"] for subfolder, c in components}, f"{repo}/model_index.json": index}
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES, ids=[p["name"] for p in PIPELINES])
@@ -53,6 +57,35 @@ def test_a_stable_diffusion_lora_script_runs_its_step_with_the_catalogs_componen
     # and the activations of two 256 x 256 images on top (about 190 MB with diffusers 0.31).
     frozen = 2 * sum(components[name]["params"] for name in ("unet", "vae", "text_encoder"))
     assert frozen + 100 * 2**20 < live_peak(result["events"]) < 2 * frozen
+
+
+def test_a_whole_pipeline_loaded_in_fp16_gives_its_unet_to_train(tmp_path: Path) -> None:
+    # Scripts that load the pipeline and train its `.unet`: every component built from the catalog,
+    # the safety checker left out; the generic DiffusionPipeline takes the class model_index names.
+    pytest.importorskip("diffusers")
+    pytest.importorskip("peft")
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+        from diffusers import DiffusionPipeline, StableDiffusionPipeline
+        from peft import LoraConfig
+
+        pipe = DiffusionPipeline.from_pretrained("runwayml/stable-diffusion-v1-5", torch_dtype=torch.float16).to("cuda")
+        assert isinstance(pipe, StableDiffusionPipeline) and pipe.safety_checker is None, type(pipe)
+        assert pipe.unet.dtype == torch.float16 and pipe.tokenizer.model_max_length == 77
+        pipe.unet.requires_grad_(False)
+        pipe.unet.add_adapter(LoraConfig(r=4, lora_alpha=4, target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
+        optimizer = torch.optim.AdamW([p for p in pipe.unet.parameters() if p.requires_grad], lr=1e-4)
+        for step in range(10):
+            latents = torch.randn(1, 4, 32, 32, device="cuda", dtype=torch.float16)
+            ids = pipe.tokenizer(["a photo"], padding="max_length", max_length=77, return_tensors="pt").input_ids.to("cuda")
+            t = torch.randint(0, 1000, (1,), device="cuda")
+            F.mse_loss(pipe.unet(latents, t, pipe.text_encoder(ids)[0]).sample.float(), latents.float()).backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [4, 32, 32], "dtype": "float32"}], "argv": [], "hubConfigs": hub_configs("runwayml/stable-diffusion-v1-5", SD15)}, steps=1)
+    assert result["ok"], result.get("error")
+    components = SD15["components"]
+    assert live_peak(result["events"]) > 2 * sum(components[name]["params"] for name in ("unet", "vae", "text_encoder"))
 
 
 def test_a_pipeline_the_catalog_does_not_know_stops_with_the_file_to_download(tmp_path: Path) -> None:

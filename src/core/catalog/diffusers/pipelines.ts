@@ -17,6 +17,8 @@ export interface Pipeline {
   readonly name: string;
   readonly aliases: readonly string[];
   readonly source: string;
+  /** The pipeline's own class (model_index.json's `_class_name`): `StableDiffusionPipeline`. */
+  readonly pipelineClass: string;
   /** By subfolder: `unet`, `vae`, `text_encoder`, `tokenizer`, `scheduler`. */
   readonly components: Readonly<Record<string, PipelineComponent>>;
 }
@@ -29,10 +31,19 @@ export function findPipeline(name: string): Pipeline | undefined {
   return PIPELINES.find((p) => [p.name, ...p.aliases].some((n) => n.toLowerCase() === wanted));
 }
 
-/** Each component's config keyed `repo/subfolder` as the script spells the repository, for the dry run's hub configs. */
+/**
+ * Each component's config keyed `repo/subfolder` as the script spells the repository, and under
+ * `repo/model_index.json` what the repository's model_index.json says (the pipeline's class, each
+ * component's library and class), for the dry run's hub configs.
+ */
 export function pipelineConfigs(name: string): Record<string, Readonly<Record<string, unknown>>> {
   const pipeline = findPipeline(name);
   if (!pipeline) return {};
   const repo = name.replace(/\/+$/, '');
-  return Object.fromEntries(Object.entries(pipeline.components).map(([subfolder, component]) => [`${repo}/${subfolder}`, component.config]));
+  const components = Object.entries(pipeline.components);
+  const library = (component: PipelineComponent) => ('model_type' in component.config || /Tokenizer$/.test(component.className) ? 'transformers' : 'diffusers');
+  return {
+    ...Object.fromEntries(components.map(([subfolder, component]) => [`${repo}/${subfolder}`, component.config])),
+    [`${repo}/model_index.json`]: { _class_name: pipeline.pipelineClass, ...Object.fromEntries(components.map(([subfolder, component]) => [subfolder, [library(component), component.className]])) },
+  };
 }

@@ -17,7 +17,16 @@ describe('hub configs for the dry run (hubConfigs.ts)', () => {
 
   it("gives each component of a Stable Diffusion pipeline under `repo/subfolder`, as the script loads it (its old name too)", () => {
     const configs = hubConfigsNamedIn('parser.add_argument("--pretrained_model_name_or_path", default="runwayml/stable-diffusion-v1-5")\n');
-    assert.deepEqual(Object.keys(configs).sort(), ['scheduler', 'text_encoder', 'tokenizer', 'unet', 'vae'].map((s) => `runwayml/stable-diffusion-v1-5/${s}`));
+    assert.deepEqual(Object.keys(configs).sort(), ['model_index.json', 'scheduler', 'text_encoder', 'tokenizer', 'unet', 'vae'].map((s) => `runwayml/stable-diffusion-v1-5/${s}`));
+    // What the repository's model_index.json says, for a script that loads the whole pipeline.
+    assert.deepEqual(configs['runwayml/stable-diffusion-v1-5/model_index.json'], {
+      _class_name: 'StableDiffusionPipeline',
+      unet: ['diffusers', 'UNet2DConditionModel'],
+      vae: ['diffusers', 'AutoencoderKL'],
+      text_encoder: ['transformers', 'CLIPTextModel'],
+      tokenizer: ['transformers', 'CLIPTokenizer'],
+      scheduler: ['diffusers', 'PNDMScheduler'],
+    });
     assert.deepEqual(configs['runwayml/stable-diffusion-v1-5/unet']!.block_out_channels, [320, 640, 1280, 1280]);
     assert.equal(configs['runwayml/stable-diffusion-v1-5/text_encoder']!.model_type, 'clip_text_model');
     assert.equal(configs['runwayml/stable-diffusion-v1-5/tokenizer']!.model_max_length, 77);
