@@ -52,10 +52,9 @@ def _patch_models(module: Any) -> None:
     model_class.from_pretrained = classmethod(from_pretrained)
 
 
-def _patch_schedulers(module: Any) -> None:
-    """`SchedulerMixin.from_pretrained`: from the known config, else the class's defaults."""
-    scheduler_class = module.SchedulerMixin
-    original = scheduler_class.from_pretrained.__func__
+def _on_missing(owner: Any, fallback: Callable[[Any, Any, Dict[str, Any], BaseException], Any]) -> None:
+    """`owner.from_pretrained`: the library's own, and `fallback(cls, name, kwargs, error)` where the files are not here."""
+    original = owner.from_pretrained.__func__
 
     def from_pretrained(cls: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -63,10 +62,15 @@ def _patch_schedulers(module: Any) -> None:
         except BaseException as error:
             if not is_missing(error):
                 raise
-        config = hub_config(name, kwargs.get("subfolder")) or {}
-        return cls.from_config({key: value for key, value in config.items() if not key.startswith("_")})
+            return fallback(cls, name, kwargs, error)
 
-    scheduler_class.from_pretrained = classmethod(from_pretrained)
+    owner.from_pretrained = classmethod(from_pretrained)
+
+
+def _scheduler(cls: Any, name: Any, kwargs: Dict[str, Any], error: BaseException) -> Any:
+    """A noise scheduler from the known config, else the class's defaults."""
+    config = hub_config(name, kwargs.get("subfolder")) or {}
+    return cls.from_config({key: value for key, value in config.items() if not key.startswith("_")})
 
 
 def _component(library: str, class_name: str, name: Any, subfolder: str, dtype: Any) -> Any:
@@ -79,40 +83,29 @@ def _component(library: str, class_name: str, name: Any, subfolder: str, dtype: 
     return getattr(owner, class_name).from_pretrained(name, subfolder=subfolder, **({"torch_dtype": dtype} if dtype is not None else {}))
 
 
-def _patch_pipelines(module: Any) -> None:
-    """`DiffusionPipeline.from_pretrained` (and its subclasses'): the components from the catalog where the files are not here."""
-    pipeline_class = module.DiffusionPipeline
-    original = pipeline_class.from_pretrained.__func__
-
-    def from_pretrained(cls: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(cls, name, *args, **kwargs)
-        except BaseException as error:
-            if not is_missing(error):
-                raise
-            index = hub_config(name, "model_index.json")
-            if index is None:
-                raise unknown_checkpoint(name, None) from error
-        import diffusers
-        target = cls if cls is not pipeline_class else getattr(diffusers, index["_class_name"])
-        dtype = kwargs.get("torch_dtype")
-        parameters = inspect.signature(target.__init__).parameters
-        components = {key: _component(value[0], value[1], name, key, dtype) for key, value in index.items() if not key.startswith("_") and key in parameters}
-        # What the catalog leaves out (the safety checker, its feature extractor, an image encoder): none, as scripts that train pass.
-        for key, parameter in parameters.items():
-            if key != "self" and key not in components and parameter.default is inspect.Parameter.empty:
-                components[key] = None
-        if "requires_safety_checker" in parameters:
-            components["requires_safety_checker"] = False
-        return target(**components)
-
-    pipeline_class.from_pretrained = classmethod(from_pretrained)
+def _pipeline(cls: Any, name: Any, kwargs: Dict[str, Any], error: BaseException) -> Any:
+    """A whole pipeline from the catalog's model_index: each component built as its class would, the
+    ones the catalog leaves out (the safety checker, its feature extractor, an image encoder) None,
+    as scripts that train pass."""
+    import diffusers
+    index = hub_config(name, "model_index.json")
+    if index is None:
+        raise unknown_checkpoint(name, None) from error
+    target = cls if cls is not diffusers.DiffusionPipeline else getattr(diffusers, index["_class_name"])
+    parameters = inspect.signature(target.__init__).parameters
+    components = {key: _component(value[0], value[1], name, key, kwargs.get("torch_dtype")) for key, value in index.items() if not key.startswith("_") and key in parameters}
+    for key, parameter in parameters.items():
+        if key != "self" and key not in components and parameter.default is inspect.Parameter.empty:
+            components[key] = None
+    if "requires_safety_checker" in parameters:
+        components["requires_safety_checker"] = False
+    return target(**components)
 
 
 def after_import_patches() -> Dict[str, Callable[[Any], None]]:
     """The modules to patch as the script imports them (harness/dry_run_frameworks.py's AfterImport)."""
     return {
         "diffusers.models.modeling_utils": _patch_models,
-        "diffusers.schedulers.scheduling_utils": _patch_schedulers,
-        "diffusers.pipelines.pipeline_utils": _patch_pipelines,
+        "diffusers.schedulers.scheduling_utils": lambda module: _on_missing(module.SchedulerMixin, _scheduler),
+        "diffusers.pipelines.pipeline_utils": lambda module: _on_missing(module.DiffusionPipeline, _pipeline),
     }
