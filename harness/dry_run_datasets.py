@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from harness.dry_run_hub import current_spec, image_size, is_missing, sequence_length
+from harness.dry_run_hub import analysed_input, image_size, is_missing, sequence_length
 
 #: Rows of a dataset stand-in: what `len()` says (the loaders end the run after their steps anyway).
 DATASET_ROWS = 10000
@@ -61,8 +61,7 @@ class _Features(dict):
 
 
 class _AnyColumn(dict):
-    """What a `map` function or a transform reads from the stand-in: any column, as short texts, or
-    as blank RGB images where the column holds images."""
+    """What a `map` function or a transform reads from the stand-in: any column, as `_column_value` gives it."""
 
     def __init__(self, rows: Optional[int]) -> None:
         super().__init__()
@@ -74,9 +73,7 @@ class _AnyColumn(dict):
 
 def _default_columns() -> Any:
     """A dataset the script names, not here: an image and its caption or label where the data is images, else a text and its label."""
-    tensors = current_spec().get("tensors") or []
-    shape = tensors[0].get("shape") if tensors else None
-    return ("image", "text", "label") if shape and len(shape) == 3 else ("text", "label")
+    return ("image", "text", "label") if len(analysed_input()) == 3 else ("text", "label")
 
 
 _SPLITS = ("train", "validation", "valid", "dev", "test")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict
 
-from harness.dry_run_hub import TokenizerStandIn, is_missing, hub_config, unknown_checkpoint
+from harness.dry_run_hub import hub_config, is_missing, on_missing, unknown_checkpoint
 
 #: What from_pretrained takes to find the files; load_config takes the same.
 _FINDING = ("subfolder", "cache_dir", "revision", "token", "local_files_only", "variant")
@@ -52,21 +52,6 @@ def _patch_models(module: Any) -> None:
     model_class.from_pretrained = classmethod(from_pretrained)
 
 
-def _on_missing(owner: Any, fallback: Callable[[Any, Any, Dict[str, Any], BaseException], Any]) -> None:
-    """`owner.from_pretrained`: the library's own, and `fallback(cls, name, kwargs, error)` where the files are not here."""
-    original = owner.from_pretrained.__func__
-
-    def from_pretrained(cls: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(cls, name, *args, **kwargs)
-        except BaseException as error:
-            if not is_missing(error):
-                raise
-            return fallback(cls, name, kwargs, error)
-
-    owner.from_pretrained = classmethod(from_pretrained)
-
-
 def _scheduler(cls: Any, name: Any, kwargs: Dict[str, Any], error: BaseException) -> Any:
     """A noise scheduler from the known config, else the class's defaults."""
     config = hub_config(name, kwargs.get("subfolder")) or {}
@@ -74,13 +59,14 @@ def _scheduler(cls: Any, name: Any, kwargs: Dict[str, Any], error: BaseException
 
 
 def _component(library: str, class_name: str, name: Any, subfolder: str, dtype: Any) -> Any:
-    """One component of a pipeline the catalog knows, as its class's from_pretrained would give it."""
+    """One component of a pipeline the catalog knows, by its class's from_pretrained (patched here and in
+    dry_run_hub.py: a model from its config, a tokenizer's stand-in), the dtype asked for given to models."""
     import diffusers
+    import torch
     import transformers
-    if class_name.endswith("Tokenizer") or class_name.endswith("TokenizerFast"):
-        return TokenizerStandIn(name, subfolder)
-    owner = diffusers if library == "diffusers" else transformers
-    return getattr(owner, class_name).from_pretrained(name, subfolder=subfolder, **({"torch_dtype": dtype} if dtype is not None else {}))
+    owner = getattr(diffusers if library == "diffusers" else transformers, class_name)
+    model = isinstance(owner, type) and issubclass(owner, torch.nn.Module)
+    return owner.from_pretrained(name, subfolder=subfolder, **({"torch_dtype": dtype} if model and dtype is not None else {}))
 
 
 def _pipeline(cls: Any, name: Any, kwargs: Dict[str, Any], error: BaseException) -> Any:
@@ -106,6 +92,6 @@ def after_import_patches() -> Dict[str, Callable[[Any], None]]:
     """The modules to patch as the script imports them (harness/dry_run_frameworks.py's AfterImport)."""
     return {
         "diffusers.models.modeling_utils": _patch_models,
-        "diffusers.schedulers.scheduling_utils": lambda module: _on_missing(module.SchedulerMixin, _scheduler),
-        "diffusers.pipelines.pipeline_utils": lambda module: _on_missing(module.DiffusionPipeline, _pipeline),
+        "diffusers.schedulers.scheduling_utils": lambda module: on_missing(module.SchedulerMixin, _scheduler),
+        "diffusers.pipelines.pipeline_utils": lambda module: on_missing(module.DiffusionPipeline, _pipeline),
     }

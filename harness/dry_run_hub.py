@@ -43,18 +43,21 @@ def hub_config(name: Any, subfolder: Any = None) -> Optional[Dict[str, Any]]:
     return configs.get(f"{key}/{str(subfolder).strip('/')}" if subfolder else key)
 
 
-def sequence_length() -> int:
+def analysed_input() -> List[int]:
+    """The per-sample shape of the run's input as the static analysis found it (the spec's first tensor); [] where none."""
     tensors = current_spec().get("tensors") or []
-    shape = tensors[0].get("shape") if tensors else None
+    return list(tensors[0].get("shape") or []) if tensors else []
+
+
+def sequence_length() -> int:
+    shape = analysed_input()
     return int(shape[-1]) if shape else DEFAULT_TOKENS
 
 
 def image_size() -> Any:
     """(width, height) of the stand-in's images: the analysed image's, else 512 x 512 (the script's transforms resize it anyway)."""
-    tensors = current_spec().get("tensors") or []
-    shape = tensors[0].get("shape") if tensors else None
-    return (int(shape[-1]), int(shape[-2])) if shape and len(shape) == 3 else (512, 512)
-
+    shape = analysed_input()
+    return (int(shape[-1]), int(shape[-2])) if len(shape) == 3 else (512, 512)
 
 
 def is_missing(error: BaseException) -> bool:
@@ -243,19 +246,24 @@ class TokenizerStandIn:
         return {}
 
 
-def _stand_in_where_missing(owner: Any, stand_in: Callable[[Any, Any], Any]) -> None:
-    """`owner.from_pretrained`: `stand_in(name, subfolder)` where the files are not here (a tokenizer, an image processor)."""
+def on_missing(owner: Any, fallback: Callable[[Any, Any, Dict[str, Any], BaseException], Any]) -> None:
+    """`owner.from_pretrained`: the library's own, and `fallback(cls, name, kwargs, error)` where the files are not here."""
     original = owner.from_pretrained.__func__
 
-    def from_pretrained(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+    def from_pretrained(cls: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(cls, name, *args, **kwargs)
         except BaseException as error:
             if not is_missing(error):
                 raise
-            return stand_in(name, kwargs.get("subfolder"))
+            return fallback(cls, name, kwargs, error)
 
     owner.from_pretrained = classmethod(from_pretrained)
+
+
+def _stand_in_where_missing(owner: Any, stand_in: Callable[[Any, Any], Any]) -> None:
+    """`owner.from_pretrained`: `stand_in(name, subfolder)` where the files are not here (a tokenizer, an image processor)."""
+    on_missing(owner, lambda cls, name, kwargs, error: stand_in(name, kwargs.get("subfolder")))
 
 
 def _patch_tokenizers(module: Any) -> None:
