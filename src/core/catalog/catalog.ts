@@ -1,5 +1,5 @@
 import type { Value } from '../analysis/layerCall';
-import type { LayerRow } from '../layerTable/layerTable';
+import type { LayerRow, MeasuredLibrary } from '../layerTable/layerTable';
 
 /**
  * Standard architectures by name: the models scripts build with `torchvision.models.resnet50()`,
@@ -38,7 +38,7 @@ export interface CatalogTable {
    * with its library (bytes per sample at fp32, parameters excluded): the rows list torch.nn
    * modules, and the library's own layers and functional code save tensors no row shows.
    */
-  readonly savedActivations?: { readonly bytesPerSample: number; readonly source: string };
+  readonly savedActivations?: { readonly bytesPerSample: number; readonly source: string; readonly library: MeasuredLibrary };
   /**
    * Per-sample shapes of every tensor in the list the model returns, where it returns a list
    * (timm's features_only backbones: one feature map per level), so `backbone(x)[-1]` goes on.

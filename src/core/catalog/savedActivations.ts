@@ -10,7 +10,9 @@
  */
 import timmData from './data/timmSaved.json';
 import torchvisionData from './data/torchvisionSaved.json';
+import transformersData from './data/transformersSaved.json';
 import type { CatalogTable } from './catalog';
+import type { MeasuredLibrary } from '../layerTable/layerTable';
 
 interface SavedData {
   readonly versions: Readonly<Record<string, string>>;
@@ -18,11 +20,16 @@ interface SavedData {
   readonly models: Readonly<Record<string, readonly [number, number, number]>>;
 }
 
-const DATA: Readonly<Record<'timm' | 'torchvision', { data: SavedData; source: string }>> = {
+
+const DATA: Readonly<Record<MeasuredLibrary, { data: SavedData; source: string }>> = {
   timm: { data: timmData as unknown as SavedData, source: `timm ${timmData.versions.timm} (torch ${timmData.versions.torch}), autograd's saved tensors on the meta device` },
   torchvision: {
     data: torchvisionData as unknown as SavedData,
     source: `torchvision ${torchvisionData.versions.torchvision} (torch ${torchvisionData.versions.torch}), autograd's saved tensors on the meta device`,
+  },
+  transformers: {
+    data: transformersData as unknown as SavedData,
+    source: `transformers ${transformersData.versions.transformers} (torch ${transformersData.versions.torch}), autograd's saved tensors on the meta device with fused attention`,
   },
 };
 
@@ -31,10 +38,10 @@ const DATA: Readonly<Record<'timm' | 'torchvision', { data: SavedData; source: s
  * measured. Other sizes than the measured one scale by the pixel count: a ConvNet's feature maps
  * and a vision Transformer's tokens (fused attention: no N x N matrix) both grow with it.
  */
-export function measuredSavedActivations(library: 'timm' | 'torchvision', model: string, h: number, w: number): CatalogTable['savedActivations'] {
+export function measuredSavedActivations(library: MeasuredLibrary, model: string, h: number, w: number): CatalogTable['savedActivations'] {
   const { data, source } = DATA[library];
   const measured = Object.prototype.hasOwnProperty.call(data.models, model) ? data.models[model] : undefined;
   if (!measured) return undefined;
   const [bytes, h0, w0] = measured;
-  return { bytesPerSample: Math.round((bytes * h * w) / (h0 * w0)), source };
+  return { bytesPerSample: Math.round((bytes * h * w) / (h0 * w0)), source, library };
 }

@@ -3,7 +3,7 @@
  * nvidia-smi would show: the allocator's peak reservation plus the CUDA context.
  */
 import { CachingAllocator } from '../allocator/cachingAllocator';
-import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import { CONTEXT_MIB } from '../estimators/analytical';
 import type { ConvolutionCall, DryRunPhase, DryRunTrace } from './dryRunTrace';
 
 /** cuDNN's workspace for a convolution, bytes: allocated through the caching allocator for the call, freed after it. */
@@ -11,13 +11,7 @@ export type WorkspaceModel = (convolution: ConvolutionCall) => number;
 
 const MIB = 1024 * 1024;
 
-/**
- * The CUDA context, the kernels PyTorch loads and cuBLAS's workspace, MiB, as nvidia-smi counts
- * them beside the allocator's reservation. Without cuDNN, the figure the analytical model uses
- * (fitted on GPUMemNet's MLP runs on the A100); cuDNN's libraries add about 400 MiB more, as the
- * CPU-trace prototype of issue 19 found on 15 CNN runs of the same A100 (1.84 GB against 1.43 GB).
- */
-export const CONTEXT_MIB = { withoutCudnn: RUNTIME_OVERHEAD_MIB, withCudnn: RUNTIME_OVERHEAD_MIB + 400 } as const;
+export { CONTEXT_MIB };
 
 export interface ReplayOptions {
   /**

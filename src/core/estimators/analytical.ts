@@ -14,6 +14,14 @@ import type { TrainingJob } from './trainingJob';
  */
 export const RUNTIME_OVERHEAD_MIB = 1440;
 
+/**
+ * The CUDA context, the kernels PyTorch loads and cuBLAS's workspace, MiB, as nvidia-smi counts
+ * them beside the allocator's reservation. Without cuDNN, the figure above (fitted on GPUMemNet's
+ * MLP runs on the A100); cuDNN's libraries add about 400 MiB more, as the CPU-trace prototype of
+ * issue 19 found on 15 CNN runs of the same A100 (1.84 GB against 1.43 GB).
+ */
+export const CONTEXT_MIB = { withoutCudnn: RUNTIME_OVERHEAD_MIB, withCudnn: RUNTIME_OVERHEAD_MIB + 400 } as const;
+
 export interface MemoryBreakdown {
   readonly weightsMiB: number;
   readonly gradientsMiB: number;

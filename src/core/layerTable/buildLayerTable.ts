@@ -357,7 +357,7 @@ class RowRecorder {
     for (const message of table.notes) interpreter.note(node, `${part.architecture.name}: ${message}`);
     if (table.savedActivations) {
       const earlier = this.measured.get(where)?.savedBytesPerSample ?? 0;
-      this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source });
+      this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source, library: table.savedActivations.library });
     }
     const prefix = (path: string) => childPath(where, path);
     const replaced = replacementsOf(module);

@@ -62,6 +62,9 @@ export interface LayerTable {
   readonly measuredActivations?: readonly MeasuredActivations[];
 }
 
+/** The libraries whose models' saved activations were measured (src/core/catalog/savedActivations.ts). */
+export type MeasuredLibrary = 'timm' | 'torchvision' | 'transformers';
+
 /** The activations autograd was measured to save in the forward pass of one part of a model. */
 export interface MeasuredActivations {
   /** The part's module path (`''` for the whole model): its rows are those at or under it. */
@@ -70,6 +73,8 @@ export interface MeasuredActivations {
   readonly savedBytesPerSample: number;
   /** Where the figure comes from: `timm 1.0.31 (torch 1.13), autograd on the meta device`. */
   readonly source: string;
+  /** The library that measured it: the real-model correction was fitted on timm's tables (realModel.ts). */
+  readonly library?: MeasuredLibrary;
 }
 
 /** The dotted path of `name` under `parent` (`''`: the root itself). */

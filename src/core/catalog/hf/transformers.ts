@@ -47,6 +47,7 @@ import { gemma2TypeSpec, gemma3TextTypeSpec, olmo2TypeSpec, olmoTypeSpec, qwen3T
 import { phi3TypeSpec } from './models/phi3';
 import { gptNeoxTypeSpec } from './models/gptNeox';
 import { countParams, layerRows, Trace } from './moduleTree';
+import { measuredSavedActivations } from '../savedActivations';
 
 /** The transformers version whose modeling code the tables follow (and the generator checked them against). */
 export const TRANSFORMERS_VERSION = '5.18.0';
@@ -186,6 +187,22 @@ const LOADING_OPTIONS = new Set([
 ]);
 
 const QUANTIZATION_OPTIONS = new Set(['load_in_8bit', 'load_in_4bit', 'quantization_config']);
+
+/** Arguments that leave what the forward pass saves as measured: the head's labels, the weights' dtype (the replay sizes it). */
+const SAVED_AS_MEASURED = new Set(['num_labels', 'id2label', 'label2id', 'problem_type', 'torch_dtype', 'dtype', ...LOADING_OPTIONS]);
+
+/**
+ * What an image checkpoint's class saves for backward, measured with the library
+ * (data/transformersSaved.json), where the script builds it with the checkpoint's own config:
+ * any other argument (a dropout rate, eager attention, output_attentions) changes what is saved.
+ */
+function measuredImageActivations(request: TransformersRequest, resolved: Resolved, input: ForwardInput): CatalogTable['savedActivations'] {
+  const checkpoint = resolved.checkpoint;
+  if (!checkpoint || checkpoint.assumed || !input.image) return undefined;
+  const changed = [...Object.keys(request.config ?? {}), ...Object.keys(request.options ?? {})].filter((key) => !SAVED_AS_MEASURED.has(key));
+  if (changed.length > 0) return undefined;
+  return measuredSavedActivations('transformers', `${checkpoint.name}:${resolved.className}`, input.image[1], input.image[2]);
+}
 
 /** Model classes of the covered model types that the catalog leaves out, with why. */
 const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
@@ -445,7 +462,8 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       const trace = new Trace();
       model.forward(trace, input);
       const rows: LayerRow[] = layerRows(model.root, trace);
-      return { inputShape: [...sample], rows, notes: tableNotes };
+      const saved = isImage ? measuredImageActivations(request, resolved, input) : undefined;
+      return { inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}) };
     },
   };
 }

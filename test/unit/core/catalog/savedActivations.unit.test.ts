@@ -2,6 +2,10 @@ import * as assert from 'node:assert/strict';
 import { isCatalogMiss, type CatalogArchitecture } from '../../../../src/core/catalog/catalog';
 import savedData from '../../../../src/core/catalog/data/timmSaved.json';
 import torchvisionData from '../../../../src/core/catalog/data/torchvisionSaved.json';
+import transformersData from '../../../../src/core/catalog/data/transformersSaved.json';
+import { transformersArchitecture, type TransformersRequest } from '../../../../src/core/catalog/hf/transformers';
+import { CHECKPOINTS } from '../../../../src/core/catalog/hf/checkpoints';
+import { SCHEMAS } from '../../../../src/core/catalog/hf/configs';
 import { torchvisionArchitecture } from '../../../../src/core/catalog/torchvision/torchvision';
 import { TIMM_VERSIONS } from '../../../../src/core/catalog/data/timmIndex';
 import { timmArchitecture, timmModelNames, timmName } from '../../../../src/core/catalog/timm/timm';
@@ -102,5 +106,53 @@ describe('torchvision catalog: activations autograd saves (torchvisionSaved.json
     const base = torchvisionArchitecture('mobilenet_v2', {});
     if (isCatalogMiss(base)) throw new Error(base.miss);
     assert.ok(base.table([3, 224, 224]).savedActivations !== undefined);
+  });
+});
+
+function transformers(request: TransformersRequest): CatalogArchitecture {
+  const found = transformersArchitecture(request);
+  if (isCatalogMiss(found)) throw new Error(found.miss);
+  return found;
+}
+
+/**
+ * What the transformers catalog's image models save (scripts/catalog/hf_saved.py with transformers
+ * 4.51.3 on PyTorch 2.4.1, fused attention), per checkpoint and class.
+ */
+describe('transformers catalog: activations autograd saves (transformersSaved.json)', () => {
+  const vit = 'google/vit-base-patch16-224-in21k';
+
+  it('has a figure for every image class of every vit, swin and clip checkpoint (CLIPModel, which also takes text, aside)', () => {
+    const imageClasses: Record<string, string[]> = {
+      vit: ['ViTModel', 'ViTForImageClassification'],
+      swin: ['SwinModel', 'SwinForImageClassification'],
+      clip: ['CLIPVisionModel', 'CLIPVisionModelWithProjection', 'CLIPForImageClassification'],
+    };
+    const expected = CHECKPOINTS.flatMap((c) => (imageClasses[c.modelType] ?? []).map((className) => `${c.name}:${className}`)).sort();
+    assert.deepEqual(Object.keys(transformersData.models).sort(), expected);
+    assert.ok(SCHEMAS.vit && SCHEMAS.swin && SCHEMAS.clip);
+  });
+
+  it("gives ViT-B its figure, a quarter more than its rows keep: the library's attention and functional code", () => {
+    const table = transformers({ className: 'AutoModelForImageClassification', checkpoint: vit, options: { num_labels: 3 } }).table([3, 224, 224]);
+    assert.equal(table.savedActivations?.bytesPerSample, bytesOf(transformersData, `${vit}:ViTForImageClassification`));
+    assert.equal(table.savedActivations?.library, 'transformers');
+    assert.match(table.savedActivations?.source ?? '', /transformers 4\.51\.3 \(torch 2\.4\.1\), autograd's saved tensors on the meta device with fused attention/);
+    // 197 tokens x 768 through 12 layers: about 120 MiB per sample, where the rows keep about 96.
+    assert.ok(table.savedActivations!.bytesPerSample > 115 * 2 ** 20 && table.savedActivations!.bytesPerSample < 125 * 2 ** 20);
+  });
+
+  it('gives none where the script changes what forward saves (a dropout rate, eager attention) or the model takes text', () => {
+    const changes: Array<Record<string, number | string>> = [{ hidden_dropout_prob: 0.1 }, { attn_implementation: 'eager' }];
+    for (const options of changes) {
+      const table = transformers({ className: 'ViTForImageClassification', checkpoint: vit, options }).table([3, 224, 224]);
+      assert.equal(table.savedActivations, undefined, JSON.stringify(options));
+    }
+    const withConfig = transformers({ className: 'ViTForImageClassification', checkpoint: vit, config: { num_hidden_layers: 6 } }).table([3, 224, 224]);
+    assert.equal(withConfig.savedActivations, undefined);
+    const clip = transformers({ className: 'CLIPModel', checkpoint: 'openai/clip-vit-base-patch32' });
+    assert.equal(clip.table(clip.input.defaultShape).savedActivations, undefined);
+    const bert = transformers({ className: 'BertModel', checkpoint: 'bert-base-uncased' });
+    assert.equal(bert.table([128]).savedActivations, undefined);
   });
 });

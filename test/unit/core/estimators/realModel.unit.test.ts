@@ -5,6 +5,7 @@ import { estimate, REPO_ROOT } from '../../fixtures';
 import { CONTEXT_SPREAD_MIB, expandTerms, predictFromFeatures, rangeOnGpu, REAL_MODEL_COEFFICIENTS, realModelEstimator, type RealModelCoefficients } from '../../../../src/core/estimators/realModel';
 import { REAL_MODEL_FEATURES, realModelFeatures } from '../../../../src/core/estimators/realModelFeatures';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
+import { CONTEXT_MIB } from '../../../../src/core/estimators/analytical';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerTable } from '../../../../src/core/layerTable/layerTable';
 
 const cnn: LayerTable = {
@@ -23,6 +24,38 @@ const cnn: LayerTable = {
 };
 
 describe('real-model estimator', () => {
+  it("gives a transformers model's table the replay and the context alone: the correction never saw such a table", () => {
+    const measured = (library: 'timm' | 'transformers'): LayerTable => ({ ...cnn, measuredActivations: [{ path: '', savedBytesPerSample: 20 * 2 ** 20, source: 'test', library }] });
+    const job = { batchSize: 32, optimizer: 'adam' as const, precision: 'fp32' as const };
+    const run = (table: LayerTable, gpu: string) => {
+      const result = realModelEstimator.pass === 'analysis' ? realModelEstimator.estimate({ job: { ...job, table }, family: 'cnn', gpu: findGpuProfile(gpu)! }) : null;
+      assert.ok(result);
+      return result;
+    };
+    const replayed = realModelFeatures({ ...job, table: measured('transformers') }).replay.stats.peakReservedBytes / 2 ** 20;
+    const hf = run(measured('transformers'), 'a100-40gb');
+    // A Conv2d row: cuDNN's libraries are loaded, as the dry run counts them.
+    assert.equal(hf.pointMiB, replayed + CONTEXT_MIB.withCudnn);
+    assert.equal(hf.range, null);
+    assert.match(hf.warnings.join(' '), /^A transformers model: the correction was fitted on timm's layer tables/);
+    const timm = run(measured('timm'), 'a100-40gb');
+    assert.notEqual(timm.pointMiB, hf.pointMiB);
+    assert.deepEqual(timm.range?.quantiles, REAL_MODEL_COEFFICIENTS.rangeQuantiles);
+    // Off the measured GPU the context's spread makes a range, as for the dry run.
+    const t4 = run(measured('transformers'), 't4-16gb');
+    assert.deepEqual(t4.range, { lowMiB: hf.pointMiB - CONTEXT_SPREAD_MIB.otherArchitecture, highMiB: hf.pointMiB + CONTEXT_SPREAD_MIB.otherArchitecture });
+  });
+
+  it("estimates the transformers guide's ViT fine-tune from its replay: measured activations, the dry run's context", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', 'hf_vit_image_classification.py'), 'utf8');
+    const model = (await estimate(source)).models[0]!;
+    assert.equal(model.memory.method, 'real-model');
+    assert.equal(model.layerTable?.measuredActivations?.[0]?.library, 'transformers');
+    assert.ok(model.notes.some((note) => /A transformers model: the correction was fitted on timm's layer tables/.test(note.message)));
+    // Batch 32 under fp16 autocast: the CPU dry run (PyTorch 2.4.1) gives 5,674 MiB; the rows alone had given 4,223.
+    assert.ok(model.memory.estimateMiB! > 5400 && model.memory.estimateMiB! < 6000, String(model.memory.estimateMiB));
+  });
+
   it('has coefficients for the features it computes', () => {
     assert.deepEqual(REAL_MODEL_COEFFICIENTS.features, [...REAL_MODEL_FEATURES]);
     for (const side of [REAL_MODEL_COEFFICIENTS.point, REAL_MODEL_COEFFICIENTS.low, REAL_MODEL_COEFFICIENTS.high]) assert.equal(side.length, REAL_MODEL_COEFFICIENTS.terms.length);
