@@ -139,7 +139,7 @@ describe('transformers catalog: activations autograd saves (transformersSaved.js
     assert.equal(table.savedActivations?.library, 'transformers');
     assert.match(table.savedActivations?.source ?? '', /transformers 4\.51\.3 \(torch 2\.4\.1\), autograd's saved tensors on the meta device with fused attention/);
     // 197 tokens x 768 through 12 layers: about 120 MiB per sample, where the rows keep about 96.
-    assert.ok(table.savedActivations!.bytesPerSample > 115 * 2 ** 20 && table.savedActivations!.bytesPerSample < 125 * 2 ** 20);
+    assert.ok(table.savedActivations.bytesPerSample > 115 * 2 ** 20 && table.savedActivations.bytesPerSample < 125 * 2 ** 20);
   });
 
   it('gives none where the script changes what forward saves (a dropout rate, eager attention) or the model takes text', () => {
