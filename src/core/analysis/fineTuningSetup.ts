@@ -147,6 +147,8 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
   // Prompt and prefix tuning: PEFT requires num_virtual_tokens; IA3 names the modules it scales on their input.
   const virtualTokens = positive(call.kwargs.get('num_virtual_tokens'));
   const feedforward = moduleNames(call.kwargs.get('feedforward_modules'));
+  const saved = moduleNames(call.kwargs.get('modules_to_save'));
+  const modulesToSave = typeof saved === 'string' ? [saved] : saved;
   const projection = call.kwargs.get('prefix_projection') === true ? { ...(positive(call.kwargs.get('encoder_hidden_size')) === undefined ? {} : { hidden: positive(call.kwargs.get('encoder_hidden_size')) }) } : undefined;
   const task = taskTypeOf(call.kwargs.get('task_type'));
   const isLora = method === 'lora' || method === 'adalora';
@@ -169,6 +171,7 @@ export function adapter(events: readonly CallEvent[]): Found<AdapterSetup> | und
     ...(dropout === undefined ? {} : { dropout }),
     ...(virtualTokens === undefined ? {} : { virtualTokens }),
     ...(feedforward === undefined ? {} : { feedforwardModules: feedforward }),
+    ...(modulesToSave === undefined ? {} : { modulesToSave }),
     ...(projection ? { prefixProjection: projection } : {}),
     ...(task === undefined ? {} : { taskType: task }),
     ...(Object.keys(shapeOptions).length > 0 ? { shapeOptions } : {}),

@@ -97,6 +97,8 @@ export interface AdapterSetup {
   readonly dropout?: number;
   /** Prompt and prefix tuning's `num_virtual_tokens`. */
   readonly virtualTokens?: number;
+  /** `modules_to_save` (a new head, `["classifier"]`): modules trained in full beside the adapter. */
+  readonly modulesToSave?: readonly string[];
   /** IA3's `feedforward_modules` (scaled on their input rather than their output). */
   readonly feedforwardModules?: string | readonly string[];
   /** Prefix tuning's `prefix_projection=True` and its `encoder_hidden_size`. */

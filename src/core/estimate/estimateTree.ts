@@ -5,7 +5,7 @@
  */
 import { analyzeSource, type ProjectContext, type SyntaxCache } from '../analysis/analyzeSource';
 import type { SourceRange } from '../parsing/syntax';
-import type { AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
+import type { AdapterSetup, AnalysisNote, ModelDescription, OptimizerKind, Precision, SourceAnalysis, Sourced, TrainingSetup } from '../analysis/modelDescription';
 import type { ModuleObject } from '../analysis/interpreter/pyValues';
 import { loopsOf } from '../analysis/trainingLoops';
 import { setupOf } from '../analysis/modelSetup';
@@ -19,6 +19,8 @@ import { GALORE_DEFAULT_RANK } from '../estimators/galore';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
 import type { LayerTable } from '../layerTable/layerTable';
+import { withLoraAdapter } from '../layerTable/loraTable';
+import { formatCount } from '../format/units';
 import type { Tree } from 'web-tree-sitter';
 import { resultOf, type EstimatorResult, type EstimatorResults } from './estimator';
 import { readingsOf, runAnalysisEstimators, theEstimate } from './estimators';
@@ -114,11 +116,35 @@ function tableKey(model: ModelDescription, setup: TrainingSetup): string {
   ])}`;
 }
 
+/** The table with the script's LoRA adapter applied (loraTable.ts), said in a note; the table as read where there is none or it adapts nothing. */
+function adaptedTable(table: LayerTable, adapter: Sourced<AdapterSetup> | undefined, notes: AnalysisNote[]): LayerTable {
+  if (!adapter?.value.applied || adapter.value.method !== 'lora') return table;
+  const lora = withLoraAdapter(table, adapter.value);
+  const range = adapter.range;
+  if (!lora) {
+    notes.push({ severity: 'warning', message: `${adapter.origin} adapts no layer of this model's table (PEFT matches target_modules against module names): every parameter is counted as trained.`, range });
+    return table;
+  }
+  const saved = adapter.value.modulesToSave?.length ? `, and ${adapter.value.modulesToSave.map((m) => `\`${m}\``).join(', ')} (modules_to_save) trained whole` : '';
+  notes.push({
+    severity: 'info',
+    message: `${adapter.origin}: LoRA on ${lora.adapted.length} Linear layers (${formatCount(lora.loraParams)} parameters); the other parameters frozen${saved}.`,
+    range,
+  });
+  return lora.table;
+}
+
 function estimateModel(model: ModelDescription, analysis: SourceAnalysis, options: EstimateOptions, layers: LayerTableResult, shown: (path: string) => string): ModelEstimate {
   const setup = setupOf(analysis.setup, model);
-  const { table, inputShape, notes } = layers;
-  const segments = checkpointedSegments(table);
+  const { inputShape, notes } = layers;
   const modelNotes = uniqueNotes([...analysis.notes.filter((note) => ownedBy(note, model)), ...notes]);
+  // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
+  const catalogPart = model.root.catalog ?? model.root.wholeCatalogModule()?.catalog;
+  const tokens = catalogPart?.architecture.input.kind === 'tokens' ? layers.table.inputShape?.[layers.table.inputShape.length - 1] : undefined;
+  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus, layers.table);
+  // A LoRA adapter on a model the fine-tuning model does not take (an image model): the table as PEFT trains it.
+  const table = fineTuning ? layers.table : adaptedTable(layers.table, setup.adapter, modelNotes);
+  const segments = checkpointedSegments(table);
 
   const batchSize = options.batchSize ?? setup.batchSize?.value ?? null;
   const optimizer: OptimizerKind = setup.optimizer?.value ?? 'adam';
@@ -133,10 +159,6 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (held && setup.optimizer) modelNotes.push({ severity: 'info', message: `The optimizer holds the parameters of ${held.map((path) => `\`${path}\``).join(', ')} only: the others get gradients but no optimizer state.`, range: setup.optimizer.range });
 
   const family = modelFamily(table);
-  // A pretrained Transformer fine-tuned with an adapter, quantized or 16-bit weights: its tokens per sample are the table's input.
-  const catalogPart = model.root.catalog ?? model.root.wholeCatalogModule()?.catalog;
-  const tokens = catalogPart?.architecture.input.kind === 'tokens' ? table.inputShape?.[table.inputShape.length - 1] : undefined;
-  const fineTuning = fineTuningSpec(setup, catalogPart?.architecture, tokens, options.gpus, table);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
   if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
   const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}), ...(model.setup?.optimizedPaths ? { optimizedPaths: model.setup.optimizedPaths } : {}) }, family, options.gpu);

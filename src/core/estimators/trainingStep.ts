@@ -174,7 +174,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // Calls autograd does not record (a frozen prefix, calls under no_grad) keep nothing, except the input of a recorded call that saves its input.
   const recorded = recordedCalls(table, active);
   const lastRecorded = recorded.lastIndexOf(true);
-  const savesInput = (index: number) => recorded[index] === true && keepsInputAsIs(index);
+  // A Linear whose weight is frozen keeps only the weight for backward (its input's gradient needs no
+  // more: autograd's mm saves the input for the weight's gradient alone); a frozen convolution keeps both.
+  // Inside a measured part the rows stand for the whole part's tensors, as measured trained in full
+  // (scaled as one), so there they keep what they kept: the part's other tensors would go with them.
+  const frozenLinear = (index: number) => active[index]!.type === 'Linear' && (active[index]!.params ?? 0) > 0 && !trainsParameters(active[index]!) && !measuredRows[index];
+  const savesInput = (index: number) => recorded[index] === true && keepsInputAsIs(index) && !frozenLinear(index);
   // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.
   const kept = active.map((row, index) => (recorded[index] ? index === lastRecorded || layerTraits(row.type)?.savesOutput === true || savesInput(index + 1) : savesInput(index + 1)));
   // Checkpointed segments (checkpointSegments.ts) keep only their input through the forward, and are run again in backward.

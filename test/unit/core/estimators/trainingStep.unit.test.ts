@@ -40,6 +40,21 @@ describe('training step replay with frozen parameters', () => {
     assert.ok(replay.stats.peakAllocatedBytes < replayTrainingStep(job()).stats.peakAllocatedBytes);
   });
 
+  it("keeps no input for a frozen Linear after the trained layers start (autograd saves its weight alone), but does inside a measured part", () => {
+    // Linear(trained) -> GELU -> Linear(frozen) -> Linear(trained): the GELU's output is the frozen Linear's input.
+    const rows: LayerRow[] = [
+      { path: 'a', type: 'Linear', outputShape: [256], activations: 256, params: 256 * 64, trainable: true },
+      { path: 'act', type: 'GELU', outputShape: [256], activations: 256, params: 0, trainable: true },
+      { path: 'frozen', type: 'Linear', outputShape: [32], activations: 32, params: 256 * 32, trainable: false },
+      { path: 'head', type: 'Linear', outputShape: [10], activations: 10, params: 320, trainable: true },
+    ];
+    const saved = (tableRows: LayerRow[], measured = false) =>
+      replayTrainingStep({ table: { ...table(tableRows, [64]), ...(measured ? { measuredActivations: [{ path: '', savedBytesPerSample: 4 * (64 + 256 + 32 + 10), source: 'test' }] } : {}) }, batchSize: 8, optimizer: 'adam', precision: 'fp32' }).savedBytes;
+    const trained = rows.map((row) => ({ ...row, trainable: true }));
+    assert.equal(saved(trained) - saved(rows), 8 * 256 * 4);
+    assert.equal(saved(trained, true), saved(rows, true));
+  });
+
   it('frees every tensor of the step when nothing trains', () => {
     const { events, savedBytes } = trainingStepEvents(job({ table: frozen(['0', '2']) }));
     const live = new Set<number>();
