@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tests.test_dry_run import dry_run, live_peak
+from harness.tests.test_dry_run import ROOT, dry_run, live_peak
 
 pytest.importorskip("transformers")
 pytest.importorskip("datasets")
@@ -60,34 +60,16 @@ VIT = {"model_type": "vit", "hidden_size": 768, "num_hidden_layers": 12, "num_at
 
 
 def test_an_image_classifier_on_a_hub_dataset_of_images_trains_on_what_its_transform_makes(tmp_path: Path) -> None:
-    # The transformers guide's shape: the image processor's mean and size, a with_transform that makes
-    # pixel_values from the `image` column and drops it, `features["labels"].names` for the head.
-    result = dry_run(tmp_path, """
-        from datasets import load_dataset
-        from torchvision.transforms import Compose, Normalize, RandomResizedCrop, ToTensor
-        from transformers import AutoImageProcessor, AutoModelForImageClassification, DefaultDataCollator, Trainer, TrainingArguments
-
-        checkpoint = "google/vit-base-patch16-224-in21k"
-        ds = load_dataset("beans")
-        labels = ds["train"].features["labels"].names
-        processor = AutoImageProcessor.from_pretrained(checkpoint)
-        size = processor.size["shortest_edge"] if "shortest_edge" in processor.size else (processor.size["height"], processor.size["width"])
-        make = Compose([RandomResizedCrop(size), ToTensor(), Normalize(mean=processor.image_mean, std=processor.image_std)])
-
-        def transforms(examples):
-            examples["pixel_values"] = [make(image.convert("RGB")) for image in examples["image"]]
-            del examples["image"]
-            return examples
-
-        model = AutoModelForImageClassification.from_pretrained(checkpoint, num_labels=len(labels))
-        args = TrainingArguments(output_dir="out", remove_unused_columns=False, per_device_train_batch_size=8, report_to="none")
-        Trainer(model=model, args=args, data_collator=DefaultDataCollator(), train_dataset=ds.with_transform(transforms)["train"]).train()
-    """, {"tensors": [{"shape": [3, 224, 224], "dtype": "float32"}], "hubConfigs": {"google/vit-base-patch16-224-in21k": VIT}})
+    # The transformers guide's shape (test/fixtures/frameworks/hf_vit_image_classification.py): the image
+    # processor's mean and size, a with_transform that makes pixel_values from the `image` column and
+    # drops it, `features["labels"].names` for the head, the Trainer in fp16 at batch 32.
+    source = (ROOT / "test" / "fixtures" / "frameworks" / "hf_vit_image_classification.py").read_text()
+    result = dry_run(tmp_path, source, {"tensors": [{"shape": [3, 224, 224], "dtype": "float32"}], "hubConfigs": {"google/vit-base-patch16-224-in21k": VIT}})
     assert result["ok"], result.get("error")
     assert result["steps"] >= 1
-    # ViT-B's weights, gradients and AdamW's moments, and 8 images of 224 x 224 through it.
+    # ViT-B's weights, gradients and AdamW's moments, and 32 images of 224 x 224 through it (half of it in fp16).
     params = 85_800_194  # ViTForImageClassification, 2 labels
-    assert live_peak(result["events"]) > 4 * params * 4 + 8 * 197 * 768 * 4 * 12
+    assert live_peak(result["events"]) > 4 * params * 4 + 32 * 197 * 768 * 2 * 12
 
 
 def test_a_plain_loop_with_transformers_collator_gets_dict_batches_and_flash_attention_runs_as_sdpa(tmp_path: Path) -> None:
