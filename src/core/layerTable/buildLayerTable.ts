@@ -87,6 +87,14 @@ function followModel(model: ModelDescription, setup: TrainingSetup, context: Ana
   return result;
 }
 
+/** The input of a library model called by keyword: transformers' `model(pixel_values=x)`, `model(input_ids=ids, ...)`; timm's and torchvision's `x`. */
+const INPUT_KEYWORDS = ['pixel_values', 'input_ids', 'x', 'input'];
+
+function keywordInput(kwargs: ReadonlyMap<string, PyValue>): PyValue[] {
+  const name = INPUT_KEYWORDS.find((keyword) => kwargs.has(keyword));
+  return name === undefined ? [] : [kwargs.get(name)!];
+}
+
 function followForward(model: ModelDescription, sources: (Sourced<readonly (readonly number[])[]> & { seqFirst?: boolean }) | undefined, context: AnalysisContext, decoderTokens?: number): LayerTableResult & { layoutMismatches: number } {
   const input = sources && { ...sources, value: sources.value[0]! };
   const recorder = new RowRecorder(model.root, model.unfollowedUnfreeze === undefined, decoderTokens);
@@ -257,7 +265,7 @@ class RowRecorder {
         this.forwardPaths.pop();
       }
     }
-    if (module.kind === 'catalog') return this.callCatalog(module, inputs, node, interpreter);
+    if (module.kind === 'catalog') return this.callCatalog(module, inputs.length > 0 ? inputs : keywordInput(kwargs), node, interpreter);
     if (module.kind !== 'layer' || !module.layer) {
       interpreter.note(node, `${module.className} is a container and cannot be called`);
       return tensor(null);

@@ -389,12 +389,17 @@ export function callTensorMethod(interpreter: Evaluator, self: PyValue, method: 
   });
 }
 
+const MODEL_OUTPUT_MAIN = new Set(['logits', 'pooler_output', 'image_embeds', 'text_embeds']);
+
 export function tensorAttribute(self: PyValue, name: string, node: SyntaxNode): PyValue {
   const shape = shapeOf(self);
   if (name === 'shape') return shape ? sizeTuple(shape) : unresolved(node.text, 'shape unknown');
   if (name === 'T' || name === 'mT') return shape ? tensor(shape.length < 2 ? shape : transpose(shape, -2, -1)) : tensor(null);
   if (name === 'data' || name === 'real') return kindOf(self) === 'parameter' ? tensor(shape ?? null) : self;
   if (name === 'device' || name === 'dtype' || name === 'requires_grad' || name === 'is_cuda') return unresolved(node.text, name);
+  // A transformers model returns a ModelOutput, and a catalog call its last row's output: its logits, or
+  // the pooled output of a base model (pooler_output, CLIP's image_embeds and text_embeds). A tensor has no such attribute.
+  if (MODEL_OUTPUT_MAIN.has(name)) return self;
   return { kind: 'external', name: `tensor.${name}`, self };
 }
 

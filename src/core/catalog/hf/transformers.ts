@@ -463,7 +463,9 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       model.forward(trace, input);
       const rows: LayerRow[] = layerRows(model.root, trace);
       const saved = isImage ? measuredImageActivations(request, resolved, input) : undefined;
-      return { inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}) };
+      // An image model's main output (its logits, or a base model's pooled output) is its last call's: what `.logits` and `.pooler_output` give the script's code after it.
+      const output = isImage ? rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null).at(-1)?.outputShape : undefined;
+      return { inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}) };
     },
   };
 }

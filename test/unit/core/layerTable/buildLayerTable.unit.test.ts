@@ -109,3 +109,36 @@ x = torch.randn(8, 10, 64)
     assert.ok(notes.some((note) => /attn: need_weights is not read; counted as True/.test(note)), notes.join('\n'));
   });
 });
+
+describe('layer table: a library model called by keyword, and its ModelOutput', () => {
+  const probe = (call: string) =>
+    [
+      'import torch',
+      'from torch import nn',
+      'from transformers import CLIPVisionModel',
+      'class Probe(nn.Module):',
+      '    def __init__(self, backbone):',
+      '        super().__init__()',
+      '        self.backbone = backbone',
+      '        self.head = nn.Linear(768, 10)',
+      '    def forward(self, pixels):',
+      `        return self.head(${call})`,
+      'model = Probe(CLIPVisionModel.from_pretrained("openai/clip-vit-base-patch16"))',
+      'out = model(torch.randn(4, 3, 224, 224))',
+      '',
+    ].join('\n');
+
+  it('takes pixel_values= as the input of a transformers model, and its .pooler_output as the pooled tensor', async () => {
+    const { table, inputShape } = await tableOf(probe('self.backbone(pixel_values=pixels).pooler_output'));
+    assert.deepEqual(inputShape?.value, [3, 224, 224]);
+    assert.deepEqual(table.rows.at(-1), { path: 'head', type: 'Linear', outputShape: [10], activations: 10, params: 7690, trainable: true });
+    assert.equal(table.incomplete, false);
+    assert.equal(table.measuredActivations?.[0]?.path, 'backbone');
+  });
+
+  it('gives the same table for the positional call', async () => {
+    const keyword = await tableOf(probe('self.backbone(pixel_values=pixels).pooler_output'));
+    const positional = await tableOf(probe('self.backbone(pixels).pooler_output'));
+    assert.deepEqual(positional.table.rows, keyword.table.rows);
+  });
+});
