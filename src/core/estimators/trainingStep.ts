@@ -178,7 +178,12 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // more: autograd's mm saves the input for the weight's gradient alone); a frozen convolution keeps both.
   // Inside a measured part the rows stand for the whole part's tensors, as measured trained in full
   // (scaled as one), so there they keep what they kept: the part's other tensors would go with them.
-  const frozenLinear = (index: number) => active[index]!.type === 'Linear' && (active[index]!.params ?? 0) > 0 && !trainsParameters(active[index]!) && !measuredRows[index];
+  // A Linear subclass with trained parameters of its own (a hand-written LoRA's lora_A) uses its input in them.
+  const ownTrained = new Set(table.rows.filter((row) => row.type === 'Parameter' && trainsParameters(row)).flatMap((row) => row.path.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+  const frozenLinear = (index: number) => {
+    const row = active[index]!;
+    return row.type === 'Linear' && (row.params ?? 0) > 0 && !trainsParameters(row) && !measuredRows[index] && !ownTrained.has(row.path);
+  };
   const savesInput = (index: number) => recorded[index] === true && keepsInputAsIs(index) && !frozenLinear(index);
   // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.
   const kept = active.map((row, index) => (recorded[index] ? index === lastRecorded || layerTraits(row.type)?.savesOutput === true || savesInput(index + 1) : savesInput(index + 1)));

@@ -53,6 +53,9 @@ describe('training step replay with frozen parameters', () => {
     const trained = rows.map((row) => ({ ...row, trainable: true }));
     assert.equal(saved(trained) - saved(rows), 8 * 256 * 4);
     assert.equal(saved(trained, true), saved(rows, true));
+    // A Linear subclass with trained parameters of its own (a hand-written LoRA) uses its input in them: kept.
+    const handWritten: LayerRow[] = [{ path: 'frozen.lora_A', type: 'Parameter', outputShape: null, activations: 0, params: 256 * 4, trainable: true }, ...rows];
+    assert.equal(saved(handWritten), saved(trained));
   });
 
   it('frees every tensor of the step when nothing trains', () => {
