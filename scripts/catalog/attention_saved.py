@@ -87,8 +87,7 @@ def measure_torchvision() -> Dict[str, Any]:
 
 
 def measure_transformers() -> Dict[str, Any]:
-    checkpoints = json.loads(CHECKPOINTS.read_text())
-    entries = checkpoints["checkpoints"] if isinstance(checkpoints, dict) else checkpoints
+    entries = json.loads(CHECKPOINTS.read_text())["checkpoints"]
     models: Dict[str, Any] = {}
     for entry in entries:
         for class_name in IMAGE_CLASSES.get(entry["modelType"], []):

@@ -5,7 +5,7 @@
  * as wide as the real-model estimator widens its own (one spread, `CONTEXT_SPREAD_MIB`).
  */
 import { findGpuProfile, type GpuProfile } from '../gpus/gpuProfiles';
-import { CONTEXT_SPREAD_MIB, REAL_MODEL_COEFFICIENTS, rangeOnGpu } from '../estimators/realModel';
+import { CONTEXT_SPREAD_MIB, REAL_MODEL_COEFFICIENTS, pointRangeOnGpu } from '../estimators/realModel';
 import { formatMiB } from '../format/units';
 
 export interface DryRunRange {
@@ -22,9 +22,9 @@ export interface DryRunRange {
  */
 export function dryRunRangeOnGpu(predictedMiB: number, gpu: { readonly id: string; readonly name: string }): DryRunRange | null {
   const profile: GpuProfile = findGpuProfile(gpu.id) ?? { id: gpu.id, name: gpu.name, fullName: gpu.name, architecture: 'unknown', memoryMiB: 0 };
-  const range = rangeOnGpu({ lowMiB: predictedMiB, highMiB: predictedMiB }, profile);
+  const range = pointRangeOnGpu(predictedMiB, profile);
+  if (!range) return null;
   const spread = range.highMiB - predictedMiB;
-  if (spread <= 0) return null;
   const measured = findGpuProfile(REAL_MODEL_COEFFICIENTS.measuredGpu)?.name ?? REAL_MODEL_COEFFICIENTS.measuredGpu;
   const why = spread === CONTEXT_SPREAD_MIB.sameArchitecture ? 'another driver and CUDA version' : 'another architecture\'s kernels, driver and CUDA version';
   return {

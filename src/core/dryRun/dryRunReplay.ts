@@ -11,8 +11,6 @@ export type WorkspaceModel = (convolution: ConvolutionCall) => number;
 
 const MIB = 1024 * 1024;
 
-export { CONTEXT_MIB };
-
 export interface ReplayOptions {
   /**
    * The GPU's memory as nvidia-smi counts it: with it, the allocator gives its cache back before it

@@ -172,8 +172,11 @@ export function rangeOnGpu(range: { lowMiB: number; highMiB: number }, gpu: GpuP
   return { lowMiB: Math.max(0, range.lowMiB - spread), highMiB: range.highMiB + spread };
 }
 
-/** A replay-only figure's range: none on the GPU its context was measured on, the context's spread on another (as the dry run's). */
-function replayRange(pointMiB: number, gpu: GpuProfile): { lowMiB: number; highMiB: number } | null {
+/**
+ * The range of a figure with no spread of its own (a replay plus the CUDA context: the replay-only
+ * estimate, the dry run's): none on the GPU the context was measured on, the context's spread on another.
+ */
+export function pointRangeOnGpu(pointMiB: number, gpu: GpuProfile): { lowMiB: number; highMiB: number } | null {
   const range = rangeOnGpu({ lowMiB: pointMiB, highMiB: pointMiB }, gpu);
   return range.highMiB > range.lowMiB ? range : null;
 }
@@ -204,7 +207,7 @@ export const realModelEstimator: Estimator<RealModelDetail> = {
     return {
       method: 'real-model',
       pointMiB: prediction.pointMiB,
-      range: prediction.replayOnly ? replayRange(prediction.pointMiB, gpu) : { ...rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu), quantiles: REAL_MODEL_COEFFICIENTS.rangeQuantiles },
+      range: prediction.replayOnly ? pointRangeOnGpu(prediction.pointMiB, gpu) : { ...rangeOnGpu({ lowMiB: prediction.lowMiB, highMiB: prediction.highMiB }, gpu), quantiles: REAL_MODEL_COEFFICIENTS.rangeQuantiles },
       warnings,
       memoryAt: (batchSize) => realModelPrediction({ ...job, batchSize }).pointMiB,
       detail: {

@@ -179,10 +179,10 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // Inside a measured part the rows stand for the whole part's tensors, as measured trained in full
   // (scaled as one), so there they keep what they kept: the part's other tensors would go with them.
   // A Linear subclass with trained parameters of its own (a hand-written LoRA's lora_A) uses its input in them.
-  const ownTrained = new Set(table.rows.filter((row) => row.type === 'Parameter' && trainsParameters(row)).flatMap((row) => row.path.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+  const trainedParameters = table.rows.filter((row) => row.type === 'Parameter' && trainsParameters(row));
   const frozenLinear = (index: number) => {
     const row = active[index]!;
-    return row.type === 'Linear' && (row.params ?? 0) > 0 && !trainsParameters(row) && !measuredRows[index] && !ownTrained.has(row.path);
+    return row.type === 'Linear' && (row.params ?? 0) > 0 && !trainsParameters(row) && !measuredRows[index] && !trainedParameters.some((parameter) => isUnderPath(parameter, row.path));
   };
   const savesInput = (index: number) => recorded[index] === true && keepsInputAsIs(index) && !frozenLinear(index);
   // A recorded call keeps its output as it would with nothing frozen, except for an unrecorded call after it; the last one's feeds the loss.

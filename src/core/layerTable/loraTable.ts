@@ -67,9 +67,10 @@ export function withLoraAdapter(table: LayerTable, adapter: AdapterSetup): LoraT
   const rows: LayerRow[] = [];
   const seen = new Set<string>();
   for (const row of table.rows) {
-    rows.push(row.params !== null && row.params > 0 ? { ...row, trainable: row.trainable && under(row.path, keep) } : row);
+    const saved = under(row.path, keep);
+    rows.push(row.params !== null && row.params > 0 ? { ...row, trainable: row.trainable && saved } : row);
     const out = row.outputShape?.at(-1);
-    if (!targeted(row, adapter.targetModules) || under(row.path, keep) || out === undefined || row.params === null || row.activations === null) continue;
+    if (!targeted(row, adapter.targetModules) || saved || out === undefined || row.params === null || row.activations === null) continue;
     // A module called twice is adapted once: its LoRA weights are counted at the first call, its activations at each.
     const inFeatures = inputWidth(row.params, out);
     const positions = row.activations / out;

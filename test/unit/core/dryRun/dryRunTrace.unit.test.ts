@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { DryRunOutputError, parseDryRunOutput } from '../../../../src/core/dryRun/dryRunTrace';
-import { CONTEXT_MIB, replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
+import { replayDryRun } from '../../../../src/core/dryRun/dryRunReplay';
+import { CONTEXT_MIB } from '../../../../src/core/estimators/analytical';
 import { convolutionKind, inputBytes, outputBytes, workspaceWith } from '../../../../src/core/dryRun/convolutionWorkspace';
 import { cudnnCaveats, benchmarkCaveats, capacityCaveats, FITTED_WORKSPACE } from '../../../../src/core/dryRun/cudnnWorkspace';
 
