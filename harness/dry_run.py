@@ -385,6 +385,12 @@ def _make_modes(recorder: Recorder) -> Tuple[Any, Any]:
                 # and `x.device.type == "cuda"` then behave as on the GPU.
                 tensor = args[0]
                 return torch.device("cuda", 0) if recorder.is_gpu(tensor) else torch.device("cpu") if tensor.is_meta or tensor.device.type == "cpu" else func(*args)
+            if name == "copy_" and len(args) > 1 and isinstance(args[0], torch.Tensor) and isinstance(args[1], torch.Tensor) \
+                    and not args[0].is_meta and args[1].is_meta:
+                # A small CPU tensor kept real (`torch.empty(16)` then `.copy_(...)` of values made on meta: timm's
+                # rotary embeddings fill their bands so) cannot take values meta does not have: ones, as a
+                # number read back from meta is one.
+                return args[0].fill_(1)
             target = None
             real = name in _REAL_CPU_FACTORIES or (name == "randint" and _few_indices(args, kwargs)) or (name in ("rand", "randn", "empty") and _few_draws(args, kwargs))
             if name == "_parse_to":

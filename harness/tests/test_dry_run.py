@@ -1226,3 +1226,23 @@ def test_a_small_empty_tensor_filled_at_random_is_real(tmp_path: Path) -> None:
         assert picked == 800
     """) + LINEAR_STEPS)
     assert result["ok"], result.get("error")
+
+
+def test_a_small_real_tensor_takes_a_copy_of_meta_values(tmp_path: Path) -> None:
+    # timm's rotary embeddings (eva02, the *_rope_* ViTs) register `torch.empty(dim // 4)` as a buffer
+    # and fill it with `.copy_(bands)` of bands computed on meta: 16 elements stay a real CPU tensor,
+    # which PyTorch cannot fill from meta ("Cannot copy out of meta tensor").
+    result = dry_run(tmp_path, textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Rotary(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.register_buffer("bands", torch.empty(dim // 4), persistent=False)
+                self.bands.copy_(torch.linspace(0.0, 1.0, dim // 4).to(device=None, dtype=torch.float32))
+
+        rotary = Rotary(64).cuda()
+        assert rotary.bands.shape == (16,)
+    """) + LINEAR_STEPS)
+    assert result["ok"], result.get("error")
