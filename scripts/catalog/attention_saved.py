@@ -52,11 +52,20 @@ IMAGE_CLASSES = {
     "vit": ["ViTModel", "ViTForImageClassification"],
     "swin": ["SwinModel", "SwinForImageClassification"],
     "clip": ["CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"],
+    # No attention, but their rows miss what the library's own modules save (ConvNeXt's layer norms and
+    # layer scales, functional code between modules), as ViT's do.
+    "convnext": ["ConvNextModel", "ConvNextForImageClassification"],
+    "resnet": ["ResNetModel", "ResNetForImageClassification"],
+    "dinov2": ["Dinov2Model", "Dinov2ForImageClassification"],
 }
 
 
 def image_size(model_type: str, config: Dict[str, Any]) -> int:
-    return int((config["vision_config"] if model_type == "clip" else config)["image_size"])
+    # ResNetConfig has no image size: its checkpoints were trained at 224 x 224. DINOv2's image_size (518)
+    # sizes its position table; its image processor crops to 224, the size scripts feed it.
+    if model_type == "dinov2":
+        return 224
+    return int((config["vision_config"] if model_type == "clip" else config).get("image_size", 224))
 
 
 def measure(model_type: str, config: Dict[str, Any], class_name: str) -> int:

@@ -27,6 +27,7 @@ import transformers  # noqa: E402
 from harness.layer_table import layer_table  # noqa: E402
 from scripts.catalog import hf_cases_falcon_swin_clip as fsc  # noqa: E402
 from scripts.catalog import hf_cases_decoder_variants as gpno  # noqa: E402
+from scripts.catalog import hf_cases_vision as vision  # noqa: E402
 from scripts.catalog.hf_llama_style import LLAMA_STYLE_TINY  # noqa: E402
 
 with open(os.path.join(ROOT, "src", "core", "catalog", "hf", "checkpoints.json")) as f:
@@ -39,6 +40,7 @@ CONFIG_CLASS = {
 }
 CONFIG_CLASS.update(fsc.CONFIG_CLASS)
 CONFIG_CLASS.update(gpno.CONFIG_CLASS)
+CONFIG_CLASS.update(vision.CONFIG_CLASS)
 MODEL_TYPE_OF_CONFIG = {v: k for k, v in CONFIG_CLASS.items()}
 
 CLASSES = {
@@ -116,7 +118,8 @@ AUTO = {
 
 CLASSES.update(fsc.CLASSES)
 CLASSES.update(gpno.CLASSES)
-for _auto, _by_type in [*fsc.AUTO.items(), *gpno.AUTO.items()]:
+CLASSES.update(vision.CLASSES)
+for _auto, _by_type in [*fsc.AUTO.items(), *gpno.AUTO.items(), *vision.AUTO.items()]:
     AUTO.setdefault(_auto, {}).update(_by_type)
 
 MODEL_KWARGS = {"add_pooling_layer", "use_mask_token"}
@@ -198,6 +201,8 @@ CONFIG_FIELDS.update(fsc.CONFIG_FIELDS)
 TINY.update(fsc.TINY)
 CONFIG_FIELDS.update(gpno.CONFIG_FIELDS)
 TINY.update(gpno.TINY)
+CONFIG_FIELDS.update(vision.CONFIG_FIELDS)
+TINY.update(vision.TINY)
 
 
 # The LLaMA-style types after llama; llama's own cases above stay as they were written.
@@ -225,14 +230,18 @@ def add_llama_style(described):
 def tiny_sample(model_type, class_name=None):
     if model_type in fsc.CONFIG_CLASS:
         return fsc.tiny_sample(class_name)
+    if model_type in vision.CONFIG_CLASS:
+        return vision.tiny_sample(class_name)
     return [3, 32, 32] if model_type == "vit" else [7]
 
 
 def full_sample(model_type, config, class_name=None):
     if model_type in fsc.CONFIG_CLASS:
         return fsc.full_sample(model_type, config, class_name)
+    if model_type in vision.CONFIG_CLASS:
+        return vision.full_sample(model_type, config)
     if model_type == "vit":
-        return [3, 224, 224]
+        return [3, config.get("image_size", 224), config.get("image_size", 224)]
     return [128]
 
 
@@ -297,6 +306,8 @@ def make_input(model, class_name, model_type, sample, request, device):
             if request.get("interpolatePosEncoding"):
                 return (image(batch), None, True) if model_type == "swin" else (image(batch), True)
             return (image(batch),)
+        if model_type in vision.CONFIG_CLASS:
+            return (image(batch),)
         if model_type == "vit":
             pixels = image(batch)
             if request.get("interpolatePosEncoding"):
@@ -317,6 +328,9 @@ def config_values(model, model_type):
         values["vision_config"] = {f: getattr(config.vision_config, f) for f in fsc.CLIP_VISION_FIELDS}
     for field in ("depths", "num_heads"):
         if model_type == "swin" and isinstance(values.get(field), tuple):
+            values[field] = list(values[field])
+    for field in vision.LIST_FIELDS:
+        if model_type in vision.CONFIG_CLASS and isinstance(values.get(field), tuple):
             values[field] = list(values[field])
     values["_attn_implementation"] = config._attn_implementation
     if isinstance(values.get("image_size"), (list, tuple)):
@@ -470,6 +484,7 @@ def cases():
     add("tiny/AutoModelForCausalLM/llama", {"className": "AutoModelForCausalLM", "configClass": "LlamaConfig", "config": TINY["llama"]}, [7])
     fsc.add_variants(tiny, add)
     gpno.add_variants(tiny, add)
+    vision.add_variants(tiny, add)
     add("tiny/AutoModelForSequenceClassification/roberta",
         {"className": "AutoModelForSequenceClassification", "configClass": "RobertaConfig", "config": TINY["roberta"],
          "options": {"num_labels": 3}}, [7])
@@ -490,6 +505,7 @@ def cases():
     add("full/facebook/bart-base/BartForConditionalGeneration/512-128",
         {"className": "BartForConditionalGeneration", "checkpoint": "facebook/bart-base", "decoderLength": 128}, [512], full=True)
     fsc.add_full_extras(add)
+    vision.add_full_extras(add)
     add("full/t5-small/T5ForConditionalGeneration/64-32", {"className": "T5ForConditionalGeneration", "checkpoint": "t5-small",
         "decoderLength": 32}, [64], full=True)
     return result

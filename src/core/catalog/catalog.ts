@@ -33,6 +33,8 @@ export interface CatalogTable {
    * go on from it. Absent where not worked out.
    */
   readonly output?: readonly number[];
+  /** Per-sample shape of a transformers image backbone's `last_hidden_state` (before its pooling), where forward records it. */
+  readonly lastHiddenState?: readonly number[];
   /**
    * What autograd saves for backward in this architecture's forward at this sample, measured
    * with its library (bytes per sample at fp32, parameters excluded): the rows list torch.nn

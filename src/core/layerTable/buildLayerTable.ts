@@ -376,7 +376,7 @@ class RowRecorder {
     let output: PyValue = table.outputs
       ? table.outputs.map((shape) => tensor(batched([...shape])))
       : table.output
-        ? tensor(batched([...table.output]))
+        ? { ...tensor(batched([...table.output])), ...(table.lastHiddenState ? { lastHiddenState: batched([...table.lastHiddenState]) } : {}) }
         : tensor(null);
     const done = new Set<string>();
     const first = this.calls.length;

@@ -2,7 +2,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import { isBatchDim, type Dim, type TensorShape } from '../../layers/tensorShape';
 import { einopsShape, type EinopsOperation } from '../../layers/einops';
 import type { Evaluator } from './evaluator';
-import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue } from './pyValues';
+import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue, type TensorValue } from './pyValues';
 import {
   ShapeError,
   asDim,
@@ -400,6 +400,8 @@ export function tensorAttribute(self: PyValue, name: string, node: SyntaxNode): 
   // A transformers model returns a ModelOutput, and a catalog call its last row's output: its logits, or
   // the pooled output of a base model (pooler_output, CLIP's image_embeds and text_embeds). A tensor has no such attribute.
   if (MODEL_OUTPUT_MAIN.has(name)) return self;
+  // An image backbone's sequence or feature map before pooling (`outputs.last_hidden_state[:, 0]`).
+  if (name === 'last_hidden_state' && kindOf(self) === 'tensor' && (self as TensorValue).lastHiddenState) return tensor([...(self as TensorValue).lastHiddenState!]);
   return { kind: 'external', name: `tensor.${name}`, self };
 }
 

@@ -48,6 +48,8 @@ export interface TensorValue {
   /** Null where the shape could not be followed. */
   readonly shape: TensorShape | null;
   readonly dtype?: 'float' | 'long' | 'bool';
+  /** A transformers image backbone's output: the shape its `.last_hidden_state` has beside the pooled one. */
+  readonly lastHiddenState?: TensorShape;
 }
 
 export interface ModuleValue {

@@ -10,7 +10,7 @@ import type { LlamaStyleType } from './llamaStyle';
 export type ConfigValue = number | string | boolean | null;
 export type HfConfig = Readonly<Record<string, ConfigValue>>;
 
-export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart' | 'falcon' | 'swin' | 'clip' | 'mixtral' | 'qwen2_moe' | 'qwen3_moe' | 'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2' | 'qwen3' | 'gemma3_text' | 'gemma3' | LlamaStyleType;
+export type ModelType = 'bert' | 'roberta' | 'distilbert' | 'gpt2' | 'xlnet' | 't5' | 'vit' | 'phi' | 'opt' | 'deberta-v2' | 'bloom' | 'gpt_neo' | 'gptj' | 'electra' | 'albert' | 'bart' | 'falcon' | 'swin' | 'clip' | 'mixtral' | 'qwen2_moe' | 'qwen3_moe' | 'gemma2' | 'phi3' | 'gpt_neox' | 'olmo' | 'olmo2' | 'qwen3' | 'gemma3_text' | 'gemma3' | 'convnext' | 'resnet' | 'dinov2' | LlamaStyleType;
 
 export type Kind =
   | 'count' // an int >= 1

@@ -13,6 +13,7 @@ import { FALCON_SWIN_CLIP_SCHEMAS } from './falconSwinClipSchemas';
 import { MOE_SCHEMAS } from './moeSchemas';
 import { DECODER_VARIANT_SCHEMAS } from './decoderVariantSchemas';
 import { GEMMA3_SCHEMA } from './gemma3Schema';
+import { VISION_SCHEMAS } from './visionSchemas';
 
 export type { ConfigSchema, ConfigValue, HfConfig, ModelType } from './configKit';
 
@@ -65,7 +66,7 @@ function llamaStyleSchema(entry: LlamaStyleEntry): ConfigSchema {
   };
 }
 
-const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof DECODER_VARIANT_SCHEMAS | 'gemma3'>, ConfigSchema>> = {
+const HAND_SCHEMAS: Readonly<Record<Exclude<ModelType, LlamaStyleType | keyof typeof DECODER_SCHEMAS | keyof typeof FALCON_SWIN_CLIP_SCHEMAS | keyof typeof MOE_SCHEMAS | keyof typeof DECODER_VARIANT_SCHEMAS | keyof typeof VISION_SCHEMAS | 'gemma3'>, ConfigSchema>> = {
   bert: {
     modelType: 'bert',
     configClass: 'BertConfig',
@@ -216,6 +217,7 @@ export const SCHEMAS: Readonly<Record<ModelType, ConfigSchema>> = {
   ...MOE_SCHEMAS,
   ...DECODER_VARIANT_SCHEMAS,
   gemma3: GEMMA3_SCHEMA,
+  ...VISION_SCHEMAS,
   ...(Object.fromEntries(LLAMA_STYLE_TYPES.map((t) => [t, llamaStyleSchema(LLAMA_STYLE[t])])) as Record<LlamaStyleType, ConfigSchema>),
 };
 

@@ -21,10 +21,18 @@ export function layerNorm(dim: number): Module {
   return m;
 }
 
-export function conv2d(inChannels: number, outChannels: number, kernel: readonly [number, number], bias = true): Module {
+export function conv2d(inChannels: number, outChannels: number, kernel: readonly [number, number], bias = true, groups = 1): Module {
   const m = new Module('Conv2d', true);
-  m.param('weight', outChannels * inChannels * kernel[0] * kernel[1]);
+  m.param('weight', outChannels * (inChannels / groups) * kernel[0] * kernel[1]);
   if (bias) m.param('bias', outChannels);
+  return m;
+}
+
+/** `nn.BatchNorm2d(channels)`: a weight and a bias (its running statistics are buffers, not parameters). */
+export function batchNorm2d(channels: number): Module {
+  const m = new Module('BatchNorm2d', true);
+  m.param('weight', channels);
+  m.param('bias', channels);
   return m;
 }
 

@@ -105,6 +105,13 @@ export interface LayerCall {
 /** The layer calls of one forward pass, in call order. */
 export class Trace {
   readonly calls: LayerCall[] = [];
+  /** Per-sample shape of the model output's `last_hidden_state`, where the forward pass records it. */
+  lastHiddenState?: readonly number[];
+
+  /** Records the shape `outputs.last_hidden_state` has (a backbone's sequence or feature map before pooling). */
+  hidden(shape: readonly number[]): void {
+    this.lastHiddenState = [...shape];
+  }
 
   /** Records a call of `module` returning tensors of these per-sample shapes; calls of expanded modules record nothing. */
   call(module: Module, ...outputs: ReadonlyArray<readonly number[]>): void {

@@ -39,6 +39,9 @@ import { t5TypeSpec } from './models/t5';
 import { vitTypeSpec } from './models/vit';
 import { falconCallsAttentionDropout, falconTypeSpec } from './models/falcon';
 import { swinTypeSpec } from './models/swin';
+import { convnextTypeSpec } from './models/convnext';
+import { resnetTypeSpec } from './models/resnet';
+import { dinov2TypeSpec } from './models/dinov2';
 import { clipTypeSpec } from './models/clip';
 import { xlnetTypeSpec } from './models/xlnet';
 import { mixtralTypeSpec, qwen2MoeTypeSpec, qwen3MoeTypeSpec } from './models/moe';
@@ -102,6 +105,9 @@ const TYPE_SPECS: Readonly<Record<ModelType, ModelTypeSpec>> = {
   qwen3: qwen3TypeSpec,
   gemma3_text: gemma3TextTypeSpec,
   gemma3: gemma3TypeSpec,
+  convnext: convnextTypeSpec,
+  resnet: resnetTypeSpec,
+  dinov2: dinov2TypeSpec,
   ...LLAMA_STYLE_SPECS,
 };
 
@@ -114,6 +120,7 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     albert: 'AlbertModel', falcon: 'FalconModel', swin: 'SwinModel', clip: 'CLIPModel',
     mixtral: 'MixtralModel', qwen2_moe: 'Qwen2MoeModel', qwen3_moe: 'Qwen3MoeModel', gemma2: 'Gemma2Model', phi3: 'Phi3Model', gpt_neox: 'GPTNeoXModel',
     olmo: 'OlmoModel', olmo2: 'Olmo2Model', qwen3: 'Qwen3Model', gemma3_text: 'Gemma3TextModel', gemma3: 'Gemma3Model',
+    convnext: 'ConvNextModel', resnet: 'ResNetModel', dinov2: 'Dinov2Model',
   },
   AutoModelForCausalLM: {
     bert: 'BertLMHeadModel', roberta: 'RobertaForCausalLM', gpt2: 'GPT2LMHeadModel', xlnet: 'XLNetLMHeadModel', phi: 'PhiForCausalLM',
@@ -157,7 +164,10 @@ const HAND_AUTO_CLASSES: Readonly<Record<string, Partial<Record<ModelType, strin
     gpt_neox: 'GPTNeoXForQuestionAnswering', qwen3: 'Qwen3ForQuestionAnswering', qwen3_moe: 'Qwen3MoeForQuestionAnswering',
   },
   AutoModelForSeq2SeqLM: { t5: 'T5ForConditionalGeneration', bart: 'BartForConditionalGeneration' },
-  AutoModelForImageClassification: { vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification' },
+  AutoModelForImageClassification: {
+    vit: 'ViTForImageClassification', swin: 'SwinForImageClassification', clip: 'CLIPForImageClassification',
+    convnext: 'ConvNextForImageClassification', resnet: 'ResNetForImageClassification', dinov2: 'Dinov2ForImageClassification',
+  },
   AutoModelForZeroShotImageClassification: { clip: 'CLIPModel' },
   AutoModelForPreTraining: {
     bert: 'BertForPreTraining', roberta: 'RobertaForMaskedLM', distilbert: 'DistilBertForMaskedLM', gpt2: 'GPT2LMHeadModel',
@@ -465,7 +475,11 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       const saved = isImage ? measuredImageActivations(request, resolved, input) : undefined;
       // An image model's main output (its logits, or a base model's pooled output) is its last call's: what `.logits` and `.pooler_output` give the script's code after it.
       const output = isImage ? rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null).at(-1)?.outputShape : undefined;
-      return { inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}) };
+      const hidden = isImage ? trace.lastHiddenState : undefined;
+      return {
+        inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}),
+        ...(hidden ? { lastHiddenState: hidden } : {}),
+      };
     },
   };
 }

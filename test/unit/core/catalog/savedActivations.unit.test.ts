@@ -133,11 +133,14 @@ function transformers(request: TransformersRequest): CatalogArchitecture {
 describe('transformers catalog: activations autograd saves (transformersSaved.json)', () => {
   const vit = 'google/vit-base-patch16-224-in21k';
 
-  it('has a figure for every image class of every vit, swin and clip checkpoint (CLIPModel, which also takes text, aside)', () => {
+  it('has a figure for every image class of every vit, swin, clip, convnext, resnet and dinov2 checkpoint (CLIPModel, which also takes text, aside)', () => {
     const imageClasses: Record<string, string[]> = {
       vit: ['ViTModel', 'ViTForImageClassification'],
       swin: ['SwinModel', 'SwinForImageClassification'],
       clip: ['CLIPVisionModel', 'CLIPVisionModelWithProjection', 'CLIPForImageClassification'],
+      convnext: ['ConvNextModel', 'ConvNextForImageClassification'],
+      resnet: ['ResNetModel', 'ResNetForImageClassification'],
+      dinov2: ['Dinov2Model', 'Dinov2ForImageClassification'],
     };
     const expected = CHECKPOINTS.flatMap((c) => (imageClasses[c.modelType] ?? []).map((className) => `${c.name}:${className}`)).sort();
     assert.deepEqual(Object.keys(transformersData.models).sort(), expected);

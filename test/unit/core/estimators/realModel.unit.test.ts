@@ -56,6 +56,20 @@ describe('real-model estimator', () => {
     assert.ok(model.memory.estimateMiB! > 5400 && model.memory.estimateMiB! < 6000, String(model.memory.estimateMiB));
   });
 
+  it('estimates hub ConvNeXt, ResNet and DINOv2 fine-tunes from their replay, near the PyTorch 2.4.1 dry run', async () => {
+    // The dry run of each fixture as it stands (2026-11-28): 5,600 / 7,044 MiB; a frozen DINOv2-B's probe 4,218 (the replay's weak side).
+    const cases: Array<[string, number, number]> = [
+      ['hf_convnext_accelerate.py', 5100, 6100],
+      ['hf_resnet_autocast.py', 6400, 7700],
+      ['hf_dinov2_linear_probe.py', 3200, 4600],
+    ];
+    for (const [file, low, high] of cases) {
+      const model = (await estimate(readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', file), 'utf8'))).models[0]!;
+      assert.equal(model.layerTable?.measuredActivations?.[0]?.library, 'transformers', file);
+      assert.ok(model.memory.estimateMiB! > low && model.memory.estimateMiB! < high, `${file}: ${model.memory.estimateMiB}`);
+    }
+  });
+
   it('has coefficients for the features it computes', () => {
     assert.deepEqual(REAL_MODEL_COEFFICIENTS.features, [...REAL_MODEL_FEATURES]);
     for (const side of [REAL_MODEL_COEFFICIENTS.point, REAL_MODEL_COEFFICIENTS.low, REAL_MODEL_COEFFICIENTS.high]) assert.equal(side.length, REAL_MODEL_COEFFICIENTS.terms.length);

@@ -148,6 +148,7 @@ function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forwar
       grids.forEach(([h, w], s) => stageForwards[s]!(trace, h, w));
       const [hl, wl] = grids[grids.length - 1]!;
       trace.call(norm, [hl * wl, last]);
+      trace.hidden([hl * wl, last]);
       if (pool) trace.call(pool, [last, 1]);
     },
   ];

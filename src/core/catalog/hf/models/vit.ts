@@ -102,6 +102,7 @@ function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forwar
       trace.call(embDropout, [n, hidden]);
       for (const layer of layers) layer(trace, n);
       trace.call(norm, [n, hidden]);
+      trace.hidden([n, hidden]);
       poolerForward?.(trace);
     },
   ];
