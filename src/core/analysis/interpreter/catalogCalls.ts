@@ -73,7 +73,8 @@ export function catalogCall(qualified: string, args: readonly PyValue[], kwargs:
   if (model) {
     const className = model[1]!;
     const how = model[2];
-    const options = readOptions(kwargs, new Set([...LOADING_OPTIONS, 'config', 'pretrained_model_name_or_path']));
+    // The catalog reads ignore_mismatched_sizes: without it, a new label count on a checkpoint's head raises.
+    const options = readOptions(kwargs, new Set([...LOADING_OPTIONS, 'config', 'pretrained_model_name_or_path'].filter((name) => name !== 'ignore_mismatched_sizes')));
     const configValue = kwargs.get('config') ?? (how === 'from_pretrained' ? undefined : args[0]);
     const fromConfig = configValue !== undefined ? configOptions(configValue) : undefined;
     if (configValue !== undefined && !fromConfig) return { miss: `${className}(...): its config is not a value the analysis can read` };
