@@ -227,6 +227,13 @@ export function num(config: HfConfig, name: string): number {
   return value;
 }
 
+/** A per-stage list the schema checked in `finish` (Swin's depths and heads, ConvNeXt's and ResNet's hidden sizes). */
+export function counts(config: HfConfig, name: string): number[] {
+  const value = config[name] as unknown;
+  if (!Array.isArray(value)) throw new Error(`config value ${name} is ${String(value)}, not a list`);
+  return value as number[];
+}
+
 export function str(config: HfConfig, name: string): string {
   const value = config[name];
   if (typeof value !== 'string') throw new Error(`config value ${name} is ${String(value)}, not a string`);

@@ -10,7 +10,7 @@
  * `nn.Identity`, a row when called; the others the library's ConvNextDropPath (no row). The model
  * pools by a mean over the grid, then an nn.LayerNorm.
  */
-import { num, str, type HfConfig } from '../configs';
+import { counts, num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ForwardInput, ModelTypeSpec } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
@@ -18,10 +18,7 @@ import { imageClassification } from './imageHeads';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
-const lists = (c: HfConfig): { depths: number[]; sizes: number[] } => ({
-  depths: c.depths as unknown as number[],
-  sizes: c.hidden_sizes as unknown as number[],
-});
+const lists = (c: HfConfig): { depths: number[]; sizes: number[] } => ({ depths: counts(c, 'depths'), sizes: counts(c, 'hidden_sizes') });
 
 /** The grid after the patch convolution, then after each stage's downsampling. */
 function stageGrids(c: HfConfig, height: number, width: number): Array<[number, number]> {

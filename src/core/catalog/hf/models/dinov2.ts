@@ -13,6 +13,7 @@ import type { BuiltModel, ClassSpec, ForwardInput, ModelTypeSpec } from '../mode
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
 import { imageClassification } from './imageHeads';
+import { attentionProjections } from './vit';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
@@ -41,11 +42,7 @@ function base(c: HfConfig): [Module, Forward] {
   for (let i = 0; i < num(c, 'num_hidden_layers'); i++) {
     const layer = list.add(String(i), userModule('Dinov2Layer'));
     const norm1 = layer.add('norm1', layerNorm(hidden));
-    const attention = layer.add('attention', userModule('Dinov2Attention'));
-    const q = attention.add('q_proj', linear(hidden, inner, c.qkv_bias === true));
-    const k = attention.add('k_proj', linear(hidden, inner, c.qkv_bias === true));
-    const v = attention.add('v_proj', linear(hidden, inner, c.qkv_bias === true));
-    const o = attention.add('o_proj', linear(inner, hidden));
+    const attention = attentionProjections(layer.add('attention', userModule('Dinov2Attention')), hidden, inner, c.qkv_bias === true);
     layer.add('layer_scale1', userModule('Dinov2LayerScale')).param('lambda1', hidden);
     const dropPath = layer.add('drop_path', (c.drop_path_rate as number) > 0 ? userModule('Dinov2DropPath') : plain('Identity'));
     const norm2 = layer.add('norm2', layerNorm(hidden));
@@ -75,10 +72,7 @@ function base(c: HfConfig): [Module, Forward] {
     layer.add('layer_scale2', userModule('Dinov2LayerScale')).param('lambda1', hidden);
     layers.push((trace, n) => {
       trace.call(norm1, [n, hidden]);
-      trace.call(q, [n, inner]);
-      trace.call(k, [n, inner]);
-      trace.call(v, [n, inner]);
-      trace.call(o, [n, hidden]);
+      attention(trace, n);
       trace.call(dropPath, [n, hidden]);
       trace.call(norm2, [n, hidden]);
       mlpForward(trace, n);

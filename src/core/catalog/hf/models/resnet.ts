@@ -8,7 +8,7 @@
  * (`ResNetConvLayer`'s default); `hidden_act` sets the stem's and the one after each addition. The
  * model pools with nn.AdaptiveAvgPool2d to 1x1; the classifier is nn.Flatten and a Linear.
  */
-import { num, str, type HfConfig } from '../configs';
+import { counts, num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ForwardInput, ModelTypeSpec } from '../modelTypeSpec';
 import { activation, batchNorm2d, conv2d, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
@@ -17,10 +17,7 @@ type Forward = (trace: Trace, input: ForwardInput) => void;
 /** Runs a part on an input grid and returns its output grid. */
 type Part = (trace: Trace, h: number, w: number) => [number, number];
 
-const lists = (c: HfConfig): { depths: number[]; sizes: number[] } => ({
-  depths: c.depths as unknown as number[],
-  sizes: c.hidden_sizes as unknown as number[],
-});
+const lists = (c: HfConfig): { depths: number[]; sizes: number[] } => ({ depths: counts(c, 'depths'), sizes: counts(c, 'hidden_sizes') });
 
 /** A convolution's output side with padding kernel // 2, as ResNetConvLayer pads. */
 const side = (n: number, kernel: number, stride: number): number => Math.floor((n + 2 * Math.floor(kernel / 2) - kernel) / stride) + 1;

@@ -10,7 +10,7 @@
  * first block always; all with `drop_path_rate=0`) holds an `nn.Identity`, a row when called; the
  * others hold the library's SwinDropPath (no row). Attention dropout is functional.
  */
-import { num, str, type HfConfig } from '../configs';
+import { counts, num, str, type HfConfig } from '../configs';
 import type { BuiltModel, ClassSpec, ForwardInput, ModelKwargs, ModelTypeSpec } from '../modelTypeSpec';
 import { activation, conv2d, layerNorm, linear, plain, userModule } from '../layers';
 import type { Module, Trace } from '../moduleTree';
@@ -18,10 +18,7 @@ import { imageClassification } from './imageHeads';
 
 type Forward = (trace: Trace, input: ForwardInput) => void;
 
-const lists = (c: HfConfig): { depths: number[]; heads: number[] } => ({
-  depths: c.depths as unknown as number[],
-  heads: c.num_heads as unknown as number[],
-});
+const lists = (c: HfConfig): { depths: number[]; heads: number[] } => ({ depths: counts(c, 'depths'), heads: counts(c, 'num_heads') });
 
 /** The patch grid of an image (padded up to whole patches), then each stage's grid after patch merging. */
 function stageGrids(c: HfConfig, height: number, width: number): Array<[number, number]> {

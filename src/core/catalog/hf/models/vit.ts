@@ -34,6 +34,20 @@ export function refusePatchImage(c: HfConfig, size: number, height: number, widt
   return undefined;
 }
 
+/** q_proj, k_proj, v_proj and o_proj under `attention` (ViT, DINOv2), and their calls on `n` tokens. */
+export function attentionProjections(attention: Module, hidden: number, inner: number, qkvBias: boolean): (trace: Trace, n: number) => void {
+  const q = attention.add('q_proj', linear(hidden, inner, qkvBias));
+  const k = attention.add('k_proj', linear(hidden, inner, qkvBias));
+  const v = attention.add('v_proj', linear(hidden, inner, qkvBias));
+  const o = attention.add('o_proj', linear(inner, hidden));
+  return (trace, n) => {
+    trace.call(q, [n, inner]);
+    trace.call(k, [n, inner]);
+    trace.call(v, [n, inner]);
+    trace.call(o, [n, hidden]);
+  };
+}
+
 function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forward] {
   const hidden = num(c, 'hidden_size');
   const inter = num(c, 'intermediate_size');
@@ -54,11 +68,7 @@ function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forwar
   const qkvBias = c.qkv_bias === true;
   for (let i = 0; i < num(c, 'num_hidden_layers'); i++) {
     const layer = list.add(String(i), userModule('ViTLayer'));
-    const attention = layer.add('attention', userModule('ViTAttention'));
-    const q = attention.add('q_proj', linear(hidden, inner, qkvBias));
-    const k = attention.add('k_proj', linear(hidden, inner, qkvBias));
-    const v = attention.add('v_proj', linear(hidden, inner, qkvBias));
-    const o = attention.add('o_proj', linear(inner, hidden));
+    const attention = attentionProjections(layer.add('attention', userModule('ViTAttention')), hidden, inner, qkvBias);
     const before = layer.add('layernorm_before', layerNorm(hidden));
     const after = layer.add('layernorm_after', layerNorm(hidden));
     const mlp = layer.add('mlp', userModule('ViTMLP'));
@@ -68,10 +78,7 @@ function base(c: HfConfig, pooler: boolean, maskToken: boolean): [Module, Forwar
     const dropout = layer.add('dropout', plain('Dropout'));
     layers.push((trace, n) => {
       trace.call(before, [n, hidden]);
-      trace.call(q, [n, inner]);
-      trace.call(k, [n, inner]);
-      trace.call(v, [n, inner]);
-      trace.call(o, [n, hidden]);
+      attention(trace, n);
       trace.call(dropout, [n, hidden]);
       trace.call(after, [n, hidden]);
       trace.call(fc1, [n, inter]);
