@@ -18,7 +18,7 @@ import type { TrainingJob } from '../estimators/trainingJob';
 import { GALORE_DEFAULT_RANK } from '../estimators/galore';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import { buildLayerTable, type LayerTableResult } from '../layerTable/buildLayerTable';
-import type { LayerTable } from '../layerTable/layerTable';
+import { isUnderPath, type LayerTable } from '../layerTable/layerTable';
 import { withLoraAdapter } from '../layerTable/loraTable';
 import { formatCount } from '../format/units';
 import type { Tree } from 'web-tree-sitter';
@@ -156,7 +156,9 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   if (setup.cudnnBenchmark?.value && table.rows.some((row) => /^Conv(Transpose)?[123]d$/.test(row.type)))
     modelNotes.push({ severity: 'info', message: CUDNN_BENCHMARK_NOTE, range: setup.cudnnBenchmark.range });
   const held = model.setup?.optimizedPaths;
-  if (held && setup.optimizer) modelNotes.push({ severity: 'info', message: `The optimizer holds the parameters of ${held.map((path) => `\`${path}\``).join(', ')} only: the others get gradients but no optimizer state.`, range: setup.optimizer.range });
+  // Where the rest of the model is frozen (a linear probe), nothing else gets gradients: no note.
+  const trainedElsewhere = held?.length && table.rows.some((row) => (row.params ?? 0) > 0 && row.trainable && !held.some((path) => isUnderPath(row, path)));
+  if (held && trainedElsewhere && setup.optimizer) modelNotes.push({ severity: 'info', message: `The optimizer holds the parameters of ${held.map((path) => `\`${path}\``).join(', ')} only: the others get gradients but no optimizer state.`, range: setup.optimizer.range });
 
   const family = modelFamily(table);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.

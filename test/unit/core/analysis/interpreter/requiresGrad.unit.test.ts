@@ -169,6 +169,12 @@ describe('requires_grad: what the script freezes', () => {
     assert.ok(model.notes.some((n) => /The optimizer holds the parameters of `head` only/.test(n.message)));
   });
 
+  it('says nothing of the parts the optimizer is not given where they are frozen (a linear probe)', async () => {
+    const freeze = ['for p in model.parameters():', '    p.requires_grad = False', 'for p in model.head.parameters():', '    p.requires_grad = True'].join('\n');
+    const e = await estimate(`${NET}\n${freeze}\n${TRAIN.replace('model.parameters()', 'model.head.parameters()')}\n`);
+    assert.ok(!e.models[0]!.notes.some((n) => /The optimizer holds the parameters of/.test(n.message)), e.models[0]!.notes.map((n) => n.message).join('\n'));
+  });
+
   it("reads LightningModule.freeze() on a module held by another: its parameters are frozen, unfreeze() trains them again", async () => {
     const lightning = (call: string) =>
       estimate(
