@@ -33,7 +33,7 @@ export interface CatalogTable {
    * go on from it. Absent where not worked out.
    */
   readonly output?: readonly number[];
-  /** Per-sample shape of a transformers image backbone's `last_hidden_state` (before its pooling), where forward records it. */
+  /** Per-sample shape of a transformers base model's `last_hidden_state` (an image backbone's before its pooling; a text model's per token). */
   readonly lastHiddenState?: readonly number[];
   /**
    * What autograd saves for backward in this architecture's forward at this sample, measured
@@ -78,7 +78,7 @@ export interface CatalogArchitecture {
    */
   table(sample: readonly number[], options?: { readonly decoderTokens?: number }): CatalogTable;
   /** For a transformers model: its model type and config.json values, for the fine-tuning estimator's shape. */
-  readonly hfConfig?: { readonly modelType: string; readonly className: string; readonly config: Readonly<Record<string, unknown>> };
+  readonly hfConfig?: { readonly modelType: string; readonly className: string; readonly configClass?: string; readonly config: Readonly<Record<string, unknown>> };
   /** The torch.nn layer at a module path with its constructor arguments (`fc` -> Linear(2048, 1000)), for scripts that read `model.fc.in_features`. */
   layerAt?(path: string): CatalogLayer | undefined;
   /**

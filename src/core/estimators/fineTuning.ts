@@ -33,7 +33,8 @@ export interface TransformerShape {
   /** Learned position embeddings (BERT): rows of width `hidden`. */
   readonly positions: number;
   /** What the output head predicts: every token over the vocabulary (a causal LM), or `labels` classes from the first token. */
-  readonly head: { readonly kind: 'lm' } | { readonly kind: 'classifier'; readonly labels: number };
+  /** What the model puts on its last layer: vocabulary logits, a pooled classifier, or nothing that holds memory (a base model's hidden states, a per-token classifier's few logits). */
+  readonly head: { readonly kind: 'lm' } | { readonly kind: 'classifier'; readonly labels: number } | { readonly kind: 'none' };
   /** Dropout after attention and MLP (BERT's 0.1) keeps a 1-byte mask per element; Llama has none. */
   readonly dropout: boolean;
   /** RMSNorm that upcasts its input to fp32 (Llama, T5) rather than LayerNorm. */
@@ -307,7 +308,7 @@ export function parameterTensors(shape: TransformerShape): ParameterTensor[] {
   if (shape.heldParams) tensors.push({ name: 'vision_tower', rows: shape.heldParams, cols: 1, kind: 'held', perLayer: false });
   if (shape.head.kind === 'lm') {
     if (!shape.tiedEmbeddings) tensors.push({ name: 'lm_head', rows: vocab, cols: h, kind: 'linear', perLayer: false });
-  } else {
+  } else if (shape.head.kind === 'classifier') {
     tensors.push({ name: 'pooler', rows: h, cols: h, kind: 'linear', perLayer: false });
     tensors.push({ name: 'classifier', rows: shape.head.labels, cols: h, kind: 'linear', perLayer: false });
   }

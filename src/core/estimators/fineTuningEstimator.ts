@@ -3,7 +3,7 @@ import type { CatalogArchitecture } from '../catalog/catalog';
 import type { Estimator } from '../estimate/estimator';
 import { BYTES_PER_MIB } from '../format/units';
 import type { MemoryBreakdown } from './analytical';
-import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob } from './fineTuning';
+import { estimateFineTuning, keyValueCacheCounted, type FineTuningAdapter, type FineTuningEstimate, type FineTuningJob, type TransformerShape } from './fineTuning';
 import { trainerOptimizer, type OptimizerState } from './optimizerState';
 import { shapeFromConfig } from './shapeFromConfig';
 import { moeNote } from './moe';
@@ -18,6 +18,18 @@ import type { LayerRow, LayerTable } from '../layerTable/layerTable';
 const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|qwen3_moe|gemma|gemma2|gemma3_text|gemma3|phi|phi3|falcon|bloom|opt|olmo|olmo2|granite|cohere)$/;
 
 /**
+ * What a class puts on the model's last layer: a sequence classifier's pooled head; vocabulary logits
+ * for the LM heads (ForCausalLM, ForMaskedLM, LMHeadModel, ForConditionalGeneration, ForPreTraining);
+ * nothing of size for a base model (`AutoModel`: its hidden states) and the per-token heads (token
+ * classification, question answering: a few logits a token).
+ */
+function headOf(className: string, config: Readonly<Record<string, unknown>>): TransformerShape['head'] {
+  if (/ForSequenceClassification$/.test(className)) return { kind: 'classifier', labels: typeof config.num_labels === 'number' ? config.num_labels : 2 };
+  if (/(ForTokenClassification|ForQuestionAnswering(Simple)?|ForMultipleChoice)$/.test(className) || (/Model$/.test(className) && !/LMHeadModel$/.test(className))) return { kind: 'none' };
+  return { kind: 'lm' };
+}
+
+/**
  * The fine-tuning job of a transformers text model the catalog knows (from_pretrained, or built from
  * its config): with a PEFT adapter, quantized or 16-bit weights, or fully in fp32 as the Trainer's
  * defaults do. The fine-tuning model counts what such training holds (calibrated on published
@@ -29,7 +41,7 @@ export function fineTuningSpec(setup: TrainingSetup, architecture: CatalogArchit
   const hf = architecture?.hfConfig;
   const adapter = setup.adapter?.value.applied ? setup.adapter.value : undefined;
   if (!hf || seq === undefined) return undefined;
-  const head = /ForSequenceClassification$/.test(hf.className) ? { kind: 'classifier' as const, labels: typeof hf.config.num_labels === 'number' ? hf.config.num_labels : 2 } : { kind: 'lm' as const };
+  const head = headOf(hf.className, hf.config);
   const shape = shapeFromConfig(hf.modelType, hf.config, head);
   if (typeof shape === 'string') return undefined;
   const notes: string[] = shape.moe ? [moeNote(shape.moe)] : [];

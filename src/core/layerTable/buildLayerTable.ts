@@ -375,9 +375,7 @@ class RowRecorder {
     }
     let output: PyValue = table.outputs
       ? table.outputs.map((shape) => tensor(batched([...shape])))
-      : table.output
-        ? { ...tensor(batched([...table.output])), ...(table.lastHiddenState ? { lastHiddenState: batched([...table.lastHiddenState]) } : {}) }
-        : tensor(null);
+      : { ...tensor(table.output ? batched([...table.output]) : null), ...(table.lastHiddenState ? { lastHiddenState: batched([...table.lastHiddenState]) } : {}) };
     const done = new Set<string>();
     const first = this.calls.length;
     table.rows.forEach((row, i) => {

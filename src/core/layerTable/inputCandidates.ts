@@ -78,9 +78,12 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
   return candidates;
 }
 
-/** The pretrained model a module of the script holds whole, when its forward is not where the model is called (a LightningModule's training_step). */
+/** The pretrained model a module of the script holds before any layer of its own (a LightningModule's `self.model`, a backbone under the script's head): it takes the script's samples. */
 export function heldPretrained(root: ModuleObject): ModuleObject | undefined {
-  return root.kind === 'user' && root.classValue && !firstLayer(root) ? root.wholeCatalogModule() : undefined;
+  if (root.kind !== 'user' || !root.classValue) return undefined;
+  // The pretrained model comes first (a backbone, then the script's head on its output: `self.bert`, then `self.out`).
+  const first = root.namedModules().find(([, m]) => m.catalog?.path === '' || declaresInput(m))?.[1];
+  return first?.catalog?.path === '' ? first : undefined;
 }
 
 function hasSequenceLayers(root: ModuleObject): boolean {
@@ -88,9 +91,10 @@ function hasSequenceLayers(root: ModuleObject): boolean {
   return layers.some((m) => m.layer && /^(LSTM|GRU|RNN|Transformer.*|MultiheadAttention)$/.test(m.className));
 }
 
+const declaresInput = (m: ModuleObject) => m.kind === 'layer' && /^(Linear|Conv[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN)$/.test(m.className);
+
 /** The first layer that declares the size of its input (activations and norms do not). */
 function firstLayer(root: ModuleObject): ModuleObject | undefined {
-  const declaresInput = (m: ModuleObject) => m.kind === 'layer' && /^(Linear|Conv[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN)$/.test(m.className);
   if (declaresInput(root)) return root;
   return root.namedModules().find(([, m]) => declaresInput(m))?.[1];
 }

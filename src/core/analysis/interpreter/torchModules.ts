@@ -98,6 +98,12 @@ export function catalogPart(module: ModuleObject, name: string): PyValue | undef
     features.catalog = { ...part, featuresOnly: true };
     return { kind: 'module', module: features };
   }
+  // `self.bert.config.hidden_size`: the config the catalog resolved, as the library's model holds it.
+  const hf = part.architecture.hfConfig;
+  if (name === 'config' && part.path === '' && hf?.configClass) {
+    const attrs = new Map<string, PyValue>(Object.entries(hf.config).map(([key, value]) => [key, configValue(value)]));
+    return { kind: 'instance', className: hf.configClass, attrs };
+  }
   if (MODULE_METHODS.has(name) || MODULE_PASS_THROUGH.has(name)) return undefined;
   if (part.architecture.library === 'timm' && TIMM_MEMBERS.has(name)) return undefined;
   const layer = part.architecture.layerAt?.(path);
@@ -308,4 +314,10 @@ function asShape(value: PyValue | undefined): number[] | null {
   const t = value && kindOf(value) === 'tensor' ? (value as { shape: readonly unknown[] | null }).shape : null;
   if (!t || !t.every((d) => typeof d === 'number')) return null;
   return t as number[];
+}
+
+/** A resolved config value as the script reads it: lists (Swin's depths) as lists. */
+function configValue(value: unknown): PyValue {
+  if (Array.isArray(value)) return value.map(configValue);
+  return value === null || typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' ? value : unresolved('config', 'a config value the analysis does not read');
 }

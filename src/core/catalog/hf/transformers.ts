@@ -214,6 +214,17 @@ function measuredImageActivations(request: TransformersRequest, resolved: Resolv
   return measuredSavedActivations('transformers', `${checkpoint.name}:${resolved.className}`, input.image[1], input.image[2]);
 }
 
+/**
+ * A text base model's `last_hidden_state` (BertModel, DistilBertModel, GPT2Model, LlamaModel...): a
+ * vector of the model's width per token, what a head of the script (`outputs.last_hidden_state[:, 0]`)
+ * reads. Encoder-decoders return the decoder's, left out.
+ */
+function textLastHiddenState(typeSpec: ModelTypeSpec, className: string, config: HfConfig, input: ForwardInput): number[] | undefined {
+  if (typeSpec.input !== 'tokens' || !/^[A-Za-z0-9]+Model$/.test(className) || input.tokens === undefined) return undefined;
+  const width = ['hidden_size', 'dim', 'd_model', 'n_embd'].map((name) => config[name]).find((value): value is number => typeof value === 'number');
+  return width === undefined ? undefined : [input.tokens, width];
+}
+
 /** Model classes of the covered model types that the catalog leaves out, with why. */
 const UNCOVERED_CLASSES: Readonly<Record<string, string>> = {
   BertForMultipleChoice: 'it takes (choices, tokens) inputs',
@@ -462,7 +473,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
     params,
     input: { kind: isImage ? 'image' : 'tokens', defaultShape },
     source,
-    hfConfig: { modelType: typeSpec.modelType, className, config },
+    hfConfig: { modelType: typeSpec.modelType, className, configClass: SCHEMAS[typeSpec.modelType].configClass, config },
     table(sample: readonly number[], options: { readonly decoderTokens?: number } = {}): CatalogTable {
       const tableNotes = [...notes, ...(built.notes ?? [])];
       const decoderLength = request.decoderLength ?? options.decoderTokens;
@@ -475,7 +486,7 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       const saved = isImage ? measuredImageActivations(request, resolved, input) : undefined;
       // An image model's main output (its logits, or a base model's pooled output) is its last call's: what `.logits` and `.pooler_output` give the script's code after it.
       const output = isImage ? rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null).at(-1)?.outputShape : undefined;
-      const hidden = isImage ? trace.lastHiddenState : undefined;
+      const hidden = trace.lastHiddenState ?? textLastHiddenState(typeSpec, className, config, input);
       return {
         inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}),
         ...(hidden ? { lastHiddenState: hidden } : {}),

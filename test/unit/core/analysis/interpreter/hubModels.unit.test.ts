@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { estimate } from '../../../fixtures';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { estimate, REPO_ROOT } from '../../../fixtures';
 
 /** A hub image classifier fine-tuned with a new head: `load` is the from_pretrained call's arguments. */
 const script = (load: string) =>
@@ -79,5 +81,45 @@ describe('hub image models: a backbone with a head of the script', () => {
     ].join('\n');
     const [model] = (await estimate(source)).models;
     assert.deepEqual(model!.layerTable.rows.find((row) => row.path === 'head')?.outputShape, [21, 16, 16], text(model!.notes));
+  });
+});
+
+describe('hub text models: BERT under a head of the script', () => {
+  it("sizes the head from model.config, feeds the tokenizer's length, and counts no vocabulary logits for a base model", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', 'hf_bert_custom_head.py'), 'utf8');
+    const [model] = (await estimate(source)).models;
+    assert.equal(model!.layerTable.incomplete, false, text(model!.notes));
+    assert.deepEqual(model!.inputShape, [256]);
+    assert.deepEqual(model!.layerTable.rows.find((row) => row.path === 'out')?.outputShape, [3]);
+    assert.equal(model!.memory.method, 'fineTuning');
+    // The CPU dry run (PyTorch 2.4.1, transformers 4.51.3) gives 8,328 MiB; with 30,522-entry logits counted for BertModel it was 13,306.
+    assert.ok(model!.memory.estimateMiB! > 7500 && model!.memory.estimateMiB! < 9500, String(model!.memory.estimateMiB));
+  });
+});
+
+describe('hub text models: what the head holds', () => {
+  const fineTune = (model: string) =>
+    [
+      'import torch',
+      'from transformers import AutoModelForMaskedLM, AutoModelForTokenClassification, AutoModel',
+      `model = ${model}.cuda()`,
+      'optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)',
+      'for step in range(100):',
+      '    ids = torch.randint(0, 30000, (16, 512)).cuda()',
+      '    out = model(input_ids=ids)',
+      '    out[0].float().mean().backward()',
+      '    optimizer.step()',
+      '    optimizer.zero_grad()',
+      '',
+    ].join('\n');
+
+  it('counts vocabulary logits for a masked-LM head, none for token classification or the base model', async () => {
+    const mib = async (model: string) => (await estimate(fineTune(model))).models[0]!.memory.estimateMiB!;
+    const masked = await mib('AutoModelForMaskedLM.from_pretrained("bert-base-uncased")');
+    const tokens = await mib('AutoModelForTokenClassification.from_pretrained("bert-base-uncased", num_labels=9)');
+    const base = await mib('AutoModel.from_pretrained("bert-base-uncased")');
+    // 16 x 512 tokens x 30,522 entries: the fp32 logits and the loss's copies, some GiB.
+    assert.ok(masked - tokens > 2000, `${masked} vs ${tokens}`);
+    assert.ok(Math.abs(tokens - base) < 200, `${tokens} vs ${base}`);
   });
 });
