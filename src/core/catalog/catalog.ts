@@ -35,6 +35,8 @@ export interface CatalogTable {
   readonly output?: readonly number[];
   /** Per-sample shape of a transformers base model's `last_hidden_state` (an image backbone's before its pooling; a text model's per token). */
   readonly lastHiddenState?: readonly number[];
+  /** Per-sample shape of a text base model's `pooler_output` (BERT's pooler: the first token through a Linear and tanh), where it has a pooler. */
+  readonly pooledOutput?: readonly number[];
   /**
    * What autograd saves for backward in this architecture's forward at this sample, measured
    * with its library (bytes per sample at fp32, parameters excluded): the rows list torch.nn

@@ -2,7 +2,7 @@ import type { AnalysisContext, AnalysisNote, ModelDescription, Sourced, Training
 import { BudgetExceeded, Interpreter, type FunctionalRowType } from '../analysis/interpreter/interpreter';
 import { isLoss } from '../analysis/interpreter/torchModules';
 import { applyGradSettings, gradSettingsOf } from '../analysis/interpreter/requiresGrad';
-import { isUnresolvedValue, kindOf, toValue, type ModuleObject, type PyValue } from '../analysis/interpreter/pyValues';
+import { isUnresolvedValue, kindOf, toValue, tuple, type ModuleObject, type PyValue, type TensorValue } from '../analysis/interpreter/pyValues';
 import { layerOutputValue, shapeOf, tensor, tensorsIn } from '../analysis/interpreter/tensorOps';
 import { CatalogInputError, CatalogPartError, type CatalogTable } from '../catalog/catalog';
 import { LayerArgs, LayerArgumentError } from '../layers/layerArgs';
@@ -265,7 +265,15 @@ class RowRecorder {
         this.forwardPaths.pop();
       }
     }
-    if (module.kind === 'catalog') return this.callCatalog(module, inputs.length > 0 ? inputs : keywordInput(kwargs), node, interpreter);
+    if (module.kind === 'catalog') {
+      const output = this.callCatalog(module, inputs.length > 0 ? inputs : keywordInput(kwargs), node, interpreter);
+      // `_, pooled = self.bert(ids, mask, return_dict=False)`: a base model's tuple of its hidden states and its pooled output.
+      const value = kindOf(output) === 'tensor' ? (output as TensorValue) : undefined;
+      if (kwargs.get('return_dict') === false && value?.lastHiddenState) {
+        return tuple([tensor([...value.lastHiddenState]), ...(value.pooledOutput ? [tensor([...value.pooledOutput])] : [])]);
+      }
+      return output;
+    }
     if (module.kind !== 'layer' || !module.layer) {
       interpreter.note(node, `${module.className} is a container and cannot be called`);
       return tensor(null);
@@ -375,7 +383,11 @@ class RowRecorder {
     }
     let output: PyValue = table.outputs
       ? table.outputs.map((shape) => tensor(batched([...shape])))
-      : { ...tensor(table.output ? batched([...table.output]) : null), ...(table.lastHiddenState ? { lastHiddenState: batched([...table.lastHiddenState]) } : {}) };
+      : {
+          ...tensor(table.output ? batched([...table.output]) : null),
+          ...(table.lastHiddenState ? { lastHiddenState: batched([...table.lastHiddenState]) } : {}),
+          ...(table.pooledOutput ? { pooledOutput: batched([...table.pooledOutput]) } : {}),
+        };
     const done = new Set<string>();
     const first = this.calls.length;
     table.rows.forEach((row, i) => {

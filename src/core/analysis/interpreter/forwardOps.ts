@@ -399,6 +399,7 @@ export function tensorAttribute(self: PyValue, name: string, node: SyntaxNode): 
   if (name === 'device' || name === 'dtype' || name === 'requires_grad' || name === 'is_cuda') return unresolved(node.text, name);
   // A transformers model returns a ModelOutput, and a catalog call its last row's output: its logits, or
   // the pooled output of a base model (pooler_output, CLIP's image_embeds and text_embeds). A tensor has no such attribute.
+  if (name === 'pooler_output' && kindOf(self) === 'tensor' && (self as TensorValue).pooledOutput) return tensor([...(self as TensorValue).pooledOutput!]);
   if (MODEL_OUTPUT_MAIN.has(name)) return self;
   // An image backbone's sequence or feature map before pooling (`outputs.last_hidden_state[:, 0]`).
   if (name === 'last_hidden_state' && kindOf(self) === 'tensor' && (self as TensorValue).lastHiddenState) return tensor([...(self as TensorValue).lastHiddenState!]);

@@ -50,6 +50,8 @@ export interface TensorValue {
   readonly dtype?: 'float' | 'long' | 'bool';
   /** A transformers image backbone's output: the shape its `.last_hidden_state` has beside the pooled one. */
   readonly lastHiddenState?: TensorShape;
+  /** A text base model's output: the shape of its `.pooler_output`. */
+  readonly pooledOutput?: TensorShape;
 }
 
 export interface ModuleValue {

@@ -487,9 +487,11 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       // An image model's main output (its logits, or a base model's pooled output) is its last call's: what `.logits` and `.pooler_output` give the script's code after it.
       const output = isImage ? rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null).at(-1)?.outputShape : undefined;
       const hidden = trace.lastHiddenState ?? textLastHiddenState(typeSpec, className, config, input);
+      // A text base model's pooler (BertModel's `pooler.dense` and `pooler.activation`, ALBERT's `pooler` and `pooler_activation`): its last call.
+      const pooled = !isImage && hidden ? rows.filter((row) => row.type !== 'Parameter' && row.path.startsWith('pooler') && row.outputShape !== null).at(-1)?.outputShape : undefined;
       return {
         inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}),
-        ...(hidden ? { lastHiddenState: hidden } : {}),
+        ...(hidden ? { lastHiddenState: hidden } : {}), ...(pooled ? { pooledOutput: pooled } : {}),
       };
     },
   };

@@ -95,6 +95,22 @@ describe('hub text models: BERT under a head of the script', () => {
     // The CPU dry run (PyTorch 2.4.1, transformers 4.51.3) gives 8,328 MiB; with 30,522-entry logits counted for BertModel it was 13,306.
     assert.ok(model!.memory.estimateMiB! > 7500 && model!.memory.estimateMiB! < 9500, String(model!.memory.estimateMiB));
   });
+
+  it("follows the pooled output too: outputs.pooler_output, and the tuple of return_dict=False", async () => {
+    const source = readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'frameworks', 'hf_bert_custom_head.py'), 'utf8');
+    const variants = [
+      source.replace('cls = outputs.last_hidden_state[:, 0, :]', 'cls = outputs.pooler_output'),
+      source
+        .replace('outputs = self.bert(input_ids=input_ids, attention_mask=attention_mask)', '_, pooled = self.bert(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)')
+        .replace('cls = outputs.last_hidden_state[:, 0, :]', 'cls = pooled'),
+    ];
+    for (const variant of variants) {
+      assert.notEqual(variant, source);
+      const [model] = (await estimate(variant)).models;
+      assert.equal(model!.layerTable.incomplete, false, text(model!.notes));
+      assert.deepEqual(model!.layerTable.rows.find((row) => row.path === 'out')?.outputShape, [3]);
+    }
+  });
 });
 
 describe('hub text models: what the head holds', () => {
