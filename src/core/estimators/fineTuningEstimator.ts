@@ -21,11 +21,12 @@ const SIXTEEN_BIT_CHECKPOINTS = /^(llama|mistral|mixtral|qwen2|qwen2_moe|qwen3|q
  * What a class puts on the model's last layer: a sequence classifier's pooled head; vocabulary logits
  * for the LM heads (ForCausalLM, ForMaskedLM, LMHeadModel, ForConditionalGeneration, ForPreTraining);
  * nothing of size for a base model (`AutoModel`: its hidden states) and the per-token heads (token
- * classification, question answering: a few logits a token).
+ * classification, question answering, ELECTRA's discriminator: a few logits a token) and next-sentence prediction.
  */
 function headOf(className: string, config: Readonly<Record<string, unknown>>): TransformerShape['head'] {
   if (/ForSequenceClassification$/.test(className)) return { kind: 'classifier', labels: typeof config.num_labels === 'number' ? config.num_labels : 2 };
-  if (/(ForTokenClassification|ForQuestionAnswering(Simple)?|ForMultipleChoice)$/.test(className) || (/Model$/.test(className) && !/LMHeadModel$/.test(className))) return { kind: 'none' };
+  const fewLogits = /(ForTokenClassification|ForQuestionAnswering(Simple)?|ForMultipleChoice|ForNextSentencePrediction)$/.test(className) || className === 'ElectraForPreTraining';
+  if (fewLogits || (/Model$/.test(className) && !/LMHeadModel$/.test(className))) return { kind: 'none' };
   return { kind: 'lm' };
 }
 

@@ -117,7 +117,7 @@ describe('hub text models: what the head holds', () => {
   const fineTune = (model: string) =>
     [
       'import torch',
-      'from transformers import AutoModelForMaskedLM, AutoModelForTokenClassification, AutoModel',
+      'from transformers import AutoModelForMaskedLM, AutoModelForPreTraining, AutoModelForTokenClassification, AutoModel',
       `model = ${model}.cuda()`,
       'optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)',
       'for step in range(100):',
@@ -137,5 +137,9 @@ describe('hub text models: what the head holds', () => {
     // 16 x 512 tokens x 30,522 entries: the fp32 logits and the loss's copies, some GiB.
     assert.ok(masked - tokens > 2000, `${masked} vs ${tokens}`);
     assert.ok(Math.abs(tokens - base) < 200, `${tokens} vs ${base}`);
+    // ELECTRA's discriminator (ElectraForPreTraining) scores each token once: no vocabulary logits.
+    const discriminator = await mib('AutoModelForPreTraining.from_pretrained("google/electra-base-discriminator")');
+    const generator = await mib('AutoModelForMaskedLM.from_pretrained("google/electra-base-discriminator")');
+    assert.ok(generator - discriminator > 2000, `${generator} vs ${discriminator}`);
   });
 });
