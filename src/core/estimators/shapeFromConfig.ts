@@ -2,6 +2,7 @@
  * From a checkpoint's config.json to the fine-tuning model's TransformerShape: the stage before the
  * estimate (fineTuning.ts), shared by the estimator, the evaluation scripts and the tests.
  */
+import { modelWidth } from '../catalog/hf/configs';
 import type { TransformerShape } from './fineTuning';
 import { moeFromConfig } from './moe';
 
@@ -17,7 +18,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
   if (modelType === 'gemma3') return gemma3Shape(config, head);
   const num = (name: string): number | undefined => (typeof config[name] === 'number' ? (config[name]) : undefined);
   // DistilBERT's and BART's names for the same values.
-  const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model') ?? num('dim');
+  const hidden = modelWidth(config);
   const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers') ?? num('n_layers') ?? num('encoder_layers');
   const heads = num('num_attention_heads') ?? num('n_head') ?? num('num_heads') ?? num('n_heads') ?? num('encoder_attention_heads');
   const vocab = num('vocab_size');

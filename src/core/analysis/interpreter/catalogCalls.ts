@@ -30,6 +30,9 @@ const CHECKPOINT = '__checkpoint__';
 /** Keyword arguments of `from_pretrained` that load or place weights and change no layer. */
 const LOADING_OPTIONS = new Set(['cache_dir', 'revision', 'torch_dtype', 'device_map', 'low_cpu_mem_usage', 'trust_remote_code', 'local_files_only', 'use_auth_token', 'token', 'force_download', 'resume_download', 'proxies', 'output_loading_info', 'ignore_mismatched_sizes', 'attn_implementation', 'use_safetensors', 'from_tf', 'from_flax', 'load_in_8bit', 'load_in_4bit', 'quantization_config', 'subfolder', 'mirror', 'state_dict', 'return_dict']);
 
+/** Keyword arguments of a model's constructor or from_pretrained the catalog is not given; it reads ignore_mismatched_sizes (without it, a new label count on a checkpoint's head raises). */
+const MODEL_CALL_IGNORED = new Set([...LOADING_OPTIONS, 'config', 'pretrained_model_name_or_path'].filter((name) => name !== 'ignore_mismatched_sizes'));
+
 /** The catalog's answer to a library call, or undefined when the call builds no standard architecture. */
 export function catalogCall(qualified: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): CatalogCall | undefined {
   const detection = TORCHVISION_DETECTION.exec(qualified);
@@ -73,8 +76,7 @@ export function catalogCall(qualified: string, args: readonly PyValue[], kwargs:
   if (model) {
     const className = model[1]!;
     const how = model[2];
-    // The catalog reads ignore_mismatched_sizes: without it, a new label count on a checkpoint's head raises.
-    const options = readOptions(kwargs, new Set([...LOADING_OPTIONS, 'config', 'pretrained_model_name_or_path'].filter((name) => name !== 'ignore_mismatched_sizes')));
+    const options = readOptions(kwargs, MODEL_CALL_IGNORED);
     const configValue = kwargs.get('config') ?? (how === 'from_pretrained' ? undefined : args[0]);
     const fromConfig = configValue !== undefined ? configOptions(configValue) : undefined;
     if (configValue !== undefined && !fromConfig) return { miss: `${className}(...): its config is not a value the analysis can read` };

@@ -399,10 +399,11 @@ export function tensorAttribute(self: PyValue, name: string, node: SyntaxNode): 
   if (name === 'device' || name === 'dtype' || name === 'requires_grad' || name === 'is_cuda') return unresolved(node.text, name);
   // A transformers model returns a ModelOutput, and a catalog call its last row's output: its logits, or
   // the pooled output of a base model (pooler_output, CLIP's image_embeds and text_embeds). A tensor has no such attribute.
-  if (name === 'pooler_output' && kindOf(self) === 'tensor' && (self as TensorValue).pooledOutput) return tensor([...(self as TensorValue).pooledOutput!]);
+  const output = kindOf(self) === 'tensor' ? (self as TensorValue) : undefined;
+  if (name === 'pooler_output' && output?.pooledOutput) return tensor([...output.pooledOutput]);
   if (MODEL_OUTPUT_MAIN.has(name)) return self;
-  // An image backbone's sequence or feature map before pooling (`outputs.last_hidden_state[:, 0]`).
-  if (name === 'last_hidden_state' && kindOf(self) === 'tensor' && (self as TensorValue).lastHiddenState) return tensor([...(self as TensorValue).lastHiddenState!]);
+  // A base model's sequence or feature map before pooling (`outputs.last_hidden_state[:, 0]`).
+  if (name === 'last_hidden_state' && output?.lastHiddenState) return tensor([...output.lastHiddenState]);
   return { kind: 'external', name: `tensor.${name}`, self };
 }
 

@@ -227,6 +227,11 @@ export function num(config: HfConfig, name: string): number {
   return value;
 }
 
+/** A Transformer's width under the names the config classes give it (GPT-2's n_embd, T5's and BART's d_model, DistilBERT's dim). */
+export function modelWidth(config: Readonly<Record<string, unknown>>): number | undefined {
+  return ['hidden_size', 'n_embd', 'd_model', 'dim'].map((name) => config[name]).find((value): value is number => typeof value === 'number');
+}
+
 /** A per-stage list the schema checked in `finish` (Swin's depths and heads, ConvNeXt's and ResNet's hidden sizes). */
 export function counts(config: HfConfig, name: string): number[] {
   const value = config[name] as unknown;

@@ -18,7 +18,7 @@ import {
 import { assumedCheckpoint } from './assumedCheckpoint';
 import { findPipeline } from '../diffusers/pipelines';
 import { CHECKPOINTS, closest, findCheckpoint, type Checkpoint } from './checkpoints';
-import { SCHEMAS, num, type HfConfig, type ModelType } from './configs';
+import { SCHEMAS, modelWidth, num, type HfConfig, type ModelType } from './configs';
 import { ConfigBuilder, formatValue } from './configKit';
 import type { ModelTypeSpec, ForwardInput } from './modelTypeSpec';
 import { bertTypeSpec, robertaTypeSpec } from './models/bert';
@@ -221,7 +221,7 @@ function measuredImageActivations(request: TransformersRequest, resolved: Resolv
  */
 function textLastHiddenState(typeSpec: ModelTypeSpec, className: string, config: HfConfig, input: ForwardInput): number[] | undefined {
   if (typeSpec.input !== 'tokens' || !/^[A-Za-z0-9]+Model$/.test(className) || input.tokens === undefined) return undefined;
-  const width = ['hidden_size', 'dim', 'd_model', 'n_embd'].map((name) => config[name]).find((value): value is number => typeof value === 'number');
+  const width = modelWidth(config);
   return width === undefined ? undefined : [input.tokens, width];
 }
 
@@ -484,11 +484,12 @@ export function transformersArchitecture(request: TransformersRequest): CatalogA
       model.forward(trace, input);
       const rows: LayerRow[] = layerRows(model.root, trace);
       const saved = isImage ? measuredImageActivations(request, resolved, input) : undefined;
+      const lastCallShape = (keep: (row: LayerRow) => boolean) => rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null && keep(row)).at(-1)?.outputShape;
       // An image model's main output (its logits, or a base model's pooled output) is its last call's: what `.logits` and `.pooler_output` give the script's code after it.
-      const output = isImage ? rows.filter((row) => row.type !== 'Parameter' && row.outputShape !== null).at(-1)?.outputShape : undefined;
+      const output = isImage ? lastCallShape(() => true) : undefined;
       const hidden = trace.lastHiddenState ?? textLastHiddenState(typeSpec, className, config, input);
       // A text base model's pooler (BertModel's `pooler.dense` and `pooler.activation`, ALBERT's `pooler` and `pooler_activation`): its last call.
-      const pooled = !isImage && hidden ? rows.filter((row) => row.type !== 'Parameter' && row.path.startsWith('pooler') && row.outputShape !== null).at(-1)?.outputShape : undefined;
+      const pooled = !isImage && hidden ? lastCallShape((row) => row.path.startsWith('pooler')) : undefined;
       return {
         inputShape: [...sample], rows, notes: tableNotes, ...(saved ? { savedActivations: saved } : {}), ...(output ? { output } : {}),
         ...(hidden ? { lastHiddenState: hidden } : {}), ...(pooled ? { pooledOutput: pooled } : {}),
