@@ -41,6 +41,34 @@ def test_functional_code_between_modules_is_counted():
     assert sa.saved_activations(model, _factory(32))["perSample"] == 3 * 32 * 4
 
 
+class _Block(nn.Module):
+    """x + fc2(gelu(fc1(x))): the block's input lives until the sum, beside the hidden layer
+    before and after the activation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 32)
+        self.fc2 = nn.Linear(32, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(F.gelu(self.fc1(x)))
+
+
+def test_a_frozen_forward_peaks_with_the_residual_stream_and_an_activation_s_input_and_output():
+    model = nn.Sequential(_Block(), _Block()).to("meta")
+    # In the second block: its input (8 floats, made by the first), fc1's output and gelu's (32 each).
+    # In the first the input is the batch, which is not counted: 64 floats. Parameters are not counted.
+    assert sa.forward_peak(model, _factory(8, device="meta")) == {"perSample": (8 + 32 + 32) * 4, "constant": 0}
+    # Autograd off: nothing is saved, so the peak is the same with the parameters frozen or not.
+    model.requires_grad_(False)
+    assert sa.forward_peak(model, _factory(8, device="meta"))["perSample"] == (8 + 32 + 32) * 4
+
+
+def test_a_frozen_forward_on_the_cpu_peaks_where_it_does_on_meta():
+    model = nn.Sequential(_Block(), _Block())
+    assert sa.forward_peak(model, _factory(8)) == sa.forward_peak(model.to("meta"), _factory(8, device="meta"))
+
+
 def test_meta_device_gives_what_the_cpu_gives():
     torchvision = pytest.importorskip("torchvision")
     cpu = torchvision.models.resnet18(num_classes=10).train()

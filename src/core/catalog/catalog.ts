@@ -42,7 +42,13 @@ export interface CatalogTable {
    * with its library (bytes per sample at fp32, parameters excluded): the rows list torch.nn
    * modules, and the library's own layers and functional code save tensors no row shows.
    */
-  readonly savedActivations?: { readonly bytesPerSample: number; readonly source: string; readonly library: MeasuredLibrary };
+  readonly savedActivations?: {
+    readonly bytesPerSample: number;
+    readonly source: string;
+    readonly library: MeasuredLibrary;
+    /** The most bytes per sample its forward holds at once with autograd off (fp32), where measured: see MeasuredActivations. */
+    readonly forwardPeakBytesPerSample?: number;
+  };
   /**
    * Per-sample shapes of every tensor in the list the model returns, where it returns a list
    * (timm's features_only backbones: one feature map per level), so `backbone(x)[-1]` goes on.

@@ -19,8 +19,11 @@ import type { MeasuredLibrary } from '../layerTable/layerTable';
 
 interface SavedData {
   readonly versions: Readonly<Record<string, string>>;
-  /** Per model: [bytes per sample at fp32, height, width of the default input]. */
-  readonly models: Readonly<Record<string, readonly [number, number, number]>>;
+  /**
+   * Per model: [bytes autograd saves per sample at fp32, height, width of the default input, and
+   * (attention_saved.py's files) the most bytes per sample a no-grad forward holds at once].
+   */
+  readonly models: Readonly<Record<string, readonly [number, number, number, number?]>>;
 }
 
 /** One measurement file and how a figure from it is attributed. */
@@ -57,8 +60,9 @@ export function measuredSavedActivations(library: MeasuredLibrary, model: string
   for (const { data, source } of DATA[library]) {
     const measured = Object.prototype.hasOwnProperty.call(data.models, model) ? data.models[model] : undefined;
     if (!measured) continue;
-    const [bytes, h0, w0] = measured;
-    return { bytesPerSample: Math.round((bytes * h * w) / (h0 * w0)), source, library };
+    const [bytes, h0, w0, forwardPeak] = measured;
+    const scaled = (figure: number) => Math.round((figure * h * w) / (h0 * w0));
+    return { bytesPerSample: scaled(bytes), source, library, ...(forwardPeak === undefined ? {} : { forwardPeakBytesPerSample: scaled(forwardPeak) }) };
   }
   return undefined;
 }

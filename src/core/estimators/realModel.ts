@@ -103,6 +103,11 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
  * with the CPU dry run (ViT-B at batch 8-64: within 1-5%), where the correction moved it by -18%
  * to +24% (docs/real-model-estimator.md, "Tables the correction never saw").
  */
+/** The CUDA context the dry run adds: with cuDNN's libraries loaded where the model has convolutions. */
+function runtimeContextMiB(table: LayerTable): number {
+  return table.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
+}
+
 function replayOnly(table: LayerTable): boolean {
   return (table.measuredActivations ?? []).some((part) => part.library === 'transformers');
 }
@@ -110,8 +115,7 @@ function replayOnly(table: LayerTable): boolean {
 export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
   const { vector, replay, physicalMiB } = realModelFeatures(job);
   if (replayOnly(job.table)) {
-    const context = job.table.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
-    const pointMiB = replay.stats.peakReservedBytes / BYTES_PER_MIB + context;
+    const pointMiB = replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table);
     return { lowMiB: pointMiB, pointMiB, highMiB: pointMiB, physicalMiB, replay, replayOnly: true };
   }
   if (!hasFrozenParts(job.table) && !hasCheckpointedCalls(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
@@ -122,6 +126,26 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   // The factor is over the replay and the attention matrices it does not allocate (a feature of the correction's),
   // which checkpointing keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
   // The loss's tensors are the same in both steps and learnt on no run with a large output: they are added, not scaled.
+  // It is learnt on training (backward's workspaces among it), so it scales the step without a frozen part's forward
+  // at its fullest; where that forward is the step's peak, the replay and the CUDA context give it, as for a
+  // table the correction never saw.
+  const stripped = withoutForwardPeaks(job.table);
+  const trained = stripped === job.table ? { replay, physicalMiB } : realModelFeatures({ ...job, table: stripped });
+  const scaledStep = scaledFromFullTraining(job, trained.replay, trained.physicalMiB);
+  const frozenForwardMiB = stripped === job.table ? 0 : replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table);
+  const atLeast = (figure: number) => Math.max(figure, frozenForwardMiB);
+  return {
+    lowMiB: Math.min(physicalMiB, atLeast(scaledStep.lowMiB)),
+    pointMiB: atLeast(scaledStep.pointMiB),
+    highMiB: atLeast(scaledStep.highMiB),
+    physicalMiB,
+    replay,
+    frozenFactor: scaledStep.factor,
+  };
+}
+
+/** The step's replay scaled by the factor the correction gives the same model trained in full (realModelPrediction). */
+function scaledFromFullTraining(job: TrainingJob, replay: StepReplay, physicalMiB: number): { lowMiB: number; pointMiB: number; highMiB: number; factor: number } {
   const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
   const fullPrediction = predictFromFeatures(full.vector);
   const lossMiB = Math.min(replay.lossBytes, full.replay.lossBytes) / BYTES_PER_MIB;
@@ -129,14 +153,19 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   const own = physicalMiB + replayAttentionMiB(replay, job.batchSize) - lossMiB;
   const scaled = (figure: number) => (own * Math.max(0, figure - lossMiB)) / base + lossMiB;
   const factor = Math.max(0, fullPrediction.pointMiB - lossMiB) / base;
-  return {
-    lowMiB: Math.min(physicalMiB, scaled(fullPrediction.lowMiB)),
-    pointMiB: scaled(fullPrediction.pointMiB),
-    highMiB: scaled(fullPrediction.highMiB),
-    physicalMiB,
-    replay,
-    frozenFactor: factor,
-  };
+  return { lowMiB: scaled(fullPrediction.lowMiB), pointMiB: scaled(fullPrediction.pointMiB), highMiB: scaled(fullPrediction.highMiB), factor };
+}
+
+const withoutPeaks = new WeakMap<LayerTable, LayerTable>();
+
+/** The table without its measured forward peaks (the same table where it has none), cached as trainedInFull's are. */
+function withoutForwardPeaks(table: LayerTable): LayerTable {
+  if (!(table.measuredActivations ?? []).some((part) => part.forwardPeakBytesPerSample !== undefined)) return table;
+  const known = withoutPeaks.get(table);
+  if (known) return known;
+  const stripped = { ...table, measuredActivations: table.measuredActivations!.map(({ forwardPeakBytesPerSample: _peak, ...part }) => part) };
+  withoutPeaks.set(table, stripped);
+  return stripped;
 }
 
 /** The tables trainedInFull made, by the table: the largest-batch search predicts the same job at many batch sizes. */

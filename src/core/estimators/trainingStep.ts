@@ -113,6 +113,43 @@ export function isAttentionMatrix(row: Pick<LayerRow, 'type' | 'path' | 'outputS
   return /(^|[._])(attn|attention)([._]|$)|attn_drop/i.test(row.path);
 }
 
+/**
+ * A measured part whose calls autograd does not record (a frozen backbone, a teacher under
+ * no_grad; up to its first recorded call) holds, at the fullest point of its forward, what was measured
+ * (`forwardPeakBytesPerSample`): its block's input (the residual stream), an activation's input and
+ * output, the library's own tensors. The replay holds a row's output and the one before it; the
+ * difference is allocated for a moment beside the rows where the replay holds most. Per active
+ * row index, the bytes of that transient.
+ */
+export function forwardTransients(
+  table: LayerTable,
+  active: readonly LayerRow[],
+  recorded: readonly boolean[],
+  outputBytes: (index: number) => number,
+  batchSize: number,
+  elementBytes: readonly number[],
+): Map<number, number> {
+  const transients = new Map<number, number>();
+  for (const part of table.measuredActivations ?? []) {
+    if (!part.forwardPeakBytesPerSample) continue;
+    // The part's calls before its first recorded one (a head of the script's under a whole frozen model is recorded).
+    const under = active.flatMap((row, index) => (isUnderPath(row, part.path) ? [index] : []));
+    const firstRecorded = under.findIndex((index) => recorded[index]);
+    const rows = firstRecorded < 0 ? under : under.slice(0, firstRecorded);
+    if (rows.length === 0) continue;
+    let fullest = rows[0]!;
+    let held = 0;
+    for (const index of rows) {
+      const holds = outputBytes(index) + (index > 0 ? outputBytes(index - 1) : 0);
+      if (holds > held) [fullest, held] = [index, holds];
+    }
+    // Measured at fp32: under autocast the part's tensors are in its rows' dtype.
+    const measured = batchSize * part.forwardPeakBytesPerSample * ((elementBytes[fullest] ?? 4) / 4);
+    if (measured > held) transients.set(fullest, measured - held);
+  }
+  return transients;
+}
+
 /** The event sequence of `iterations` training steps. */
 export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number; lossBytes: number } {
   const { table, batchSize, optimizer, precision } = job;
@@ -200,6 +237,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
   // the largest tensors of the step. The output is the model's as it returns it: a measured part's
   // scale sizes what autograd keeps inside the model, not this.
+  const transients = forwardTransients(table, active, recorded, (index) => batchElements(index) * cast.outputBytes[index]!, batchSize, cast.outputBytes);
   const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
   const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
   let savedBytes = 0;
@@ -215,8 +253,9 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const copies: (number[] | null)[] = [];
     let saved = recorded[0] === true && !cast.castsInput[0] ? round(batchSize * inputElements * inputBytes) : 0;
     let measured = wholeModel ? saved : 0;
-    // A call's output (and mask): allocated, and the previous call's output freed unless it is kept.
-    const run = (index: number, keep: readonly boolean[]) => {
+    // A call's output (and mask): allocated, and the previous call's output freed unless it is kept;
+    // a frozen part's transient (forwardTransients) for a moment while both are alive.
+    const run = (index: number, keep: readonly boolean[], transient = 0) => {
       const elements = batchElements(index);
       const out = outputs[index] ?? alloc(elements * cast.outputBytes[index]!);
       const extra = recorded[index] ? (layerTraits(active[index]!.type)?.extraBytesPerElement ?? 0) : 0;
@@ -228,6 +267,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
         copies[index] = sizes.length ? sizes.map((size) => alloc(size)) : null;
         copied = sizes.reduce((sum, size) => sum + round(size), 0);
       }
+      if (transient > 0) free(alloc(transient));
       const previous = index > 0 ? outputs[index - 1] : null;
       if (previous !== null && previous !== undefined && !keep[index - 1]) {
         free(previous);
@@ -241,7 +281,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       copies[index] = null;
     };
     active.forEach((_, index) => {
-      const extra = run(index, keptForward);
+      const extra = run(index, keptForward, transients.get(index));
       // Inside a checkpoint the mask (and autocast's copies) are freed with the call's other temporaries: the segment's rerun makes them again.
       const masked = masks[index];
       if (inSegment(index)) {

@@ -372,8 +372,17 @@ class RowRecorder {
     }
     for (const message of table.notes) interpreter.note(node, `${part.architecture.name}: ${message}`);
     if (table.savedActivations) {
-      const earlier = this.measured.get(where)?.savedBytesPerSample ?? 0;
-      this.measured.set(where, { path: where, savedBytesPerSample: earlier + table.savedActivations.bytesPerSample, source: table.savedActivations.source, library: table.savedActivations.library });
+      const earlier = this.measured.get(where);
+      const peak = table.savedActivations.forwardPeakBytesPerSample;
+      // The same part called again holds its forwards' saved tensors together, but their peaks one at a time.
+      const forwardPeak = Math.max(earlier?.forwardPeakBytesPerSample ?? 0, peak ?? 0);
+      this.measured.set(where, {
+        path: where,
+        savedBytesPerSample: (earlier?.savedBytesPerSample ?? 0) + table.savedActivations.bytesPerSample,
+        ...(forwardPeak > 0 ? { forwardPeakBytesPerSample: forwardPeak } : {}),
+        source: table.savedActivations.source,
+        library: table.savedActivations.library,
+      });
     }
     const prefix = (path: string) => childPath(where, path);
     const replaced = replacementsOf(module);

@@ -71,6 +71,13 @@ export interface MeasuredActivations {
   readonly path: string;
   /** Bytes per sample of the distinct tensors autograd saves in the part's forward, at fp32, parameters excluded. */
   readonly savedBytesPerSample: number;
+  /**
+   * The most bytes per sample the part's forward holds at once with autograd off (a frozen
+   * backbone), at fp32, its input and parameters excluded, where measured: the rows show one
+   * tensor after another, but the residual stream, an activation's input and output and the
+   * library's functional code live side by side.
+   */
+  readonly forwardPeakBytesPerSample?: number;
   /** Where the figure comes from: `timm 1.0.31 (torch 1.13), autograd on the meta device`. */
   readonly source: string;
   /** The library that measured it: the real-model correction was fitted on timm's tables (realModel.ts). */

@@ -20,6 +20,10 @@ function bytesOf(data: { models: object }, name: string): number {
   return entry[0];
 }
 
+function bytesOfPeak(data: { models: object }, name: string): number | undefined {
+  return (data.models as Record<string, readonly number[] | undefined>)[name]?.[3];
+}
+
 function architecture(name: string, options: Record<string, unknown> = {}): CatalogArchitecture {
   const found = timmArchitecture(name, options as never);
   if (isCatalogMiss(found)) throw new Error(found.miss);
@@ -52,6 +56,18 @@ describe('timm catalog: activations autograd saves (timmSaved.json)', () => {
     assert.equal(resnet.table([3, 112, 112]).savedActivations?.bytesPerSample, bytesOf(savedData, 'resnet18') / 4);
     // Saved tensors per sample dwarf what the rows keep for timm's own layers (a ResNet-18 keeps ~21 MiB).
     assert.ok(atDefault && atDefault.bytesPerSample > 15 * 2 ** 20 && atDefault.bytesPerSample < 30 * 2 ** 20);
+  });
+
+  it("carries a frozen forward's peak where it was measured (attention_saved.py's files), scaled by the pixels too", () => {
+    const dinov2 = measuredSavedActivations('transformers', 'facebook/dinov2-base:Dinov2Model', 224, 224);
+    const entry = (transformersData.models as Record<string, readonly number[]>)['facebook/dinov2-base:Dinov2Model']!;
+    assert.equal(dinov2?.forwardPeakBytesPerSample, entry[3]);
+    // 257 tokens of 768: the residual stream, the MLP's hidden before and after the activation and more, not the whole model's.
+    assert.ok(entry[3]! > 10 * 257 * 768 * 4 && entry[3]! < dinov2!.bytesPerSample / 10);
+    assert.equal(measuredSavedActivations('transformers', 'facebook/dinov2-base:Dinov2Model', 448, 224)?.forwardPeakBytesPerSample, 2 * entry[3]!);
+    assert.equal(measuredSavedActivations('torchvision', 'vit_b_16', 224, 224)?.forwardPeakBytesPerSample, bytesOfPeak(torchvisionAttentionData, 'vit_b_16'));
+    // timm's and torchvision's ConvNets were measured for training alone.
+    assert.equal(measuredSavedActivations('timm', 'resnet18', 224, 224)?.forwardPeakBytesPerSample, undefined);
   });
 
   it('gives none for features_only (its outputs are not what was measured) or an unknown name', () => {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { activationScales, isAttentionMatrix, replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
+import { activationScales, forwardTransients, isAttentionMatrix, replayTrainingStep, trainingStepEvents } from '../../../../src/core/estimators/trainingStep';
 import type { TrainingJob } from '../../../../src/core/estimators/trainingJob';
 import { LAYER_TABLE_SCHEMA_VERSION, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
 
@@ -190,6 +190,43 @@ describe('training step replay', () => {
       assert.equal(wholeModel, false);
       const replay = replayTrainingStep(job({ table: { ...nested, measuredActivations: [{ path: 'backbone', savedBytesPerSample: 3 * 4096, source: 'test' }] } }));
       assert.ok(replay.measuredSavedBytes > 0 && replay.measuredSavedBytes < replay.savedBytes);
+    });
+
+    describe("a frozen part's forward at its fullest (forwardPeakBytesPerSample)", () => {
+      // The backbone (Linear, ReLU) frozen, the head trained: the replay holds at most the Linear's and the ReLU's outputs at
+      // once. It saves the ReLU's output for the head, as its rows say (scale 1).
+      const probe = (peak: number | undefined): LayerTable => ({
+        ...frozen(['0']),
+        rows: frozen(['0']).rows.map((row) => ({ ...row, path: row.path === '2' ? 'head' : `backbone.${row.path}` })),
+        measuredActivations: [{ path: 'backbone', savedBytesPerSample: 1024 * 4, ...(peak === undefined ? {} : { forwardPeakBytesPerSample: peak }), source: 'test' }],
+      });
+      const held = 2 * 1024 * 4;
+
+      it('allocates what the measured forward holds beyond the rows, for a moment, where the rows hold most', () => {
+        const plain = replayTrainingStep(job({ table: probe(undefined) }));
+        const measured = replayTrainingStep(job({ table: probe(3 * held) }));
+        // Weights, the batch and the two outputs, then 2 x 8 KiB per sample more beside them: 16 MiB at batch 1,024.
+        assert.equal(measured.stats.peakAllocatedBytes - plain.stats.peakAllocatedBytes, 2 * held * 1024);
+        // Nothing more is kept for backward.
+        assert.equal(measured.savedBytes, plain.savedBytes);
+        const events = trainingStepEvents(job({ table: probe(3 * held) })).events;
+        const transient = events.findIndex((event) => event.kind === 'alloc' && event.bytes === 2 * held * 1024);
+        assert.deepEqual(events[transient + 1], { kind: 'free', id: (events[transient] as { id: number }).id });
+      });
+
+      it('adds nothing where the rows already hold as much, or the part is recorded from its first call', () => {
+        const table = probe(held);
+        assert.equal(forwardTransients(table, table.rows, [false, false, true], () => 4 * 1024 * 1024, 1024, [4, 4, 4]).size, 0);
+        assert.equal(replayTrainingStep(job({ table: probe(held) })).stats.peakAllocatedBytes, replayTrainingStep(job({ table: probe(undefined) })).stats.peakAllocatedBytes);
+        const trained = { ...probe(3 * held), rows: probe(3 * held).rows.map((row) => ({ ...row, trainable: true })) };
+        assert.equal(forwardTransients(trained, trained.rows, [true, true, true], () => 4 * 1024 * 1024, 1024, [4, 4, 4]).size, 0);
+      });
+
+      it('takes the rows\' precision under autocast: the figure was measured in fp32', () => {
+        const table = probe(3 * held);
+        const halves = forwardTransients(table, table.rows, [false, false, true], () => 2 * 1024 * 1024, 1024, [2, 2, 4]);
+        assert.deepEqual([...halves], [[1, 1.5 * held * 1024 - 2 * 2 * 1024 * 1024]]);
+      });
     });
 
     it('ignores a part with no rows or no bytes', () => {
