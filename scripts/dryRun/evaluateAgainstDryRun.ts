@@ -14,9 +14,8 @@
  *   npm run evaluate:frozen -- [--python PATH]
  *   npm run evaluate:checkpointing -- [--python PATH]
  *
- * Needs a Python with torch and torchvision (Debian's /usr/bin/python3: torch 1.13 CPU); the
- * checkpointing set also timm: its default is the venv scripts/catalog/timm-venv.cjs makes (timm 1.0.31
- * over Debian's torch), which `npm run evaluate:checkpointing` makes first.
+ * Needs a Python with torch, torchvision and timm: the default is the venv scripts/catalog/timm-venv.cjs makes (timm 1.0.31
+ * over Debian's torch 1.13 CPU), which `npm run evaluate:frozen` and `evaluate:checkpointing` make first.
  */
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
@@ -135,8 +134,9 @@ async function checkpointing(python: string): Promise<void> {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { python: { type: 'string' }, set: { type: 'string', default: 'frozen' } } });
-  if (values.set === 'checkpointing') await checkpointing(values.python ?? process.env.TIMM_PYTHON ?? path.join(REPO, 'build', 'venvs', 'timm', 'bin', 'python'));
-  else if (values.set === 'frozen') await frozen(values.python ?? '/usr/bin/python3');
+  const timmPython = values.python ?? process.env.TIMM_PYTHON ?? path.join(REPO, 'build', 'venvs', 'timm', 'bin', 'python');
+  if (values.set === 'checkpointing') await checkpointing(timmPython);
+  else if (values.set === 'frozen') await frozen(timmPython);
   else throw new Error(`--set ${values.set}: frozen or checkpointing`);
 }
 

@@ -49,6 +49,8 @@ const DATASET_SHAPES: Readonly<Record<string, readonly number[]>> = {
 /** Datasets of arbitrary image sizes: the sample shape comes from the crop or resize transform. */
 const FOLDER_DATASETS = new Set(['ImageFolder', 'ImageNet', 'DatasetFolder', 'Places365', 'CelebA', 'VOCDetection', 'Caltech101', 'Food101', 'Flowers102', 'OxfordIIITPet']);
 const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resize'];
+/** timm's pipeline in one call: `create_transform(**resolve_data_config({}, model=m))` crops to its `input_size`. */
+const TIMM_TRANSFORM = /^timm\.data(\.transforms_factory)?\.create_transform$/;
 
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
@@ -248,6 +250,11 @@ function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {
 function transformSize(events: readonly CallEvent[]): Found<number> | undefined {
   const groups = new Map<number, CallEvent[]>();
   const sideOf = (call: CallEvent) => {
+    if (TIMM_TRANSFORM.test(call.qualified)) {
+      const size = call.kwargs.get('input_size') ?? call.args[0];
+      if (positiveInteger(size)) return positiveInteger(size);
+      return isList(size) && size.length === 3 && positiveInteger(size[1]) === positiveInteger(size[2]) ? positiveInteger(size[1]) : undefined;
+    }
     // albumentations: `A.Resize(height=256, width=256)`, `A.RandomCrop(224, 224)`.
     const height = positiveInteger(call.kwargs.get('height'));
     if (height && height === positiveInteger(call.kwargs.get('width'))) return height;
@@ -256,7 +263,7 @@ function transformSize(events: readonly CallEvent[]): Found<number> | undefined 
   };
   for (const call of events) {
     // A helper building the pipeline is also followed on its own, with unknown sizes: skip those.
-    if (!SIZE_TRANSFORMS.includes(simpleName(call.qualified)) || sideOf(call) === undefined) continue;
+    if ((!SIZE_TRANSFORMS.includes(simpleName(call.qualified)) && !TIMM_TRANSFORM.test(call.qualified)) || sideOf(call) === undefined) continue;
     let compose = call.node.parent;
     while (compose && !(compose.type === 'call' && /Compose$/.test(compose.childForFieldName('function')?.text ?? ''))) compose = compose.parent;
     const key = compose?.id ?? -call.node.id;

@@ -228,7 +228,8 @@ function analysisPass(table: LayerTable, setup: Omit<TrainingJob, 'table'>, fami
   if (known) return known;
   const results = runAnalysisEstimators({ job: { table, ...setup }, family, gpu });
   const estimate = theEstimate(results)?.result;
-  const outcome = { results, maxBatchSize: estimate?.memoryAt ? largestFittingBatch(estimate.memoryAt, gpu.memoryMiB) : null };
+  // Without the input's shape no activation is counted, and nothing but the batch's labels grows with it: no largest batch.
+  const outcome = { results, maxBatchSize: estimate?.memoryAt && table.inputShape ? largestFittingBatch(estimate.memoryAt, gpu.memoryMiB) : null };
   byJob.set(key, outcome);
   return outcome;
 }

@@ -15,7 +15,7 @@ import type { LayerTable } from '../layerTable/layerTable';
 import { hasFrozenParts } from '../layerTable/frozenLayers';
 import { BYTES_PER_MIB } from '../format/units';
 import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
-import { realModelFeatures, replayAttentionMiB } from './realModelFeatures';
+import { realModelFeatures } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
 import { CONTEXT_MIB } from './analytical';
 import type { TrainingJob } from './trainingJob';
@@ -123,8 +123,8 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   // checkpointed step's replay its features fall where it never saw a run (few saved activations,
   // much state). The factor it gives the same model trained in full is applied instead
   // (docs/real-model-estimator.md, "Frozen parameters").
-  // The factor is over the replay and the attention matrices it does not allocate (a feature of the correction's),
-  // which checkpointing keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
+  // The factor is over the replay and the eager attention matrices it does not allocate, which checkpointing
+  // keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
   // The loss's tensors are the same in both steps and learnt on no run with a large output: they are added, not scaled.
   // It is learnt on training (backward's workspaces among it), so it scales the step without a frozen part's forward
   // at its fullest; where that forward is the step's peak, the replay and the CUDA context give it, as for a
@@ -132,7 +132,9 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   const stripped = withoutForwardPeaks(job.table);
   const trained = stripped === job.table ? { replay, physicalMiB } : realModelFeatures({ ...job, table: stripped });
   const scaledStep = scaledFromFullTraining(job, trained.replay, trained.physicalMiB);
-  const frozenForwardMiB = stripped === job.table ? 0 : replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table);
+  // Where the frozen forward's measured peak raises the replay's, that forward is the step's peak.
+  const frozenForwardPeak = replay.stats.peakReservedBytes > trained.replay.stats.peakReservedBytes;
+  const frozenForwardMiB = frozenForwardPeak ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
   const atLeast = (figure: number) => Math.max(figure, frozenForwardMiB);
   return {
     lowMiB: Math.min(physicalMiB, atLeast(scaledStep.lowMiB)),
@@ -149,11 +151,21 @@ function scaledFromFullTraining(job: TrainingJob, replay: StepReplay, physicalMi
   const full = realModelFeatures({ ...job, table: trainedInFull(job.table) });
   const fullPrediction = predictFromFeatures(full.vector);
   const lossMiB = Math.min(replay.lossBytes, full.replay.lossBytes) / BYTES_PER_MIB;
-  const base = Math.max(1, full.physicalMiB + replayAttentionMiB(full.replay, job.batchSize) - lossMiB);
-  const own = physicalMiB + replayAttentionMiB(replay, job.batchSize) - lossMiB;
+  const base = Math.max(1, full.physicalMiB + eagerAttentionMiB(full.replay, job.batchSize) - lossMiB);
+  const own = physicalMiB + eagerAttentionMiB(replay, job.batchSize) - lossMiB;
   const scaled = (figure: number) => (own * Math.max(0, figure - lossMiB)) / base + lossMiB;
   const factor = Math.max(0, fullPrediction.pointMiB - lossMiB) / base;
   return { lowMiB: scaled(fullPrediction.lowMiB), pointMiB: scaled(fullPrediction.pointMiB), highMiB: scaled(fullPrediction.highMiB), factor };
+}
+
+/**
+ * The eager attention matrices the step holds and the replay does not allocate, MiB: memory in both
+ * steps. Those fused kernels never materialise (replayAttentionMiB's other part) are a feature of the
+ * correction's, not memory: counted in the frozen step's share they would make a probe on a frozen
+ * ViT hold the whole model's attention.
+ */
+function eagerAttentionMiB(replay: StepReplay, batchSize: number): number {
+  return (replay.eagerAttentionBytes * batchSize) / BYTES_PER_MIB;
 }
 
 const withoutPeaks = new WeakMap<LayerTable, LayerTable>();

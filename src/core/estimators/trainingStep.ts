@@ -126,8 +126,8 @@ export function forwardTransients(
   active: readonly LayerRow[],
   recorded: readonly boolean[],
   outputBytes: (index: number) => number,
-  batchSize: number,
-  elementBytes: readonly number[],
+  /** The batch, times the share of the fp32 figure its precision holds. */
+  samples: number,
 ): Map<number, number> {
   const transients = new Map<number, number>();
   for (const part of table.measuredActivations ?? []) {
@@ -143,8 +143,7 @@ export function forwardTransients(
       const holds = outputBytes(index) + (index > 0 ? outputBytes(index - 1) : 0);
       if (holds > held) [fullest, held] = [index, holds];
     }
-    // Measured at fp32: under autocast the part's tensors are in its rows' dtype.
-    const measured = batchSize * part.forwardPeakBytesPerSample * ((elementBytes[fullest] ?? 4) / 4);
+    const measured = samples * part.forwardPeakBytesPerSample;
     if (measured > held) transients.set(fullest, measured - held);
   }
   return transients;
@@ -237,7 +236,10 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
   // the largest tensors of the step. The output is the model's as it returns it: a measured part's
   // scale sizes what autograd keeps inside the model, not this.
-  const transients = forwardTransients(table, active, recorded, (index) => batchElements(index) * cast.outputBytes[index]!, batchSize, cast.outputBytes);
+  // Measured at fp32. Under autocast the residual stream and the norms stay fp32 (the CPU dry run of a frozen timm
+  // ViT-B under autocast peaks as high as in fp32): taken whole; a model cast to half holds half of it.
+  const peakScale = isAutocast(precision) ? 1 : bytes.activations / 4;
+  const transients = forwardTransients(table, active, recorded, (index) => batchElements(index) * cast.outputBytes[index]!, batchSize * peakScale);
   const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
   const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
   let savedBytes = 0;

@@ -109,7 +109,7 @@ function followForward(model: ModelDescription, sources: (Sourced<readonly (read
       const values = Array.from({ length: arity }, (_, i) => tensor(full(sources.value[i] ?? input.value)));
       // A module holding a pretrained model whose forward is not followed (a LightningModule calls it in training_step, often with `**batch`): the held model runs on the sample.
       const held = heldPretrained(model.root);
-      const ownForward = !held || kindOf(interpreter.classAttribute(model.root.classValue!, 'forward')) === 'function';
+      const ownForward = !held || !model.root.classValue || kindOf(interpreter.classAttribute(model.root.classValue, 'forward')) === 'function';
       if (held && !ownForward) interpreter.callValue({ kind: 'module', module: held }, [values[0]!], new Map(), model.node);
       else interpreter.callValue({ kind: 'module', module: model.root }, values, new Map(), model.node);
       if (held && ownForward && recorder.calls.length === 0) interpreter.callValue({ kind: 'module', module: held }, [values[0]!], new Map(), model.node);

@@ -80,7 +80,8 @@ export function inputCandidates(model: ModelDescription, setup: TrainingSetup): 
 
 /** The pretrained model a module of the script holds before any layer of its own (a LightningModule's `self.model`, a backbone under the script's head): it takes the script's samples. */
 export function heldPretrained(root: ModuleObject): ModuleObject | undefined {
-  if (root.kind !== 'user' || !root.classValue) return undefined;
+  // A module of the script's, or `nn.Sequential(backbone, head)`.
+  if (!(root.kind === 'user' && root.classValue) && root.kind !== 'sequential') return undefined;
   // The pretrained model comes first (a backbone, then the script's head on its output: `self.bert`, then `self.out`).
   const first = root.namedModules().find(([, m]) => m.catalog?.path === '' || declaresInput(m))?.[1];
   return first?.catalog?.path === '' ? first : undefined;

@@ -26,6 +26,7 @@ import { isRegistry, registryLookup } from './registryLookups';
 import { isTensorLike } from './tensorOps';
 import { CONTAINERS, EINOPS_LAYER, buildContainer, buildLayer, catalogValue, fillContainer, layerCall, moduleMethod, parameterFrom } from './torchModules';
 import { append, dictMethod, listMethod, stringMethod } from './valueMethods';
+import { timmDataConfig } from './timmModels';
 
 /** The DataLoader(...) call each loader value came from: a loader a builder returns is named where the script binds it. */
 const loaderCalls = new WeakMap<object, CallEvent>();
@@ -329,6 +330,8 @@ function callExternal(interp: Evaluator, callee: ExternalValue, args: PyValue[],
   if (library !== undefined) return library;
   const catalog = catalogCall(name, args, kwargs);
   if (catalog) return catalogValue(interp, catalog, node);
+  const dataConfig = timmDataConfig(name, args, kwargs);
+  if (dataConfig !== undefined) return dataConfig;
   return callTensorFunction(interp, name, args, kwargs, node);
 }
 

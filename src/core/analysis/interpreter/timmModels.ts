@@ -3,7 +3,7 @@ import type { SyntaxNode } from '../../parsing/syntax';
 import { catalogRows } from './catalogRows';
 import { checkpointBlocks } from './checkpointCalls';
 import type { Evaluator } from './evaluator';
-import type { ModuleObject, PyValue } from './pyValues';
+import { asModule, isList, kindOf, tuple, type DictValue, type ModuleObject, type PyValue } from './pyValues';
 import { linearInFeatures } from '../../layerTable/layerTable';
 
 /** timm model methods and attributes that are not parts of the model (they are read here, or left unresolved, never taken as a submodule). */
@@ -19,12 +19,27 @@ export function timmClassifier(module: ModuleObject): { readonly path: string; r
   return inFeatures === undefined ? undefined : { path: last!.path, inFeatures, classes: last!.outputShape![0]! };
 }
 
+/**
+ * The width of a timm model made without a classifier (`num_classes=0`: its pooled features), from
+ * its output at its usual input; undefined where it has one or the output is not one vector.
+ */
+function headlessWidth(module: ModuleObject): number | undefined {
+  const part = module.catalog;
+  if (!part || part.path !== '' || part.architecture.library !== 'timm') return undefined;
+  try {
+    const output = part.architecture.table(part.architecture.input.defaultShape).output;
+    return output?.length === 1 ? output[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `model.num_features`, `model.num_classes` of a timm model; undefined where not known. */
 export function timmAttribute(module: ModuleObject, name: string): PyValue | undefined {
   // Read on every attribute of a catalog model: the classifier is looked for only for these names.
   if (name !== 'num_features' && name !== 'head_hidden_size' && name !== 'num_classes') return undefined;
   const classifier = timmClassifier(module);
-  if (!classifier) return undefined;
+  if (!classifier) return name === 'num_classes' ? undefined : headlessWidth(module);
   // The backbone's width stays what it is when the classifier is replaced; the number of classes is then the new one's.
   if (name === 'num_features' || name === 'head_hidden_size') return classifier.inFeatures;
   if (name === 'num_classes' && !module.children.has(classifier.path)) return classifier.classes;
@@ -51,4 +66,26 @@ export function timmMethod(interp: Evaluator, module: ModuleObject, method: stri
   }
   parts.replace(classifier.path, classes > 0 ? parts.layer('Linear', [classifier.inFeatures, classes]) : parts.layer('Identity', []));
   return null;
+}
+
+const TIMM_DATA_CONFIG = /^timm\.data(\.config)?\.resolve_(model_)?data_config$/;
+
+/**
+ * `timm.data.resolve_data_config({}, model=m)` and `resolve_model_data_config(m)`: the input size the
+ * model was trained at (its pretrained config's, the catalog's usual input), or the one the script
+ * passes (`{"input_size": (3, 288, 288)}`, `img_size`), as the dict `create_transform(**config)`
+ * takes. Undefined for any other call, or where neither is known.
+ */
+export function timmDataConfig(name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): PyValue | undefined {
+  if (!TIMM_DATA_CONFIG.test(name)) return undefined;
+  const modelConfig = name.endsWith('resolve_model_data_config');
+  const model = asModule(modelConfig ? (args[0] ?? kwargs.get('model')) : kwargs.get('model'));
+  const given = modelConfig ? kwargs.get('args') : (args[0] ?? kwargs.get('args'));
+  const entries = kindOf(given) === 'dict' ? (given as DictValue).entries : new Map<string, PyValue>();
+  const size = entries.get('input_size') ?? entries.get('img_size');
+  const shape = isList(size) && size.length === 3 && size.every((side) => typeof side === 'number') ? (size)
+    : typeof size === 'number' ? [3, size, size]
+    : model?.catalog?.path === '' && model.catalog.architecture.library === 'timm' ? [...model.catalog.architecture.input.defaultShape] : undefined;
+  if (!shape) return undefined;
+  return { kind: 'dict', entries: new Map<string, PyValue>([['input_size', tuple(shape)], ['crop_pct', 0.875], ['interpolation', 'bicubic']]) };
 }

@@ -58,7 +58,7 @@ describe('timm catalog: activations autograd saves (timmSaved.json)', () => {
     assert.ok(atDefault && atDefault.bytesPerSample > 15 * 2 ** 20 && atDefault.bytesPerSample < 30 * 2 ** 20);
   });
 
-  it("carries a frozen forward's peak where it was measured (attention_saved.py's files), scaled by the pixels too", () => {
+  it("carries a frozen forward's peak where it was measured, scaled by the pixels too", () => {
     const dinov2 = measuredSavedActivations('transformers', 'facebook/dinov2-base:Dinov2Model', 224, 224);
     const entry = (transformersData.models as Record<string, readonly number[]>)['facebook/dinov2-base:Dinov2Model']!;
     assert.equal(dinov2?.forwardPeakBytesPerSample, entry[3]);
@@ -66,8 +66,11 @@ describe('timm catalog: activations autograd saves (timmSaved.json)', () => {
     assert.ok(entry[3]! > 10 * 257 * 768 * 4 && entry[3]! < dinov2!.bytesPerSample / 10);
     assert.equal(measuredSavedActivations('transformers', 'facebook/dinov2-base:Dinov2Model', 448, 224)?.forwardPeakBytesPerSample, 2 * entry[3]!);
     assert.equal(measuredSavedActivations('torchvision', 'vit_b_16', 224, 224)?.forwardPeakBytesPerSample, bytesOfPeak(torchvisionAttentionData, 'vit_b_16'));
-    // timm's and torchvision's ConvNets were measured for training alone.
-    assert.equal(measuredSavedActivations('timm', 'resnet18', 224, 224)?.forwardPeakBytesPerSample, undefined);
+    // timm's and torchvision's models have theirs too (timm_saved.py, torchvision_saved.py).
+    assert.equal(measuredSavedActivations('timm', 'resnet18', 224, 224)?.forwardPeakBytesPerSample, bytesOfPeak(savedData, 'resnet18'));
+    assert.equal(measuredSavedActivations('torchvision', 'resnet50', 224, 224)?.forwardPeakBytesPerSample, bytesOfPeak(torchvisionData, 'resnet50'));
+    // ResNet-18 without autograd: at its fullest a few of its 64 x 56 x 56 maps, not what training keeps.
+    assert.ok(bytesOfPeak(savedData, 'resnet18')! > 3 * 64 * 56 * 56 * 4 && bytesOfPeak(savedData, 'resnet18')! < bytesOf(savedData, 'resnet18') / 2);
   });
 
   it('gives none for features_only (its outputs are not what was measured) or an unknown name', () => {

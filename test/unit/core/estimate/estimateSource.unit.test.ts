@@ -130,4 +130,29 @@ describe('estimateSource', () => {
     assert.equal(largestFittingBatch((b) => 100 + b, 1000), 900);
     assert.equal(largestFittingBatch((b) => 2000 + b, 1000), 0);
   });
+
+  it('gives no largest batch where the input is unknown: no activation is counted, so nothing says how memory grows', async () => {
+    const source = [
+      'import torch',
+      'import torch.nn as nn',
+      'from torch.utils.data import DataLoader',
+      'from mydata import load_dataset',
+      'class Net(nn.Module):',
+      '    def __init__(self):',
+      '        super().__init__()',
+      '        self.norm = nn.LayerNorm(64)',
+      '    def forward(self, x):',
+      '        return self.norm(x)',
+      'model = Net()',
+      'optimizer = torch.optim.Adam(model.parameters())',
+      'for x, y in DataLoader(load_dataset(), batch_size=32):',
+      '    nn.functional.mse_loss(model(x), y).backward()',
+      '    optimizer.step()',
+      '',
+    ].join('\n');
+    const [model] = (await estimate(source)).models;
+    assert.equal(model!.layerTable.inputShape, null);
+    assert.notEqual(model!.memory.estimateMiB, null);
+    assert.equal(model!.maxBatchSize, null);
+  });
 });

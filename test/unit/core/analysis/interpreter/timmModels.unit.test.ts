@@ -37,6 +37,57 @@ describe('timm models: classifier and width', () => {
     const [model] = (await estimate(script('model.reset_classifier(0)', 'model = nn.Sequential(model, nn.Linear(model.num_features, 3))'))).models;
     assert.equal(model!.params, BODY + 1280 * 3 + 3);
   });
+
+  it('num_features of a model made without a classifier (num_classes=0) is its pooled width', async () => {
+    const source = script().replace('pretrained=True)', 'pretrained=True, num_classes=0)\nmodel = nn.Sequential(model, nn.Linear(model.num_features, 3))');
+    const [model] = (await estimate(source)).models;
+    assert.equal(model!.params, BODY + 1280 * 3 + 3);
+    assert.equal(model!.layerTable.incomplete, false);
+  });
+});
+
+describe('timm models: the data config', () => {
+  // A frozen backbone and a head, images from a folder through timm's own transform: the shape of many notebooks.
+  const folder = (config: string) =>
+    [
+      'import timm',
+      'import torch',
+      'import torch.nn as nn',
+      'from timm.data import create_transform, resolve_data_config',
+      'from torch.utils.data import DataLoader',
+      'from torchvision.datasets import ImageFolder',
+      'backbone = timm.create_model("convnext_tiny", pretrained=True, num_classes=0)',
+      `config = ${config}`,
+      'loader = DataLoader(ImageFolder("data/train", transform=create_transform(**config, is_training=True)), batch_size=32)',
+      'model = nn.Sequential(backbone, nn.Linear(backbone.num_features, 5)).cuda()',
+      'optimizer = torch.optim.AdamW(model.parameters())',
+      'for images, labels in loader:',
+      '    loss = nn.functional.cross_entropy(model(images.cuda()), labels.cuda())',
+      '    loss.backward()',
+      '    optimizer.step()',
+      '',
+    ].join('\n');
+
+  it("gives create_transform the model's usual input through resolve_data_config", async () => {
+    const [model] = (await estimate(folder('resolve_data_config({}, model=backbone)'))).models;
+    assert.deepEqual(model!.layerTable.inputShape, [3, 224, 224]);
+    const input = model!.assumptions.find((assumption) => assumption.name === 'inputShape');
+    assert.match(input?.origin ?? '', /ImageFolder images after create_transform\(224\)/);
+    assert.ok(model!.maxBatchSize !== null && model!.maxBatchSize > 32);
+  });
+
+  it('takes the size the script asks for, and resolve_model_data_config', async () => {
+    const [asked] = (await estimate(folder('resolve_data_config({"input_size": (3, 288, 288)}, model=backbone)'))).models;
+    assert.deepEqual(asked!.layerTable.inputShape, [3, 288, 288]);
+    const [model] = (await estimate(folder('timm.data.resolve_model_data_config(backbone)'))).models;
+    assert.deepEqual(model!.layerTable.inputShape, [3, 224, 224]);
+  });
+
+  it("takes the backbone's usual input where the script's transform is not read", async () => {
+    const [model] = (await estimate(folder('load_config("pets.yaml")'))).models;
+    assert.deepEqual(model!.layerTable.inputShape, [3, 224, 224]);
+    assert.match(model!.assumptions.find((assumption) => assumption.name === 'inputShape')?.origin ?? '', /the usual input of convnext_tiny/);
+  });
 });
 
 describe('timm models: set_grad_checkpointing', () => {
