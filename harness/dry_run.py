@@ -1006,6 +1006,24 @@ def _sandbox_hook(event: str, args: Tuple[Any, ...]) -> None:
 _PATCHED: Dict[str, Any] = {}
 
 
+class _Stream:
+    """A CUDA stream where the dry run runs every op in order on the CPU: waiting is a no-op."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        # wait_stream, wait_event, synchronize, record_event, query...
+        return lambda *args, **kwargs: True if name == "query" else None
+
+
+class _Event(_Stream):
+    """A CUDA event: recorded and waited for at once; no time passes."""
+
+    def elapsed_time(self, *args: Any) -> float:
+        return 0.0
+
+
 class _DeviceProperties:
     """What `torch.cuda.get_device_properties` says in a dry run: the A100 40GB its constants were measured on."""
 
@@ -1043,6 +1061,12 @@ def _patch_torch() -> None:
     torch.cuda.get_device_properties = lambda *a, **k: _DeviceProperties()  # type: ignore[assignment]
     torch.cuda.mem_get_info = lambda *a, **k: (_DeviceProperties.total_memory, _DeviceProperties.total_memory)  # type: ignore[assignment]
     torch.cuda.memory_stats = lambda *a, **k: {}  # type: ignore[assignment]
+    # Streams and events (timm's PrefetchLoader copies the next batch on a side stream): one stream, in order.
+    torch.cuda.Stream = _Stream  # type: ignore[assignment,misc]
+    torch.cuda.Event = _Event  # type: ignore[assignment,misc]
+    torch.cuda.current_stream = lambda *a, **k: _Stream()  # type: ignore[assignment]
+    torch.cuda.default_stream = lambda *a, **k: _Stream()  # type: ignore[assignment]
+    torch.cuda.stream = lambda *a, **k: contextlib.nullcontext()  # type: ignore[assignment]
 
     # A class, not a function: libraries subclass DataLoader (timm's MultiEpochsDataLoader).
     data.DataLoader = FakeBatches  # type: ignore[assignment,misc]
@@ -1263,7 +1287,7 @@ def _patch_pretrained_weights() -> None:
         owner.load_state_dict = load_state_dict  # type: ignore[method-assign]
     # timm loads pretrained weights from the Hugging Face Hub (or a URL) in timm.models._builder
     # (timm.models.helpers before 0.9): patched when the script imports it.
-    sys.meta_path.insert(0, AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained}))
+    sys.meta_path.insert(0, AfterImport({"timm.models._builder": _skip_timm_pretrained, "timm.models.helpers": _skip_timm_pretrained, "timm.data.dataset_factory": _timm_datasets}))
 
 
 def _patch_compile() -> None:
@@ -1366,6 +1390,22 @@ def _patch_token_files() -> None:
 def _skip_timm_pretrained(module: Any) -> None:
     if hasattr(module, "load_pretrained"):
         module.load_pretrained = lambda *args, **kwargs: None
+
+
+def _timm_datasets(module: Any) -> None:
+    """timm's `create_dataset(name, root=...)` of a folder that is not here (timm asserts it exists)
+    or a dataset it would download: a stand-in of its length; the loader makes the batches."""
+    original = getattr(module, "create_dataset", None)
+    if original is None:
+        return
+
+    def create_dataset(name: Any = "", root: Any = None, split: Any = "validation", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(name, root, split, *args, **kwargs)
+        except (AssertionError, OSError, RuntimeError, ValueError):
+            return FakeDataset(split="train" if str(split).startswith("train") else "validation")
+
+    module.create_dataset = create_dataset
 
 
 def _patch_value_dependent_ops() -> None:

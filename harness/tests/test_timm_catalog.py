@@ -8,6 +8,7 @@ where that interpreter is missing (TIMM_PYTHON names it; by default build/venvs/
 
 Run from the repository root: /usr/bin/python3 -m pytest harness/tests -p no:cacheprovider
 """
+import json
 import os
 import subprocess
 import sys
@@ -108,3 +109,37 @@ assert torch.Tensor.repeat_interleave is original
 """
     result = subprocess.run([str(TIMM_PYTHON), "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+#: A run as timm's own API writes it: a dataset from a folder, its loader with the prefetcher (a side
+#: CUDA stream), the optimizer by name.
+TIMM_TRAINING = """
+import timm
+from timm.data import create_dataset, create_loader, resolve_data_config
+from timm.optim import create_optimizer_v2
+
+model = timm.create_model("resnet18", pretrained=True, num_classes=10)
+config = resolve_data_config(model=model)
+dataset = create_dataset("", root="data/imagenette", split="train", is_training=True)
+loader = create_loader(dataset, input_size=(3, 64, 64), batch_size=8, is_training=True, use_prefetcher=True)
+optimizer = create_optimizer_v2(model, opt="adamw", lr=1e-3)
+model.cuda()
+for images, targets in loader:
+    loss = model(images).logsumexp(dim=1).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.skipif(not TIMM_PYTHON.exists(), reason=f"no timm venv at {TIMM_PYTHON} (scripts/catalog/requirements-timm.txt)")
+def test_a_dry_run_of_timm_s_training_api_reads_no_folder_and_runs_on_one_stream(tmp_path: Path) -> None:
+    script, spec = tmp_path / "train.py", tmp_path / "spec.json"
+    script.write_text(TIMM_TRAINING)
+    spec.write_text(json.dumps({"tensors": [{"shape": [3, 64, 64], "dtype": "float32"}, {"shape": [], "dtype": "int64"}], "argv": []}))
+    done = subprocess.run([str(TIMM_PYTHON), "-m", "harness.dry_run", str(script), "--spec", str(spec), "--steps", "2"], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 2
+    # The batch reached the GPU: 8 images of 3 x 64 x 64 floats among the storages.
+    assert 8 * 3 * 64 * 64 * 4 in [event[1] for event in result["events"] if len(event) == 3]

@@ -8,6 +8,7 @@ import { modelOutputsHeld, useCacheOff } from './modelOutputs';
 import { cudnnBenchmark } from './cudnnBenchmark';
 import { galoreSetup } from './galoreSetup';
 import { libraryOptimizerName } from './libraryOptimizers';
+import { timmImageSide, timmLoaderBatch, timmOptimizer } from './timmTraining';
 import type { DistributedReading } from './shardingSetup';
 import type { TrainerDefaultOptim } from './pinnedVersions';
 import type { CallEvent } from './interpreter/interpreter';
@@ -49,8 +50,6 @@ const DATASET_SHAPES: Readonly<Record<string, readonly number[]>> = {
 /** Datasets of arbitrary image sizes: the sample shape comes from the crop or resize transform. */
 const FOLDER_DATASETS = new Set(['ImageFolder', 'ImageNet', 'DatasetFolder', 'Places365', 'CelebA', 'VOCDetection', 'Caltech101', 'Food101', 'Flowers102', 'OxfordIIITPet']);
 const SIZE_TRANSFORMS = ['RandomResizedCrop', 'CenterCrop', 'RandomCrop', 'Resize'];
-/** timm's pipeline in one call: `create_transform(**resolve_data_config({}, model=m))` crops to its `input_size`. */
-const TIMM_TRANSFORM = /^timm\.data(\.transforms_factory)?\.create_transform$/;
 
 const OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = { SGD: 'sgd', Adam: 'adam', AdamW: 'adamw', RMSprop: 'rmsprop', Adagrad: 'adagrad' };
 
@@ -142,6 +141,8 @@ function dataLoaderBatchSize(events: readonly CallEvent[], argumentNodes: Readon
 export function dataLoaderBatches(events: readonly CallEvent[], argumentNodes: ReadonlyMap<string, SyntaxNode>): (Found<number> & { call: CallEvent })[] {
   const found: (Found<number> & { call: CallEvent })[] = [];
   for (const call of events) {
+    const timm = timmLoaderBatch(call);
+    if (timm) found.push({ value: timm, node: originNode(call, 'batch_size', argumentNodes), origin: 'create_loader(batch_size=...)', call });
     if (!/(^|\.)DataLoader$/.test(call.qualified)) continue;
     const value = positiveInteger(call.kwargs.get('batch_size') ?? call.args[1]);
     if (value) found.push({ value, node: originNode(call, 'batch_size', argumentNodes), origin: 'DataLoader(batch_size=...)', call });
@@ -250,11 +251,9 @@ function datasetShapes(events: readonly CallEvent[]): Found<number[]>[] {
 function transformSize(events: readonly CallEvent[]): Found<number> | undefined {
   const groups = new Map<number, CallEvent[]>();
   const sideOf = (call: CallEvent) => {
-    if (TIMM_TRANSFORM.test(call.qualified)) {
-      const size = call.kwargs.get('input_size') ?? call.args[0];
-      if (positiveInteger(size)) return positiveInteger(size);
-      return isList(size) && size.length === 3 && positiveInteger(size[1]) === positiveInteger(size[2]) ? positiveInteger(size[1]) : undefined;
-    }
+    // timm's pipeline in one call: `create_transform(**resolve_data_config({}, model=m))`, `create_loader(input_size=...)`.
+    const timm = timmImageSide(call);
+    if (timm) return timm;
     // albumentations: `A.Resize(height=256, width=256)`, `A.RandomCrop(224, 224)`.
     const height = positiveInteger(call.kwargs.get('height'));
     if (height && height === positiveInteger(call.kwargs.get('width'))) return height;
@@ -263,7 +262,7 @@ function transformSize(events: readonly CallEvent[]): Found<number> | undefined 
   };
   for (const call of events) {
     // A helper building the pipeline is also followed on its own, with unknown sizes: skip those.
-    if ((!SIZE_TRANSFORMS.includes(simpleName(call.qualified)) && !TIMM_TRANSFORM.test(call.qualified)) || sideOf(call) === undefined) continue;
+    if ((!SIZE_TRANSFORMS.includes(simpleName(call.qualified)) && !timmImageSide(call)) || sideOf(call) === undefined) continue;
     let compose = call.node.parent;
     while (compose && !(compose.type === 'call' && /Compose$/.test(compose.childForFieldName('function')?.text ?? ''))) compose = compose.parent;
     const key = compose?.id ?? -call.node.id;
@@ -426,6 +425,8 @@ export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
   // bitsandbytes', torchao's and the others' optimizers: their state is read from the class name (optimizerName).
   const library = libraryOptimizerName(call);
   if (library) return { value: library.name === 'adamw_hf' ? 'adamw' : 'other', node: call.node, origin: `${library.qualified}(...)` };
+  const timm = timmOptimizer(call);
+  if (timm) return { value: timm.kind, node: call.node, origin: `${simpleName(call.qualified)}(opt="${timm.name}")` };
   if (!call.qualified.startsWith('torch.optim.')) return undefined;
   const name = call.qualified.slice('torch.optim.'.length);
   if (name.includes('.') || !/^[A-Z]/.test(name)) return undefined;
