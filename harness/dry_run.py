@@ -1006,22 +1006,59 @@ def _sandbox_hook(event: str, args: Tuple[Any, ...]) -> None:
 _PATCHED: Dict[str, Any] = {}
 
 
-class _Stream:
-    """A CUDA stream where the dry run runs every op in order on the CPU: waiting is a no-op."""
+def _stream_classes() -> Tuple[type, type]:
+    """A CUDA stream and event where the dry run runs every op in order on the CPU: waiting is a
+    no-op, no time passes. On PyTorch 2 they derive from its stream and event bases, as its compiler's
+    device registry requires of `torch.cuda.Stream` and `torch.cuda.Event`."""
+    try:
+        from torch._streambase import _EventBase, _StreamBase  # type: ignore[import-not-found]
+    except ImportError:
+        _StreamBase = _EventBase = object  # type: ignore[misc,assignment]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    class Stream(_StreamBase):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
 
-    def __getattr__(self, name: str) -> Any:
-        # wait_stream, wait_event, synchronize, record_event, query...
-        return lambda *args, **kwargs: True if name == "query" else None
+        def wait_event(self, event: Any) -> None:
+            return None
 
+        def wait_stream(self, stream: Any) -> None:
+            return None
 
-class _Event(_Stream):
-    """A CUDA event: recorded and waited for at once; no time passes."""
+        def record_event(self, event: Any = None) -> Any:
+            return event if event is not None else Event()
 
-    def elapsed_time(self, *args: Any) -> float:
-        return 0.0
+        def query(self) -> bool:
+            return True
+
+        def synchronize(self) -> None:
+            return None
+
+        def __eq__(self, other: Any) -> bool:
+            return isinstance(other, Stream)
+
+        __hash__ = object.__hash__
+
+    class Event(_EventBase):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def record(self, stream: Any = None) -> None:
+            return None
+
+        def wait(self, stream: Any = None) -> None:
+            return None
+
+        def query(self) -> bool:
+            return True
+
+        def elapsed_time(self, end_event: Any) -> float:
+            return 0.0
+
+        def synchronize(self) -> None:
+            return None
+
+    return Stream, Event
 
 
 class _DeviceProperties:
@@ -1062,10 +1099,10 @@ def _patch_torch() -> None:
     torch.cuda.mem_get_info = lambda *a, **k: (_DeviceProperties.total_memory, _DeviceProperties.total_memory)  # type: ignore[assignment]
     torch.cuda.memory_stats = lambda *a, **k: {}  # type: ignore[assignment]
     # Streams and events (timm's PrefetchLoader copies the next batch on a side stream): one stream, in order.
-    torch.cuda.Stream = _Stream  # type: ignore[assignment,misc]
-    torch.cuda.Event = _Event  # type: ignore[assignment,misc]
-    torch.cuda.current_stream = lambda *a, **k: _Stream()  # type: ignore[assignment]
-    torch.cuda.default_stream = lambda *a, **k: _Stream()  # type: ignore[assignment]
+    stream, event = _stream_classes()
+    torch.cuda.Stream, torch.cuda.Event = stream, event  # type: ignore[assignment,misc]
+    torch.cuda.current_stream = lambda *a, **k: stream()  # type: ignore[assignment]
+    torch.cuda.default_stream = lambda *a, **k: stream()  # type: ignore[assignment]
     torch.cuda.stream = lambda *a, **k: contextlib.nullcontext()  # type: ignore[assignment]
 
     # A class, not a function: libraries subclass DataLoader (timm's MultiEpochsDataLoader).

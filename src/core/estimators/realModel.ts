@@ -132,9 +132,8 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   const stripped = withoutForwardPeaks(job.table);
   const trained = stripped === job.table ? { replay, physicalMiB } : realModelFeatures({ ...job, table: stripped });
   const scaledStep = scaledFromFullTraining(job, trained.replay, trained.physicalMiB);
-  // Where the frozen forward's measured peak raises the replay's, that forward is the step's peak.
-  const frozenForwardPeak = replay.stats.peakReservedBytes > trained.replay.stats.peakReservedBytes;
-  const frozenForwardMiB = frozenForwardPeak ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
+  // A frozen part whose forward holds more than its rows (its measured peak) gives the step a figure of its own.
+  const frozenForwardMiB = replay.frozenForwardBytes > 0 ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
   const atLeast = (figure: number) => Math.max(figure, frozenForwardMiB);
   return {
     lowMiB: Math.min(physicalMiB, atLeast(scaledStep.lowMiB)),

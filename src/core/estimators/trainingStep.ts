@@ -67,6 +67,8 @@ export interface StepReplay {
   readonly measuredSavedBytes: number;
   /** The loss's own tensors at their peak, the start of backward: the fp32 log-softmax of the output and its two gradients. */
   readonly lossBytes: number;
+  /** The largest of the transients a frozen part's forward allocates beyond its rows (forwardTransients), 0 where there is none. */
+  readonly frozenForwardBytes: number;
 }
 
 /** The measured parts' activations: what the table's rows are scaled by, and which rows are measured. */
@@ -150,7 +152,7 @@ export function forwardTransients(
 }
 
 /** The event sequence of `iterations` training steps. */
-export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number; lossBytes: number } {
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number; lossBytes: number; frozenForwardBytes: number } {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const events: AllocatorEvent[] = [];
@@ -359,13 +361,14 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   }
   // The log-softmax and its two gradients, alive together at the start of backward.
   const lossBytes = 3 * round(outputElements * 4);
-  return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes };
+  const frozenForwardBytes = Math.max(0, ...transients.values());
+  return { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes, frozenForwardBytes };
 }
 
 /** Replays `iterations` training steps of the job through the caching allocator. */
 export function replayTrainingStep(job: TrainingJob, iterations = 2): StepReplay {
-  const { events, stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes } = trainingStepEvents(job, iterations);
+  const { events, ...figures } = trainingStepEvents(job, iterations);
   const allocator = new CachingAllocator();
   for (const event of events) allocator.apply(event);
-  return { stats: allocator.stats(), stateBytes, savedBytes, attentionElements, eagerAttentionBytes, measuredSavedBytes, lossBytes };
+  return { stats: allocator.stats(), ...figures };
 }
