@@ -96,6 +96,11 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
 }
 
+/** The CUDA context the dry run adds: with cuDNN's libraries loaded where the model has convolutions. */
+function runtimeContextMiB(table: LayerTable): number {
+  return table.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
+}
+
 /**
  * Whether the table is a kind the correction never saw: a transformers model's, whose module tree
  * holds the library's own classes where timm's tables (the fit's) hold torch.nn layers, so its row
@@ -103,11 +108,6 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
  * with the CPU dry run (ViT-B at batch 8-64: within 1-5%), where the correction moved it by -18%
  * to +24% (docs/real-model-estimator.md, "Tables the correction never saw").
  */
-/** The CUDA context the dry run adds: with cuDNN's libraries loaded where the model has convolutions. */
-function runtimeContextMiB(table: LayerTable): number {
-  return table.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
-}
-
 function replayOnly(table: LayerTable): boolean {
   return (table.measuredActivations ?? []).some((part) => part.library === 'transformers');
 }
@@ -127,13 +127,12 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   // keeps one segment's of: for a hand-written GPT's eager attention they are most of the step.
   // The loss's tensors are the same in both steps and learnt on no run with a large output: they are added, not scaled.
   // It is learnt on training (backward's workspaces among it), so it scales the step without a frozen part's forward
-  // at its fullest; where that forward is the step's peak, the replay and the CUDA context give it, as for a
-  // table the correction never saw.
-  const stripped = withoutForwardPeaks(job.table);
-  const trained = stripped === job.table ? { replay, physicalMiB } : realModelFeatures({ ...job, table: stripped });
+  // at its fullest; where a frozen part's forward holds more than its rows (its measured peak), the replay and the
+  // CUDA context give the step a figure of its own, as for a table the correction never saw.
+  const frozenForward = replay.frozenForwardBytes > 0;
+  const trained = frozenForward ? realModelFeatures({ ...job, table: withoutForwardPeaks(job.table) }) : { replay, physicalMiB };
   const scaledStep = scaledFromFullTraining(job, trained.replay, trained.physicalMiB);
-  // A frozen part whose forward holds more than its rows (its measured peak) gives the step a figure of its own.
-  const frozenForwardMiB = replay.frozenForwardBytes > 0 ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
+  const frozenForwardMiB = frozenForward ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
   const atLeast = (figure: number) => Math.max(figure, frozenForwardMiB);
   return {
     lowMiB: Math.min(physicalMiB, atLeast(scaledStep.lowMiB)),
@@ -169,9 +168,8 @@ function eagerAttentionMiB(replay: StepReplay, batchSize: number): number {
 
 const withoutPeaks = new WeakMap<LayerTable, LayerTable>();
 
-/** The table without its measured forward peaks (the same table where it has none), cached as trainedInFull's are. */
+/** The table without its measured forward peaks, cached as trainedInFull's are. */
 function withoutForwardPeaks(table: LayerTable): LayerTable {
-  if (!(table.measuredActivations ?? []).some((part) => part.forwardPeakBytesPerSample !== undefined)) return table;
   const known = withoutPeaks.get(table);
   if (known) return known;
   const stripped = { ...table, measuredActivations: table.measuredActivations!.map(({ forwardPeakBytesPerSample: _peak, ...part }) => part) };
