@@ -44,11 +44,13 @@ const TIMM_OPTIMIZERS: Readonly<Record<string, OptimizerKind>> = {
 export function timmOptimizer(call: CallEvent): { kind: OptimizerKind; name: string } | undefined {
   if (!TIMM_OPTIMIZER.test(call.qualified)) return undefined;
   const v2 = call.qualified.endsWith('_v2');
+  // create_optimizer reads its settings from the namespace `args` (train.py's command line).
   const args = v2 ? undefined : call.args[0] ?? call.kwargs.get('args');
-  const opt: PyValue | undefined = v2 ? (call.kwargs.get('opt') ?? call.args[1] ?? 'sgd') : kindOf(args) === 'instance' ? (args as InstanceValue).attrs.get('opt') : undefined;
+  const settings: ReadonlyMap<string, PyValue> = v2 ? call.kwargs : kindOf(args) === 'instance' ? (args as InstanceValue).attrs : new Map();
+  const opt = settings.get('opt') ?? (v2 ? (call.args[1] ?? 'sgd') : undefined);
   if (typeof opt !== 'string') return undefined;
   const name = opt.toLowerCase().replace(/^lookahead_/, '');
-  const momentum = v2 ? call.kwargs.get('momentum') : kindOf(args) === 'instance' ? (args as InstanceValue).attrs.get('momentum') : undefined;
+  const momentum = settings.get('momentum');
   const kind = TIMM_OPTIMIZERS[name] ?? 'other';
   return { kind: kind === 'sgd-momentum' && momentum === 0 ? 'sgd' : kind, name: opt };
 }

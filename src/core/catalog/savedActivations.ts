@@ -21,7 +21,7 @@ interface SavedData {
   readonly versions: Readonly<Record<string, string>>;
   /**
    * Per model: [bytes autograd saves per sample at fp32, height, width of the default input, and
-   * (attention_saved.py's files) the most bytes per sample a no-grad forward holds at once].
+   * the most bytes per sample a no-grad forward holds at once, where it was linear in the batch].
    */
   readonly models: Readonly<Record<string, readonly [number, number, number, number?]>>;
 }

@@ -152,7 +152,7 @@ export function forwardTransients(
 }
 
 /** The event sequence of `iterations` training steps. */
-export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[]; stateBytes: number; savedBytes: number; attentionElements: number; eagerAttentionBytes: number; measuredSavedBytes: number; lossBytes: number; frozenForwardBytes: number } {
+export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: AllocatorEvent[] } & Omit<StepReplay, 'stats'> {
   const { table, batchSize, optimizer, precision } = job;
   const bytes = PRECISION_BYTES[precision];
   const events: AllocatorEvent[] = [];
@@ -238,12 +238,13 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   // backward. Small for a classifier; for a language model's logits over its vocabulary, one of
   // the largest tensors of the step. The output is the model's as it returns it: a measured part's
   // scale sizes what autograd keeps inside the model, not this.
-  // Measured at fp32. Under autocast the residual stream and the norms stay fp32 (the CPU dry run of a frozen timm
-  // ViT-B under autocast peaks as high as in fp32): taken whole; a model cast to half holds half of it.
-  const peakScale = isAutocast(precision) ? 1 : bytes.activations / 4;
-  const transients = forwardTransients(table, active, recorded, (index) => batchElements(index) * cast.outputBytes[index]!, batchSize * peakScale);
   const outputElements = lastRecorded >= 0 ? batchSize * (active[lastRecorded]!.activations ?? 0) : 0;
   const outputBytes = lastRecorded >= 0 ? cast.outputBytes[lastRecorded]! : bytes.activations;
+  // A frozen part's forward at its fullest, measured at fp32. Under autocast the residual stream and the norms stay
+  // fp32 (the CPU dry run of a frozen timm ViT-B under autocast peaks as high as in fp32): taken whole; a model cast
+  // to half holds half of it.
+  const peakScale = isAutocast(precision) ? 1 : bytes.activations / 4;
+  const transients = forwardTransients(table, active, recorded, (index) => batchElements(index) * cast.outputBytes[index]!, batchSize * peakScale);
   let savedBytes = 0;
   let measuredSavedBytes = 0;
   let optimizerState: number[] | null = null;

@@ -1,6 +1,7 @@
 // What fine-tuning scripts call on a timm model besides forward: its classifier (read, replaced) and its width.
 import type { SyntaxNode } from '../../parsing/syntax';
-import { catalogRows } from './catalogRows';
+import type { CatalogArchitecture } from '../../catalog/catalog';
+import { catalogRows, catalogTableAtDefault } from './catalogRows';
 import { checkpointBlocks } from './checkpointCalls';
 import type { Evaluator } from './evaluator';
 import { asModule, isList, kindOf, tuple, type DictValue, type ModuleObject, type PyValue } from './pyValues';
@@ -9,11 +10,17 @@ import { linearInFeatures } from '../../layerTable/layerTable';
 /** timm model methods and attributes that are not parts of the model (they are read here, or left unresolved, never taken as a submodule). */
 export const TIMM_MEMBERS = new Set(['get_classifier', 'reset_classifier', 'forward_head', 'set_grad_checkpointing', 'num_features', 'num_classes', 'head_hidden_size', 'default_cfg', 'pretrained_cfg', 'feature_info', 'group_matcher', 'no_weight_decay']);
 
+/** The architecture of a whole timm model (not a part of one); undefined for any other module. */
+function wholeTimmModel(module: ModuleObject | undefined): CatalogArchitecture | undefined {
+  const part = module?.catalog;
+  return part && part.path === '' && part.architecture.library === 'timm' ? part.architecture : undefined;
+}
+
 /** timm's classifier: the last Linear with parameters, under the modules `forward_head` runs (its in_features from its parameters: weight and bias). */
 export function timmClassifier(module: ModuleObject): { readonly path: string; readonly inFeatures: number; readonly classes: number } | undefined {
-  const part = module.catalog;
-  if (!part || part.path !== '' || part.architecture.library !== 'timm') return undefined;
-  const calls = (catalogRows(part.architecture) ?? []).filter((row) => row.type !== 'Parameter' && (row.params ?? 0) > 0);
+  const architecture = wholeTimmModel(module);
+  if (!architecture) return undefined;
+  const calls = (catalogRows(architecture) ?? []).filter((row) => row.type !== 'Parameter' && (row.params ?? 0) > 0);
   const last = calls.at(-1);
   const inFeatures = last && /^(head|fc|classifier)(\.|$)/.test(last.path) ? linearInFeatures(last) : undefined;
   return inFeatures === undefined ? undefined : { path: last!.path, inFeatures, classes: last!.outputShape![0]! };
@@ -24,14 +31,9 @@ export function timmClassifier(module: ModuleObject): { readonly path: string; r
  * its output at its usual input; undefined where it has one or the output is not one vector.
  */
 function headlessWidth(module: ModuleObject): number | undefined {
-  const part = module.catalog;
-  if (!part || part.path !== '' || part.architecture.library !== 'timm') return undefined;
-  try {
-    const output = part.architecture.table(part.architecture.input.defaultShape).output;
-    return output?.length === 1 ? output[0] : undefined;
-  } catch {
-    return undefined;
-  }
+  const architecture = wholeTimmModel(module);
+  const output = architecture ? catalogTableAtDefault(architecture)?.output : undefined;
+  return output?.length === 1 ? output[0] : undefined;
 }
 
 /** `model.num_features`, `model.num_classes` of a timm model; undefined where not known. */
@@ -52,7 +54,7 @@ export function timmAttribute(module: ModuleObject, name: string): PyValue | und
  * model; undefined for any other call.
  */
 export function timmMethod(interp: Evaluator, module: ModuleObject, method: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>, node: SyntaxNode, parts: { readonly part: (name: string) => PyValue | undefined; readonly replace: (path: string, layer: PyValue) => void; readonly layer: (type: string, args: PyValue[]) => PyValue }): PyValue | undefined {
-  if (method === 'set_grad_checkpointing' && module.catalog?.path === '' && module.catalog.architecture.library === 'timm') {
+  if (method === 'set_grad_checkpointing' && wholeTimmModel(module)) {
     return checkpointBlocks(interp, module, args[0] ?? kwargs.get('enable') ?? true, node);
   }
   if (method !== 'get_classifier' && method !== 'reset_classifier') return undefined;
@@ -79,13 +81,13 @@ const TIMM_DATA_CONFIG = /^timm\.data(\.config)?\.resolve_(model_)?data_config$/
 export function timmDataConfig(name: string, args: readonly PyValue[], kwargs: ReadonlyMap<string, PyValue>): PyValue | undefined {
   if (!TIMM_DATA_CONFIG.test(name)) return undefined;
   const modelConfig = name.endsWith('resolve_model_data_config');
-  const model = asModule(modelConfig ? (args[0] ?? kwargs.get('model')) : kwargs.get('model'));
+  const model = wholeTimmModel(asModule(modelConfig ? (args[0] ?? kwargs.get('model')) : kwargs.get('model')));
   const given = modelConfig ? kwargs.get('args') : (args[0] ?? kwargs.get('args'));
   const entries = kindOf(given) === 'dict' ? (given as DictValue).entries : new Map<string, PyValue>();
   const size = entries.get('input_size') ?? entries.get('img_size');
-  const shape = isList(size) && size.length === 3 && size.every((side) => typeof side === 'number') ? (size)
+  const shape = isList(size) && size.length === 3 && size.every((side) => typeof side === 'number') ? size
     : typeof size === 'number' ? [3, size, size]
-    : model?.catalog?.path === '' && model.catalog.architecture.library === 'timm' ? [...model.catalog.architecture.input.defaultShape] : undefined;
+    : model ? [...model.input.defaultShape] : undefined;
   if (!shape) return undefined;
   return { kind: 'dict', entries: new Map<string, PyValue>([['input_size', tuple(shape)], ['crop_pct', 0.875], ['interpolation', 'bicubic']]) };
 }
