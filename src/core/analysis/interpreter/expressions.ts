@@ -334,7 +334,8 @@ function subscript(interp: Evaluator, node: SyntaxNode, scope: Scope): PyValue {
       return { kind: 'module', module: slice };
     }
   }
-  if (isUnresolvedValue(container)) return container;
+  // `real.shape[0]` keeps its own text: the first dimension of a batch that was not followed (forwardOps.ts, BATCH_QUERY).
+  if (isUnresolvedValue(container)) return key === 0 ? unresolved(node.text, container.reason) : container;
   return unresolved(node.text, 'cannot index this value');
 }
 

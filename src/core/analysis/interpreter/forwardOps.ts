@@ -139,6 +139,22 @@ function concatenation(interpreter: Evaluator, name: string, args: PyValue[], kw
   return result;
 }
 
+/** `real.size(0)`, `x.shape[0]`, `x.size()[0]`: the first dimension of a tensor the analysis could not follow (a batch of an `ImageFolder` loader). */
+const BATCH_QUERY = /(\.size\(\s*0\s*\)|\.shape\[\s*0\s*\]|\.size\(\s*\)\[\s*0\s*\])$/;
+
+/**
+ * `torch.randn(real.size(0), NZ, 1, 1)`: a tensor sized first by another one's batch, where that
+ * batch could not be followed (the loader's dataset is not a TensorDataset), has the batch as its
+ * first dimension; the rest must be known.
+ */
+function batchSizedArguments(args: readonly PyValue[]): Dim[] | undefined {
+  const values = args.length === 1 && isList(args[0]) ? (args[0] as PyValue[]) : args;
+  const [first, ...rest] = values;
+  if (!isUnresolvedValue(first) || !BATCH_QUERY.test(first.unresolved)) return undefined;
+  const dims = rest.map((value) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined));
+  return dims.every((d): d is number => d !== undefined) ? [{ batch: 1 }, ...dims] : undefined;
+}
+
 /** `torch.*` and `torch.nn.functional.*` calls: tensor creation and shape arithmetic. */
 export function callTensorFunction(interpreter: Evaluator, qualified: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   const name = qualified.slice(qualified.lastIndexOf('.') + 1);
@@ -146,7 +162,7 @@ export function callTensorFunction(interpreter: Evaluator, qualified: string, ar
   if (!isTorch) return unresolved(node.text, `${qualified}() is not followed`);
   const first = shapeOf(args[0]);
   if (CREATION.has(name)) {
-    const sizes = sizeArguments(name === 'full' ? args.slice(0, 1) : args);
+    const sizes = sizeArguments(name === 'full' ? args.slice(0, 1) : args) ?? batchSizedArguments(name === 'full' ? args.slice(0, 1) : args);
     return sizes ? tensor(sizes) : unresolved(node.text, 'tensor of unknown size');
   }
   if (name === 'randint') {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { tableOf } from '../../../fixtures';
+import { estimate, tableOf } from '../../../fixtures';
 
 // Two forwards as research code writes them; parameter counts and output shapes were printed by
 // PyTorch 2.4.1 with einops 0.8.0 for the same models (batch 4).
@@ -192,5 +192,42 @@ describe('forward through einops and rotary embeddings', () => {
     assert.deepEqual(table.rows.find((row) => row.path === 'layers.1.attention.wo')?.outputShape, [32, 64]);
     assert.deepEqual(table.rows.find((row) => row.path === 'output')?.outputShape, [32, 1000]);
     assert.equal(table.incomplete, false);
+  });
+});
+
+describe('tensors sized by a batch the analysis could not follow', () => {
+  // A DCGAN's loop as people write it: the loader's dataset is an ImageFolder, so its batches are
+  // not followed; the noise is sized by the real batch's first dimension.
+  const GAN = (size: string) => `import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+netG = nn.Sequential(nn.ConvTranspose2d(100, 64, 4, 1, 0), nn.ReLU(), nn.ConvTranspose2d(64, 3, 4, 2, 1), nn.Tanh()).cuda()
+opt = torch.optim.Adam(netG.parameters())
+loader = DataLoader(datasets.ImageFolder("data", transform=transforms.Compose([transforms.Resize(8), transforms.CenterCrop(8), transforms.ToTensor()])), batch_size=32)
+for real, _ in loader:
+    real = real.cuda()
+    b = ${size}
+    noise = torch.randn(b, 100, 1, 1, device="cuda")
+    loss = netG(noise).mean()
+    loss.backward()
+    opt.step()
+`;
+
+  for (const size of ['real.size(0)', 'real.shape[0]', 'real.size()[0]']) {
+    it(`takes \`torch.randn(b, 100, 1, 1)\` with b = ${size} as a batch of (100, 1, 1), not the loader's images`, async () => {
+      const [model] = (await estimate(GAN(size))).models;
+      assert.deepEqual(model!.inputShape, [100, 1, 1]);
+      assert.match(model!.assumptions.find((a) => a.name === 'inputShape')!.origin, /^the tensors passed in netG\(noise\)/);
+      assert.equal(model!.batchSize, 32);
+    });
+  }
+
+  it('leaves a tensor sized by anything else unknown (the images then stand for the input)', async () => {
+    const [model] = (await estimate(GAN('real.size(1)'))).models;
+    assert.deepEqual(model!.inputShape, [3, 8, 8]);
+    const [other] = (await estimate(GAN('len(real)'))).models;
+    assert.deepEqual(other!.inputShape, [3, 8, 8]);
   });
 });
