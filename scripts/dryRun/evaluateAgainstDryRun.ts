@@ -21,7 +21,7 @@ import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnProcess } from '../../src/core/remote/processRunner';
-import { scriptPeakMiB, type ProcessModel } from '../../src/core/estimate/collocation';
+import { scriptPeakMiB, type ProcessModel } from '../../src/core/estimate/scriptProcess';
 import { REPO } from './dryRunCases';
 
 interface Reading {

@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../core/format/units';
-import { describeArchitecture, describeAssumption, describeAssumptionValue, breakdownSource, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeReadings, describeSharding } from '../core/display/describe';
+import { describeArchitecture, describeAssumption, describeAssumptionValue, breakdownSource, describeBreakdown, describeEstimate, describeLearned, describeMethod, describeProcess, describeReadings, describeSharding } from '../core/display/describe';
 import { describeLongestSequence, describeRemedies } from '../core/display/fineTuningText';
 import { ESTIMATORS } from '../core/estimate/estimators';
 import type { Assumption, FileEstimate, ModelEstimate } from '../core/estimate/fileEstimate';
@@ -45,6 +45,7 @@ export function humanOutput(estimate: FileEstimate, options: { dryRun?: boolean 
   }
   const comparisons = comparisonColumns(estimate);
   out.push(textTable([...LEADING, ...comparisons.map((c) => c.short), ...TRAILING], estimate.models.map((model) => row(model, comparisons))), '');
+  if (estimate.process) out.push(`whole script: ${describeProcess(estimate.process, estimate.gpu.name)}`, '');
   for (const model of estimate.models) {
     out.push(`${model.name}:`);
     const architecture = describeArchitecture(model);

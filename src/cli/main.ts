@@ -115,7 +115,7 @@ export async function main(argv: readonly string[], stdout: NodeJS.WritableStrea
       const models = dryRun ? json.models.map((model) => ({ ...model, dryRun: dryRunJson(dryRun, model.memory.estimateMiB, estimate.gpu) })) : json.models;
       stdout.write(`${JSON.stringify({ ...json, models }, null, 2)}\n`);
     } else stdout.write(`${[humanOutput(estimate, { dryRun: dryRun !== undefined }), ...(dryRun ? dryRunLines(dryRun, estimate) : [])].join('\n')}\n`);
-    return args.failOnOom && estimate.models.some((model) => model.fits === false) ? EXIT_OOM : EXIT_OK;
+    return args.failOnOom && (estimate.models.some((model) => model.fits === false) || estimate.process?.fits === false) ? EXIT_OOM : EXIT_OK;
   } finally {
     await pipeline.dispose();
   }

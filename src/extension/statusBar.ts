@@ -9,7 +9,7 @@ import type { SettingsStore } from './settings';
 
 const DEBOUNCE_MS = 300;
 
-/** The largest estimate of the active Python file, coloured when it nears or passes the GPU's memory. */
+/** The active Python file's estimate (its models together where it has several), coloured when it nears or passes the GPU's memory. */
 export class EstimateStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('gpuEstimator.status', vscode.StatusBarAlignment.Right, 100);
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -69,14 +69,16 @@ export class EstimateStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    const icon = model.risk === 'fits' ? '$(pulse)' : '$(warning)';
-    this.item.text = `${icon} ${formatMiB(model.memory.estimateMiB)} / ${estimate.gpu.name}`;
+    // Several models in one process: the GPU must hold them together.
+    const shown = estimate.process ?? { estimateMiB: model.memory.estimateMiB, risk: model.risk };
+    const icon = shown.risk === 'fits' ? '$(pulse)' : '$(warning)';
+    this.item.text = `${icon} ${formatMiB(shown.estimateMiB)} / ${estimate.gpu.name}`;
     this.item.backgroundColor =
-      model.risk === 'oom' ? new vscode.ThemeColor('statusBarItem.errorBackground') : model.risk === 'tight' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      shown.risk === 'oom' ? new vscode.ThemeColor('statusBarItem.errorBackground') : shown.risk === 'tight' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.tooltip = new vscode.MarkdownString(statusTooltipMarkdown(estimate, model));
     // A click reports on the model and GPU shown here, without asking for either.
     this.item.command = { command: 'gpuEstimator.estimateMemory', title: 'Estimate GPU memory', arguments: [document.uri, { model: model.name, gpu: estimate.gpu.id }] };
-    this.item.accessibilityInformation = { label: `Estimated GPU memory ${formatMiB(model.memory.estimateMiB)} on ${estimate.gpu.name}` };
+    this.item.accessibilityInformation = { label: `Estimated GPU memory${estimate.process ? " of the script's models together" : ''} ${formatMiB(shown.estimateMiB)} on ${estimate.gpu.name}` };
     this.item.show();
   }
 

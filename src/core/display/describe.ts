@@ -1,11 +1,26 @@
 import { formatMiB } from '../format/units';
-import type { Assumption, EstimatorReading, FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
+import type { Assumption, EstimatorReading, FileEstimate, ModelEstimate, Risk, ScriptProcess } from '../estimate/fileEstimate';
 
 /** Words shared by the CLI table, the hover and the status bar, so they never disagree. */
 
 export function describeEstimate(model: ModelEstimate): string {
   if (model.memory.estimateMiB === null) return 'no estimate';
   return `~${formatMiB(model.memory.estimateMiB)}${model.memory.sharding ? ` per GPU (${model.memory.sharding.gpus})` : ''}`;
+}
+
+/**
+ * The script's models together in its one process (scriptProcess.ts): `teacher + student (teacher
+ * inference only) in one process: ~7.5 GiB; fits A100 40GB; largest shared batch 940`.
+ */
+export function describeProcess(process: ScriptProcess, gpuName: string): string {
+  const inference = process.inferenceOnly.length ? ` (${process.inferenceOnly.join(', ')} inference only)` : '';
+  const batch =
+    process.maxBatchSize !== null
+      ? `; largest batch that fits them together: ${process.maxBatchSize}`
+      : process.batchSize === null
+        ? '; they take different batch sizes'
+        : '';
+  return `${process.models.join(' + ')}${inference} in one process: ~${formatMiB(process.estimateMiB)}; ${describeVerdict(process, gpuName)}${batch}`;
 }
 
 const gpusText = (n: number) => `${n} GPU${n === 1 ? '' : 's'}`;
@@ -23,7 +38,7 @@ export function describeSharding(model: Pick<ModelEstimate, 'memory'>): string |
   return `${sharding.strategy} on ${gpusText(sharding.gpus)} (${sharding.gpusOrigin}), from ${where}; per GPU at ${table}${host}`;
 }
 
-export function describeVerdict(model: ModelEstimate, gpuName: string): string {
+export function describeVerdict(model: { readonly risk: Risk | null }, gpuName: string): string {
   switch (model.risk) {
     case 'fits':
       return `fits ${gpuName}`;

@@ -1,5 +1,5 @@
 import { formatMiB } from '../format/units';
-import { comparisonReadings, describeEstimate, describeMethod, describeVerdict } from './describe';
+import { comparisonReadings, describeEstimate, describeMethod, describeProcess, describeVerdict } from './describe';
 import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { describeRemedy, fittingRemedies } from './fineTuningText';
 
@@ -56,6 +56,7 @@ export function statusTooltipMarkdown(estimate: FileEstimate, model: ModelEstima
   for (const reading of comparisonReadings(model)) lines.push(`- ${reading.label}: ${formatMiB(reading.estimateMiB)}`);
   lines.push(`- GPU: ${estimate.gpu.name} (${formatMiB(estimate.gpu.memoryMiB)})`);
   lines.push(`- Verdict: ${describeVerdict(model, estimate.gpu.name)}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}`);
+  if (estimate.process) lines.push(`- Whole script (the figure shown): ${describeProcess(estimate.process, estimate.gpu.name)}`);
   lines.push('', 'Click for the full report.');
   return lines.join('\n');
 }
@@ -67,7 +68,16 @@ export interface RiskProblem {
   readonly message: string;
 }
 
-/** One problem per model at OOM risk ('oom': error, 'tight': warning), on the line its batch size comes from. */
+/** The line a model's batch size is read from in the script, else the model's own. */
+function batchLine(model: ModelEstimate): number {
+  const batch = model.assumptions.find((a) => a.name === 'batchSize');
+  return (batch?.file === undefined ? batch?.line : undefined) ?? model.line;
+}
+
+/**
+ * One problem per model at OOM risk ('oom': error, 'tight': warning), on the line its batch size
+ * comes from; and one for the script's models together where they are at more risk than any alone.
+ */
 export function riskProblems(estimate: FileEstimate): RiskProblem[] {
   const problems: RiskProblem[] = [];
   for (const model of estimate.models) {
@@ -77,10 +87,17 @@ export function riskProblems(estimate: FileEstimate): RiskProblem[] {
     // A fine-tune: the change with the smallest estimate that makes it fit (the hover lists more).
     const remedy = model.fineTuning ? fittingRemedies(model.fineTuning, model.risk)[0] : undefined;
     problems.push({
-      line: (batch?.file === undefined ? batch?.line : undefined) ?? model.line,
+      line: batchLine(model),
       severity: model.risk === 'oom' ? 'error' : 'warning',
       message: `${model.name}: ${describeEstimate(model)} with batch size ${batch?.value ?? model.batchSize ?? '?'}: ${describeVerdict(model, estimate.gpu.name)}${fits}${remedy ? `; fits with ${describeRemedy(remedy)}` : ''}`,
     });
+  }
+  // Each model fits alone, or less tightly than all of them together: the process is the problem.
+  const process = estimate.process;
+  const severity = { fits: 0, tight: 1, oom: 2 } as const;
+  if (process && process.risk !== 'fits' && estimate.models.every((model) => model.risk === null || severity[model.risk] < severity[process.risk])) {
+    const largest = estimate.models.filter((model) => process.models.includes(model.name)).sort((a, b) => (b.memory.estimateMiB ?? 0) - (a.memory.estimateMiB ?? 0))[0]!;
+    problems.push({ line: batchLine(largest), severity: process.risk === 'oom' ? 'error' : 'warning', message: `The script's models together: ${describeProcess(process, estimate.gpu.name)}` });
   }
   return problems;
 }

@@ -7,6 +7,7 @@ import {
   breakdownSource, describeBreakdown, describeSharding,
   describeEstimate,
   describeMethod,
+  describeProcess,
   describeNoEnsemble,
   describeRange,
   describeUtilization,
@@ -46,6 +47,8 @@ export function hoverText(estimate: FileEstimate, model: ModelEstimate, document
   parts.push(`${model.risk ? `${VERDICT_ICONS[model.risk]} ` : ''}${escape(describeVerdict(model, estimate.gpu.name))} (${formatMiB(estimate.gpu.memoryMiB)})`);
   if (model.maxBatchSize !== null) parts.push(`; largest batch that fits: ${model.maxBatchSize}`);
   parts.push('\n\n');
+  const process = estimate.process;
+  if (process?.models.includes(model.name)) parts.push(`${process.risk ? `${VERDICT_ICONS[process.risk]} ` : ''}Whole script: ${escape(describeProcess(process, estimate.gpu.name))}\n\n`);
   if (model.fineTuning) parts.push(fineTuningLines(model.fineTuning, model.risk).map((text) => `${escape(text)}\n\n`).join(''));
   parts.push(`Utilization: ${describeUtilization(model)}\n\n`);
   const breakdown = describeBreakdown(model);

@@ -10,7 +10,7 @@ import type { FileEstimate, ModelEstimate } from '../estimate/fileEstimate';
 import { warningsOf } from '../estimate/notes';
 import type { GpuComparisonRow, MemoryCurve, ModelOutlook } from '../estimate/outlook';
 import { formatCount, formatMiB } from '../format/units';
-import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeSharding, describeVerdict } from './describe';
+import { breakdownSource, describeAssumption, describeEstimate, describeMethod, describeProcess, describeSharding, describeVerdict } from './describe';
 import { describeLongestSequence, remedyTable, sentence } from './fineTuningText';
 
 /** What a report shows: the estimate of a file and, model by model, its outlook. */
@@ -107,6 +107,7 @@ export function markdownSummary(estimate: FileEstimate, model: ModelEstimate, ou
   lines.push(`- Estimate: **${md(describeEstimate(model))}** peak GPU memory (${md(describeMethod(model))})`);
   lines.push(`- On ${md(estimate.gpu.name)} (${formatMiB(estimate.gpu.memoryMiB)}): ${md(describeVerdict(model, estimate.gpu.name))}`);
   if (model.maxBatchSize !== null) lines.push(`- Largest batch that fits: ${model.maxBatchSize}`);
+  if (estimate.process?.models.includes(model.name)) lines.push(`- Whole script: ${md(describeProcess(estimate.process, estimate.gpu.name))}`);
   lines.push('', '## Estimators', '', '| Estimator | Estimate | Range |', '| --- | ---: | ---: |');
   for (const row of estimatorComparison(model)) {
     const range = row.lowMiB !== null && row.highMiB !== null ? `${formatMiB(row.lowMiB)} to ${formatMiB(row.highMiB)}` : '';

@@ -7,10 +7,11 @@
  */
 import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
-import type { FileEstimate, ModelEstimate, Risk, UtilizationClass } from './fileEstimate';
+import type { FileEstimate, Risk, UtilizationClass } from './fileEstimate';
 import { CUDNN_BENCHMARK_EFFECT } from '../dryRun/cudnnWorkspace';
 import { turnsOnCudnnBenchmark } from './notes';
 import { estimateCurve } from './outlook';
+import { scriptPeakMiB } from './scriptProcess';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface CollocatedJob {
@@ -123,31 +124,6 @@ function jobShare(estimate: FileEstimate): JobShare {
   const contextMiB = Math.max(0, ...estimated.map((model) => model.memory.breakdown?.contextMiB ?? RUNTIME_OVERHEAD_MIB));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt, contextMiB };
 }
-
-/** What the peak of a script's process needs of its models (a model's `--json` output has these too). */
-export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'>;
-
-/** The peak of one script's process from its estimated models' figures (each model's estimate, or `figure` of it: a batch's). */
-export function scriptPeakMiB<M extends ProcessModel>(models: readonly M[], figure: (model: M) => number = (model) => model.memory.estimateMiB!): number {
-  const resident = (model: M) => model.memory.breakdown?.weightsMiB ?? Math.max(0, figure(model) - RUNTIME_OVERHEAD_MIB);
-  return processPeak(
-    models.filter((model) => !model.inferenceOnly).map(figure),
-    models.filter((model) => model.inferenceOnly).map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })),
-  );
-}
-
-/**
- * One process: every model's estimate includes a CUDA context and allocator floor; the process has
- * one. Models it trains are added whole; a model it only runs for inference (a teacher) adds its
- * weights, as its forward's transient tensors are gone before the trained models' backward, but
- * the process needs at least that model's own peak.
- */
-function processPeak(trained: readonly number[], inference: readonly { readonly peakMiB: number; readonly residentMiB: number }[]): number {
-  if (trained.length === 0) return inference.reduce((sum, model) => sum + model.peakMiB, 0) - RUNTIME_OVERHEAD_MIB * (inference.length - 1);
-  const trainedPeak = trained.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (trained.length - 1);
-  return Math.max(trainedPeak + inference.reduce((sum, model) => sum + model.residentMiB, 0), ...inference.map((model) => model.peakMiB));
-}
-
 
 export const MEMORY_CAP_NOTE =
   "Each process's PyTorch keeps the memory it has reserved until one of its own allocations fails, so a job grows its cache into memory the others have not taken yet and does not give it back to them. Cap each at its share: torch.cuda.set_per_process_memory_fraction(F) at the start of its script (F: the cap above); its cache then gives way at the cap, and a job that needs more stops in its own process instead of in a neighbour's.";

@@ -8,7 +8,7 @@
 import type { AnalysisNote } from '../analysis/modelDescription';
 import type { LayerTable } from '../layerTable/layerTable';
 import { ESTIMATORS } from './estimators';
-import type { FileEstimate, FineTuningOutlook, ModelEstimate, RemedyKind, Risk } from './fileEstimate';
+import type { FileEstimate, FineTuningOutlook, ModelEstimate, RemedyKind, Risk, ScriptProcess } from './fileEstimate';
 import { warningsOf } from './notes';
 
 type Shared = Pick<
@@ -69,7 +69,11 @@ function fineTuningJson(outlook: FineTuningOutlook): FineTuningJson {
 }
 
 export function estimateJson(estimate: FileEstimate): FileEstimateJson {
-  return { file: estimate.file, gpu: estimate.gpu, models: estimate.models.map(modelJson), warnings: estimate.warnings };
+  return { file: estimate.file, gpu: estimate.gpu, models: estimate.models.map(modelJson), ...(estimate.process ? { process: processJson(estimate.process) } : {}), warnings: estimate.warnings };
+}
+
+function processJson(process: ScriptProcess): ScriptProcess {
+  return { models: process.models, inferenceOnly: process.inferenceOnly, estimateMiB: Math.round(process.estimateMiB), fits: process.fits, risk: process.risk, batchSize: process.batchSize, maxBatchSize: process.maxBatchSize };
 }
 
 function modelJson(model: ModelEstimate): ModelEstimateJson {

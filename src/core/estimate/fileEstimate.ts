@@ -25,9 +25,27 @@ export interface FileEstimate {
    * says its input (a model from a library the analysis does not know).
    */
   readonly dataShape?: readonly number[];
+  /** Two or more models with an estimate: the script's one process, which is what the GPU must hold (scriptProcess.ts). */
+  readonly process?: ScriptProcess;
 }
 
 export type Risk = 'fits' | 'tight' | 'oom';
+
+/** The whole script as one process, where it has two or more models with an estimate. */
+export interface ScriptProcess {
+  /** The models counted, in the script's order. */
+  readonly models: readonly string[];
+  /** Those that run inference only (every call under torch.no_grad()): their weights are added, not their step. */
+  readonly inferenceOnly: readonly string[];
+  /** The process's peak as nvidia-smi would show it: one CUDA context. */
+  readonly estimateMiB: number;
+  readonly fits: boolean;
+  readonly risk: Risk;
+  /** The batch the models share; null when they take different batches. */
+  readonly batchSize: number | null;
+  /** The largest shared batch whose process peak fits the GPU; null when the models take different batches or a curve is missing. */
+  readonly maxBatchSize: number | null;
+}
 
 export interface MemoryEstimate {
   /** Peak GPU memory of a training step as nvidia-smi would show it. */

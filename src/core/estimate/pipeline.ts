@@ -15,6 +15,7 @@ import { collocationOf, placementOf, type Collocation, type Placement } from './
 import { IncrementalEstimator } from './incrementalEstimator';
 import { withLearnedEstimates } from './learnedPass';
 import { outlookOf, type ModelOutlook } from './outlook';
+import { withScriptProcess } from './scriptProcess';
 import type { ProjectContext } from '../analysis/analyzeSource';
 import { findProjectRoot, normalizePath, type ProjectFiles } from '../project/projectFiles';
 import { ParsedModules } from '../project/parsedModules';
@@ -76,10 +77,10 @@ export class EstimationPipeline {
       const learned = await withLearnedEstimates(analysed, this.runner, { safetyMargin: request.options.safetyMargin });
       this.lastTimings = { ...this.lastTimings, learnedMs: performance.now() - started };
       this.log('trace', `learned estimates for ${request.file} in ${this.lastTimings.learnedMs.toFixed(1)} ms`);
-      return learned;
+      return withScriptProcess(learned, request.options.safetyMargin);
     } catch (error) {
       this.log('error', `learned estimators failed, showing the analytical model: ${error instanceof Error ? error.message : String(error)}`);
-      return analysed;
+      return withScriptProcess(analysed, request.options.safetyMargin);
     }
   }
 

@@ -1,5 +1,5 @@
 import { formatCount, formatMiB } from '../../core/format/units';
-import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeSharding, describeVerdict } from '../../core/display/describe';
+import { describeAssumption, describeEstimate, describeLearned, describeMethod, describeProcess, describeSharding, describeVerdict } from '../../core/display/describe';
 import type { FileEstimate, ModelEstimate, Risk } from '../../core/estimate/fileEstimate';
 import { warningsOf } from '../../core/estimate/notes';
 import { DRY_RUN_DIFFERENCE_NOTE, dryRunDifferencePercent, dryRunRangeText, signedPercent } from '../../core/display/dryRunText';
@@ -162,6 +162,7 @@ function modelSection(estimate: FileEstimate, model: ModelEstimate, index: numbe
   return `<section aria-labelledby="${headingId}">
   <h2 id="${headingId}"><code>${escapeHtml(model.name)}</code> <span class="muted">line ${model.line} · ${model.family.toUpperCase()} · ${formatCount(model.params)} parameters</span></h2>
   <p class="verdict verdict-${model.risk ?? 'unknown'}"><strong>${escapeHtml(describeEstimate(model))}</strong> peak GPU memory (${escapeHtml(describeMethod(model))}): ${escapeHtml(describeVerdict(model, estimate.gpu.name))}${model.maxBatchSize === null ? '' : `; largest batch that fits: ${model.maxBatchSize}`}</p>
+  ${estimate.process?.models.includes(model.name) ? `<p class="verdict verdict-${estimate.process.risk}">Whole script: ${escapeHtml(describeProcess(estimate.process, estimate.gpu.name))}</p>` : ''}
   <div class="actions">${exportButtons(index, model.name)}</div>
   ${estimatorSection(data, model, estimate.gpu)}
   ${whatFitsSection(estimate, model)}

@@ -83,6 +83,20 @@ describe('gpu-estimate (the built CLI, as a process)', () => {
     assert.equal(run('examples/mlp_mnist.py', '--fail-on-oom').code, 0);
   });
 
+  it("gives a script's models together (one process): a line of text, `process` in --json, and exit 3 when only together they do not fit", () => {
+    const gan = ['test/fixtures/frameworks/gan_separate_optimizers.py', '--gpu', 't4-16gb', '--batch-size', '3000'];
+    const text = run(...gan);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /\nwhole script: netD \+ netG in one process: ~\d+\.\d GiB; does not fit T4 16GB \(out of memory\); largest batch that fits them together: \d+\n/);
+    const json = JSON.parse(run(...gan, '--json').stdout) as FileEstimate;
+    assert.ok(json.models.every((model) => model.fits === true));
+    assert.equal(json.process?.fits, false);
+    assert.ok(json.process.maxBatchSize! < Math.min(...json.models.map((model) => model.maxBatchSize!)));
+    assert.equal(run(...gan, '--fail-on-oom').code, 3);
+    assert.equal(run(...gan.slice(0, 3), '--fail-on-oom').code, 0);
+    assert.equal((JSON.parse(run('examples/mlp_mnist.py', '--json').stdout) as FileEstimate).process, undefined);
+  });
+
   it('says what fits a fine-tune: the longest sequence and the changes that make it fit, in text and in --json', () => {
     const script = 'test/fixtures/llm/full_finetune_7b_eager.py';
     const text = run(script, '--gpu', 'rtx4090-24gb');

@@ -47,6 +47,20 @@ describe('report page', () => {
     assert.doesNotMatch(html, /\sstyle=/i, 'no inline styles (the CSP would block them)');
   });
 
+  it("says, under each of a script's models, what they take together in one process", async () => {
+    const one = await estimate(fixture('cnn_cifar'));
+    const [model] = one.models;
+    const together: FileEstimate = {
+      ...one,
+      models: [model!, { ...model!, name: 'second' }],
+      process: { models: ['model', 'second'], inferenceOnly: [], estimateMiB: 41_000, fits: false, risk: 'oom', batchSize: 64, maxBatchSize: 30 },
+    };
+    const html = reportHtml(reported(together), page);
+    const lines = [...html.matchAll(/<p class="verdict verdict-oom">Whole script: ([^<]*)<\/p>/g)].map((m) => m[1]);
+    assert.deepEqual(lines, Array(2).fill('model + second in one process: ~40.0 GiB; does not fit A100 40GB (out of memory); largest batch that fits them together: 30'));
+    assert.doesNotMatch(reportHtml(reported(one), page), /Whole script/);
+  });
+
   it('keeps the layer table and shows the estimators, the breakdown, the curve and the GPUs with text alternatives', async () => {
     const file = await estimate(fixture('cnn_cifar'));
     const html = reportHtml(reported(file), page);

@@ -1,0 +1,64 @@
+/**
+ * A script's models run in one process: a teacher beside its student, a GAN's generator and
+ * discriminator, a frozen backbone whose features feed a trained head. Each model's estimate is
+ * its own step with its own CUDA context; what the GPU must hold is the process's peak, and what
+ * limits the batch the models share is that peak, not either model's.
+ */
+import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import type { GpuProfile } from '../gpus/gpuProfiles';
+import type { FileEstimate, ModelEstimate, ScriptProcess } from './fileEstimate';
+import { estimateCurve } from './outlook';
+import { fits, largestFittingBatch, riskOf } from './verdict';
+
+/** What the peak of a script's process needs of its models (a model's `--json` output has these too). */
+export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'>;
+
+/** The script's process, or null when fewer than two of its models have an estimate (a model's own figures then say it all). */
+export function scriptProcessOf(estimate: Pick<FileEstimate, 'models'>, gpu: Pick<GpuProfile, 'memoryMiB'>, safetyMargin: number): ScriptProcess | null {
+  const estimated = estimate.models.filter((model) => model.memory.estimateMiB !== null);
+  if (estimated.length < 2) return null;
+  const estimateMiB = scriptPeakMiB(estimated);
+  const batches = new Set(estimated.map((model) => model.batchSize));
+  const batchSize = batches.size === 1 ? [...batches][0]! : null;
+  let maxBatchSize: number | null = null;
+  if (batchSize !== null && estimated.every((model) => model.layerTable.rows.length > 0)) {
+    const curves = new Map(estimated.map((model) => [model, estimateCurve(model)]));
+    maxBatchSize = largestFittingBatch((b) => scriptPeakMiB(estimated, (model) => curves.get(model)!(b)), gpu.memoryMiB);
+  }
+  return {
+    models: estimated.map((model) => model.name),
+    inferenceOnly: estimated.filter((model) => model.inferenceOnly).map((model) => model.name),
+    estimateMiB,
+    fits: fits(estimateMiB, gpu.memoryMiB),
+    risk: riskOf(estimateMiB, gpu.memoryMiB, safetyMargin),
+    batchSize,
+    maxBatchSize,
+  };
+}
+
+/** The estimate with its script's process (`FileEstimate.process`) where it has one. */
+export function withScriptProcess(estimate: FileEstimate, safetyMargin: number): FileEstimate {
+  const process = scriptProcessOf(estimate, estimate.gpu, safetyMargin);
+  return process ? { ...estimate, process } : estimate;
+}
+
+/** The peak of one script's process from its estimated models' figures (each model's estimate, or `figure` of it: a batch's). */
+export function scriptPeakMiB<M extends ProcessModel>(models: readonly M[], figure: (model: M) => number = (model) => model.memory.estimateMiB!): number {
+  const resident = (model: M) => model.memory.breakdown?.weightsMiB ?? Math.max(0, figure(model) - RUNTIME_OVERHEAD_MIB);
+  return processPeak(
+    models.filter((model) => !model.inferenceOnly).map(figure),
+    models.filter((model) => model.inferenceOnly).map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })),
+  );
+}
+
+/**
+ * One process: every model's estimate includes a CUDA context and allocator floor; the process has
+ * one. Models it trains are added whole; a model it only runs for inference (a teacher) adds its
+ * weights, as its forward's transient tensors are gone before the trained models' backward, but
+ * the process needs at least that model's own peak.
+ */
+function processPeak(trained: readonly number[], inference: readonly { readonly peakMiB: number; readonly residentMiB: number }[]): number {
+  if (trained.length === 0) return inference.reduce((sum, model) => sum + model.peakMiB, 0) - RUNTIME_OVERHEAD_MIB * (inference.length - 1);
+  const trainedPeak = trained.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (trained.length - 1);
+  return Math.max(trainedPeak + inference.reduce((sum, model) => sum + model.residentMiB, 0), ...inference.map((model) => model.peakMiB));
+}
