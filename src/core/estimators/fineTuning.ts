@@ -65,6 +65,8 @@ export interface TransformerShape {
   readonly normWeightFp32?: boolean;
   /** Norms without weight or bias (OLMo's LayerNorm): no norm parameters at all. */
   readonly parameterFreeNorms?: boolean;
+  /** The MLP's GELU is transformers' tanh formula in Python operations (savedActivations.ts, LayerShape.tanhGelu). */
+  readonly tanhGelu?: 'new' | 'fast';
   /** The logits are soft-capped (Gemma-2's final_logit_softcapping: tanh between two scalings): tanh keeps its output, one more logits-sized tensor. */
   readonly logitSoftcap?: boolean;
   /**

@@ -44,6 +44,13 @@ export interface LayerShape {
   readonly normWeightFp32?: boolean;
   /** Norms without a weight (OLMo's LayerNorm): even a full fine-tune keeps no normalized tensor for one. */
   readonly parameterFreeNorms?: boolean;
+  /**
+   * transformers' GELU written as the tanh formula in Python operations, each keeping what its
+   * backward needs: `gelu_new` (NewGELUActivation: GPT-2, GPT-Neo, GPT-J, Phi-1/2, T5 v1.1's
+   * gated-gelu) and `gelu_fast` (FastGELUActivation). F.gelu (`gelu`, `gelu_pytorch_tanh`) is one
+   * operation and keeps only its input.
+   */
+  readonly tanhGelu?: 'new' | 'fast';
 }
 
 export interface LayerActivationOptions {
@@ -152,7 +159,7 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
 
   // MLP: SiLU keeps the gate's output, the product keeps SiLU's output and up's (gated); GELU keeps fc1's output.
   // Phi-3's gate and up are halves of gate_up_proj's output: the two views keep that one 2i-wide tensor, the same bytes.
-  if (!shape.moe) bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e;
+  if (!shape.moe) bytes += (shape.gatedMlp ? (o.compiled ? 2 : 3) : 1) * i * e + (o.compiled ? 0 : tanhGeluBytes(shape, o) * i);
 
   // Dropout after the attention and the MLP blocks: a 1-byte mask each.
   if (shape.dropout) bytes += 2 * h;
@@ -163,6 +170,22 @@ export function savedBytesPerTokenLayer(shape: LayerShape, o: LayerActivationOpt
   // IA3 (PEFT's IA3 Linear): base(x) * vector keeps base(x) in the compute dtype.
   if (o.scaled && !o.full) for (const name of o.scaled.outputs) bytes += e * (widths[name] ?? 0);
   return bytes;
+}
+
+/**
+ * What a tanh-formula GELU keeps beyond its input, bytes per element of the MLP's hidden tensor.
+ * `0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3))))` (gelu_new): pow keeps x, tanh its output,
+ * and the last product both factors: three tensors more (counted with saved_tensors_hooks on torch
+ * 1.13). Under autocast pow is on the fp32 list, so it keeps an fp32 copy of x and everything after
+ * it is fp32 but `0.5 * x`: 4 + 4 + 4 + 2 bytes where one 16-bit input was counted, and a gated MLP's
+ * product keeps the activation's fp32 output (2 bytes more). gelu_fast (`x * 0.7978845608 * (1 +
+ * 0.044715 * x * x)` inside the tanh) keeps six tensors more, all in the input's dtype. Inductor
+ * (torch.compile) fuses the formula and keeps its input alone.
+ */
+function tanhGeluBytes(shape: LayerShape, o: LayerActivationOptions): number {
+  if (shape.tanhGelu === 'fast') return 6 * o.computeBytes;
+  if (shape.tanhGelu !== 'new') return 0;
+  return o.autocast ? 4 + 4 + 4 + 2 - 2 + (shape.gatedMlp ? 2 : 0) : 3 * o.computeBytes;
 }
 
 /**

@@ -32,6 +32,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
       hidden, layers, heads, kvHeads: heads, headDim: num('d_kv') ?? hidden / heads, intermediate: num('d_ff') ?? 4 * hidden, vocab,
       tiedEmbeddings: config.tie_word_embeddings !== false, gatedMlp: typeof config.feed_forward_proj === 'string' && config.feed_forward_proj.startsWith('gated'), bias: false, positions: 0, head,
       dropout: (num('dropout_rate') ?? 0.1) > 0, rmsNorm: true, decoderLayers: num('num_decoder_layers') ?? layers, eagerOnly: true, t5Names: true,
+      ...tanhGeluOf(modelType, config),
     };
   }
   if (modelType === 'bloom') {
@@ -63,7 +64,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     return {
       hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('intermediate_size') ?? 4 * hidden, vocab,
       tiedEmbeddings: config.tie_word_embeddings === true, gatedMlp: false, bias: true, positions: 0, head, dropout: (num('hidden_dropout') ?? 0) > 0,
-      fusedQkv: true, ...(config.use_parallel_residual !== false ? { parallelNorms: 2 as const } : {}),
+      fusedQkv: true, ...(config.use_parallel_residual !== false ? { parallelNorms: 2 as const } : {}), ...tanhGeluOf(modelType, config),
     };
   }
   if (modelType === 'bart') {
@@ -71,6 +72,7 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     return {
       hidden, layers, heads, kvHeads: heads, headDim: hidden / heads, intermediate: num('encoder_ffn_dim') ?? 4 * hidden, vocab, tiedEmbeddings: true, gatedMlp: false, bias: true,
       positions: 2 * ((num('max_position_embeddings') ?? 1024) + 2), head, dropout: (num('dropout') ?? 0.1) > 0, decoderLayers: num('decoder_layers') ?? layers,
+      ...tanhGeluOf(modelType, config),
     };
   }
   const bert = /^(bert|roberta|xlm-roberta|electra|deberta|distilbert)$/.test(modelType);
@@ -108,7 +110,25 @@ export function shapeFromConfig(modelType: string, config: Readonly<Record<strin
     ...(modelType === 'qwen3' || modelType === 'qwen3_moe' || modelType === 'gemma3_text' ? { qkNorms: 'perHead' as const } : {}),
     ...(modelType === 'qwen2_moe' || modelType === 'qwen2' ? { qkvBias: true } : {}),
     ...(moe ? { moe } : {}),
+    ...tanhGeluOf(modelType, config),
   };
+}
+
+/** Model types whose config's `activation_function` defaults to transformers' gelu_new when the file leaves it out. */
+const GELU_NEW_BY_DEFAULT = /^(gpt2|gpt_neo|gptj|codegen)$/;
+
+/**
+ * The MLP's activation where transformers writes GELU as the tanh formula in Python operations
+ * (savedActivations.ts, LayerShape.tanhGelu), from the config's `activation_function` (GPT-2,
+ * GPT-Neo, GPT-J, BART), `hidden_act` (Phi) or T5's `feed_forward_proj` (gated-gelu runs gelu_new).
+ */
+function tanhGeluOf(modelType: string, config: Readonly<Record<string, unknown>>): Pick<TransformerShape, 'tanhGelu'> {
+  const t5 = /^(t5|mt5|umt5)$/.test(modelType);
+  const declared = t5
+    ? config.feed_forward_proj === 'gated-gelu' ? 'gelu_new' : typeof config.feed_forward_proj === 'string' ? config.feed_forward_proj.split('-').at(-1) : undefined
+    : [config.activation_function, config.hidden_act].find((value): value is string => typeof value === 'string');
+  const name = declared ?? (GELU_NEW_BY_DEFAULT.test(modelType) ? 'gelu_new' : undefined);
+  return name === 'gelu_new' ? { tanhGelu: 'new' } : name === 'gelu_fast' ? { tanhGelu: 'fast' } : {};
 }
 
 /**

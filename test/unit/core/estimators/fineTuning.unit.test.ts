@@ -42,6 +42,25 @@ describe('fineTuning estimator', () => {
     assert.ok(headOnly.driver < lastEight.driver && lastEight.driver < full.driver);
   });
 
+  it("reads the MLP's activation from the config: gelu_new for GPT-2 (its default), GPT-Neo, Phi-2 and T5's gated-gelu; none for F.gelu, SiLU or ReLU", () => {
+    const act = (type: string, config: Record<string, unknown>) => {
+      const shape = shapeFromConfig(type, { hidden_size: 768, n_embd: 768, num_hidden_layers: 12, n_layer: 12, num_attention_heads: 12, n_head: 12, vocab_size: 50257, ...config }, { kind: 'lm' });
+      assert.notEqual(typeof shape, 'string', typeof shape === 'string' ? shape : '');
+      return (shape as TransformerShape).tanhGelu;
+    };
+    assert.equal(act('gpt2', {}), 'new');
+    assert.equal(act('gpt2', { activation_function: 'gelu_new' }), 'new');
+    assert.equal(act('gpt2', { activation_function: 'gelu' }), undefined);
+    assert.equal(act('gpt_neo', { activation_function: 'gelu_new' }), 'new');
+    assert.equal(act('phi', { hidden_act: 'gelu_new' }), 'new');
+    assert.equal(act('gpt_neox', { hidden_act: 'gelu_fast' }), 'fast');
+    assert.equal(act('gemma', { hidden_act: 'gelu_pytorch_tanh' }), undefined);
+    assert.equal(act('llama', { hidden_act: 'silu' }), undefined);
+    assert.equal(act('t5', { d_model: 512, num_layers: 8, num_heads: 6, feed_forward_proj: 'gated-gelu' }), 'new');
+    assert.equal(act('t5', { d_model: 512, num_layers: 8, num_heads: 6, feed_forward_proj: 'relu' }), undefined);
+    assert.equal(act('opt', { activation_function: 'relu' }), undefined);
+  });
+
   it('counts the parameters of Llama-2-7B, Llama-3.2-3B (tied, GQA) and BERT-large with a classifier exactly', () => {
     assert.equal(total(llama7b()), 6_738_415_616);
     assert.equal(total(shapeOf('meta-llama/Llama-3.2-3B')), 3_212_749_824);

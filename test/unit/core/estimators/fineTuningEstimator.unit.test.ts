@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ModelEstimate } from '../../../../src/core/estimate/fileEstimate';
+import { estimateFineTuning } from '../../../../src/core/estimators/fineTuning';
 import { estimate, REPO_ROOT } from '../../fixtures';
 
 const llm = (name: string) => readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'llm', name), 'utf8');
@@ -29,6 +30,19 @@ describe('fineTuningEstimator', () => {
     assert.ok(Math.abs(hra.memory.estimateMiB! - lora.memory.estimateMiB!) / lora.memory.estimateMiB! < 0.05, `${hra.memory.estimateMiB} vs ${lora.memory.estimateMiB}`);
     const notes = hra.notes.map((n) => n.message).filter((m) => /parameters are not counted|parameter count is unknown/.test(m));
     assert.equal(notes.length, 1, JSON.stringify(notes));
+  });
+
+  it("counts GPT-2's gelu_new under accelerate's bf16 autocast: the fp32 tensors its tanh formula keeps, 12 bytes per MLP element more", async () => {
+    const [model] = (await estimate(llm('gpt2_clm_accelerate.py'))).models;
+    const job = model!.fineTuning!.job;
+    assert.equal(job.shape.tanhGelu, 'new');
+    assert.equal(job.autocast, true);
+    assert.deepEqual([job.batch, job.seq, job.shape.layers, job.shape.intermediate], [8, 1024, 24, 4096]);
+    const without = estimateFineTuning({ ...job, shape: { ...job.shape, tanhGelu: undefined } });
+    const gelu = estimateFineTuning(job);
+    assert.equal(gelu.activations - without.activations, 12 * 4096 * 8 * 1024 * 24);
+    // About 9 GiB: the CPU dry run of this script (PyTorch 2.4.1) holds 35.5 GiB, the estimate without them 24.2 GiB.
+    assert.ok(model!.memory.estimateMiB! > 33 * GiB && model!.memory.estimateMiB! < 38 * GiB, String(model!.memory.estimateMiB));
   });
 
   it('estimates a Hugging Face teacher called only under torch.no_grad() as inference: its weights, no gradients or optimizer state', async () => {

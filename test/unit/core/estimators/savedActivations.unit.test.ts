@@ -26,6 +26,24 @@ describe('saved activations', () => {
     assert.equal(full - frozen, 4 * 2 * 3072 + 2 * 3072 + 2 * 8192);
   });
 
+  it("keeps what transformers' tanh-formula GELUs keep: gelu_new three tensors more (fp32 under autocast), gelu_fast six; F.gelu and torch.compile none", () => {
+    // GPT-2 medium's layer: 16 heads of 64, a 4096 GELU MLP (gelu_new), LayerNorm, dropout 0.1.
+    const gpt2: LayerShape = { ...bert, tanhGelu: 'new' };
+    const i = 4096;
+    const plain = (shape: LayerShape, o: LayerActivationOptions) => savedBytesPerTokenLayer(shape, o);
+    // Without autocast pow keeps x, tanh its output, the last product 0.5 * x and (1 + tanh): 3 x i more in the dtype.
+    assert.equal(plain(gpt2, bf16({ full: true })) - plain(bert, bf16({ full: true })), 3 * 2 * i);
+    assert.equal(plain(gpt2, bf16({ full: true, computeBytes: 4, residualBytes: 4 })) - plain(bert, bf16({ full: true, computeBytes: 4, residualBytes: 4 })), 3 * 4 * i);
+    // Under autocast over fp32 weights: pow's fp32 copy of x, tanh's and (1 + tanh)'s fp32 outputs and the bf16 0.5 * x (14 bytes) where fc1's bf16 output (2) was counted.
+    const autocast = bf16({ full: true, autocast: true, residualBytes: 4 });
+    assert.equal(plain(gpt2, autocast) - plain(bert, autocast), 12 * i);
+    // T5 v1.1's gated-gelu: the product keeps the activation's output, fp32 under autocast: 2 bytes more.
+    const t5 = { ...llama, rmsNorm: true, gatedMlp: true };
+    assert.equal(plain({ ...t5, tanhGelu: 'new' }, autocast) - plain(t5, autocast), 14 * 8192);
+    assert.equal(plain({ ...bert, tanhGelu: 'fast' }, autocast) - plain(bert, autocast), 6 * 2 * i);
+    assert.equal(plain(gpt2, bf16({ full: true, compiled: true })), plain(bert, bf16({ full: true, compiled: true })));
+  });
+
   it('keeps a parallel block\'s shared input once: one norm input, and behind one norm one input for attention and MLP (Falcon)', () => {
     // Falcon-7B's layer: 71 heads of 64, one key-value head, a 4h GELU MLP, LayerNorm. Checked against torch 1.13's
     // saved_tensors_hooks on a tiny block of this structure: ln_attn and ln_mlp save the same layer input (one
