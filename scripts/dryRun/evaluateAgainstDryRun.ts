@@ -39,7 +39,7 @@ interface Reading {
 interface CliModel extends ProcessModel {
   readonly name: string;
   readonly batchSize: number | null;
-  readonly layerTable: { readonly totals: { readonly params: number; readonly trainableParams: number } };
+  readonly layerTable: { readonly rows: readonly { readonly type: string }[]; readonly totals: { readonly params: number; readonly trainableParams: number } };
   readonly dryRun?: { readonly predictedMiB?: number; readonly error?: string };
 }
 

@@ -4,14 +4,23 @@
  * its own step with its own CUDA context; what the GPU must hold is the process's peak, and what
  * limits the batch the models share is that peak, not either model's.
  */
-import { RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import { CONTEXT_MIB, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, ScriptProcess } from './fileEstimate';
 import { estimateCurve } from './outlook';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 /** What the peak of a script's process needs of its models (a model's `--json` output has these too). */
-export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'>;
+export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'> & { readonly layerTable: { readonly rows: readonly { readonly type: string }[] } };
+
+/**
+ * The CUDA context inside a model's estimate: the breakdown's where it says one (the fine-tuning
+ * model's), else cuDNN's larger one for a network with convolutions (every estimator's figure for
+ * one was fitted on, or replays, runs that loaded cuDNN), else the runtime's.
+ */
+function contextOf(model: ProcessModel): number {
+  return model.memory.breakdown?.contextMiB ?? (model.layerTable.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : RUNTIME_OVERHEAD_MIB);
+}
 
 /** The script's process, or null when fewer than two of its models have an estimate (a model's own figures then say it all). */
 export function scriptProcessOf(estimate: Pick<FileEstimate, 'models'>, gpu: Pick<GpuProfile, 'memoryMiB'>, safetyMargin: number): ScriptProcess | null {
@@ -44,21 +53,28 @@ export function withScriptProcess(estimate: FileEstimate, safetyMargin: number):
 
 /** The peak of one script's process from its estimated models' figures (each model's estimate, or `figure` of it: a batch's). */
 export function scriptPeakMiB<M extends ProcessModel>(models: readonly M[], figure: (model: M) => number = (model) => model.memory.estimateMiB!): number {
-  const resident = (model: M) => model.memory.breakdown?.weightsMiB ?? Math.max(0, figure(model) - RUNTIME_OVERHEAD_MIB);
+  const resident = (model: M) => model.memory.breakdown?.weightsMiB ?? Math.max(0, figure(model) - contextOf(model));
   return processPeak(
-    models.filter((model) => !model.inferenceOnly).map(figure),
-    models.filter((model) => model.inferenceOnly).map((model) => ({ peakMiB: figure(model), residentMiB: resident(model) })),
+    models.filter((model) => !model.inferenceOnly).map((model) => ({ peakMiB: figure(model), contextMiB: contextOf(model) })),
+    models.filter((model) => model.inferenceOnly).map((model) => ({ peakMiB: figure(model), contextMiB: contextOf(model), residentMiB: resident(model) })),
   );
 }
 
+interface ProcessPart {
+  readonly peakMiB: number;
+  readonly contextMiB: number;
+}
+
 /**
- * One process: every model's estimate includes a CUDA context and allocator floor; the process has
- * one. Models it trains are added whole; a model it only runs for inference (a teacher) adds its
- * weights, as its forward's transient tensors are gone before the trained models' backward, but
- * the process needs at least that model's own peak.
+ * One process: every model's estimate includes a CUDA context; the process has one, the largest of
+ * theirs (cuDNN's libraries are loaded once). Models it trains are added whole; a model it only runs
+ * for inference (a teacher) adds its weights, as its forward's transient tensors are gone before
+ * the trained models' backward, but the process needs at least that model's own peak.
  */
-function processPeak(trained: readonly number[], inference: readonly { readonly peakMiB: number; readonly residentMiB: number }[]): number {
-  if (trained.length === 0) return inference.reduce((sum, model) => sum + model.peakMiB, 0) - RUNTIME_OVERHEAD_MIB * (inference.length - 1);
-  const trainedPeak = trained.reduce((sum, mib) => sum + mib, 0) - RUNTIME_OVERHEAD_MIB * (trained.length - 1);
+function processPeak(trained: readonly ProcessPart[], inference: readonly (ProcessPart & { readonly residentMiB: number })[]): number {
+  const together = (parts: readonly ProcessPart[]) => parts.reduce((sum, part) => sum + part.peakMiB - part.contextMiB, 0) + Math.max(0, ...parts.map((part) => part.contextMiB));
+  if (trained.length === 0) return together(inference);
+  const contextMiB = Math.max(0, ...[...trained, ...inference].map((part) => part.contextMiB));
+  const trainedPeak = together(trained) + Math.max(0, contextMiB - Math.max(0, ...trained.map((part) => part.contextMiB)));
   return Math.max(trainedPeak + inference.reduce((sum, model) => sum + model.residentMiB, 0), ...inference.map((model) => model.peakMiB));
 }

@@ -9,7 +9,7 @@ import type { FileEstimate } from '../../../../src/core/estimate/fileEstimate';
 import { estimateCurve, outlookOf } from '../../../../src/core/estimate/outlook';
 import { EstimationPipeline } from '../../../../src/core/estimate/pipeline';
 import { scriptProcessOf } from '../../../../src/core/estimate/scriptProcess';
-import { RUNTIME_OVERHEAD_MIB } from '../../../../src/core/estimators/analytical';
+import { CONTEXT_MIB, RUNTIME_OVERHEAD_MIB } from '../../../../src/core/estimators/analytical';
 import { findGpuProfile } from '../../../../src/core/gpus/gpuProfiles';
 import { fixture, realParser, REPO_ROOT } from '../../fixtures';
 
@@ -56,6 +56,13 @@ describe('the script as one process (several models)', () => {
     const max = process.maxBatchSize!;
     assert.ok(max < Math.min(g!.maxBatchSize!, d!.maxBatchSize!), `${max} vs ${g!.maxBatchSize} and ${d!.maxBatchSize}`);
     assert.ok(together(max) <= A100.memoryMiB && together(max + 1) > A100.memoryMiB, `${together(max)} ${together(max + 1)}`);
+  });
+
+  it("counts cuDNN's larger context once for two convolutional networks (a DCGAN's generator and discriminator)", async () => {
+    const gan = await estimate(fixture('../frameworks/gan_separate_optimizers'));
+    const [d, g] = gan.models;
+    assert.ok(gan.models.every((model) => model.layerTable.rows.some((row) => /^Conv/.test(row.type))));
+    assert.equal(gan.process!.estimateMiB, d!.memory.estimateMiB! + g!.memory.estimateMiB! - CONTEXT_MIB.withCudnn);
   });
 
   it('adds an inference-only teacher by its weights, and never less than its own peak', async () => {
