@@ -10,8 +10,7 @@ import { migMemoryMiB, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, Risk, UtilizationClass } from './fileEstimate';
 import { CUDNN_BENCHMARK_EFFECT } from '../dryRun/cudnnWorkspace';
 import { turnsOnCudnnBenchmark } from './notes';
-import { estimateCurve } from './outlook';
-import { scriptPeakMiB } from './scriptProcess';
+import { processCurve, scriptPeakMiB } from './scriptProcess';
 import { fits, largestFittingBatch, riskOf } from './verdict';
 
 export interface CollocatedJob {
@@ -118,8 +117,7 @@ function jobShare(estimate: FileEstimate): JobShare {
   const largest = [...estimated].sort((a, b) => b.memory.estimateMiB! - a.memory.estimateMiB!)[0];
   const batchSize = largest?.batchSize ?? null;
   const scalable = estimated.length > 0 && estimated.every((model) => model.batchSize !== null && model.layerTable.rows.length > 0);
-  const curves = scalable ? new Map(estimated.map((model) => [model, estimateCurve(model)])) : null;
-  const memoryAt = curves ? (b: number) => scriptPeakMiB(estimated, (model) => curves.get(model)!(b)) : null;
+  const memoryAt = scalable ? processCurve(estimated) : null;
   const smact = estimated.length === 1 ? largest!.utilization.smact : maxClass(estimated.map((model) => model.utilization.smact));
   const contextMiB = Math.max(0, ...estimated.map((model) => model.memory.breakdown?.contextMiB ?? RUNTIME_OVERHEAD_MIB));
   return { file: estimate.file, models: estimated.map((model) => model.name), memoryMiB, batchSize, smact, notes, memoryAt, contextMiB };

@@ -4,7 +4,7 @@
  * its own step with its own CUDA context; what the GPU must hold is the process's peak, and what
  * limits the batch the models share is that peak, not either model's.
  */
-import { CONTEXT_MIB, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
+import { contextMiBOf } from '../estimators/analytical';
 import type { GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, ModelEstimate, ScriptProcess } from './fileEstimate';
 import { estimateCurve } from './outlook';
@@ -19,7 +19,7 @@ export type ProcessModel = Pick<ModelEstimate, 'memory' | 'inferenceOnly'> & { r
  * one was fitted on, or replays, runs that loaded cuDNN), else the runtime's.
  */
 function contextOf(model: ProcessModel): number {
-  return model.memory.breakdown?.contextMiB ?? (model.layerTable.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : RUNTIME_OVERHEAD_MIB);
+  return model.memory.breakdown?.contextMiB ?? contextMiBOf(model.layerTable.rows);
 }
 
 /** The script's process, or null when fewer than two of its models have an estimate (a model's own figures then say it all). */
@@ -29,11 +29,7 @@ export function scriptProcessOf(estimate: Pick<FileEstimate, 'models'>, gpu: Pic
   const estimateMiB = scriptPeakMiB(estimated);
   const batches = new Set(estimated.map((model) => model.batchSize));
   const batchSize = batches.size === 1 ? [...batches][0]! : null;
-  let maxBatchSize: number | null = null;
-  if (batchSize !== null && estimated.every((model) => model.layerTable.rows.length > 0)) {
-    const curves = new Map(estimated.map((model) => [model, estimateCurve(model)]));
-    maxBatchSize = largestFittingBatch((b) => scriptPeakMiB(estimated, (model) => curves.get(model)!(b)), gpu.memoryMiB);
-  }
+  const maxBatchSize = batchSize !== null && estimated.every((model) => model.layerTable.rows.length > 0) ? largestSharedBatch(estimated, gpu.memoryMiB) : null;
   return {
     models: estimated.map((model) => model.name),
     inferenceOnly: estimated.filter((model) => model.inferenceOnly).map((model) => model.name),
@@ -43,6 +39,35 @@ export function scriptProcessOf(estimate: Pick<FileEstimate, 'models'>, gpu: Pic
     batchSize,
     maxBatchSize,
   };
+}
+
+/** The process's peak at any batch its models share: each model's estimate curve (outlook.ts), taken together. */
+export function processCurve(models: readonly ModelEstimate[]): (batchSize: number) => number {
+  const curves = new Map(models.map((model) => [model, estimateCurve(model)]));
+  return (batchSize) => scriptPeakMiB(models, (model) => curves.get(model)!(batchSize));
+}
+
+/**
+ * Largest shared batches already searched, by the first model's layer table: the editor keeps an
+ * unchanged model's table object across edits (the analysis cache, as learnedPass.ts relies on), and
+ * the search replays every model's step per probe (tens of ms), which an edit elsewhere need not redo.
+ */
+const searched = new WeakMap<object, Map<string, number>>();
+const tableIds = new WeakMap<object, number>();
+let nextTableId = 0;
+
+function largestSharedBatch(models: readonly ModelEstimate[], limitMiB: number): number {
+  const tableId = (table: object): number => tableIds.get(table) ?? (tableIds.set(table, ++nextTableId), nextTableId);
+  // What estimateCurve and scriptPeakMiB read of each model.
+  const key = JSON.stringify([
+    limitMiB,
+    ...models.map((model) => [tableId(model.layerTable), model.batchSize, model.optimizer, model.precision, model.inferenceOnly ?? false, model.memory.method, model.memory.estimateMiB, model.memory.breakdown?.weightsMiB, model.memory.breakdown?.contextMiB, model.fineTuning ? [model.fineTuning.job, model.fineTuning.sharding] : null]),
+  ]);
+  let known = searched.get(models[0]!.layerTable);
+  if (!known) searched.set(models[0]!.layerTable, (known = new Map<string, number>()));
+  let found = known.get(key);
+  if (found === undefined) known.set(key, (found = largestFittingBatch(processCurve(models), limitMiB)));
+  return found;
 }
 
 /** The estimate with its script's process (`FileEstimate.process`) where it has one. */

@@ -22,6 +22,11 @@ export const RUNTIME_OVERHEAD_MIB = 1440;
  */
 export const CONTEXT_MIB = { withoutCudnn: RUNTIME_OVERHEAD_MIB, withCudnn: RUNTIME_OVERHEAD_MIB + 400 } as const;
 
+/** The CUDA context of a training step over these rows: with cuDNN's libraries loaded where there are convolutions. */
+export function contextMiBOf(rows: readonly { readonly type: string }[]): number {
+  return rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
+}
+
 export interface MemoryBreakdown {
   readonly weightsMiB: number;
   readonly gradientsMiB: number;

@@ -17,7 +17,7 @@ import { BYTES_PER_MIB } from '../format/units';
 import { hasCheckpointedCalls } from '../layerTable/checkpointSegments';
 import { realModelFeatures } from './realModelFeatures';
 import type { StepReplay } from './trainingStep';
-import { CONTEXT_MIB } from './analytical';
+import { contextMiBOf } from './analytical';
 import type { TrainingJob } from './trainingJob';
 
 export interface RealModelCoefficients {
@@ -96,11 +96,6 @@ export function predictFromFeatures(vector: readonly number[], model: RealModelC
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
 }
 
-/** The CUDA context the dry run adds: with cuDNN's libraries loaded where the model has convolutions. */
-function runtimeContextMiB(table: LayerTable): number {
-  return table.rows.some((row) => /^Conv/.test(row.type)) ? CONTEXT_MIB.withCudnn : CONTEXT_MIB.withoutCudnn;
-}
-
 /**
  * Whether the table is a kind the correction never saw: a transformers model's, whose module tree
  * holds the library's own classes where timm's tables (the fit's) hold torch.nn layers, so its row
@@ -115,7 +110,7 @@ function replayOnly(table: LayerTable): boolean {
 export function realModelPrediction(job: TrainingJob): RealModelPrediction & RealModelDetail {
   const { vector, replay, physicalMiB } = realModelFeatures(job);
   if (replayOnly(job.table)) {
-    const pointMiB = replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table);
+    const pointMiB = replay.stats.peakReservedBytes / BYTES_PER_MIB + contextMiBOf(job.table.rows);
     return { lowMiB: pointMiB, pointMiB, highMiB: pointMiB, physicalMiB, replay, replayOnly: true };
   }
   if (!hasFrozenParts(job.table) && !hasCheckpointedCalls(job.table)) return { ...predictFromFeatures(vector), physicalMiB, replay };
@@ -132,7 +127,7 @@ export function realModelPrediction(job: TrainingJob): RealModelPrediction & Rea
   const frozenForward = replay.frozenForwardBytes > 0;
   const trained = frozenForward ? realModelFeatures({ ...job, table: withoutForwardPeaks(job.table) }) : { replay, physicalMiB };
   const scaledStep = scaledFromFullTraining(job, trained.replay, trained.physicalMiB);
-  const frozenForwardMiB = frozenForward ? replay.stats.peakReservedBytes / BYTES_PER_MIB + runtimeContextMiB(job.table) : 0;
+  const frozenForwardMiB = frozenForward ? replay.stats.peakReservedBytes / BYTES_PER_MIB + contextMiBOf(job.table.rows) : 0;
   const atLeast = (figure: number) => Math.max(figure, frozenForwardMiB);
   return {
     lowMiB: Math.min(physicalMiB, atLeast(scaledStep.lowMiB)),

@@ -17,6 +17,7 @@ import {
   reshape,
   shapeOf,
   sizeArguments,
+  sizeValues,
   sizeTuple,
   squeeze,
   stack,
@@ -148,8 +149,7 @@ const BATCH_QUERY = /(\.size\(\s*0\s*\)|\.shape\[\s*0\s*\]|\.size\(\s*\)\[\s*0\s
  * first dimension; the rest must be known.
  */
 function batchSizedArguments(args: readonly PyValue[]): Dim[] | undefined {
-  const values = args.length === 1 && isList(args[0]) ? (args[0] as PyValue[]) : args;
-  const [first, ...rest] = values;
+  const [first, ...rest] = sizeValues(args);
   if (!isUnresolvedValue(first) || !BATCH_QUERY.test(first.unresolved)) return undefined;
   const dims = rest.map((value) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined));
   return dims.every((d): d is number => d !== undefined) ? [{ batch: 1 }, ...dims] : undefined;
@@ -162,7 +162,8 @@ export function callTensorFunction(interpreter: Evaluator, qualified: string, ar
   if (!isTorch) return unresolved(node.text, `${qualified}() is not followed`);
   const first = shapeOf(args[0]);
   if (CREATION.has(name)) {
-    const sizes = sizeArguments(name === 'full' ? args.slice(0, 1) : args) ?? batchSizedArguments(name === 'full' ? args.slice(0, 1) : args);
+    const sizeArgs = name === 'full' ? args.slice(0, 1) : args;
+    const sizes = sizeArguments(sizeArgs) ?? batchSizedArguments(sizeArgs);
     return sizes ? tensor(sizes) : unresolved(node.text, 'tensor of unknown size');
   }
   if (name === 'randint') {

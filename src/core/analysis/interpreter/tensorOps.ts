@@ -211,10 +211,14 @@ export function subscript(shape: TensorShape, indices: readonly PyValue[]): Tens
   return [...result, ...shape.slice(position)];
 }
 
+/** The sizes of `torch.randn(8, 3, 32, 32)` or `torch.zeros((B, T))`, as values. */
+export function sizeValues(args: readonly PyValue[]): readonly PyValue[] {
+  return args.length === 1 && isList(args[0]) ? args[0] : args;
+}
+
 /** `torch.randn(8, 3, 32, 32)` or `torch.zeros((B, T))`: the sizes as dimensions. */
 export function sizeArguments(args: readonly PyValue[]): Dim[] | undefined {
-  const values = args.length === 1 && isList(args[0]) ? (args[0] as PyValue[]) : args;
-  const dims = values.map(asDim);
+  const dims = sizeValues(args).map(asDim);
   return dims.every((d): d is Dim => d !== undefined) ? dims : undefined;
 }
 

@@ -113,6 +113,19 @@ describe('the script as one process (several models)', () => {
     assert.equal(riskProblems(bigger).filter((p) => p.message.startsWith("The script's models together")).length, 0);
   });
 
+  it("keeps a document's process across edits, and gives after an edit what a fresh estimate gives", async () => {
+    const request = (source: string, gpu = A100) => ({ file: 'train.py', source, document: 'doc', options: { gpu, safetyMargin: 0.1 } });
+    try {
+      const first = await pipeline.estimate(request(GAN(512)));
+      assert.deepEqual((await pipeline.estimate(request(`${GAN(512)}# an edit elsewhere\n`))).process, first.process);
+      for (const [source, gpu] of [[GAN(2048), A100], [GAN(2048), T4], [GAN(2048, 2048), T4]] as const) {
+        assert.deepEqual((await pipeline.estimate(request(source, gpu))).process, (await estimate(source, gpu)).process, `${gpu.id}`);
+      }
+    } finally {
+      pipeline.forget('doc');
+    }
+  });
+
   it('has none where fewer than two models have an estimate', () => {
     assert.equal(scriptProcessOf({ models: [] }, A100, 0.1), null);
   });
