@@ -1540,7 +1540,8 @@ class FakeSegmentationDataset(FakeDataset):
 
 def _patch_writes() -> None:
     """A write outside the run's folder goes to a file of the same name inside it, so a script that
-    logs or saves before training still runs; the audit hook refuses what this does not catch."""
+    logs or saves before training still runs; the audit hook refuses what this does not catch.
+    A relative read the working folder does not have is looked for beside the script."""
     import builtins
     import io
     original_open = builtins.open
@@ -1557,12 +1558,27 @@ def _patch_writes() -> None:
             return None
         return os.path.join(allowed, "redirected", real.lstrip(os.sep).replace(os.sep, "__"))
 
+    def beside_script(path: Any) -> Optional[str]:
+        # `python train.py` runs from wherever its user stands, often the script's own folder:
+        # a relative read (nanoGPT's exec(open('configurator.py').read())) that is not under the
+        # run's folder is looked for beside the script.
+        run = _CURRENT["run"]
+        if run is None or isinstance(path, int) or os.path.isabs(os.fsdecode(path)) or os.path.exists(path):
+            return None
+        for folder in run.user_dirs:
+            candidate = os.path.join(folder, os.fsdecode(path))
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
     def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         if any(c in mode for c in "wax+"):
             target = inside_run(file)
             if target is not None:
                 original_makedirs(os.path.dirname(target), exist_ok=True)
                 file = target
+        else:
+            file = beside_script(file) or file
         return original_open(file, mode, *args, **kwargs)
 
     def makedirs(name: Any, mode: int = 0o777, exist_ok: bool = False) -> None:

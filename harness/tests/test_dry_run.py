@@ -139,6 +139,37 @@ def test_writes_outside_its_folder_go_inside_it_and_nothing_outside_changes(tmp_
     assert not target.exists()
 
 
+def test_a_relative_read_the_project_root_lacks_is_found_beside_the_script(tmp_path: Path) -> None:
+    # nanoGPT's train.py runs `exec(open('configurator.py').read())`, meant to run from its own
+    # folder; the dry run works in the project's root (a parent with .git), where that file is not.
+    root = tmp_path / "repo"
+    (root / "nanogpt").mkdir(parents=True)
+    (root / "settings.py").write_text("width = 8\n")  # the root's own file wins where both have one
+    (root / "nanogpt" / "settings.py").write_text("width = 999\n")
+    (root / "nanogpt" / "configurator.py").write_text("steps = 2\n")
+    script = root / "nanogpt" / "train.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        exec(open("configurator.py").read())
+        exec(open("settings.py").read())
+        model = torch.nn.Linear(width, 4).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(steps):
+            model(torch.randn(2, width).cuda()).sum().backward()
+            optimizer.step()
+        open("missing.txt").read()
+    """))
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps({"root": str(root), "argv": []}))
+    done = subprocess.run([sys.executable, "-m", "harness.dry_run", str(script), "--spec", str(spec_file), "--steps", "5"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path, timeout=120)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # Two steps taken (configurator.py read beside the script) with an 8-wide layer (the root's settings.py),
+    # then the script's own missing file fails as it would.
+    assert result["steps"] == 2
+    assert "FileNotFoundError" in (result.get("error") or "") and "missing.txt" in result["error"]
+    assert result["events"][0][:2] == [1, 4 * 8 * 4]  # the first allocation: the 4 x 8 fp32 weight
+
+
 def test_a_dataset_class_that_cannot_read_its_files_gives_batches_of_the_analysed_shape(tmp_path: Path) -> None:
     result = dry_run(tmp_path, """
         import torch
