@@ -1328,13 +1328,24 @@ def _patch_pretrained_weights() -> None:
 
 
 def _patch_compile() -> None:
-    """`torch.compile`, which torch 1.13 lacks: the model runs eagerly (compiled kernels keep a little less); `pin_memory()`."""
+    """`torch.compile` (which torch 1.13 lacks) and `Module.compile()`: the model runs eagerly
+    (compiled kernels keep a little less). PyTorch 2's own would start Inductor's pool of compile
+    workers, processes the dry run refuses, and could not compile for a GPU that is not there."""
     import torch
-    if not hasattr(torch, "compile"):
-        def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
-            return model if model is not None else (lambda fn: fn)
 
-        torch.compile = compile  # type: ignore[attr-defined]
+    def eager(what: str) -> None:
+        run = _CURRENT["run"]
+        note = f"{what}: run eagerly (compiled kernels would keep a little less)"
+        if run is not None and note not in run.notes:
+            run.notes.append(note)
+
+    def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+        eager("torch.compile")
+        return model if model is not None else (lambda fn: fn)
+
+    torch.compile = compile  # type: ignore[attr-defined]
+    if hasattr(torch.nn.Module, "compile"):  # PyTorch >= 2.2
+        torch.nn.Module.compile = lambda self, *args, **kwargs: eager("Module.compile()")  # type: ignore[method-assign]
     # Pinned host memory is not GPU memory, and torch 1.13 cannot pin without a CUDA runtime.
     torch.Tensor.pin_memory = lambda self, *args, **kwargs: self  # type: ignore[method-assign]
 

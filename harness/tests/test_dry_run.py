@@ -139,6 +139,26 @@ def test_writes_outside_its_folder_go_inside_it_and_nothing_outside_changes(tmp_
     assert not target.exists()
 
 
+def test_torch_compile_and_module_compile_run_the_model_eagerly(tmp_path: Path) -> None:
+    # PyTorch 2's torch.compile starts Inductor's compile workers (processes, a pipe), which the dry
+    # run refuses: the script stopped at its torch.compile line. Both forms now run eagerly, and say so.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        model = torch.compile(nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).cuda())
+        head = nn.Linear(10, 10).cuda()
+        if hasattr(head, "compile"):
+            head.compile()
+        optimizer = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=0.1)
+        for x, y in torch.utils.data.DataLoader(None, batch_size=8):
+            nn.functional.cross_entropy(head(model(x.cuda())), y.cuda()).backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    assert result["steps"] == 3
+    assert "torch.compile: run eagerly (compiled kernels would keep a little less)" in result["notes"]
+
+
 def test_a_relative_read_the_project_root_lacks_is_found_beside_the_script(tmp_path: Path) -> None:
     # nanoGPT's train.py runs `exec(open('configurator.py').read())`, meant to run from its own
     # folder; the dry run works in the project's root (a parent with .git), where that file is not.
