@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 from torch.overrides import TorchFunctionMode
 
 from .schema_check import is_functional_row
@@ -106,10 +107,27 @@ def _normalize_inputs(value: Any) -> Tuple[Any, ...]:
 
 
 #: Functional calls that are rows, by the row type they get: a concatenation is a new tensor as
-#: large as its inputs together, and the convolution or norm it feeds keeps it for backward.
-FUNCTIONAL_ROWS: Dict[Any, str] = {torch.cat: "torch.cat", torch.concat: "torch.cat", torch.stack: "torch.stack"}
+#: large as its inputs together, and the convolution or norm it feeds keeps it for backward; a
+#: functional norm or attention (nanoGPT's LayerNorm calling F.layer_norm) does a layer's work.
+FUNCTIONAL_ROWS: Dict[Any, str] = {
+    torch.cat: "torch.cat", torch.concat: "torch.cat", torch.stack: "torch.stack",
+    F.layer_norm: "torch.layer_norm", torch.layer_norm: "torch.layer_norm",
+    F.group_norm: "torch.group_norm", torch.group_norm: "torch.group_norm",
+    F.batch_norm: "torch.batch_norm", torch.batch_norm: "torch.batch_norm",
+}
 if hasattr(torch, "concatenate"):  # torch >= 2.1
     FUNCTIONAL_ROWS[torch.concatenate] = "torch.cat"
+for _function, _row in (("rms_norm", "torch.rms_norm"), ("scaled_dot_product_attention", "torch.scaled_dot_product_attention")):
+    if hasattr(F, _function):  # torch >= 2.4 and 2.0
+        FUNCTIONAL_ROWS[getattr(F, _function)] = _row
+#: Attention written out (minGPT, vit-pytorch): `q @ k.transpose(-2, -1)`, `F.softmax(att, dim=-1)`, `att @ v`.
+FUNCTIONAL_ROWS.update({
+    torch.matmul: "torch.matmul", torch.Tensor.matmul: "torch.matmul", torch.Tensor.__matmul__: "torch.matmul",
+    torch.bmm: "torch.matmul", torch.Tensor.bmm: "torch.matmul",
+    F.softmax: "torch.softmax", torch.softmax: "torch.softmax", torch.Tensor.softmax: "torch.softmax",
+})
+#: Rows only of the batch's activations: a product of weights (a LoRA's `B @ A`) is none.
+BATCH_ONLY_ROWS = {"torch.matmul", "torch.softmax"}
 
 
 #: One traced call: the layer module, or the functional row type with the path of the user module
@@ -118,7 +136,7 @@ Call = Tuple[Any, str, List[Tuple[int, ...]]]
 
 
 class _FunctionalCalls(TorchFunctionMode):
-    """Records torch.cat / torch.stack calls made by user code (not inside a layer module)."""
+    """Records the FUNCTIONAL_ROWS calls made by user code (not inside a layer module)."""
 
     def __init__(self, calls: List[Call], state: Dict[str, Any]):
         super().__init__()
@@ -329,6 +347,8 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         output_shape = shapes[0] if shapes else None
         activations = sum(math.prod(shape) for shape in shapes)
         if functional:
+            if type_name in BATCH_ONLY_ROWS and all(s == l for s, l in zip(small, large)):
+                continue
             rows.append(_row(path, type_name, output_shape, activations, 0, True))
             _mark(rows[-1], index, small_no_grad, small_segments)
             continue

@@ -14,9 +14,15 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "layer-table.s
 
 
 def is_functional_row(row: Dict[str, Any]) -> bool:
-    """A row of a functional call (`torch.cat`, `torch.stack`; rule 2 of docs/layer-table.md),
+    """A row of a functional call (`torch.cat`, `torch.layer_norm`, ...; rule 2 of docs/layer-table.md),
     not of a module or a parameter. Here, torch-free, so the training table's export can use it."""
     return str(row.get("type", "")).startswith("torch.")
+
+
+def is_concatenation_row(row: Dict[str, Any]) -> bool:
+    """A functional row of a concatenation (`torch.cat`, `torch.stack`): what the learned
+    estimators' functional features count (src/core/layerTable/layerTable.ts, isConcatenationRow)."""
+    return row.get("type") in ("torch.cat", "torch.stack")
 
 #: Keywords that only annotate.
 _ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"}

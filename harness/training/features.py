@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ..schema_check import is_functional_row
+from ..schema_check import is_concatenation_row, is_functional_row
 from .analytical import analytical_bytes
 from .definitions import analytical_model, feature_definition, feature_names
 
@@ -95,7 +95,8 @@ def feature_record(table: Mapping[str, Any], setup: Mapping[str, Any]) -> Dict[s
     f["optimizer_state_copies"] = model["optimizerCopies"][optimizer]
     f["weight_bytes"] = model["precisionBytes"][precision]["weights"]
     f["activation_bytes"] = model["precisionBytes"][precision]["activations"]
-    functional = [row for row in table["rows"] if is_functional_row(row)]
+    # The concatenations alone: the ensembles were trained on tables whose only functional rows they are.
+    functional = [row for row in table["rows"] if is_concatenation_row(row)]
     f["functional_calls"] = len(functional)
     f["functional_activations_x_batch"] = sum(int(row.get("activations") or 0) for row in functional) * batch
     return {name: float(value) for name, value in f.items()}

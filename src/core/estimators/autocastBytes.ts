@@ -11,9 +11,9 @@ import type { LayerRow } from '../layerTable/layerTable';
 import type { Precision } from '../analysis/modelDescription';
 
 /** Row types autocast runs in half precision (their outputs are half). */
-const HALF = /^(Linear|LazyLinear|Bilinear|Conv[123]d|LazyConv[123]d|ConvTranspose[123]d|MultiheadAttention|RNN|LSTM|GRU|RNNCell|LSTMCell|GRUCell)$/;
+const HALF = /^(Linear|LazyLinear|Bilinear|Conv[123]d|LazyConv[123]d|ConvTranspose[123]d|MultiheadAttention|RNN|LSTM|GRU|RNNCell|LSTMCell|GRUCell|torch\.(scaled_dot_product_attention|matmul))$/;
 /** Row types autocast runs in fp32, and embeddings, whose fp32 weights make an fp32 output. */
-const FP32 = /^(LayerNorm|GroupNorm|InstanceNorm[123]d|LocalResponseNorm|RMSNorm|Softmax|Softmin|LogSoftmax|Embedding|EmbeddingBag)$/;
+const FP32 = /^(LayerNorm|GroupNorm|InstanceNorm[123]d|LocalResponseNorm|RMSNorm|Softmax|Softmin|LogSoftmax|Embedding|EmbeddingBag|torch\.(layer_norm|group_norm|rms_norm|softmax))$/;
 
 export const isAutocast = (precision: Precision): boolean => precision === 'fp16-mixed' || precision === 'bf16-mixed';
 

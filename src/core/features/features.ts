@@ -5,16 +5,16 @@
  * so a model trained in Python sees in the editor exactly the features it was trained on.
  * Raw values only: the ONNX graph applies its own transforms and scaling.
  *
- * Functional rows (`torch.cat` / `torch.stack` calls, row type "torch.<function>") feed only the
- * analytical estimate and its state/activation parts, which take every row, and the two features
- * of their own (version 2: how many, and their output elements x B). All other features are
- * computed from the table without them (totals.activations already leaves them out).
+ * Functional rows (row type "torch.<function>": `torch.cat`, `F.layer_norm`, ...) feed only the
+ * analytical estimate and its state/activation parts, which take every row; the concatenations
+ * also feed two features of their own (version 2: how many, and their output elements x B). All
+ * other features are computed from the table without them (totals.activations already leaves them out).
  */
 import { analyticalBytes, OPTIMIZER_COPIES, PRECISION_BYTES, RUNTIME_OVERHEAD_MIB } from '../estimators/analytical';
 import type { TrainingJob } from '../estimators/trainingJob';
 import { BYTES_PER_MIB } from '../format/units';
 import { layerSpec } from '../layers/layerSpecs';
-import { isFunctionalRow } from '../layerTable/layerTable';
+import { isConcatenationRow, isFunctionalRow } from '../layerTable/layerTable';
 import definition from './featureDefinition.json';
 
 export const FEATURE_DEFINITION_VERSION: number = definition.version;
@@ -81,7 +81,8 @@ function tableSummary(table: TrainingJob['table']): TableSummary {
   f.input_elements = shape ? shape.reduce((a, b) => a * b, 1) : 0;
   f.input_spatial = shape && shape.length >= 2 ? shape.slice(1).reduce((a, b) => a * b, 1) : 0;
   f.largest_params = largestParams;
-  const functional = table.rows.filter(isFunctionalRow);
+  // The concatenations alone: the ensembles were trained on tables whose only functional rows they are.
+  const functional = table.rows.filter(isConcatenationRow);
   f.functional_calls = functional.length;
   const functionalActivations = functional.reduce((sum, row) => sum + (row.activations ?? 0), 0);
   const summary = { base: f, groupActivations, largestActivations, functionalActivations };

@@ -8,7 +8,7 @@ export const LAYER_TABLE_SCHEMA_VERSION = 1;
 export interface LayerRow {
   /** Dotted module path, as `named_modules()` prints it. */
   readonly path: string;
-  /** The `torch.nn` class name, `Parameter`, or a functional call's name (`torch.cat`, `torch.stack`). */
+  /** The `torch.nn` class name, `Parameter`, or a functional call's name (`torch.cat`, `torch.layer_norm`; rule 2 of docs/layer-table.md). */
   readonly type: string;
   /** Output shape of one sample; null where it could not be worked out. */
   readonly outputShape: readonly number[] | null;
@@ -101,7 +101,12 @@ export function isUnderPath(row: Pick<LayerRow, 'path'>, path: string): boolean 
   return path === '' || row.path === path || row.path.startsWith(`${path}.`);
 }
 
-/** A row of a functional call (`torch.cat`, `torch.stack`) rather than of a module or a parameter. */
+/** A row of a functional call (`torch.cat`, `F.layer_norm`, ...) rather than of a module or a parameter. */
 export function isFunctionalRow(row: Pick<LayerRow, 'type'>): boolean {
   return row.type.startsWith('torch.');
+}
+
+/** A functional row of a concatenation (`torch.cat`, `torch.stack`): what the learned estimators' functional features count. */
+export function isConcatenationRow(row: Pick<LayerRow, 'type'>): boolean {
+  return row.type === 'torch.cat' || row.type === 'torch.stack';
 }

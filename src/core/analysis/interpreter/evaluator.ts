@@ -68,8 +68,17 @@ export interface InterpreterHooks {
   onCheckpoint?(run: () => PyValue): PyValue;
 }
 
-/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2). */
-export type FunctionalRowType = 'torch.cat' | 'torch.stack';
+/** Functional calls that are layer-table rows (docs/layer-table.md, rule 2): concatenations, and the norms, attention, products and softmax a script writes as functions. */
+export type FunctionalRowType =
+  | 'torch.cat'
+  | 'torch.stack'
+  | 'torch.layer_norm'
+  | 'torch.group_norm'
+  | 'torch.batch_norm'
+  | 'torch.rms_norm'
+  | 'torch.scaled_dot_product_attention'
+  | 'torch.matmul'
+  | 'torch.softmax';
 
 /** Expressions nested deeper than this (thousands of brackets, `.to()` chains) are not followed. */
 export const MAX_EXPRESSION_DEPTH = 150;

@@ -1,7 +1,7 @@
 import type { SyntaxNode } from '../../parsing/syntax';
 import { isBatchDim, type Dim, type TensorShape } from '../../layers/tensorShape';
 import { einopsShape, type EinopsOperation } from '../../layers/einops';
-import type { Evaluator } from './evaluator';
+import type { Evaluator, FunctionalRowType } from './evaluator';
 import { isList, isUnresolvedValue, kindOf, tuple, unresolved, type PyValue, type TensorValue } from './pyValues';
 import {
   ShapeError,
@@ -182,8 +182,41 @@ export function callTensorFunction(interpreter: Evaluator, qualified: string, ar
     return unresolved(node.text, `${qualified}() is not followed`);
   }
   if (first === null) return tensor(null);
+  const result = tensorFunctionResult(interpreter, name, first as TensorShape, args, kwargs, node);
+  reportLayerFunction(interpreter, name, result, node);
+  return result;
+}
+
+/** A LAYER_FUNCTIONS call's row; a product or softmax only of the batch's activations (a product of weights, `B @ A`, is no activation). */
+function reportLayerFunction(interpreter: Evaluator, name: string, result: PyValue, node: SyntaxNode): void {
+  const row = LAYER_FUNCTIONS.get(name);
+  const shape = shapeOf(result);
+  if (!row || !shape) return;
+  if (BATCH_ONLY_FUNCTIONS.has(row) && !shape.some(isBatchDim)) return;
+  interpreter.functionalCall(row, result, node);
+}
+
+/**
+ * Functions that do a layer's work (nanoGPT's `LayerNorm` calling `F.layer_norm`, attention through
+ * `F.scaled_dot_product_attention` or written out with products and a softmax): each call in forward
+ * mode is a functional row (rule 2 of docs/layer-table.md), as their output is new memory that they
+ * or the next layer keep for backward.
+ */
+const LAYER_FUNCTIONS: ReadonlyMap<string, FunctionalRowType> = new Map([
+  ['layer_norm', 'torch.layer_norm'],
+  ['group_norm', 'torch.group_norm'],
+  ['batch_norm', 'torch.batch_norm'],
+  ['rms_norm', 'torch.rms_norm'],
+  ['scaled_dot_product_attention', 'torch.scaled_dot_product_attention'],
+  // Attention written out (minGPT, vit-pytorch): `q @ k.transpose(-2, -1)`, `F.softmax(att, dim=-1)`, `att @ v`.
+  ['matmul', 'torch.matmul'],
+  ['bmm', 'torch.matmul'],
+  ['softmax', 'torch.softmax'],
+]);
+const BATCH_ONLY_FUNCTIONS: ReadonlySet<FunctionalRowType> = new Set(['torch.matmul', 'torch.softmax']);
+
+function tensorFunctionResult(interpreter: Evaluator, name: string, shape: TensorShape, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   return withShapes(interpreter, node, () => {
-    const shape = first as TensorShape;
     if (SAME_SHAPE.has(name)) return shape;
     if (LOSSES.test(name)) return [];
     switch (name) {
@@ -303,6 +336,12 @@ export function callTensorMethod(interpreter: Evaluator, self: PyValue, method: 
     if (method === 'size' || method === 'dim') return unresolved(node.text, 'size of a tensor of unknown shape');
     return tensor(null);
   }
+  const result = tensorMethodResult(interpreter, shape, method, args, kwargs, node);
+  if (method === 'matmul' || method === 'bmm' || method === 'softmax') reportLayerFunction(interpreter, method, result, node);
+  return result;
+}
+
+function tensorMethodResult(interpreter: Evaluator, shape: TensorShape, method: string, args: PyValue[], kwargs: Map<string, PyValue>, node: SyntaxNode): PyValue {
   return withShapes(interpreter, node, () => {
     if (SAME_SHAPE.has(method)) return shape;
     switch (method) {
@@ -430,7 +469,7 @@ export function tensorBinary(interpreter: Evaluator, operator: string, a: PyValu
   const sb = shapeOf(b);
   if (sa === null || sb === null) return tensor(null);
   if (isUnresolvedValue(a) || isUnresolvedValue(b)) return fail(interpreter, node, `\`${node.text.split('\n')[0]}\`: an operand is unknown`);
-  return withShapes(interpreter, node, () => {
+  const result = withShapes(interpreter, node, () => {
     if (operator === '@') {
       if (!sa || !sb) throw new ShapeError('matmul with a number');
       return matmul(sa, sb);
@@ -438,6 +477,8 @@ export function tensorBinary(interpreter: Evaluator, operator: string, a: PyValu
     if (sa && sb) return broadcast(sa, sb);
     return (sa ?? sb) as TensorShape;
   });
+  if (operator === '@') reportLayerFunction(interpreter, 'matmul', result, node);
+  return result;
 }
 
 /** `einops.rearrange(t, pattern, **sizes)`, `einops.repeat(...)`, `einops.reduce(t, pattern, reduction, **sizes)`. */

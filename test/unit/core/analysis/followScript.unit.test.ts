@@ -143,7 +143,8 @@ model = Attn()
 x = torch.randn(2, 7, 16)
 `;
     // The torch.cat in forward() is a row of its own (rule 2 of docs/layer-table.md).
-    assert.deepEqual(await rows(source), ['qkv:Linear:7x48:816', 'lstm:LSTM:7x16:1664', ':torch.cat:32:0', 'fc:Linear:4:132']);
+    // The attention written out is rows of its own (rule 2): the two products and the softmax between them.
+    assert.deepEqual(await rows(source), ['qkv:Linear:7x48:816', ':torch.matmul:4x7x7:0', ':torch.softmax:4x7x7:0', ':torch.matmul:4x7x4:0', 'lstm:LSTM:7x16:1664', ':torch.cat:32:0', 'fc:Linear:4:132']);
   });
 
   it('falls back to declaration order, and says so, when forward() cannot be followed', async () => {

@@ -1,6 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { isFunctionalRow, type LayerRow } from '../../../../src/core/layerTable/layerTable';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { isConcatenationRow, isFunctionalRow, type LayerRow, type LayerTable } from '../../../../src/core/layerTable/layerTable';
+import { layerTraits } from '../../../../src/core/layers/layerTraits';
+import { autocastRows } from '../../../../src/core/estimators/autocastBytes';
+import { replayTrainingStep } from '../../../../src/core/estimators/trainingStep';
 import { tableOf } from '../../fixtures';
+
+const REPO = path.resolve(__dirname, '../../../../..');
 
 const row = (r: LayerRow) => [r.path, r.type, r.outputShape, r.activations, r.params];
 
@@ -176,7 +183,81 @@ out = net(torch.randn(5, 4))
   it('isFunctionalRow tells functional rows from module and Parameter rows', () => {
     assert.equal(isFunctionalRow({ type: 'torch.cat' }), true);
     assert.equal(isFunctionalRow({ type: 'torch.stack' }), true);
+    assert.equal(isFunctionalRow({ type: 'torch.layer_norm' }), true);
     assert.equal(isFunctionalRow({ type: 'Conv2d' }), false);
     assert.equal(isFunctionalRow({ type: 'Parameter' }), false);
+    assert.equal(isConcatenationRow({ type: 'torch.stack' }), true);
+    assert.equal(isConcatenationRow({ type: 'torch.scaled_dot_product_attention' }), false);
+  });
+});
+
+describe('functional rows (norms and attention written as functions)', () => {
+  const fixture = path.join(REPO, 'test/fixtures/scripts/functional_layers.py');
+  // Measured by harness/layer_table.py with PyTorch 2.4.1 (harness/tests/test_functional_rows.py).
+  const vector = JSON.parse(readFileSync(path.join(REPO, 'test/vectors/functional-rows/functional_layers.json'), 'utf8')) as LayerTable;
+
+  it("gives F.layer_norm, F.group_norm and F.scaled_dot_product_attention in the script's modules the rows PyTorch records", async () => {
+    const { table } = await tableOf(readFileSync(fixture, 'utf8'));
+    assert.deepEqual(table.rows.map(row), vector.rows.map(row));
+    assert.deepEqual(table.totals, vector.totals);
+  });
+
+  it('makes rows of products and softmax of activations, and none of a product of weights (as harness/tests/test_functional_rows.py)', async () => {
+    const source = `
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(32, 96)
+        self.lora_a = nn.Parameter(torch.zeros(4, 32))
+        self.lora_b = nn.Parameter(torch.zeros(32, 4))
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(32, dim=2)
+        att = (q @ k.transpose(-2, -1)).softmax(-1)
+        delta = self.lora_b @ self.lora_a
+        return torch.bmm(F.softmax(att, dim=-1), v).matmul(delta)
+
+
+model = Net()
+out = model(torch.randn(2, 16, 32))
+`;
+    const { table } = await tableOf(source);
+    assert.deepEqual(
+      table.rows.filter((r) => r.type !== 'Parameter').map((r) => [r.type, r.outputShape]),
+      [
+        ['Linear', [16, 96]],
+        ['torch.matmul', [16, 16]],
+        ['torch.softmax', [16, 16]],
+        ['torch.softmax', [16, 16]],
+        ['torch.matmul', [16, 32]],
+        ['torch.matmul', [16, 32]],
+      ],
+    );
+  });
+
+  it('keeps for backward what the modules would: a norm its input, attention its input and output', () => {
+    assert.deepEqual([layerTraits('torch.layer_norm')?.savesInput, layerTraits('torch.layer_norm')?.savesOutput], [true, false]);
+    assert.deepEqual([layerTraits('torch.scaled_dot_product_attention')?.savesInput, layerTraits('torch.scaled_dot_product_attention')?.savesOutput], [true, true]);
+  });
+
+  it('runs them as autocast does: the norms in fp32, attention in half precision', () => {
+    const rows: LayerRow[] = ['Linear', 'torch.layer_norm', 'torch.scaled_dot_product_attention', 'torch.batch_norm'].map((type) => ({ path: '', type, outputShape: [4], activations: 4, params: 0, trainable: true }));
+    assert.deepEqual(autocastRows(rows, 'bf16-mixed', 2).outputBytes, [2, 4, 2, 2]);
+  });
+
+  it("adds what they keep to the estimate of a script that writes them so", async () => {
+    const source = readFileSync(fixture, 'utf8');
+    const { table } = await tableOf(source);
+    const { table: modulesOnly } = await tableOf(source.replace('return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)', 'return x * self.weight + self.bias'));
+    assert.equal(table.rows.filter((r) => r.type === 'torch.layer_norm').length, 5);
+    assert.equal(modulesOnly.rows.filter((r) => r.type === 'torch.layer_norm').length, 0);
+    // Each norm's output is a new tensor the Linear after it keeps: 5 x 8 x 512 fp32 elements more.
+    const saved = (t: LayerTable) => replayTrainingStep({ table: t, batchSize: 8, optimizer: 'adamw', precision: 'fp32' }).savedBytes;
+    assert.ok(saved(table) - saved(modulesOnly) >= 5 * 8 * 512 * 4, `${saved(table)} vs ${saved(modulesOnly)}`);
   });
 });
