@@ -357,6 +357,9 @@ def layer_table(model: nn.Module, make_input: InputFactory, name: str, functiona
         rows.append(_row(path, type_name, output_shape, activations, new_params(params), all(p.requires_grad for p in params)))
         if index in small_attention:
             rows[-1]["eagerAttention"] = small_attention[index]
+        stacked = _stacked_layers(target)
+        if stacked is not None:
+            rows[-1]["stackedLayers"] = stacked
         _mark(rows[-1], index, small_no_grad, small_segments)
 
     # Layer modules forward never calls come last.
@@ -395,6 +398,16 @@ def _mark(row: Dict[str, Any], index: int, no_grad: set, segments: Dict[int, int
         row["noGrad"] = True
     if index in segments:
         row["checkpoint"] = segments[index]
+
+
+def _stacked_layers(module: nn.Module) -> Optional[int]:
+    """Rule 13: the layers of a Transformer stack, each keeping its own tensors for backward; for
+    nn.Transformer the larger of its encoder's and decoder's counts (None with a custom one)."""
+    if type(module) in (nn.TransformerEncoder, nn.TransformerDecoder):
+        return len(module.layers)
+    if type(module) is nn.Transformer and type(module.encoder) is nn.TransformerEncoder and type(module.decoder) is nn.TransformerDecoder:
+        return max(len(module.encoder.layers), len(module.decoder.layers))
+    return None
 
 
 def _row(path: str, type_name: str, output_shape: Optional[Shape], activations: int, params: int, trainable: bool) -> Dict[str, Any]:

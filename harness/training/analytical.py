@@ -76,7 +76,9 @@ def analytical_bytes(table: Mapping[str, Any], batch_size: int, optimizer: str, 
         is_last = index == len(rows) - 1
         kept = is_last or (traits is not None and traits["savesOutput"]) or (following is not None and following["savesInput"])
         output = allocated_bytes(elements * sizes["activations"])
-        keeps = (output if kept else 0) + allocated_bytes(elements * (traits["extraBytesPerElement"] if traits else 0))
+        # A Transformer stack keeps each of its layers' extra bytes (rule 13 of docs/layer-table.md).
+        extra = (traits["extraBytesPerElement"] if traits else 0) * int(row.get("stackedLayers") or 1)
+        keeps = (output if kept else 0) + allocated_bytes(elements * extra)
         segment = segments[index]
         following_segment = segments[index + 1] if index + 1 < len(rows) else None
         segment_input = following_segment is not None and following_segment != segment

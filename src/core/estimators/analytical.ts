@@ -1,6 +1,6 @@
 import type { OptimizerKind, Precision } from '../analysis/modelDescription';
 import { BYTES_PER_MIB } from '../format/units';
-import { layerTraits } from '../layers/layerTraits';
+import { layerTraits, rowExtraBytesPerElement } from '../layers/layerTraits';
 import type { LayerRow } from '../layerTable/layerTable';
 import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
 import { checkpointSegments, type CheckpointSegment } from '../layerTable/checkpointSegments';
@@ -113,7 +113,7 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
     const isLast = index === rows.length - 1;
     const kept = isLast || spec?.savesOutput === true || nextSpec?.savesInput === true;
     const output = allocatedBytes(elements * bytes.activations);
-    const keeps = (kept ? output : 0) + allocatedBytes(elements * (spec?.extraBytesPerElement ?? 0));
+    const keeps = (kept ? output : 0) + allocatedBytes(elements * rowExtraBytesPerElement(row));
     const segment = segments[index];
     // Its output is the input of the segment after it, which keeps it.
     const segmentInput = segments[index + 1] !== undefined && segments[index + 1] !== segment;

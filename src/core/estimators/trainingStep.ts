@@ -28,7 +28,7 @@
  */
 import { CachingAllocator, type AllocatorEvent, type AllocatorStats } from '../allocator/cachingAllocator';
 import { isUnderPath, type LayerRow, type LayerTable } from '../layerTable/layerTable';
-import { layerTraits } from '../layers/layerTraits';
+import { layerTraits, rowExtraBytesPerElement } from '../layers/layerTraits';
 import { PRECISION_BYTES } from './analytical';
 import { eagerAttentionBytesPerElement, rowEagerAttention } from './eagerAttention';
 import { optimizesParameters, recordedCalls, trainsParameters } from '../layerTable/frozenLayers';
@@ -99,7 +99,7 @@ export function activationScales(table: LayerTable, active: readonly LayerRow[],
       under.push(index);
       measured[index] = true;
       const elements = row.activations ?? 0;
-      tableBytes += (kept[index] ? elements * fp32 : 0) + elements * (layerTraits(row.type)?.extraBytesPerElement ?? 0);
+      tableBytes += (kept[index] ? elements * fp32 : 0) + elements * rowExtraBytesPerElement(row);
     });
     if (tableBytes <= 0 || part.savedBytesPerSample <= 0) continue;
     for (const index of under) scales[index] = part.savedBytesPerSample / tableBytes;
@@ -253,7 +253,8 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const input = alloc(batchSize * inputElements * inputBytes);
     const labels = alloc(batchSize * 8);
     const outputs: (number | null)[] = [];
-    const masks: (number | null)[] = [];
+    // Per row, its masks and other extra tensors: one per layer of a Transformer stack (stackedLayers), each layer's own.
+    const masks: (number[] | null)[] = [];
     // Under autocast, the half copies of a row's input and weights it keeps for backward.
     const copies: (number[] | null)[] = [];
     let saved = recorded[0] === true && !cast.castsInput[0] ? round(batchSize * inputElements * inputBytes) : 0;
@@ -263,8 +264,9 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
     const run = (index: number, keep: readonly boolean[], transient = 0) => {
       const elements = batchElements(index);
       const out = outputs[index] ?? alloc(elements * cast.outputBytes[index]!);
-      const extra = recorded[index] ? (layerTraits(active[index]!.type)?.extraBytesPerElement ?? 0) : 0;
-      masks[index] = extra > 0 ? alloc(elements * extra) : null;
+      const extra = recorded[index] ? rowExtraBytesPerElement(active[index]!) : 0;
+      const pieces = active[index]!.stackedLayers ?? 1;
+      masks[index] = extra > 0 ? Array.from({ length: pieces }, () => alloc((elements * extra) / pieces)) : null;
       let copied = 0;
       if (recorded[index]) {
         const inputCopy = cast.castsInput[index] && layerTraits(active[index]!.type)?.savesInput === true ? 2 * (index > 0 ? batchElements(index - 1) : batchSize * inputElements) : 0;
@@ -290,7 +292,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       // Inside a checkpoint the mask (and autocast's copies) are freed with the call's other temporaries: the segment's rerun makes them again.
       const masked = masks[index];
       if (inSegment(index)) {
-        if (masked !== null && masked !== undefined) free(masked);
+        for (const id of masked ?? []) free(id);
         masks[index] = null;
         freeCopies(index);
       }
@@ -336,8 +338,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
       gradOut = gradIn;
       const out = outputs[index];
       if (out !== null && out !== undefined) free(out);
-      const mask = masks[index];
-      if (mask !== null && mask !== undefined) free(mask);
+      for (const id of masks[index] ?? []) free(id);
       freeCopies(index);
     }
     if (gradOut !== null) free(gradOut);

@@ -322,6 +322,7 @@ class RowRecorder {
     const tensors = outputTensors(output);
     const first = tensors[0];
     const eagerAttention = spec.eagerAttention?.(shapes as TensorShape[], args, call);
+    const stackedLayers = spec.stackedLayers?.(args);
     if (eagerAttention && options.has('need_weights') && !['boolean', 'number'].includes(typeof call.kwargs.need_weights)) {
       interpreter.note(node, `${path}: need_weights is not read; counted as True, PyTorch's default, which keeps the attention matrices`);
     }
@@ -333,6 +334,7 @@ class RowRecorder {
       params,
       trainable: true,
       ...(eagerAttention ? { eagerAttention } : {}),
+      ...(stackedLayers !== undefined ? { stackedLayers } : {}),
     });
     // A layer subclass's own modules (detectron2's Conv2d: its norm, then its activation) run on the layer's output, in the order it registered them.
     let value = layerOutputValue(output);

@@ -25,6 +25,11 @@ export interface LayerRow {
    * segment, which keeps only its input for backward and is run again when backward reaches it.
    */
   readonly checkpoint?: number;
+  /**
+   * A stack of cloned layers (TransformerEncoder, TransformerDecoder: num_layers; Transformer: the larger of its
+   * encoder's and decoder's counts): what each layer keeps for backward is counted that many times (rule 13).
+   */
+  readonly stackedLayers?: number;
 }
 
 /** The batch x heads x L x S matrices an eager torch.nn attention call computes and autograd keeps. */

@@ -41,8 +41,10 @@ export interface LayerSpec {
   readonly savesInput: boolean;
   /** Backward needs this layer's output (ReLU, Sigmoid, Tanh, Softmax). */
   readonly savesOutput: boolean;
-  /** Extra bytes kept per output element, such as Dropout's boolean mask. */
+  /** Extra bytes kept per output element, such as Dropout's boolean mask; a stack's, per layer (stackedLayers). */
   readonly extraBytesPerElement?: number;
+  /** A stack of cloned layers (TransformerEncoder's num_layers): each keeps its extra bytes; undefined for one layer. */
+  stackedLayers?(args: LayerArgs): number | undefined;
   /**
    * The attention score matrices `module(*inputs)` keeps for backward in training on PyTorch 2
    * (MultiheadAttention called with need_weights left True); undefined where none are kept or a

@@ -64,3 +64,8 @@ export function layerTraits(type: string): LayerTraits | undefined {
 export function rowTypesWithTraits(): string[] {
   return [...knownLayerTypes(), ...Object.keys(FUNCTIONAL_TRAITS)].sort();
 }
+
+/** The extra bytes a row keeps per output element (a Dropout's mask; every layer's of a Transformer stack). */
+export function rowExtraBytesPerElement(row: { readonly type: string; readonly stackedLayers?: number }): number {
+  return (layerTraits(row.type)?.extraBytesPerElement ?? 0) * (row.stackedLayers ?? 1);
+}

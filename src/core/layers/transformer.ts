@@ -78,7 +78,7 @@ function checkDecoderInputs(tgt: TensorShape, memory: TensorShape, c: LayerConfi
 // fp32, plus the dropout masks: about 66 bytes for an encoder layer and 91 for a decoder layer
 // (Korthikanti et al.'s 34 bytes per element in 16-bit, doubled), besides its input. The
 // (N, heads, L, S) attention probabilities do not scale with the output and are not counted.
-// Stacks keep this for every layer; the figure below is for one.
+// Stacks keep this for every layer (their rows' stackedLayers); the figure below is for one.
 const ENCODER_LAYER_BYTES = 66;
 const DECODER_LAYER_BYTES = 91;
 
@@ -178,6 +178,7 @@ function transformerStack(resolve: SpecResolver, layerName: 'encoder_layer' | 'd
     savesInput: true,
     savesOutput: false,
     extraBytesPerElement,
+    stackedLayers: stackLayers,
   };
 }
 
@@ -229,6 +230,12 @@ function transformer(resolve: SpecResolver): LayerSpec {
     savesInput: true,
     savesOutput: false,
     extraBytesPerElement: ENCODER_LAYER_BYTES + DECODER_LAYER_BYTES,
+    // Each encoder and decoder layer keeps its share: counted as max(encoders, decoders) pairs, exact for the default 6 and 6.
+    stackedLayers(args) {
+      if (nested(args, 7, 'custom_encoder', resolve) || nested(args, 8, 'custom_decoder', resolve)) return undefined;
+      const c = transformerConfig(args);
+      return Math.max(c.encoders, c.decoders);
+    },
   };
 }
 

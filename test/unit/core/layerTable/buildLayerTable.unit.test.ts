@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { estimate, fixture, tableOf } from '../../fixtures';
 import { warningsOf } from '../../../../src/core/estimate/notes';
+import { replayTrainingStep } from '../../../../src/core/estimators/trainingStep';
 
 // Parameter counts and shapes below were printed by PyTorch 1.13 for the same fixtures.
 describe('buildLayerTable', () => {
@@ -140,5 +141,50 @@ describe('layer table: a library model called by keyword, and its ModelOutput', 
     const keyword = await tableOf(probe('self.backbone(pixel_values=pixels).pooler_output'));
     const positional = await tableOf(probe('self.backbone(pixels).pooler_output'));
     assert.deepEqual(positional.table.rows, keyword.table.rows);
+  });
+});
+
+describe('buildLayerTable: Transformer stacks keep every layer (rule 13)', () => {
+  const script = `
+import torch
+import torch.nn as nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=4)
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(64, 4, 256, batch_first=True), 2)
+        self.full = nn.Transformer(64, 4, num_encoder_layers=3, num_decoder_layers=1, dim_feedforward=128, batch_first=True)
+        self.one = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
+
+    def forward(self, x):
+        h = self.encoder(x)
+        h = self.decoder(h, x)
+        return self.one(self.full(x, h))
+
+model = Classifier()
+out = model(torch.randn(8, 10, 64))
+`;
+
+  it('gives each stack its number of layers (nn.Transformer the larger of its two), as harness/tests/test_layer_table.py measures', async () => {
+    const { table } = await tableOf(script);
+    assert.deepEqual(
+      table.rows.map((row) => [row.path, row.type, row.stackedLayers]),
+      [
+        ['encoder', 'TransformerEncoder', 4],
+        ['decoder', 'TransformerDecoder', 2],
+        ['full', 'Transformer', 3],
+        ['one', 'TransformerEncoderLayer', undefined],
+      ],
+    );
+  });
+
+  it('counts what one layer keeps that many times', async () => {
+    const { table } = await tableOf(script);
+    const one = { ...table, rows: table.rows.map(({ stackedLayers: _, ...row }) => row) };
+    const saved = (t: typeof table) => replayTrainingStep({ table: t, batchSize: 8, optimizer: 'adam', precision: 'fp32' }).savedBytes;
+    // Per sample, 640 output elements a stack: 66 bytes each for the encoder's 3 more layers, 91 for the decoder's 1, 157 for nn.Transformer's 2.
+    assert.equal(saved(table) - saved(one), 8 * 640 * (3 * 66 + 1 * 91 + 2 * 157));
   });
 });
