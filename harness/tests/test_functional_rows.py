@@ -68,20 +68,9 @@ def test_functional_norms_in_user_modules_are_rows_and_not_in_the_totals():
 
 
 def test_products_and_softmax_of_activations_are_rows_and_products_of_weights_are_not():
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.qkv = nn.Linear(32, 96)
-            self.lora_a = nn.Parameter(torch.zeros(4, 32))
-            self.lora_b = nn.Parameter(torch.zeros(32, 4))
-
-        def forward(self, x):
-            q, k, v = self.qkv(x).split(32, dim=2)
-            att = (q @ k.transpose(-2, -1)).softmax(-1)
-            delta = self.lora_b @ self.lora_a  # weights only: no activation
-            return torch.bmm(F.softmax(att, dim=-1), v).matmul(delta)
-
-    table = layer_table(Net(), lambda batch: torch.randn(batch, 16, 32), "net")
+    # The analyzer's twin reads the same fixture (functionalRows.unit.test.ts).
+    model = runpy.run_path(str(ROOT / "test" / "fixtures" / "scripts" / "attention_products.py"), run_name="fixture")["ProductAttention"]()
+    table = layer_table(model, lambda batch: torch.randn(batch, 16, 32), "model")
     assert [(row["type"], row["outputShape"]) for row in table["rows"] if row["type"] != "Parameter"] == [
         ("Linear", [16, 96]),
         ("torch.matmul", [16, 16]),

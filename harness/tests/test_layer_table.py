@@ -4,6 +4,8 @@ Run from the repository root: /usr/bin/python3 -m pytest harness/tests -p no:cac
 """
 import copy
 import json
+import runpy
+from pathlib import Path
 
 import pytest
 import torch
@@ -448,21 +450,9 @@ def test_functional_calls_false_gives_the_module_only_table():
 
 def test_transformer_stacks_carry_their_number_of_layers():
     # Rule 13; the analyzer's twin is buildLayerTable.unit.test.ts ("Transformer stacks keep every layer").
-    class Classifier(nn.Module):
-        def __init__(self):
-            super().__init__()
-            layer = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
-            self.encoder = nn.TransformerEncoder(layer, num_layers=4)
-            self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(64, 4, 256, batch_first=True), 2)
-            self.full = nn.Transformer(64, 4, num_encoder_layers=3, num_decoder_layers=1, dim_feedforward=128, batch_first=True)
-            self.one = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
-
-        def forward(self, x):
-            h = self.encoder(x)
-            h = self.decoder(h, x)
-            return self.one(self.full(x, h))
-
-    table = layer_table(Classifier(), floats(10, 64), "classifier")
+    fixture = Path(__file__).resolve().parents[2] / "test" / "fixtures" / "scripts" / "transformer_stacks.py"
+    model = runpy.run_path(str(fixture), run_name="fixture")["StackedModel"]()
+    table = layer_table(model, floats(10, 64), "model")
     assert [(row["path"], row["type"], row.get("stackedLayers")) for row in table["rows"]] == [
         ("encoder", "TransformerEncoder", 4),
         ("decoder", "TransformerDecoder", 2),

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { estimate, fixture, tableOf } from '../../fixtures';
 import { warningsOf } from '../../../../src/core/estimate/notes';
 import { replayTrainingStep } from '../../../../src/core/estimators/trainingStep';
@@ -145,27 +147,8 @@ describe('layer table: a library model called by keyword, and its ModelOutput', 
 });
 
 describe('buildLayerTable: Transformer stacks keep every layer (rule 13)', () => {
-  const script = `
-import torch
-import torch.nn as nn
-
-class Classifier(nn.Module):
-    def __init__(self):
-        super().__init__()
-        layer = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, num_layers=4)
-        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(64, 4, 256, batch_first=True), 2)
-        self.full = nn.Transformer(64, 4, num_encoder_layers=3, num_decoder_layers=1, dim_feedforward=128, batch_first=True)
-        self.one = nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)
-
-    def forward(self, x):
-        h = self.encoder(x)
-        h = self.decoder(h, x)
-        return self.one(self.full(x, h))
-
-model = Classifier()
-out = model(torch.randn(8, 10, 64))
-`;
+  // The same model harness/tests/test_layer_table.py measures.
+  const script = readFileSync(path.resolve(__dirname, '../../../../../test/fixtures/scripts/transformer_stacks.py'), 'utf8');
 
   it('gives each stack its number of layers (nn.Transformer the larger of its two), as harness/tests/test_layer_table.py measures', async () => {
     const { table } = await tableOf(script);

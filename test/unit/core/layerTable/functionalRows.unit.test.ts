@@ -203,29 +203,7 @@ describe('functional rows (norms and attention written as functions)', () => {
   });
 
   it('makes rows of products and softmax of activations, and none of a product of weights (as harness/tests/test_functional_rows.py)', async () => {
-    const source = `
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.qkv = nn.Linear(32, 96)
-        self.lora_a = nn.Parameter(torch.zeros(4, 32))
-        self.lora_b = nn.Parameter(torch.zeros(32, 4))
-
-    def forward(self, x):
-        q, k, v = self.qkv(x).split(32, dim=2)
-        att = (q @ k.transpose(-2, -1)).softmax(-1)
-        delta = self.lora_b @ self.lora_a
-        return torch.bmm(F.softmax(att, dim=-1), v).matmul(delta)
-
-
-model = Net()
-out = model(torch.randn(2, 16, 32))
-`;
+    const source = readFileSync(path.join(REPO, 'test/fixtures/scripts/attention_products.py'), 'utf8');
     const { table } = await tableOf(source);
     assert.deepEqual(
       table.rows.filter((r) => r.type !== 'Parameter').map((r) => [r.type, r.outputShape]),
