@@ -14,7 +14,7 @@ import math
 import sys
 from functools import partial
 from types import FrameType
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -128,6 +128,8 @@ FUNCTIONAL_ROWS.update({
 })
 #: Rows only of the batch's activations: a product of weights (a LoRA's `B @ A`) is none.
 BATCH_ONLY_ROWS = {"torch.matmul", "torch.softmax"}
+#: The functional rows of the tables recorded before 2026-11-29 (timm's catalog): concatenations only.
+CONCATENATIONS = {"torch.cat", "torch.stack"}
 
 
 #: One traced call: the layer module, or the functional row type with the path of the user module
@@ -138,14 +140,17 @@ Call = Tuple[Any, str, List[Tuple[int, ...]]]
 class _FunctionalCalls(TorchFunctionMode):
     """Records the FUNCTIONAL_ROWS calls made by user code (not inside a layer module)."""
 
-    def __init__(self, calls: List[Call], state: Dict[str, Any]):
+    def __init__(self, calls: List[Call], state: Dict[str, Any], kinds: Optional[set] = None):
         super().__init__()
         self.calls = calls
         self.state = state
+        self.kinds = kinds  # the row types recorded; None: every FUNCTIONAL_ROWS type
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         kind = FUNCTIONAL_ROWS.get(func)
+        if kind is not None and self.kinds is not None and kind not in self.kinds:
+            kind = None
         if kind is not None and self.state["inside_layer"] == 0 and isinstance(result, torch.Tensor):
             path = self.state["user_stack"][-1] if self.state["user_stack"] else ""
             _record_grad_mode(self.state, len(self.calls))
@@ -190,7 +195,7 @@ def _leave_user_module(stack: List[str], _module: nn.Module, _inputs: Any, _outp
     stack.pop()
 
 
-def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]], functional_calls: bool):
+def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: Iterable[Tuple[str, nn.Module]], functional_calls: Union[bool, str]):
     """Runs forward once; returns (calls, input shapes)."""
     calls: List[Call] = []
     # Per index in `calls`: the eager attention (rule 9) inside that layer call.
@@ -239,7 +244,7 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         inputs = _normalize_inputs(make_input(batch_size))
         with torch.enable_grad():
             if functional_calls:
-                with _FunctionalCalls(calls, state):
+                with _FunctionalCalls(calls, state, CONCATENATIONS if functional_calls == "concatenations" else None):
                     model(*inputs)
             else:
                 model(*inputs)
@@ -296,12 +301,13 @@ def _call_key(call: Call) -> Tuple[Any, str]:
     return (target, path) if isinstance(target, str) else (id(target), "")
 
 
-def layer_table(model: nn.Module, make_input: InputFactory, name: str, functional_calls: bool = True) -> Dict[str, Any]:
+def layer_table(model: nn.Module, make_input: InputFactory, name: str, functional_calls: Union[bool, str] = True) -> Dict[str, Any]:
     """The layer table of `model` as a JSON-ready dict (docs/layer-table.md has the rules).
 
     `make_input(batch_size)` returns the positional arguments of `model.forward` (a tuple, or a
-    single tensor). `functional_calls=False` leaves out the concatenation rows (the module-only
-    tables the catalog's builders reproduce)."""
+    single tensor). `functional_calls=False` leaves out the functional rows (the module-only
+    tables the catalog's builders reproduce); `"concatenations"` keeps only the concatenations'
+    (timm's catalog, recorded before the other functional rows were)."""
     model.train()
     leaves = layer_modules(model)
     first_name: Dict[int, str] = {}

@@ -79,3 +79,9 @@ def test_products_and_softmax_of_activations_are_rows_and_products_of_weights_ar
         ("torch.matmul", [16, 32]),
         ("torch.matmul", [16, 32]),
     ]
+
+
+def test_concatenations_mode_keeps_the_rows_timms_catalog_was_recorded_with():
+    model = runpy.run_path(str(ROOT / "test" / "fixtures" / "scripts" / "attention_products.py"), run_name="fixture")["ProductAttention"]()
+    table = layer_table(model, lambda batch: torch.randn(batch, 16, 32), "model", functional_calls="concatenations")
+    assert [row["type"] for row in table["rows"] if row["type"] != "Parameter"] == ["Linear"]

@@ -150,7 +150,7 @@ def table(model: torch.nn.Module, sample: Sequence[int], name: str) -> Dict[str,
             setattr(F, n, _same_shape)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = layer_table(model, lambda batch: torch.empty(batch, *sample, device="meta"), name)
+            result = layer_table(model, lambda batch: torch.empty(batch, *sample, device="meta"), name, functional_calls="concatenations")
     finally:
         for n, f in saved.items():
             setattr(F, n, f)

@@ -54,7 +54,7 @@ def case(name: str, options: Dict[str, Any], sample: List[int], full_rows: bool)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table = layer_table(model, lambda batch: torch.randn(batch, *sample), name)
+            table = layer_table(model, lambda batch: torch.randn(batch, *sample), name, functional_calls="concatenations")
     except (RuntimeError, ValueError, AssertionError, IndexError) as error:
         out["error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
         return out
