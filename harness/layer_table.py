@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.overrides import TorchFunctionMode
 
-from .schema_check import is_functional_row
+from .schema_check import CONCATENATION_ROWS, is_functional_row
 
 SCHEMA_VERSION = 1
 
@@ -128,8 +128,6 @@ FUNCTIONAL_ROWS.update({
 })
 #: Rows only of the batch's activations: a product of weights (a LoRA's `B @ A`) is none.
 BATCH_ONLY_ROWS = {"torch.matmul", "torch.softmax"}
-#: The functional rows of the tables recorded before 2026-11-29 (timm's catalog): concatenations only.
-CONCATENATIONS = {"torch.cat", "torch.stack"}
 
 
 #: One traced call: the layer module, or the functional row type with the path of the user module
@@ -140,7 +138,7 @@ Call = Tuple[Any, str, List[Tuple[int, ...]]]
 class _FunctionalCalls(TorchFunctionMode):
     """Records the FUNCTIONAL_ROWS calls made by user code (not inside a layer module)."""
 
-    def __init__(self, calls: List[Call], state: Dict[str, Any], kinds: Optional[set] = None):
+    def __init__(self, calls: List[Call], state: Dict[str, Any], kinds: Optional[frozenset] = None):
         super().__init__()
         self.calls = calls
         self.state = state
@@ -149,7 +147,7 @@ class _FunctionalCalls(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         kind = FUNCTIONAL_ROWS.get(func)
-        if kind is not None and self.kinds is not None and kind not in self.kinds:
+        if self.kinds is not None and kind not in self.kinds:
             kind = None
         if kind is not None and self.state["inside_layer"] == 0 and isinstance(result, torch.Tensor):
             path = self.state["user_stack"][-1] if self.state["user_stack"] else ""
@@ -244,7 +242,7 @@ def _trace(model: nn.Module, make_input: InputFactory, batch_size: int, leaves: 
         inputs = _normalize_inputs(make_input(batch_size))
         with torch.enable_grad():
             if functional_calls:
-                with _FunctionalCalls(calls, state, CONCATENATIONS if functional_calls == "concatenations" else None):
+                with _FunctionalCalls(calls, state, CONCATENATION_ROWS if functional_calls == "concatenations" else None):
                     model(*inputs)
             else:
                 model(*inputs)

@@ -19,10 +19,14 @@ def is_functional_row(row: Dict[str, Any]) -> bool:
     return str(row.get("type", "")).startswith("torch.")
 
 
+#: The functional rows of concatenations: what the learned estimators' functional features count
+#: (src/core/layerTable/layerTable.ts, isConcatenationRow), and the only ones timm's catalog records.
+CONCATENATION_ROWS = frozenset({"torch.cat", "torch.stack"})
+
+
 def is_concatenation_row(row: Dict[str, Any]) -> bool:
-    """A functional row of a concatenation (`torch.cat`, `torch.stack`): what the learned
-    estimators' functional features count (src/core/layerTable/layerTable.ts, isConcatenationRow)."""
-    return row.get("type") in ("torch.cat", "torch.stack")
+    """A functional row of a concatenation (`torch.cat`, `torch.stack`)."""
+    return row.get("type") in CONCATENATION_ROWS
 
 #: Keywords that only annotate.
 _ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"}

@@ -43,7 +43,7 @@ export interface LayerSpec {
   readonly savesOutput: boolean;
   /** Extra bytes kept per output element, such as Dropout's boolean mask; a stack's, per layer (stackedLayers). */
   readonly extraBytesPerElement?: number;
-  /** A stack of cloned layers (TransformerEncoder's num_layers): each keeps its extra bytes; undefined for one layer. */
+  /** A stack of cloned layers (TransformerEncoder's num_layers): each keeps its extra bytes; undefined for a layer that is no stack. */
   stackedLayers?(args: LayerArgs): number | undefined;
   /**
    * The attention score matrices `module(*inputs)` keeps for backward in training on PyTorch 2

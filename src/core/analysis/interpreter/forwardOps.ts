@@ -337,7 +337,7 @@ export function callTensorMethod(interpreter: Evaluator, self: PyValue, method: 
     return tensor(null);
   }
   const result = tensorMethodResult(interpreter, shape, method, args, kwargs, node);
-  if (method === 'matmul' || method === 'bmm' || method === 'softmax') reportLayerFunction(interpreter, method, result, node);
+  reportLayerFunction(interpreter, method, result, node);
   return result;
 }
 
