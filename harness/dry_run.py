@@ -224,6 +224,19 @@ def _meta_kernels() -> Any:
         # with ignore_index) select all but the ignored targets.
         return input.new_empty((torch.broadcast_shapes(input.shape, mask.shape).numel(),))
 
+    def nonzero(input):  # noqa: ANN001
+        # Which elements a mask holds is data (`similarity[~mask]`, `loss[labels != -100]`): every one
+        # selected, an upper bound of what the step holds. Not for a detection model, whose boxes and
+        # proposals are chosen by value all through its step (`_detection_reason`).
+        run = _CURRENT["run"]
+        if run is not None and run.detection is not None:
+            raise NotImplementedError("aten::nonzero: attempted to run this operator with Meta tensors")
+        if run is not None:
+            note = "a mask's selection (boolean indexing, nonzero) took every element, as a dry run has no values: an upper bound"
+            if note not in run.notes:
+                run.notes.append(note)
+        return input.new_empty((input.numel(), input.dim()), dtype=torch.long)
+
     def nll_loss2d_forward(input, target, weight, reduction, ignore_index):  # noqa: ANN001
         # Scores per position ([N, C, T] or [N, C, H, W]): a loss per target element, or one for all.
         return input.new_empty(target.shape if reduction == 0 else ()), input.new_empty(())
@@ -245,6 +258,7 @@ def _meta_kernels() -> Any:
         ("soft_margin_loss_backward", same_as_input),
         ("replication_pad2d_backward", same_as_input),
         ("masked_select", masked_select),
+        ("nonzero", nonzero),
         ("upsample_nearest2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
         ("upsample_bilinear2d_backward", lambda grad_output, output_size, input_size, *args: grad_output.new_empty(input_size)),
     )
@@ -826,7 +840,7 @@ class FakeBatches:
         run = _current()
         self.dataset = dataset
         self.batch_size = int(run.spec.get("batchSize") or batch_size or 1)
-        self.sample = _first_sample(dataset)
+        self.sample = _with_stand_ins_shaped(dataset, _first_sample(dataset), run.spec)
         # What code that reads a DataLoader's attributes (or subclasses it, as timm does) expects.
         self.sampler = kwargs.get("sampler")
         self.batch_sampler = kwargs.get("batch_sampler")
@@ -934,7 +948,7 @@ def _to_gpu(batch: Any) -> Any:
 
 def _first_sample(dataset: Any) -> Any:
     import torch
-    if dataset is None or (isinstance(dataset, FakeDataset) and not isinstance(dataset, FakeSegmentationDataset)):
+    if dataset is None:
         return None
     try:
         sample = dataset[0]
@@ -942,6 +956,26 @@ def _first_sample(dataset: Any) -> Any:
         return None
     leaves = _flat(list(sample.values()) if isinstance(sample, dict) else sample if isinstance(sample, (tuple, list)) else [sample])
     return sample if leaves and all(isinstance(leaf, (torch.Tensor, int, float)) for leaf in leaves) else None
+
+
+def _is_stand_in(tensor: Any) -> bool:
+    """A tensor made from what `np.load` and its kin give for a file that is not here (`_patch_token_files`):
+    one dimension of TOKEN_FILE_ELEMENTS zeros (a cast, `.float()`, keeps both)."""
+    import torch
+    return isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and tensor.dim() == 1 and tensor.shape[0] == TOKEN_FILE_ELEMENTS and not bool(tensor.any())
+
+
+def _with_stand_ins_shaped(dataset: Any, sample: Any, spec: Dict[str, Any]) -> Any:
+    """A `TensorDataset` of arrays loaded from files that are not here (`np.load("data/features.npy")`)
+    gives one number per sample where the script's rows have a shape: each such tensor's sample takes the
+    shape of the spec's tensor at its place (the input first, then the labels), keeping the script's dtype."""
+    import torch
+    tensors = getattr(dataset, "tensors", None)
+    if not isinstance(sample, tuple) or not isinstance(tensors, tuple) or len(tensors) != len(sample) or not any(_is_stand_in(t) for t in tensors):
+        return sample
+    shapes = [entry.get("shape", []) for entry in (spec.get("tensors") or [])]
+    return tuple(torch.empty([int(d) for d in shapes[i]], dtype=t.dtype) if _is_stand_in(t) and i < len(shapes) else part
+                 for i, (t, part) in enumerate(zip(tensors, sample)))
 
 
 def _stacked(sample: Any, batch_size: int) -> Any:
@@ -1505,45 +1539,62 @@ _DATASET_SIZES: Dict[str, Tuple[int, int, int]] = {
 
 
 class FakeDataset:
-    """A dataset that reads nothing: its length only (the loader makes the batches)."""
+    """A dataset that reads nothing. Given the script's transform, each sample is a blank image of the
+    dataset's own size and mode put through it, so the loader's batches have the shapes its pipeline
+    makes (two augmented views of one image, a grayscale conversion, a crop); without one, its length
+    only (the loader makes batches of the analysed shape)."""
 
     sizes: Tuple[int, int, int] = (1000, 1000, 1000)
+    #: The samples' PIL mode and (width, height); None for datasets of many sizes (the analysed image's).
+    image: Optional[Tuple[str, Tuple[int, int]]] = None
+    signature: Any = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         train = kwargs.get("train", True) is not False and kwargs.get("split", "train") in ("train", "train+unlabeled", "unlabeled", "balanced", "letters", "digits", "byclass", "bymerge", "mnist")
         self.length = self.sizes[0] if train else self.sizes[1]
         self.classes = [str(i) for i in range(self.sizes[2])]
-
-    def __len__(self) -> int:
-        return self.length
-
-    def __getitem__(self, index: int) -> Any:
-        raise IndexError("the dry run reads no data")
-
-
-#: torchvision's semantic segmentation datasets: each sample an image and a mask of its size.
-_SEGMENTATION_DATASETS = ("VOCSegmentation", "Cityscapes", "SBDataset")
-
-
-class FakeSegmentationDataset(FakeDataset):
-    """A segmentation dataset that reads nothing: each sample a blank image and a blank mask put
-    through the script's own transforms, so the loader's batches have the shapes and dtypes its
-    pipeline makes (a mask after `PILToTensor` is 1 x H x W, uint8)."""
-
-    signature: Any = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         try:
             given = self.signature.bind_partial(*args, **kwargs).arguments if self.signature is not None else kwargs
         except TypeError:
             given = kwargs
         self.transform, self.target_transform, self.transforms = given.get("transform"), given.get("target_transform"), given.get("transforms")
 
+    def __len__(self) -> int:
+        return self.length
+
+    def _blank(self, mode: str = "RGB") -> Any:
+        from PIL import Image
+        own_mode, size = self.image if self.image is not None else (mode, dry_run_hub.image_size())
+        return Image.new(own_mode, size)
+
+    def __getitem__(self, index: int) -> Any:
+        if self.transform is None and self.transforms is None:
+            raise IndexError("the dry run reads no data")
+        image, target = self._blank(), 0
+        if self.transforms is not None:
+            return self.transforms(image, target)
+        return (self.transform(image) if self.transform else image, self.target_transform(target) if self.target_transform else target)
+
+
+#: torchvision's semantic segmentation datasets: each sample an image and a mask of its size.
+_SEGMENTATION_DATASETS = ("VOCSegmentation", "Cityscapes", "SBDataset")
+#: torchvision's datasets of one image size: (PIL mode, (width, height)).
+_DATASET_IMAGES: Dict[str, Tuple[str, Tuple[int, int]]] = {
+    **{name: ("L", (28, 28)) for name in ("MNIST", "FashionMNIST", "KMNIST", "QMNIST", "EMNIST")},
+    **{name: ("RGB", (32, 32)) for name in ("CIFAR10", "CIFAR100", "SVHN")},
+    "STL10": ("RGB", (96, 96)),
+}
+
+
+class FakeSegmentationDataset(FakeDataset):
+    """A segmentation dataset that reads nothing: each sample a blank image and a blank mask put
+    through the script's own transforms (a mask after `PILToTensor` is 1 x H x W, uint8), with or
+    without them."""
+
     def __getitem__(self, index: int) -> Any:
         from PIL import Image
-        size = dry_run_hub.image_size()
-        image, mask = Image.new("RGB", size), Image.new("L", size)
+        image = self._blank()
+        mask = Image.new("L", image.size)
         if self.transforms is not None:
             return self.transforms(image, mask)
         return (self.transform(image) if self.transform else image, self.target_transform(mask) if self.target_transform else mask)
@@ -1651,7 +1702,7 @@ def _patch_datasets() -> None:
             value = getattr(tv_datasets, name)
             if isinstance(value, type) and name[:1].isupper() and not issubclass(value, FakeDataset):  # once per process
                 fake = FakeSegmentationDataset if name in _SEGMENTATION_DATASETS else FakeDataset
-                setattr(tv_datasets, name, type(name, (fake,), {"sizes": _DATASET_SIZES.get(name, FakeDataset.sizes), **({"signature": _init_signature(value)} if fake is FakeSegmentationDataset else {})}))
+                setattr(tv_datasets, name, type(name, (fake,), {"sizes": _DATASET_SIZES.get(name, FakeDataset.sizes), "image": _DATASET_IMAGES.get(name), "signature": _init_signature(value)}))
     except Exception:
         pass
 

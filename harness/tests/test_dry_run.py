@@ -372,14 +372,39 @@ def test_a_step_that_reads_a_gpu_tensors_values_says_so_plainly(tmp_path: Path) 
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         mask = torch.ones(4, 8, device="cuda")
         for step in range(3):
-            first = torch.nonzero(mask[0])[0]
-            loss = model(mask[:, first:]).sum()
+            kinds = torch.unique(mask[0])
+            loss = model(mask[:, :8]).sum() * kinds.numel()
             loss.backward()
             optimizer.step()
     """)
     assert not result["ok"]
-    assert result["error"].startswith("the training step reads the values of a GPU tensor (nonzero in train.py line 9)"), result["error"]
+    assert result["error"].startswith("the training step reads the values of a GPU tensor (_unique2 in train.py line 9)"), result["error"]
     assert "static estimate stands" in result["error"]
+
+
+def test_a_masks_selection_takes_every_element_and_says_so(tmp_path: Path) -> None:
+    # SimCLR's InfoNCE loss picks positives and negatives out of a similarity matrix by boolean masks:
+    # which elements a mask holds is data, so every one is taken (an upper bound), and the run goes on.
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        model = nn.Linear(784, 32).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, _ in torch.utils.data.DataLoader(None, batch_size=8):
+            features = F.normalize(model(x.cuda()), dim=1)
+            similarity = features @ features.T
+            mask = torch.eye(similarity.shape[0], dtype=torch.bool, device=similarity.device)
+            selected = similarity[~mask]
+            loss = selected.sum() + similarity[similarity > 0].mean()
+            loss.backward()
+            optimizer.step()
+    """)
+    assert result["ok"], result.get("error")
+    assert any("took every element" in note for note in result["notes"]), result["notes"]
+    # similarity[~mask]: all 8 x 8 floats selected.
+    assert 8 * 8 * 4 in [event[1] for event in result["events"] if len(event) == 3]
 
 
 def test_several_jobs_in_one_process_each_in_its_own_folder(tmp_path: Path) -> None:
@@ -927,6 +952,63 @@ def test_noise_moved_with_type_as_is_on_the_gpu_and_torchvision_datasets_have_th
             loss.backward()
             optimizer.step()
     """, {"tensors": [{"shape": [1, 28, 28], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+    assert result["ok"], result.get("error")
+
+
+def test_a_torchvision_dataset_gives_what_the_scripts_transform_makes_of_its_images(tmp_path: Path) -> None:
+    # SimCLR's two augmented views of each STL10 image (96 x 96), MNIST's 28 x 28 grayscale through
+    # ToTensor: the loader's batches are shaped by the script's own pipeline, not by the spec.
+    pytest.importorskip("torchvision")
+    result = dry_run(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torchvision
+        import torchvision.transforms as T
+
+        class TwoViews:
+            def __init__(self):
+                self.t = T.Compose([T.RandomResizedCrop(64), T.ToTensor()])
+
+            def __call__(self, x):
+                return self.t(x), self.t(x)
+
+        stl = torchvision.datasets.STL10("./data", split="unlabeled", download=True, transform=TwoViews())
+        mnist = torchvision.datasets.MNIST("./data", True, T.ToTensor())
+        encoder = nn.Sequential(nn.Conv2d(3, 8, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten()).cuda()
+        classifier = nn.Linear(784, 10).cuda()
+        optimizer = torch.optim.SGD([*encoder.parameters(), *classifier.parameters()], lr=0.1)
+        images, _ = next(iter(torch.utils.data.DataLoader(mnist, batch_size=4)))
+        assert images.shape == (4, 1, 28, 28), images.shape
+        for (x1, x2), _ in torch.utils.data.DataLoader(stl, batch_size=16, drop_last=True):
+            assert x1.shape == (16, 3, 64, 64), x1.shape
+            loss = encoder(torch.cat([x1, x2]).cuda()).sum() + classifier(images.flatten(1).cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, {"tensors": [{"shape": [3, 224, 224], "dtype": "float32"}, {"shape": [], "dtype": "int64"}]})
+    assert result["ok"], result.get("error")
+
+
+def test_a_tensor_dataset_of_arrays_not_here_gives_rows_of_the_analysed_shape(tmp_path: Path) -> None:
+    # Features and targets kept as .npy files: np.load of a file that is not here gives a token file's
+    # stand-in (one long row), whose samples would be numbers; the input takes the spec's shape, and the
+    # targets theirs, each in the dtype the script made of it.
+    result = dry_run(tmp_path, """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        features = torch.from_numpy(np.load("data/features.npy")).float()
+        targets = torch.from_numpy(np.load("data/targets.npy")).float()
+        model = nn.Linear(784, 1).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in DataLoader(TensorDataset(features, targets), batch_size=32):
+            assert x.shape == (32, 784) and x.dtype == torch.float32, (x.shape, x.dtype)
+            assert y.shape == (32,) and y.dtype == torch.float32, (y.shape, y.dtype)
+            loss = nn.functional.mse_loss(model(x.cuda()).squeeze(-1), y.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
     assert result["ok"], result.get("error")
 
 

@@ -64,15 +64,17 @@ function lastOutputShape(model: ModelEstimate | undefined): readonly number[] | 
 }
 
 /**
- * A segmentation network's targets: the model ends in class scores per pixel of its input's size, so
- * a mask per sample, `[1, H, W]` as a mask image loads (a script that squeezes the channel away, or
- * does not, both run: the loss takes what fits).
+ * A segmentation network's targets: the model ends in scores per pixel of its input's size, so a
+ * mask per sample. Several classes: `[H, W]` class ids, as cross-entropy takes them (and as
+ * `F.one_hot(mask, C).permute(0, 3, 1, 2)` expects); one channel (a binary mask for BCE or Dice):
+ * `[1, H, W]`, as a mask image loads (a script that squeezes the channel away, or does not, both run).
  */
 function segmentationMask(model: ModelEstimate | undefined): number[] | undefined {
   const input = model?.inputShape;
   const last = lastOutputShape(model);
   if (!input || input.length !== 3 || !last || last.length !== 3) return undefined;
-  return last[1] === input[1] && last[2] === input[2] ? [1, input[1]!, input[2]!] : undefined;
+  if (last[1] !== input[1] || last[2] !== input[2]) return undefined;
+  return last[0]! > 1 ? [input[1]!, input[2]!] : [1, input[1]!, input[2]!];
 }
 
 /**

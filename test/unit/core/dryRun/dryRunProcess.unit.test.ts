@@ -106,9 +106,12 @@ describe('dry run spec', () => {
     // A tagger whose input shape the analysis did not find: its head's shape is not per sample, so one tag per token.
     const tagger = model([{ type: 'Embedding', params: 20_000 * 256 }, { type: 'LSTM' }, { type: 'Linear', outputShape: [17] }], null);
     assert.deepEqual(dryRunSpecFor(tagger).tensors[1], { shape: [128], dtype: 'int64' });
-    // A segmentation network (scores per pixel of its input): a mask per sample.
+    // A segmentation network (scores per pixel of its input): a mask per sample, class ids per pixel
+    // for several classes (cross-entropy's targets), one channel for a binary mask.
     const unet = model([{ type: 'Conv2d', outputShape: [32, 256, 256] }, { type: 'Conv2d', outputShape: [21, 256, 256] }], [3, 256, 256]);
-    assert.deepEqual(dryRunSpecFor(unet).tensors[1], { shape: [1, 256, 256], dtype: 'int64' });
+    assert.deepEqual(dryRunSpecFor(unet).tensors[1], { shape: [256, 256], dtype: 'int64' });
+    const binary = model([{ type: 'Conv2d', outputShape: [32, 256, 256] }, { type: 'Conv2d', outputShape: [1, 256, 256] }], [3, 256, 256]);
+    assert.deepEqual(dryRunSpecFor(binary).tensors[1], { shape: [1, 256, 256], dtype: 'int64' });
     // A conditional GAN's class embedding beside an image input: images in.
     const conditional = model([{ type: 'Conv2d', outputShape: [64, 16, 16] }, { type: 'Embedding', outputShape: [64], params: 640 }], [3, 32, 32]);
     assert.deepEqual(dryRunSpecFor(conditional).tensors[0], { shape: [3, 32, 32], dtype: 'float32' });
