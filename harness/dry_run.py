@@ -811,6 +811,8 @@ class _Run:
         self.detection: Optional[str] = None  # a torchvision detection model the script moved (Module._apply)
         # The torch-function mode of this run (_make_modes), re-entered where torch leaves it (a checkpoint's rerun).
         self.device_mode: Any = None
+        # Paths in the project the script looked for and did not find (`assert os.path.exists(path)`), for the error.
+        self.missing_paths: List[str] = []
 
     def completed_steps(self) -> int:
         # Optimizer steps where the script took any (several batches each when it accumulates), else batches.
@@ -1295,6 +1297,35 @@ def _patch_torch() -> None:
     # Hugging Face's own offline switches: a checkpoint or dataset not cached is an error the hub's patches catch.
     dry_run_hub.offline_environment()
     _patch_writes()
+    _patch_path_checks()
+
+
+#: What a script raises when it checked for its data first (`assert os.path.exists(path)`): said with the paths it looked for.
+_MISSING_DATA_ERRORS = (AssertionError,)
+
+
+_HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _patch_path_checks() -> None:
+    """`os.path.exists`, `isfile` and `isdir` answer as before; a path in the project they deny (the
+    script's data, not here) is kept for the error, so a bare `assert os.path.exists(path)` says what was
+    missing."""
+    def watched(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        def check(path: Any) -> bool:
+            found = original(path)
+            run = _CURRENT["run"]
+            # The harness's own checks (is a checkpoint here to stand in for?) are not the script's.
+            caller = sys._getframe(1).f_code.co_filename
+            if not found and run is not None and isinstance(path, (str, os.PathLike)) and len(run.missing_paths) < 3 and os.path.dirname(os.path.abspath(caller)) != _HARNESS_DIR:
+                given = os.fsdecode(path)
+                real = os.path.realpath(given)
+                if real.startswith(os.getcwd() + os.sep) and given not in run.missing_paths and not real.startswith(os.path.realpath(run.tmp)):
+                    run.missing_paths.append(given)
+            return found
+        return check
+
+    os.path.exists, os.path.isfile, os.path.isdir = watched(os.path.exists), watched(os.path.isfile), watched(os.path.isdir)  # type: ignore[assignment]
 
 
 class PretrainedWeights(dict):
@@ -1885,7 +1916,9 @@ def run(script: str, spec: Dict[str, Any], steps: int, tmp: str) -> Dict[str, An
     except BaseException as error:  # the user's code: anything may come out of it
         frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(script_dir)]
         where = f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
-        result["error"] = _detection_reason(state, error) or _values_read(error) or f"{type(error).__name__}: {error}{where}"
+        result["error"] = _detection_reason(state, error) or _values_read(error) or f"{type(error).__name__}{f': {error}' if str(error) else ''}{where}"
+        if isinstance(error, _MISSING_DATA_ERRORS) and state.missing_paths:
+            result["error"] += f"; the script looked for {', '.join(state.missing_paths)}, not here: a dry run has the project's code, not its data"
         # Standard error is the log: the whole traceback, for whoever debugs the harness.
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     finally:

@@ -382,6 +382,24 @@ def test_a_step_that_reads_a_gpu_tensors_values_says_so_plainly(tmp_path: Path) 
     assert "static estimate stands" in result["error"]
 
 
+def test_a_bare_assert_on_missing_data_says_which_paths_the_script_looked_for(tmp_path: Path) -> None:
+    # PyTorch's word language model example: `assert os.path.exists(path)` before it tokenizes the corpus,
+    # whose vocabulary sizes the model: nothing to stand in for, but the error says what is missing.
+    result = dry_run(tmp_path, """
+        import os
+        import torch
+
+        assert os.path.isdir("data") or True
+        def tokenize(path):
+            assert os.path.exists(path)
+            return torch.load(path)
+        corpus = tokenize(os.path.join("./data/wikitext-2", "train.txt"))
+    """)
+    assert not result["ok"]
+    assert result["error"] == ("AssertionError (train.py line 7); the script looked for data, ./data/wikitext-2/train.txt, "
+                               "not here: a dry run has the project's code, not its data"), result["error"]
+
+
 def test_a_masks_selection_takes_every_element_and_says_so(tmp_path: Path) -> None:
     # SimCLR's InfoNCE loss picks positives and negatives out of a similarity matrix by boolean masks:
     # which elements a mask holds is data, so every one is taken (an upper bound), and the run goes on.
