@@ -141,6 +141,33 @@ describe('real-model estimator', () => {
     assert.ok(predictFromFeatures([1, Math.log(1000)], { ...model, physicalFloor: undefined }).pointMiB < 3);
   });
 
+  it("adds cuDNN's context to the point's floor for a step with convolutions, not to the range's low end", () => {
+    // features: [bias, logPhysicalMiB, largestConvShare]; the fit says e^1 MiB, the replay (with the context without cuDNN) 1000 MiB.
+    const model: RealModelCoefficients = { ...REAL_MODEL_COEFFICIENTS, features: ['bias', 'logPhysicalMiB', 'largestConvShare'], terms: [[0]], point: [1], pointRowsAlone: [1], low: [0.5], high: [2], physicalFloor: 0.9, cudnnContextFloorMiB: 400 };
+    const round = (p: { lowMiB: number; pointMiB: number; highMiB: number }) => [p.lowMiB, p.pointMiB, p.highMiB].map((v) => Math.round(v * 1e6) / 1e6);
+    assert.deepEqual(round(predictFromFeatures([1, Math.log(1000), 0.2], model)), [900, 1300, 1300]);
+    assert.deepEqual(round(predictFromFeatures([1, Math.log(1000), 0], model)), [900, 900, 900]);
+    assert.equal(REAL_MODEL_COEFFICIENTS.cudnnContextFloorMiB, CONTEXT_MIB.withCudnn - CONTEXT_MIB.withoutCudnn);
+  });
+
+  it("reads an image's side only where layers work on it, and a convolution's output in the precision it runs in", async () => {
+    const feature = (vector: readonly number[], name: (typeof REAL_MODEL_FEATURES)[number]) => vector[REAL_MODEL_FEATURES.indexOf(name)]!;
+    // A VAE's MLP on MNIST flattens the 28 x 28 image first: among the fit's MLPs, at the reference side.
+    const mlp = (await estimate('import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Flatten(), nn.Linear(784, 400), nn.ReLU(), nn.Linear(400, 10))\nx = torch.randn(128, 1, 28, 28)\nloss = model(x).sum()\n')).models[0]!;
+    assert.deepEqual(mlp.layerTable.inputShape, [1, 28, 28]);
+    assert.equal(feature(realModelFeatures({ table: mlp.layerTable, batchSize: 128, optimizer: 'adam', precision: 'fp32' }).vector, 'logResolution'), 0);
+    const cnn = (await estimate('import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 26 * 26, 10))\nx = torch.randn(128, 1, 28, 28)\nloss = model(x).sum()\n')).models[0]!;
+    const job = { table: cnn.layerTable, batchSize: 128, optimizer: 'adam', precision: 'fp32' } as const;
+    const fp32 = realModelFeatures(job);
+    assert.ok(Math.abs(feature(fp32.vector, 'logResolution') - Math.log(28 / 224)) < 1e-9);
+    // The first convolution's 32 x 26 x 26 outputs per sample: 4 bytes each in fp32, 2 in half precision.
+    for (const [precision, bytes] of [['fp32', 4], ['fp16', 2], ['bf16-mixed', 2]] as const) {
+      const { vector, replay } = realModelFeatures({ ...job, precision });
+      const reservedMiB = replay.stats.peakReservedBytes / 2 ** 20;
+      assert.ok(Math.abs(feature(vector, 'largestConvShare') - (32 * 26 * 26 * 128 * bytes) / 2 ** 20 / reservedMiB) < 1e-9, precision);
+    }
+  });
+
   it('keeps a plain MLP at a batch of millions (the data stops at 1,023) above the activations it must hold', async () => {
     const source = 'import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10))\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(3000000, 256)\nloss = model(x).sum()\n';
     const model = (await estimate(source)).models[0]!;
