@@ -44,6 +44,15 @@ export interface RealModelCoefficients {
    * batch of millions), would otherwise shrink an estimate below physics. Absent: no floor.
    */
   readonly physicalFloor?: number;
+  /**
+   * Added to that floor for the point where the step runs convolutions (feature `largestConvShare`
+   * above 0): the context cuDNN's libraries add, which the replay's feature (reserved plus the
+   * context without cuDNN) leaves out. A small convolutional model (a text CNN at batch 64: 1.7 GiB
+   * against a dry run of 2.0, below every convolutional run measured on the A100) otherwise falls
+   * below what its step takes. Not for the range's low end: on the measured runs whose replay
+   * over-counts, it would leave the measurement below the range. Absent: none.
+   */
+  readonly cudnnContextFloorMiB?: number;
   /** The GPU whose measurements fitted the runtime overhead and the correction. */
   readonly measuredGpu: string;
   readonly trainedOn: { readonly timmRuns: number; readonly syntheticRuns: number };
@@ -89,8 +98,9 @@ function isMeasured(vector: readonly number[], model: RealModelCoefficients): bo
 export function predictFromFeatures(vector: readonly number[], model: RealModelCoefficients = REAL_MODEL_COEFFICIENTS): RealModelPrediction {
   const terms = expandTerms(vector, model.terms);
   const physical = model.physicalFloor === undefined ? 0 : model.physicalFloor * Math.exp(vector[model.features.indexOf('logPhysicalMiB')] ?? Number.NEGATIVE_INFINITY);
+  const convolutions = model.physicalFloor !== undefined && (vector[model.features.indexOf('largestConvShare')] ?? 0) > 0;
   const pointCoefficients = model.pointRowsAlone && !isMeasured(vector, model) ? model.pointRowsAlone : model.point;
-  const point = Math.max(physical, Math.exp(dot(pointCoefficients, terms)));
+  const point = Math.max(physical + (convolutions ? (model.cudnnContextFloorMiB ?? 0) : 0), Math.exp(dot(pointCoefficients, terms)));
   const low = Math.max(physical, Math.exp(dot(model.low, terms)));
   const high = Math.max(physical, Math.exp(dot(model.high, terms)));
   return { lowMiB: Math.min(low, point), pointMiB: point, highMiB: Math.max(high, point) };
