@@ -1584,11 +1584,7 @@ class FakeDataset:
         train = kwargs.get("train", True) is not False and kwargs.get("split", "train") in ("train", "train+unlabeled", "unlabeled", "balanced", "letters", "digits", "byclass", "bymerge", "mnist")
         self.length = self.sizes[0] if train else self.sizes[1]
         self.classes = [str(i) for i in range(self.sizes[2])]
-        try:
-            given = self.signature.bind_partial(*args, **kwargs).arguments if self.signature is not None else kwargs
-        except TypeError:
-            given = kwargs
-        self.transform, self.target_transform, self.transforms = given.get("transform"), given.get("target_transform"), given.get("transforms")
+        self.transform, self.target_transform, self.transforms = (_given(self.signature, args, kwargs).get(name) for name in ("transform", "target_transform", "transforms"))
 
     def __len__(self) -> int:
         return self.length
@@ -1605,6 +1601,22 @@ class FakeDataset:
         if self.transforms is not None:
             return self.transforms(image, target)
         return (self.transform(image) if self.transform else image, self.target_transform(target) if self.target_transform else target)
+
+
+def _given(signature: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """The constructor's arguments by name, those it takes through `**kwargs` too (ImageNet's and
+    EMNIST's transforms)."""
+    import inspect
+    if signature is None:
+        return kwargs
+    try:
+        arguments = dict(signature.bind_partial(*args, **kwargs).arguments)
+    except TypeError:
+        return kwargs
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD and isinstance(arguments.get(name), dict):
+            arguments = {**arguments.pop(name), **arguments}
+    return arguments
 
 
 #: torchvision's semantic segmentation datasets: each sample an image and a mask of its size.

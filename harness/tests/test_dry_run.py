@@ -992,6 +992,9 @@ def test_a_torchvision_dataset_gives_what_the_scripts_transform_makes_of_its_ima
 
         stl = torchvision.datasets.STL10("./data", split="unlabeled", download=True, transform=TwoViews())
         mnist = torchvision.datasets.MNIST("./data", True, T.ToTensor())
+        # ImageNet takes its transform through **kwargs; without a size of its own, the analysed one (224).
+        imagenet = torchvision.datasets.ImageNet("./imagenet", split="train", transform=T.Compose([T.CenterCrop(160), T.ToTensor()]))
+        assert imagenet[0][0].shape == (3, 160, 160), imagenet[0][0].shape
         encoder = nn.Sequential(nn.Conv2d(3, 8, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten()).cuda()
         classifier = nn.Linear(784, 10).cuda()
         optimizer = torch.optim.SGD([*encoder.parameters(), *classifier.parameters()], lr=0.1)
