@@ -54,9 +54,9 @@ def test_out_of_fold_predictions_never_see_their_fold_and_train_only_on_the_chos
     train = np.ones(n, dtype=bool)
     poisoned = measured.copy()
     poisoned[folds == 0] *= 100  # a fold's labels must not reach its own predictions
-    out = compare.predictions({**data, "measured": poisoned}, train, folds, [0.5], fit.terms(3))
+    out = compare.predictions({**data, "measured": poisoned}, train, folds, [0.5], [0.5], fit.terms(3))
     assert np.allclose(np.exp(out[0.5][folds == 0]), measured[folds == 0], rtol=1e-3)
     # Rows outside `train` are predicted but never fitted (the "without dry-run rows" column).
     train_without = folds != 1
-    out = compare.predictions({**data, "measured": np.where(folds == 1, measured * 100, measured)}, train_without, folds, [0.5], fit.terms(3))
+    out = compare.predictions({**data, "measured": np.where(folds == 1, measured * 100, measured)}, train_without, folds, [0.5], [0.5], fit.terms(3))
     assert np.allclose(np.exp(out[0.5][folds == 1]), measured[folds == 1], rtol=1e-3)

@@ -36,8 +36,8 @@ def combined(base: Dict[str, object], extra: Dict[str, object]) -> Dict[str, obj
     return {key: (base[key] if key == "features" else np.concatenate([base[key], extra[key]])) for key in base}
 
 
-def predictions(data: Dict[str, object], train: np.ndarray, folds: np.ndarray, quantiles: Sequence[float], model_terms) -> Dict[float, np.ndarray]:
-    """Out-of-fold predictions for every row; only rows in `train` (and outside the test fold) are fitted."""
+def predictions(data: Dict[str, object], train: np.ndarray, folds: np.ndarray, quantiles: Sequence[float], points: Sequence[float], model_terms) -> Dict[float, np.ndarray]:
+    """Out-of-fold predictions for every row; only rows in `train` (and outside the test fold) are fitted. `points`: the quantiles held at the point's floor."""
     x = fit.expand(data["x"], model_terms)
     y = np.log(data["measured"])
     w = data["weight"]
@@ -49,7 +49,7 @@ def predictions(data: Dict[str, object], train: np.ndarray, folds: np.ndarray, q
             beta = fit.fit_quantile(x[train & ~test], y[train & ~test], w[train & ~test], q, start)
             start = beta
             out[q][test] = x[test] @ beta
-    return {q: fit.floored(p, data["x"], data["features"]) for q, p in out.items()}
+    return fit.floored(out, data["x"], data["features"], points)
 
 
 def point_of(data: Dict[str, object], cv: Dict[float, np.ndarray], point_q: float, rows_alone_q: float) -> np.ndarray:
@@ -97,7 +97,7 @@ def main() -> int:
         variant = {**data, "weight": weight}
         train = ~dry if share is None else np.ones(len(dry), dtype=bool)
         print(f"fitting: {name} ...", flush=True)
-        cv = predictions(variant, train, folds, quantiles, model_terms)
+        cv = predictions(variant, train, folds, quantiles, (point_q, rows_alone_q), model_terms)
         results.append(cv)
         columns.append(name)
         # Leave each labelled family out: its rows are predicted by a fit that never saw the family.
@@ -109,7 +109,8 @@ def main() -> int:
                 fitted = {}
                 for q in (point_q, rows_alone_q):
                     beta = fit.fit_quantile(x[~out], np.log(measured[~out]), weight[~out], q)
-                    fitted[q] = fit.floored(x[out] @ beta, data["x"][out], data["features"])
+                    fitted[q] = x[out] @ beta
+                fitted = fit.floored(fitted, data["x"][out], data["features"], (point_q, rows_alone_q))
                 share_measured = data["x"][out][:, list(data["features"]).index("measuredShare")]
                 lofo[out] = np.exp(np.where(share_measured >= fit.MEASURED, fitted[point_q], fitted[rows_alone_q]))
         lofo_points.append(lofo)

@@ -119,7 +119,7 @@ def fit_quantile(x: np.ndarray, y: np.ndarray, w: np.ndarray, tau: float, start:
 def floor_mib(x: np.ndarray, features: Sequence[str], point: bool) -> np.ndarray:
     """PHYSICAL_FLOOR times the replay, plus (for the point) cuDNN's context where the step has convolutions (x: raw feature rows)."""
     names = list(features)
-    convolutions = (x[:, names.index("largestConvShare")] > 0) & point
+    convolutions = (x[:, names.index("largestConvShare")] > 0) & point if "largestConvShare" in names else np.zeros(len(x), dtype=bool)
     return PHYSICAL_FLOOR * np.exp(x[:, names.index("logPhysicalMiB")]) + np.where(convolutions, CUDNN_CONTEXT_FLOOR_MIB, 0.0)
 
 
