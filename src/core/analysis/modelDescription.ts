@@ -52,7 +52,7 @@ export interface ModelDescription {
  * iterates. A key present with an undefined value means "none of the file's is this model's".
  */
 export interface ModelSetup {
-  readonly optimizer?: Sourced<OptimizerKind>;
+  readonly optimizer?: OptimizerSource;
   readonly batchSize?: Sourced<number>;
   readonly precision?: Sourced<Precision>;
   /** Why the model has no optimizer though the file has some (they are given other models' parameters). */
@@ -62,6 +62,14 @@ export interface ModelSetup {
 }
 
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'rmsprop' | 'adagrad' | 'other';
+/**
+ * The optimizer, and the state it keeps beyond what its kind keeps, in copies of the weights:
+ * RMSprop's momentum buffer (`momentum` > 0) and average gradient (`centered=True`), Adam's and
+ * AdamW's running maximum (`amsgrad=True`).
+ */
+export interface OptimizerSource extends Sourced<OptimizerKind> {
+  readonly extraStateCopies?: number;
+}
 export type Precision = 'fp32' | 'fp16-mixed' | 'bf16-mixed' | 'fp16' | 'bf16';
 /** The dtype a pretrained model's weights are loaded in (`from_pretrained(torch_dtype=...)`). */
 /** `auto`: the checkpoint's own dtype (`torch_dtype="auto"`, TRL's default for a hub id). */
@@ -128,7 +136,7 @@ export interface TrainingSetup {
   readonly sequenceLength?: Sourced<number>;
   /** Side of the square images the transforms produce (Resize, CenterCrop...), for models whose channels come from their first layer. */
   readonly imageSize?: Sourced<number>;
-  readonly optimizer?: Sourced<OptimizerKind>;
+  readonly optimizer?: OptimizerSource;
   readonly precision?: Sourced<Precision>;
   readonly gradientCheckpointing?: Sourced<boolean>;
   /** A fused loss kernel that never holds the fp32 logits (Unsloth's, Liger's): fineTuning.ts's `fusedLoss`. */

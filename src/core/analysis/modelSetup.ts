@@ -1,12 +1,12 @@
 import { rangeOf, type SourceRange, type SyntaxNode } from '../parsing/syntax';
 import type { CallEvent } from './interpreter/interpreter';
 import type { ModuleObject } from './interpreter/pyValues';
-import type { Found, ModelDescription, ModelSetup, OptimizerKind, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
+import type { Found, ModelDescription, ModelSetup, OptimizerSource, Sourced, TrainingLoop, TrainingSetup } from './modelDescription';
 import { childPath } from '../layerTable/layerTable';
 import { LayerArgs } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import { loopsOf } from './trainingLoops';
-import { dataLoaderBatches, optimizerOf } from './trainingSetup';
+import { dataLoaderBatches, optimizerOf, type OptimizerFound } from './trainingSetup';
 
 /**
  * Each model's own training set-up, by following the data flow rather than taking the file's
@@ -27,17 +27,17 @@ export function modelSetups(models: readonly ModelDescription[], events: readonl
   const names = models.map((model) => model.name);
   const setups = new Map<ModelDescription, ModelSetup>();
   for (const model of models) {
-    const setup: { optimizer?: Sourced<OptimizerKind>; batchSize?: Sourced<number>; optimizerMissing?: string; optimizedPaths?: readonly string[] } = {};
+    const setup: { optimizer?: OptimizerSource; batchSize?: Sourced<number>; optimizerMissing?: string; optimizedPaths?: readonly string[] } = {};
     const own = optimizers.find(({ owners }) => owners.some((owner) => related(owner, model.root)));
     // Every optimizer given parts of this model (a GAN module's two: the generator's and the discriminator's) holds state.
     const holders = optimizers.flatMap(({ owners }) => owners.filter((owner) => related(owner, model.root)));
     const held = own && heldPaths(holders, model.root);
     if (held) setup.optimizedPaths = held;
-    if (own) setup.optimizer = sourced(own.found);
+    if (own) setup.optimizer = sourcedOptimizer(own.found);
     else if (optimizers.length > 0) {
       // Optimizers whose parameters are unknown may be this model's; those given other models' parameters are not.
       const unknown = optimizers.find(({ owners }) => owners.length === 0);
-      if (unknown) setup.optimizer = sourced(unknown.found);
+      if (unknown) setup.optimizer = sourcedOptimizer(unknown.found);
       else {
         setup.optimizer = undefined;
         setup.optimizerMissing = `No optimizer is given ${model.name}'s parameters (${optimizers.map(({ found }) => `${found.origin} on line ${rangeOf(found.node).startLine + 1}`).join(', ')} train${optimizers.length === 1 ? 's' : ''} other models); Adam is assumed.`;
@@ -51,6 +51,7 @@ export function modelSetups(models: readonly ModelDescription[], events: readonl
 }
 
 const sourced = <T>(found: Found<T>): Sourced<T> => ({ value: found.value, range: rangeOf(found.node), origin: found.origin });
+const sourcedOptimizer = (found: OptimizerFound): OptimizerSource => ({ ...sourced(found), ...(found.extraStateCopies ? { extraStateCopies: found.extraStateCopies } : {}) });
 
 /**
  * The paths in the model of the parts whose parameters an optimizer was given (`model.fc`,

@@ -14,7 +14,7 @@ import type { TrainerDefaultOptim } from './pinnedVersions';
 import type { CallEvent } from './interpreter/interpreter';
 import { isList, kindOf, type ExternalValue, type InstanceValue, type PyValue, type Scope } from './interpreter/pyValues';
 import { shapeOf, sizeArguments } from './interpreter/tensorOps';
-import type { Found, OptimizerKind, Precision, Sourced, TrainingSetup } from './modelDescription';
+import type { Found, OptimizerKind, OptimizerSource, Precision, Sourced, TrainingSetup } from './modelDescription';
 import { argumentNode, positiveInteger, simpleName } from './callArguments';
 import type { AssumedValue } from './config/assumedValues';
 
@@ -60,6 +60,8 @@ function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undef
 }
 
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
+const sourcedOptimizer = (found: OptimizerFound | undefined): OptimizerSource | undefined =>
+  found && { ...sourced(found)!, ...(found.extraStateCopies ? { extraStateCopies: found.extraStateCopies } : {}) };
 
 /**
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the
@@ -97,7 +99,7 @@ export function findTrainingSetup(root: SyntaxNode, events: readonly CallEvent[]
       datasetSamples: sourced(tensorDatasetSamples(events)),
       sequenceLength: sourced(grpoSequenceLength(events) ?? frameworkSequenceLength(events) ?? unslothSequenceLength(events) ?? sequenceLength(events, scope, root, script) ?? trlDefaultSequenceLength(events)),
       imageSize: sourced(transformSize(events) ?? namedSize(IMAGE_NAMES, scope, root, script)),
-      optimizer: sourced(optimizer(events) ?? frameworkOptimizer(events, trainerDefault) ?? manualUpdate(root)),
+      optimizer: sourcedOptimizer(optimizer(events) ?? frameworkOptimizer(events, trainerDefault) ?? manualUpdate(root)),
       precision: sourced(frameworkPrecision(events) ?? distributed.launchPrecision ?? precision(root, events)),
       gradientCheckpointing: sourced(checkpointing(root, imports) ?? frameworkCheckpointing(events) ?? (unsloth && { value: unsloth.value.checkpointing, node: unsloth.node, origin: unsloth.origin }) ?? kbitCheckpointing(events)),
       ...(unsloth?.value.offloaded ? { activationOffload: sourced({ value: true, node: unsloth.node, origin: unsloth.origin }) } : {}),
@@ -397,7 +399,7 @@ function tokenizerLengthOrigin(length: number, padding: PyValue | undefined, eve
   return `tokenizer max_length=${length}: samples truncated to ${length} tokens, ${padder} pads each batch to its longest (the estimate takes ${length}: the figure is for a batch as long as the longest sample can be; batches of shorter samples hold less)`;
 }
 
-function optimizer(events: readonly CallEvent[]): Found<OptimizerKind> | undefined {
+function optimizer(events: readonly CallEvent[]): OptimizerFound | undefined {
   for (const call of events) {
     const found = optimizerOf(call);
     if (found) return found;
@@ -420,8 +422,11 @@ export function optimizerStepOf(events: readonly CallEvent[]): Found<'fused' | '
   return undefined;
 }
 
+/** An optimizer found in the source, with the state it keeps beyond its kind's (OptimizerSource). */
+export type OptimizerFound = Found<OptimizerKind> & { readonly extraStateCopies?: number };
+
 /** The optimizer a `torch.optim.*` construction makes, if the call is one. */
-export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
+export function optimizerOf(call: CallEvent): OptimizerFound | undefined {
   // bitsandbytes', torchao's and the others' optimizers: their state is read from the class name (optimizerName).
   const library = libraryOptimizerName(call);
   if (library) return { value: library.name === 'adamw_hf' ? 'adamw' : 'other', node: call.node, origin: `${library.qualified}(...)` };
@@ -435,7 +440,29 @@ export function optimizerOf(call: CallEvent): Found<OptimizerKind> | undefined {
     const momentum = call.kwargs.get('momentum') ?? call.args[2];
     if (momentum !== undefined && momentum !== 0) kind = 'sgd-momentum';
   }
-  return { value: kind, node: call.node, origin: `${simpleName(call.qualified)}(...)` };
+  const extra = extraState(name, call);
+  const origin = `${simpleName(call.qualified)}(${extra.map((part) => part.argument).join(', ') || '...'})${extra.length ? `: ${extra.map((part) => part.keeps).join(' and ')} beside its own state` : ''}`;
+  return { value: kind, node: call.node, origin, ...(extra.length ? { extraStateCopies: extra.length } : {}) };
+}
+
+/**
+ * State a `torch.optim` optimizer keeps per parameter beyond its kind's (OPTIMIZER_COPIES): RMSprop's
+ * momentum buffer and average gradient, Adam's and AdamW's running maximum of the second moment.
+ * Positional arguments as torch's signatures order them.
+ */
+function extraState(name: string, call: CallEvent): { argument: string; keeps: string }[] {
+  const given = (keyword: string, position: number): PyValue | undefined => call.kwargs.get(keyword) ?? call.args[position];
+  // Values the analysis knows: an option it cannot read is taken as torch's default (off).
+  const on = (value: PyValue | undefined) => value === true || (typeof value === 'number' && value !== 0);
+  const parts: { argument: string; keeps: string }[] = [];
+  if (name === 'RMSprop') {
+    const momentum = given('momentum', 5);
+    if (on(momentum)) parts.push({ argument: `momentum=${String(momentum)}`, keeps: 'a momentum buffer' });
+    if (on(given('centered', 6))) parts.push({ argument: 'centered=True', keeps: 'an average gradient' });
+  } else if ((name === 'Adam' || name === 'AdamW') && on(given('amsgrad', 5))) {
+    parts.push({ argument: 'amsgrad=True', keeps: "the second moment's running maximum" });
+  }
+  return parts;
 }
 
 function dtypeName(value: PyValue | undefined): string {

@@ -163,7 +163,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
   const family = modelFamily(table);
   // The fine-tuning model estimates sharded jobs per GPU; the other estimators see one unsharded replica.
   if (setup.sharding && !fineTuning?.sharding) modelNotes.push({ severity: 'warning', message: `${setup.sharding.origin} shards the model across GPUs; the estimate is of one unsharded replica, so it is high for each GPU.`, range: setup.sharding.range });
-  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(fineTuning ? { fineTuning } : {}), ...(model.setup?.optimizedPaths ? { optimizedPaths: model.setup.optimizedPaths } : {}) }, family, options.gpu);
+  const { results, maxBatchSize } = batchSize === null ? { results: new Map() as EstimatorResults, maxBatchSize: null } : analysisPass(table, { batchSize, optimizer, precision, ...(setup.optimizer?.extraStateCopies ? { optimizerExtraCopies: setup.optimizer.extraStateCopies } : {}), ...(fineTuning ? { fineTuning } : {}), ...(model.setup?.optimizedPaths ? { optimizedPaths: model.setup.optimizedPaths } : {}) }, family, options.gpu);
   const chosen = theEstimate(results);
   // The breakdown is the analytical model's, or the fine-tuning model's when that is the estimate.
   const analytical = chosen?.estimator === fineTuningEstimator ? (chosen.result as EstimatorResult<MemoryBreakdown>) : resultOf(results, analyticalEstimator);
@@ -185,6 +185,7 @@ function estimateModel(model: ModelDescription, analysis: SourceAnalysis, option
     architecture: architectureOf(model.root),
     inputShape: table.inputShape,
     optimizer,
+    ...(setup.optimizer?.extraStateCopies ? { optimizerExtraCopies: setup.optimizer.extraStateCopies } : {}),
     precision,
     gradientCheckpointing: (setup.gradientCheckpointing?.value ?? false) || segments > 0,
     compiled: setup.compiled?.value ?? false,

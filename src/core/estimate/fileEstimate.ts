@@ -131,6 +131,8 @@ export interface ModelEstimate {
   readonly architecture: ArchitectureRef | null;
   readonly inputShape: readonly number[] | null;
   readonly optimizer: OptimizerKind;
+  /** State the optimizer keeps beyond its kind's, in copies of the weights (RMSprop's momentum, AMSGrad's maximum); absent: none. */
+  readonly optimizerExtraCopies?: number;
   readonly precision: Precision;
   /** `torch.utils.checkpoint` or `gradient_checkpointing_enable()` in the script. */
   readonly gradientCheckpointing: boolean;

@@ -7,6 +7,7 @@
 import { analyticalEstimate } from '../estimators/analytical';
 import { batchGrid, curveReach } from '../estimators/learned';
 import { rangeOnGpu, realModelPrediction } from '../estimators/realModel';
+import type { TrainingJob } from '../estimators/trainingJob';
 import { findGpuProfile, GPU_PROFILES, type GpuProfile } from '../gpus/gpuProfiles';
 import type { FileEstimate, FineTuningOutlook, ModelEstimate, Risk } from './fileEstimate';
 import { jobDriverMiB } from './longestSequence';
@@ -59,9 +60,14 @@ export interface MemoryCurve {
   readonly estimatePoint: { readonly batchSize: number; readonly estimateMiB: number; readonly lowMiB: number | null; readonly highMiB: number | null } | null;
 }
 
+/** `model`'s training job at another batch size. */
+function jobAt(model: ModelEstimate, batchSize: number): TrainingJob {
+  return { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision, ...(model.optimizerExtraCopies ? { optimizerExtraCopies: model.optimizerExtraCopies } : {}) };
+}
+
 /** The analytical model's peak of `model`'s training job at any batch size (MiB, unrounded). */
 export function analyticalCurve(model: ModelEstimate): (batchSize: number) => number {
-  return (batchSize) => analyticalEstimate({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).totalMiB;
+  return (batchSize) => analyticalEstimate(jobAt(model, batchSize)).totalMiB;
 }
 
 /**
@@ -74,7 +80,7 @@ export function estimateCurve(model: ModelEstimate): (batchSize: number) => numb
   if (model.fineTuning) return fineTuningCurve(model.fineTuning);
   const at =
     model.memory.method === 'real-model'
-      ? (batchSize: number) => realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision }).pointMiB
+      ? (batchSize: number) => realModelPrediction(jobAt(model, batchSize)).pointMiB
       : analyticalCurve(model);
   if (model.memory.estimateMiB === null || model.batchSize === null) return at;
   const scale = model.memory.estimateMiB / at(model.batchSize);
@@ -111,7 +117,7 @@ function estimateByBatch(model: ModelEstimate, limit: number, gpu: GpuProfile | 
     return byBatch;
   } else if (memory.method === 'real-model') {
     for (const batchSize of batchGrid()) {
-      const at = realModelPrediction({ table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision });
+      const at = realModelPrediction(jobAt(model, batchSize));
       const range = gpu ? rangeOnGpu(at, gpu) : at;
       byBatch.set(batchSize, { estimateMiB: Math.round(at.pointMiB), lowMiB: Math.round(range.lowMiB), highMiB: Math.round(range.highMiB) });
       if (batchSize >= limit) break;

@@ -92,7 +92,7 @@ export function analyticalBytes(job: TrainingJob): AnalyticalBytes {
   const weightsOf = (rows: readonly LayerRow[]) => rows.reduce((sum, row) => sum + ((row.params ?? 0) > 0 ? allocatedBytes((row.params ?? 0) * bytes.weights) : 0), 0);
   const weightBytes = weightsOf(table.rows);
   const gradientBytes = weightsOf(table.rows.filter(trainsParameters));
-  const optimizerBytes = weightsOf(table.rows.filter((row) => optimizesParameters(row, job.optimizedPaths))) * OPTIMIZER_COPIES[optimizer];
+  const optimizerBytes = weightsOf(table.rows.filter((row) => optimizesParameters(row, job.optimizedPaths))) * (OPTIMIZER_COPIES[optimizer] + (job.optimizerExtraCopies ?? 0));
 
   const rows = table.rows;
   // Layers before the first one that trains, and calls under no_grad, keep nothing for backward (frozenLayers.ts).

@@ -8,6 +8,8 @@ export interface TrainingJob {
   readonly table: LayerTable;
   readonly batchSize: number;
   readonly optimizer: OptimizerKind;
+  /** State the optimizer keeps beyond its kind's, in copies of the weights it holds (OptimizerSource.extraStateCopies). Absent: none. */
+  readonly optimizerExtraCopies?: number;
   readonly precision: Precision;
   /**
    * Every attention of the model runs fused (`scaled_dot_product_attention`): set for timm's

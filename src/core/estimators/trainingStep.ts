@@ -175,7 +175,7 @@ export function trainingStepEvents(job: TrainingJob, iterations = 2): { events: 
   const optimizedSizes = paramRows.flatMap((row, index) => (optimizesParameters(row, job.optimizedPaths) ? [weightSizes[index]!] : []));
   const round = (size: number): number => Math.ceil(size / 512) * 512;
   const total = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + round(size), 0);
-  const state = OPTIMIZER_STATE[optimizer];
+  const state = { ...OPTIMIZER_STATE[optimizer], copies: OPTIMIZER_STATE[optimizer].copies + (job.optimizerExtraCopies ?? 0) };
   const stateBytes = total(weightSizes) + total(trainedSizes) + total(optimizedSizes) * state.copies;
 
   // The attention matrices, per checkpointed segment (key: its number) and outside every segment (key: undefined):

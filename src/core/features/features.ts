@@ -105,7 +105,7 @@ export function featureRecord(job: TrainingJob): Record<string, number> {
   f.analytical_mib = (state + activations) / BYTES_PER_MIB + RUNTIME_OVERHEAD_MIB;
   f.analytical_state_mib = state / BYTES_PER_MIB;
   f.analytical_activations_mib = activations / BYTES_PER_MIB;
-  f.optimizer_state_copies = OPTIMIZER_COPIES[optimizer];
+  f.optimizer_state_copies = OPTIMIZER_COPIES[optimizer] + (job.optimizerExtraCopies ?? 0);
   f.weight_bytes = PRECISION_BYTES[precision].weights;
   f.activation_bytes = PRECISION_BYTES[precision].activations;
   f.functional_activations_x_batch = functionalActivations * batchSize;

@@ -22,6 +22,28 @@ describe('each model its own training set-up (modelSetup.ts)', () => {
     assert.equal(assumption(byName(models, 'netG'), 'optimizer'), 'adam (Adam(...), line 64)');
   });
 
+  it("counts the state an optimizer keeps beyond its kind's: RMSprop's momentum buffer and average gradient, AMSGrad's maximum", async () => {
+    const script = (optimizer: string) => `import torch\nimport torch.nn as nn\nmodel = nn.Linear(1024, 1024).cuda()\noptimizer = ${optimizer}\nx = torch.randn(8, 1024).cuda()\nmodel(x).sum().backward()\noptimizer.step()\n`;
+    const cases: [string, number | undefined, string][] = [
+      ['torch.optim.RMSprop(model.parameters(), lr=1e-5, weight_decay=1e-8, momentum=0.999, foreach=True)', 1, 'rmsprop (RMSprop(momentum=0.999): a momentum buffer beside its own state, line 4)'],
+      ['torch.optim.RMSprop(model.parameters(), 1e-2, 0.99, 1e-8, 0, 0.9, True)', 2, 'rmsprop (RMSprop(momentum=0.9, centered=True): a momentum buffer and an average gradient beside its own state, line 4)'],
+      ['torch.optim.Adam(model.parameters(), lr=1e-3, amsgrad=True)', 1, "adam (Adam(amsgrad=True): the second moment's running maximum beside its own state, line 4)"],
+      ['torch.optim.RMSprop(model.parameters(), lr=1e-3)', undefined, 'rmsprop (RMSprop(...), line 4)'],
+      ['torch.optim.AdamW(model.parameters(), lr=1e-3, amsgrad=False)', undefined, 'adamw (AdamW(...), line 4)'],
+    ];
+    const plain = (await estimate(script('torch.optim.RMSprop(model.parameters(), lr=1e-3)'))).models[0]!;
+    for (const [optimizer, extra, origin] of cases) {
+      const model = (await estimate(script(optimizer))).models[0]!;
+      assert.equal(assumption(model, 'optimizer'), origin);
+      assert.equal(model.optimizerExtraCopies, extra, optimizer);
+      if (model.optimizer === 'rmsprop') {
+        // One more copy of the weights (1024 x 1024 + 1024 floats: 4 MiB) per extra state in the analytical breakdown.
+        const weights = model.memory.breakdown!.weightsMiB;
+        assert.ok(Math.abs(model.memory.breakdown!.optimizerMiB - plain.memory.breakdown!.optimizerMiB - (extra ?? 0) * weights) < 0.01, optimizer);
+      }
+    }
+  });
+
   it('follows itertools.chain(a.parameters(), b.parameters()) and the loader each training loop iterates', async () => {
     const { models } = await estimate(framework('pretrain_then_probe.py'));
     const probe = byName(models, 'probe');
