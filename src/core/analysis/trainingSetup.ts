@@ -457,7 +457,7 @@ function extraState(name: string, call: CallEvent): { argument: string; keeps: s
   const parts: { argument: string; keeps: string }[] = [];
   if (name === 'RMSprop') {
     const momentum = given('momentum', 5);
-    if (on(momentum)) parts.push({ argument: `momentum=${String(momentum)}`, keeps: 'a momentum buffer' });
+    if (typeof momentum === 'number' && momentum !== 0) parts.push({ argument: `momentum=${momentum}`, keeps: 'a momentum buffer' });
     if (on(given('centered', 6))) parts.push({ argument: 'centered=True', keeps: 'an average gradient' });
   } else if ((name === 'Adam' || name === 'AdamW') && on(given('amsgrad', 5))) {
     parts.push({ argument: 'amsgrad=True', keeps: "the second moment's running maximum" });
