@@ -231,10 +231,7 @@ def _meta_kernels() -> Any:
         run = _CURRENT["run"]
         if run is not None and run.detection is not None:
             raise NotImplementedError("aten::nonzero: attempted to run this operator with Meta tensors")
-        if run is not None:
-            note = "a mask's selection (boolean indexing, nonzero) took every element, as a dry run has no values: an upper bound"
-            if note not in run.notes:
-                run.notes.append(note)
+        _note_once("a mask's selection (boolean indexing, nonzero) took every element, as a dry run has no values: an upper bound")
         return input.new_empty((input.numel(), input.dim()), dtype=torch.long)
 
     def nll_loss2d_forward(input, target, weight, reduction, ignore_index):  # noqa: ANN001
@@ -822,6 +819,13 @@ class _Run:
 _CURRENT: Dict[str, Optional[_Run]] = {"run": None}
 
 
+def _note_once(note: str) -> None:
+    """A note for the run in progress, said once however often the patch that makes it is called."""
+    run = _CURRENT["run"]
+    if run is not None and note not in run.notes:
+        run.notes.append(note)
+
+
 def _current() -> _Run:
     run = _CURRENT["run"]
     if run is None:
@@ -973,11 +977,14 @@ def _with_stand_ins_shaped(dataset: Any, sample: Any, spec: Dict[str, Any]) -> A
     shape of the spec's tensor at its place (the input first, then the labels), keeping the script's dtype."""
     import torch
     tensors = getattr(dataset, "tensors", None)
-    if not isinstance(sample, tuple) or not isinstance(tensors, tuple) or len(tensors) != len(sample) or not any(_is_stand_in(t) for t in tensors):
+    if not isinstance(sample, tuple) or not isinstance(tensors, tuple) or len(tensors) != len(sample):
+        return sample
+    stand_ins = [_is_stand_in(t) for t in tensors]  # each a scan of 4M elements: once
+    if not any(stand_ins):
         return sample
     shapes = [entry.get("shape", []) for entry in (spec.get("tensors") or [])]
-    return tuple(torch.empty([int(d) for d in shapes[i]], dtype=t.dtype) if _is_stand_in(t) and i < len(shapes) else part
-                 for i, (t, part) in enumerate(zip(tensors, sample)))
+    return tuple(torch.empty([int(d) for d in shapes[i]], dtype=t.dtype) if stand_in and i < len(shapes) else part
+                 for i, (t, part, stand_in) in enumerate(zip(tensors, sample, stand_ins)))
 
 
 def _stacked(sample: Any, batch_size: int) -> Any:
@@ -1399,10 +1406,7 @@ def _patch_compile() -> None:
     import torch
 
     def eager(what: str) -> None:
-        run = _CURRENT["run"]
-        note = f"{what}: run eagerly (compiled kernels would keep a little less)"
-        if run is not None and note not in run.notes:
-            run.notes.append(note)
+        _note_once(f"{what}: run eagerly (compiled kernels would keep a little less)")
 
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
         eager("torch.compile")

@@ -6,7 +6,7 @@ import { childPath } from '../layerTable/layerTable';
 import { LayerArgs } from '../layers/layerArgs';
 import { layerSpec } from '../layers/layerSpecs';
 import { loopsOf } from './trainingLoops';
-import { dataLoaderBatches, optimizerOf, type OptimizerFound } from './trainingSetup';
+import { dataLoaderBatches, optimizerOf, sourcedOptimizer } from './trainingSetup';
 
 /**
  * Each model's own training set-up, by following the data flow rather than taking the file's
@@ -51,7 +51,6 @@ export function modelSetups(models: readonly ModelDescription[], events: readonl
 }
 
 const sourced = <T>(found: Found<T>): Sourced<T> => ({ value: found.value, range: rangeOf(found.node), origin: found.origin });
-const sourcedOptimizer = (found: OptimizerFound): OptimizerSource => ({ ...sourced(found), ...(found.extraStateCopies ? { extraStateCopies: found.extraStateCopies } : {}) });
 
 /**
  * The paths in the model of the parts whose parameters an optimizer was given (`model.fc`,

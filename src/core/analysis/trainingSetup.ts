@@ -60,8 +60,12 @@ function kbitCheckpointing(events: readonly CallEvent[]): Found<boolean> | undef
 }
 
 const sourced = <T>(found: Found<T> | undefined): Sourced<T> | undefined => found && { value: found.value, range: rangeOf(found.node), origin: found.origin };
-const sourcedOptimizer = (found: OptimizerFound | undefined): OptimizerSource | undefined =>
-  found && { ...sourced(found)!, ...(found.extraStateCopies ? { extraStateCopies: found.extraStateCopies } : {}) };
+/** An optimizer found in the source as the set-up keeps it, with its extra state where it has some. */
+export function sourcedOptimizer(found: OptimizerFound): OptimizerSource;
+export function sourcedOptimizer(found: OptimizerFound | undefined): OptimizerSource | undefined;
+export function sourcedOptimizer(found: OptimizerFound | undefined): OptimizerSource | undefined {
+  return found && { ...sourced(found)!, ...(found.extraStateCopies ? { extraStateCopies: found.extraStateCopies } : {}) };
+}
 
 /**
  * Batch size, input shape, optimizer, precision and the rest, read from the library calls the

@@ -14,7 +14,7 @@ import { resultOf } from './estimator';
 import { readingsOf, runLearnedEstimators, theEstimate } from './estimators';
 import type { FileEstimate, MemoryEstimate, ModelEstimate } from './fileEstimate';
 import { warningsOf } from './notes';
-import { analyticalCurve } from './outlook';
+import { analyticalCurve, jobAt } from './outlook';
 import { fits, largestFittingBatch, largestFittingBatchOnGrid, riskOf } from './verdict';
 
 export interface LearnedOptions {
@@ -66,7 +66,7 @@ async function learnedModel(model: ModelEstimate, gpu: GpuProfile, runner: OnnxR
 
 async function learnFor(model: ModelEstimate, batchSize: number, analyticalMiB: number, gpu: GpuProfile, runner: OnnxRunner, options: LearnedOptions): Promise<ModelEstimate> {
   const gpuMiB = gpu.memoryMiB;
-  const results = await runLearnedEstimators({ job: { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision, ...(model.optimizerExtraCopies ? { optimizerExtraCopies: model.optimizerExtraCopies } : {}) }, family: model.family, gpu }, runner);
+  const results = await runLearnedEstimators({ job: jobAt(model, batchSize), family: model.family, gpu }, runner);
   const chosen = theEstimate(results);
   const ensemble = resultOf(results, ensembleEstimator);
   if (!ensemble) return model;

@@ -61,7 +61,7 @@ export interface MemoryCurve {
 }
 
 /** `model`'s training job at another batch size. */
-function jobAt(model: ModelEstimate, batchSize: number): TrainingJob {
+export function jobAt(model: ModelEstimate, batchSize: number): TrainingJob {
   return { table: model.layerTable, batchSize, optimizer: model.optimizer, precision: model.precision, ...(model.optimizerExtraCopies ? { optimizerExtraCopies: model.optimizerExtraCopies } : {}) };
 }
 
